@@ -1,0 +1,4 @@
+//! Command-line interface (work in progress).
+pub fn main() -> std::process::ExitCode {
+    std::process::ExitCode::SUCCESS
+}

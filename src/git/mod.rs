@@ -1,0 +1,247 @@
+//! The only module that touches git.
+//!
+//! Everything runs in-process on gix: discovery (from any directory of any linked worktree),
+//! revision parsing, merge bases, shallow detection, and the two diffs the coverage gate needs —
+//! the cumulative diff of a worktree against a base commit ([`Repo::worktree_changes`]) and the
+//! diff of two commits ([`Repo::tree_changes`]). Both can be scoped to a set of path prefixes so
+//! that a gate over a few targets costs O(targets), not O(repository).
+//!
+//! Paths leave this module as repo-relative, `/`-separated `String`s, sorted by bytes and unique,
+//! which is the form [`crate::coverage`] expects.
+
+mod status;
+mod tree;
+
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+
+pub use status::Scope;
+
+/// Failures of git operations, each naming what it was working on.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("not a git repository (or any parent up to the root): {}", .path.display())]
+    NotARepository { path: PathBuf },
+    #[error("detected dubious ownership in repository at '{}'", .path.display())]
+    DubiousOwnership { path: PathBuf },
+    #[error("cannot open the repository at '{}': {message}", .path.display())]
+    Open { path: PathBuf, message: String },
+    #[error("`{path}` is a bare repository; git-baton needs a worktree")]
+    Bare { path: String },
+    #[error("unknown revision `{rev}`")]
+    UnknownRevision { rev: String },
+    #[error("`{rev}` does not name a commit")]
+    NotACommit { rev: String },
+    #[error("`{base}` and `{head}` have no common history visible in this repository")]
+    NoMergeBase { base: String, head: String, shallow: bool },
+    #[error("cannot {action}: {message}")]
+    Operation { action: String, message: String },
+}
+
+impl GitError {
+    /// What the user can do next, in git's words where git has them.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            GitError::NotARepository { .. } => {
+                Some("run git-baton inside a git repository or one of its linked worktrees".into())
+            }
+            GitError::DubiousOwnership { path } => Some(format!(
+                "to add an exception for this directory, call:\n\n\tgit config --global --add safe.directory {}",
+                path.display()
+            )),
+            GitError::NoMergeBase { shallow: true, .. } => Some(
+                "this is a shallow clone: fetch more history (`git fetch --unshallow`, or `fetch-depth: 0` \
+                 with actions/checkout) so the merge base is reachable"
+                    .into(),
+            ),
+            GitError::UnknownRevision { .. } => {
+                Some("name a branch, tag or commit that exists here; in CI, fetch it first".into())
+            }
+            _ => None,
+        }
+    }
+
+    fn op(action: impl Into<String>, err: impl std::fmt::Display) -> Self {
+        GitError::Operation {
+            action: action.into(),
+            message: err.to_string(),
+        }
+    }
+}
+
+pub type Result<T, E = GitError> = std::result::Result<T, E>;
+
+/// A repository opened at one of its worktrees.
+pub struct Repo {
+    repo: gix::Repository,
+}
+
+impl Repo {
+    /// Finds the repository containing `dir`, honouring `GIT_DIR` and friends like git does, and
+    /// refuses one owned by another user unless `safe.directory` allows it — gix would otherwise
+    /// open it with reduced trust, which is not what a user of git expects.
+    pub fn discover(dir: &Path) -> Result<Repo> {
+        let repo = gix::ThreadSafeRepository::discover_with_environment_overrides(dir)
+            .map_err(|err| classify_open_error(dir, err))?
+            .to_thread_local();
+        if repo.git_dir_trust() != gix::sec::Trust::Full {
+            let path = repo.workdir().unwrap_or(repo.git_dir()).to_path_buf();
+            return Err(GitError::DubiousOwnership { path });
+        }
+        Ok(Repo { repo })
+    }
+
+    /// The top of the worktree this repository was opened at.
+    pub fn workdir(&self) -> Result<&Path> {
+        self.repo.workdir().ok_or_else(|| GitError::Bare {
+            path: self.repo.git_dir().display().to_string(),
+        })
+    }
+
+    /// The directory shared by all linked worktrees (`git rev-parse --git-common-dir`).
+    pub fn common_dir(&self) -> &Path {
+        self.repo.common_dir()
+    }
+
+    /// This worktree's own git directory (differs from [`Self::common_dir`] in linked worktrees).
+    pub fn git_dir(&self) -> &Path {
+        self.repo.git_dir()
+    }
+
+    pub fn is_shallow(&self) -> bool {
+        self.repo.is_shallow().unwrap_or(false)
+    }
+
+    /// Resolves `rev` (anything `git rev-parse` takes) to a commit.
+    pub fn resolve_commit(&self, rev: &str) -> Result<ObjectId> {
+        let id = self
+            .repo
+            .rev_parse_single(rev)
+            .map_err(|_| GitError::UnknownRevision { rev: rev.into() })?;
+        let object = id
+            .object()
+            .map_err(|_| GitError::UnknownRevision { rev: rev.into() })?;
+        let commit = object
+            .peel_to_commit()
+            .map_err(|_| GitError::NotACommit { rev: rev.into() })?;
+        Ok(commit.id)
+    }
+
+    /// The best common ancestor of two commits, as `git merge-base` picks it. A missing one is an
+    /// error that says whether the clone is shallow: a base is never guessed.
+    pub fn merge_base(&self, base: ObjectId, head: ObjectId, names: (&str, &str)) -> Result<ObjectId> {
+        let found = self
+            .repo
+            .merge_base(base, head)
+            .map_err(|err| GitError::op(format!("find the merge base of `{}` and `{}`", names.0, names.1), err));
+        match found {
+            Ok(Some(id)) => Ok(id.detach()),
+            // A shallow boundary makes the walk fail or come back empty; both mean "not reachable".
+            Ok(None) | Err(_) if self.is_shallow() => Err(GitError::NoMergeBase {
+                base: names.0.into(),
+                head: names.1.into(),
+                shallow: true,
+            }),
+            Ok(None) => Err(GitError::NoMergeBase {
+                base: names.0.into(),
+                head: names.1.into(),
+                shallow: false,
+            }),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// The tree of a commit.
+    pub fn tree_of(&self, commit: ObjectId) -> Result<ObjectId> {
+        let commit = self
+            .repo
+            .find_commit(commit)
+            .map_err(|err| GitError::op(format!("read commit {commit}"), err))?;
+        commit
+            .tree_id()
+            .map(|id| id.detach())
+            .map_err(|err| GitError::op(format!("read the tree of commit {}", commit.id), err))
+    }
+
+    /// Every path that differs between two commits' trees (both sides of a rename), scoped.
+    pub fn tree_changes(&self, from: ObjectId, to: ObjectId, scope: &Scope) -> Result<Vec<String>> {
+        let (a, b) = (self.tree_of(from)?, self.tree_of(to)?);
+        let mut out = Vec::new();
+        for prefix in scope.prefix_list() {
+            tree::diff_at(&self.repo, a, b, &prefix, &mut out)?;
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
+    /// The cumulative diff of this worktree against `base` (design §2): every path whose content,
+    /// mode or existence differs between `base`'s tree and the files as they are now, plus
+    /// untracked files that are not ignored. Equals `git diff --no-renames --name-only BASE` ∪
+    /// `git ls-files --others --exclude-standard`.
+    pub fn worktree_changes(&self, base: ObjectId, scope: &Scope) -> Result<Vec<String>> {
+        let tree = self.tree_of(base)?;
+        status::worktree_changes(&self.repo, tree, scope)
+    }
+
+    /// The contents of `path` in `commit`, or `None` when it is not a file there.
+    pub fn read_file_at(&self, commit: ObjectId, path: &str) -> Result<Option<Vec<u8>>> {
+        let tree = self.tree_of(commit)?;
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .map_err(|err| GitError::op(format!("read the tree of commit {commit}"), err))?;
+        let entry = tree
+            .lookup_entry_by_path(path)
+            .map_err(|err| GitError::op(format!("look up `{path}` in commit {commit}"), err))?;
+        match entry {
+            Some(entry) if entry.mode().is_blob() => {
+                let blob = entry
+                    .object()
+                    .map_err(|err| GitError::op(format!("read `{path}` in commit {commit}"), err))?;
+                Ok(Some(blob.detach().data))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Messages of the commits reachable from `head` but not from `base`, newest first.
+    pub fn commit_messages(&self, base: ObjectId, head: ObjectId) -> Result<Vec<(ObjectId, String)>> {
+        let action = || format!("list the commits of {base}..{head}");
+        let walk = self
+            .repo
+            .rev_walk([head])
+            .with_hidden([base])
+            .sorting(gix::revision::walk::Sorting::ByCommitTime(Default::default()))
+            .all()
+            .map_err(|err| GitError::op(action(), err))?;
+        let mut out = Vec::new();
+        for info in walk {
+            let info = info.map_err(|err| GitError::op(action(), err))?;
+            let commit = info.object().map_err(|err| GitError::op(action(), err))?;
+            let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
+            out.push((info.id, message));
+        }
+        Ok(out)
+    }
+}
+
+fn classify_open_error(dir: &Path, err: gix::Error) -> GitError {
+    let message = format!("{err:#}");
+    let lower = message.to_lowercase();
+    if lower.contains("could not find a git repository") || lower.contains("not a git repository") {
+        GitError::NotARepository { path: dir.to_path_buf() }
+    } else {
+        GitError::Open {
+            path: dir.to_path_buf(),
+            message,
+        }
+    }
+}
+
+/// Converts a repo-relative git path to the `String` form the rest of the crate uses.
+fn path_string(path: &gix::bstr::BStr) -> String {
+    path.to_str_lossy().into_owned()
+}

@@ -1,0 +1,19 @@
+//! git-baton: a stage of coding-agent work counts as succeeded only when the repository proves it.
+//!
+//! The crate is split the way the data flows:
+//!
+//! - [`plan`] parses a plan (markdown + YAML frontmatter) into targets, with spans for errors (pure);
+//! - [`git`] is the only module that touches git: discovery, revisions and the cumulative diff;
+//! - [`coverage`] applies the coverage rule to a diff, the targets and the evidence (pure);
+//! - [`config`] reads `.baton.yml`;
+//! - [`report`] renders coverage reports as text, JSON, GitHub annotations and Markdown;
+//! - [`cli`] translates command lines into calls of the above, and [`error`] maps failures to
+//!   one `error:` line, `hint:` lines and an exit code.
+
+pub mod cli;
+pub mod config;
+pub mod coverage;
+pub mod error;
+pub mod git;
+pub mod plan;
+pub mod report;

@@ -1,0 +1,182 @@
+//! The hermetic test harness: real git repositories in temporary directories, git and the
+//! git-baton binary run with a cleared environment, a temporary HOME, no system or global git
+//! configuration and pinned dates, so every run sees the same world.
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The environment every child process gets, and nothing else (plus PATH to find git and sh).
+fn hermetic(cmd: &mut Command, home: &Path) {
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", home.join(".gitconfig"))
+        .env("GIT_AUTHOR_NAME", "Test Author")
+        .env("GIT_AUTHOR_EMAIL", "author@example.com")
+        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_NAME", "Test Committer")
+        .env("GIT_COMMITTER_EMAIL", "committer@example.com")
+        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+        .env("LC_ALL", "C")
+        .env("TZ", "UTC");
+}
+
+pub struct TestRepo {
+    _tmp: tempfile::TempDir,
+    pub root: PathBuf,
+    pub home: PathBuf,
+}
+
+impl TestRepo {
+    /// An empty repository on branch `main`.
+    pub fn new() -> TestRepo {
+        let tmp = tempfile::Builder::new().prefix("baton-test").tempdir().unwrap();
+        // Canonical so that paths printed by git and by us agree even where /tmp is a symlink.
+        let base = tmp.path().canonicalize().unwrap();
+        let root = base.join("repo");
+        let home = base.join("home");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(home.join(".config")).unwrap();
+        std::fs::write(home.join(".gitconfig"), "[init]\n\tdefaultBranch = main\n").unwrap();
+        let repo = TestRepo { _tmp: tmp, root, home };
+        repo.git(["init", "-q"]);
+        repo
+    }
+
+    /// The temporary directory that holds the repository, for siblings such as linked worktrees.
+    pub fn tmp(&self) -> &Path {
+        self.root.parent().unwrap()
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    pub fn write(&self, rel: &str, content: &str) {
+        let path = self.path(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+
+    /// Runs git in the repository and returns its stdout; panics with git's stderr on failure.
+    pub fn git<I, S>(&self, args: I) -> String
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.git_in(&self.root, args)
+    }
+
+    pub fn git_in<I, S>(&self, dir: &Path, args: I) -> String
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let out = self.git_output(dir, args);
+        assert!(
+            out.status.success(),
+            "git failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Runs git and returns whatever happened, for operations that may legitimately fail.
+    pub fn git_output<I, S>(&self, dir: &Path, args: I) -> Output
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = Command::new("git");
+        cmd.args(args).current_dir(dir);
+        hermetic(&mut cmd, &self.home);
+        cmd.output().unwrap()
+    }
+
+    pub fn commit_all(&self, message: &str) {
+        self.git(["add", "-A"]);
+        self.git(["commit", "-q", "--allow-empty", "-m", message]);
+    }
+
+    /// git's own answer to "what is the cumulative diff against REV":
+    /// `git diff --no-renames --name-only REV` ∪ `git ls-files --others --exclude-standard`.
+    pub fn oracle(&self, dir: &Path, rev: &str) -> Vec<String> {
+        let mut paths: Vec<String> = Vec::new();
+        for args in [
+            vec!["-c", "core.quotePath=false", "diff", "--no-renames", "--name-only", "-z", rev],
+            vec!["ls-files", "-z", "--others", "--exclude-standard"],
+        ] {
+            let out = self.git_in(dir, args);
+            paths.extend(out.split('\0').filter(|p| !p.is_empty()).map(String::from));
+        }
+        paths.sort();
+        paths.dedup();
+        paths
+    }
+
+    /// Runs the real git-baton binary in `dir` with the hermetic environment.
+    pub fn baton_in<I, S>(&self, dir: &Path, args: I) -> Run
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_git-baton"));
+        cmd.args(args).current_dir(dir);
+        hermetic(&mut cmd, &self.home);
+        let out = cmd.output().unwrap();
+        Run::new(out, &[(self.tmp(), "$TMP")])
+    }
+
+    pub fn baton<I, S>(&self, args: I) -> Run
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.baton_in(&self.root, args)
+    }
+}
+
+/// One run of the binary, rendered for a snapshot: exit code, stdout and stderr together.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn new(out: Output, replacements: &[(&Path, &str)]) -> Run {
+        let clean = |bytes: &[u8]| {
+            let mut text = String::from_utf8_lossy(bytes).into_owned();
+            for (path, name) in replacements {
+                text = text.replace(&path.display().to_string(), name);
+            }
+            text
+        };
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: clean(&out.stdout),
+            stderr: clean(&out.stderr),
+        }
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "exit: {}", self.code)?;
+        if !self.stdout.is_empty() {
+            writeln!(f, "--- stdout\n{}", self.stdout.trim_end())?;
+        }
+        if !self.stderr.is_empty() {
+            writeln!(f, "--- stderr\n{}", self.stderr.trim_end())?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,6 @@
+//! The one integration test binary: every test drives real git repositories in temporary
+//! directories, and the real `git-baton` binary where the CLI is under test.
+
+mod support;
+
+mod diff_oracle;
