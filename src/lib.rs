@@ -7,6 +7,7 @@
 //! - [`coverage`] applies the coverage rule to a diff, the targets and the evidence (pure);
 //! - [`config`] reads `.baton.yml`;
 //! - [`report`] renders coverage reports as text, JSON, GitHub annotations and Markdown;
+//! - [`verify`] runs the coverage gate over plans, a diff and evidence;
 //! - [`cli`] translates command lines into calls of the above, and [`error`] maps failures to
 //!   one `error:` line, `hint:` lines and an exit code.
 
@@ -17,3 +18,4 @@ pub mod error;
 pub mod git;
 pub mod plan;
 pub mod report;
+pub mod verify;

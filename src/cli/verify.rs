@@ -1,0 +1,99 @@
+//! `git baton verify`: the coverage gate, for CI and for humans.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+
+use crate::error::{CliError, Exit};
+use crate::{report, verify};
+
+/// Check that every target of the plans has a changed path or a recorded reason.
+///
+/// With --head, the diff is merge-base(BASE, HEAD)..HEAD, as in a pull request. Without it, the
+/// current worktree (committed, staged, unstaged and untracked changes) is checked against the
+/// merge base of BASE and HEAD. Reasons for unchanged targets come from --evidence files and from
+/// `Baton-Unchanged: <target>: <reason>` trailers of the commits in the range.
+///
+/// Exit status: 0 the gate passed, 1 the gate failed, 2 bad input or environment.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Plan files to check. Without any, the plans that the range adds or modifies under the
+    /// configured plans directory (`plans_dir` in .baton.yml, default `plans/`).
+    #[arg(value_name = "PLAN")]
+    pub plans: Vec<PathBuf>,
+
+    /// The revision the work started from (a branch, tag or commit).
+    #[arg(long, value_name = "REV")]
+    pub base: String,
+
+    /// Check the commit HEAD instead of the worktree.
+    #[arg(long, value_name = "REV")]
+    pub head: Option<String>,
+
+    /// An evidence file with reasons for unchanged targets (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub evidence: Vec<PathBuf>,
+
+    /// Output format; `github` also appends a Markdown table to $GITHUB_STEP_SUMMARY when set.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// Shorthand for --format json.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+
+    /// Fail a plan that declares no targets instead of passing it as unverified.
+    #[arg(long)]
+    pub require_targets: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Github,
+    Markdown,
+}
+
+pub fn run(cwd: &Path, args: VerifyArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
+    let options = verify::Options {
+        plans: args.plans,
+        base: args.base,
+        head: args.head,
+        evidence: args.evidence,
+        require_targets: args.require_targets,
+    };
+    let result = verify::verify(cwd, &options)?;
+    let format = if args.json { Format::Json } else { args.format };
+    let rendered = match format {
+        Format::Text => report::text(&result),
+        Format::Json => report::json(&result),
+        Format::Github => {
+            append_step_summary(&report::markdown(&result))?;
+            report::github(&result)
+        }
+        Format::Markdown => report::markdown(&result),
+    };
+    let _ = out.write_all(rendered.as_bytes());
+    Ok(if result.passed { Exit::Success } else { Exit::Failed })
+}
+
+fn append_step_summary(markdown: &str) -> Result<(), CliError> {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
+        return Ok(());
+    };
+    let fail = |err: std::io::Error| {
+        CliError::input(format!(
+            "cannot append to $GITHUB_STEP_SUMMARY ({}): {}",
+            Path::new(&path).display(),
+            verify::io_reason(&err)
+        ))
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&path)
+        .map_err(fail)?;
+    file.write_all(markdown.as_bytes()).map_err(fail)
+}

@@ -1,0 +1,338 @@
+//! Splitting a plan into frontmatter and body, and loading the frontmatter as a YAML tree
+//! whose every node knows where it came from.
+//!
+//! The frontmatter is loaded into a generic tree ([`Node`]) rather than straight into a typed
+//! struct so that wrong types, unknown keys and bad values are reported by `plan` with its own
+//! wording, while serde-saphyr's [`Spanned`] supplies the line and column of every key and
+//! entry. serde-saphyr itself only reports what only a YAML parser can: syntax errors,
+//! duplicate keys, unknown aliases and resource limits.
+
+use std::fmt;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_saphyr::{Error as YamlError, MessageFormatter, Spanned, UserMessageFormatter};
+
+use super::{PlanError, show};
+
+/// A 1-based position in the plan file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Pos {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// Where facts about the frontmatter as a whole are reported: its opening fence.
+pub(super) const OPENING: Pos = Pos { line: 1, column: 1 };
+
+/// The frontmatter's YAML starts on the line after the opening fence.
+const YAML_LINE_OFFSET: usize = 1;
+
+/// The schema needs three levels (mapping, list, string); the limit keeps recursion in
+/// [`Node`]'s deserializer shallow whatever the input.
+const MAX_DEPTH: usize = 16;
+
+const MINIMAL_PLAN: &str =
+    "a plan starts with a frontmatter block, e.g.\n---\ntargets:\n  - docs/a.md\n---";
+
+/// A plan file cut at its frontmatter fences.
+pub(super) struct Document<'a> {
+    file: &'a str,
+    /// The text between the fence lines, including its line breaks.
+    yaml: &'a str,
+    closing_line: usize,
+    pub body: &'a str,
+}
+
+impl<'a> Document<'a> {
+    pub fn split(file: &'a str, text: &'a str) -> Result<Self, PlanError> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let mut lines = text.split_inclusive('\n');
+        let Some(first) = lines.next() else {
+            return Err(PlanError::new(
+                file,
+                OPENING,
+                "plan is empty; it must start with a `---` line",
+            )
+            .with_hint(MINIMAL_PLAN));
+        };
+        if !is_fence(first) {
+            return Err(PlanError::new(
+                file,
+                OPENING,
+                format!(
+                    "plan must start with a `---` frontmatter line, found `{}`",
+                    show(strip_line_break(first))
+                ),
+            )
+            .with_hint(MINIMAL_PLAN));
+        }
+        let yaml_start = first.len();
+        let mut offset = yaml_start;
+        for (index, line) in lines.enumerate() {
+            if is_fence(line) {
+                return Ok(Self {
+                    file,
+                    yaml: &text[yaml_start..offset],
+                    closing_line: index + 2,
+                    body: &text[offset + line.len()..],
+                });
+            }
+            offset += line.len();
+        }
+        Err(
+            PlanError::new(file, OPENING, "frontmatter opened by `---` is never closed")
+                .with_hint("end the frontmatter with a line containing only `---`"),
+        )
+    }
+
+    pub fn load(&self) -> Result<Spanned<Node>, PlanError> {
+        let options = serde_saphyr::options! {
+            budget: serde_saphyr::budget! { max_depth: MAX_DEPTH },
+        };
+        serde_saphyr::from_str_with_options(self.yaml, options).map_err(|e| self.yaml_error(&e))
+    }
+
+    pub fn error(&self, pos: Pos, message: impl Into<String>) -> PlanError {
+        PlanError::new(self.file, pos, message)
+    }
+
+    /// Where `node` is used: for an alias, the alias rather than its anchor.
+    pub fn pos<T>(&self, node: &Spanned<T>) -> Pos {
+        self.pos_of(node.referenced)
+    }
+
+    /// The source text of a scalar, so messages can quote `1.10` rather than `1.1`.
+    pub fn raw(&self, node: &Spanned<Node>) -> Option<&'a str> {
+        if matches!(node.value, Node::Seq(_) | Node::Map(_)) {
+            return None;
+        }
+        let span = node.defined.span();
+        let start = usize::try_from(span.byte_offset()?).ok()?;
+        let len = usize::try_from(span.byte_len()?).ok()?;
+        let raw = self.yaml.get(start..start.checked_add(len)?)?;
+        (!raw.is_empty()).then_some(raw)
+    }
+
+    fn pos_of(&self, location: serde_saphyr::Location) -> Pos {
+        let (Ok(line), Ok(column)) = (
+            usize::try_from(location.line()),
+            usize::try_from(location.column()),
+        ) else {
+            return OPENING;
+        };
+        if line == 0 {
+            return OPENING;
+        }
+        // End-of-input errors are reported past the last YAML line; the closing fence is
+        // the nearest line the user can act on.
+        Pos {
+            line: line.saturating_add(YAML_LINE_OFFSET).min(self.closing_line),
+            column: column.max(1),
+        }
+    }
+
+    fn yaml_error(&self, error: &YamlError) -> PlanError {
+        let pos = error.location().map_or(OPENING, |l| self.pos_of(l));
+        let mut inner = error;
+        while let YamlError::AliasError { error, .. } | YamlError::WithSnippet { error, .. } = inner
+        {
+            inner = error;
+        }
+        let message = match inner {
+            YamlError::DuplicateMappingKey { key: Some(key), .. } => {
+                format!("duplicate key `{}` in plan frontmatter", show(key))
+            }
+            YamlError::DuplicateMappingKey { key: None, .. } => {
+                "duplicate key in plan frontmatter".to_owned()
+            }
+            _ => format!(
+                "invalid yaml in plan frontmatter: {}",
+                show(&lowercase_first(
+                    &UserMessageFormatter.format_message(inner)
+                ))
+            ),
+        };
+        let error = PlanError::new(self.file, pos, message);
+        if matches!(inner, YamlError::DuplicateMappingKey { .. }) {
+            return error;
+        }
+        match quoting_hint(self.line(pos.line)) {
+            Some(hint) => error.with_hint(hint),
+            None => error,
+        }
+    }
+
+    /// A line of the frontmatter by its plan file line number.
+    fn line(&self, file_line: usize) -> Option<&'a str> {
+        let index = file_line.checked_sub(YAML_LINE_OFFSET + 1)?;
+        self.yaml.lines().nth(index)
+    }
+}
+
+fn strip_line_break(line: &str) -> &str {
+    let line = line.strip_suffix('\n').unwrap_or(line);
+    line.strip_suffix('\r').unwrap_or(line)
+}
+
+fn is_fence(line: &str) -> bool {
+    strip_line_break(line).trim_end_matches([' ', '\t']) == "---"
+}
+
+fn lowercase_first(s: &str) -> String {
+    let mut chars = s.chars();
+    match (chars.next(), chars.next()) {
+        // Leave acronyms such as `YAML` alone.
+        (Some(first), second)
+            if first.is_uppercase() && !second.is_some_and(char::is_uppercase) =>
+        {
+            first.to_lowercase().chain(s.chars().skip(1)).collect()
+        }
+        _ => s.to_owned(),
+    }
+}
+
+/// Globs are the usual cause of YAML syntax errors in plans: a value starting with `*` is an
+/// alias, one starting with `[` or `{` a flow collection. Suggest quoting when the offending
+/// line's value starts with such an indicator.
+fn quoting_hint(line: Option<&str>) -> Option<String> {
+    let line = line?.trim();
+    // After a key, `[` and `{` more likely open a list or mapping that went wrong.
+    let (prefix, value, indicators) = if let Some(item) = line.strip_prefix("- ") {
+        ("- ", item.trim_start(), "*&![{@`%")
+    } else {
+        let (key, value) = line.split_once(": ")?;
+        (&line[..key.len() + 2], value.trim_start(), "*&!@`%")
+    };
+    let value = match value.find(" #") {
+        Some(comment) => value[..comment].trim_end(),
+        None => value,
+    };
+    let first = value.chars().next()?;
+    if !indicators.contains(first) {
+        return None;
+    }
+    let quoted = value.replace('\\', "\\\\").replace('"', "\\\"");
+    Some(format!(
+        "a leading `{first}` means something else in YAML; quote the value: `{}\"{}\"`",
+        show(prefix),
+        show(&quoted)
+    ))
+}
+
+/// A YAML node of any shape. Scalars other than strings keep no value: the plan schema has
+/// no use for them beyond saying what was found instead of a string.
+#[derive(Debug)]
+pub(super) enum Node {
+    Null,
+    Bool,
+    Int,
+    Float,
+    Bytes,
+    Str(String),
+    Seq(Vec<Spanned<Node>>),
+    Map(Vec<(Spanned<Node>, Spanned<Node>)>),
+}
+
+impl Node {
+    /// What the node is, for "found ..." messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Node::Null => "nothing",
+            Node::Bool => "a boolean",
+            Node::Int => "an integer",
+            Node::Float => "a number",
+            Node::Bytes => "binary data",
+            Node::Str(_) => "a string",
+            Node::Seq(_) => "a list",
+            Node::Map(_) => "a mapping",
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Node {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(NodeVisitor)
+    }
+}
+
+struct NodeVisitor;
+
+impl<'de> Visitor<'de> for NodeVisitor {
+    type Value = Node;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any YAML node")
+    }
+
+    fn visit_unit<E>(self) -> Result<Node, E> {
+        Ok(Node::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Node, E> {
+        Ok(Node::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Node, D::Error> {
+        Node::deserialize(deserializer)
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, deserializer: D) -> Result<Node, D::Error> {
+        Node::deserialize(deserializer)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Node, E> {
+        Ok(Node::Bool)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Node, E> {
+        Ok(Node::Int)
+    }
+
+    fn visit_i128<E>(self, _: i128) -> Result<Node, E> {
+        Ok(Node::Int)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Node, E> {
+        Ok(Node::Int)
+    }
+
+    fn visit_u128<E>(self, _: u128) -> Result<Node, E> {
+        Ok(Node::Int)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Node, E> {
+        Ok(Node::Float)
+    }
+
+    fn visit_char<E>(self, c: char) -> Result<Node, E> {
+        Ok(Node::Str(c.to_string()))
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<Node, E> {
+        Ok(Node::Str(s.to_owned()))
+    }
+
+    fn visit_string<E>(self, s: String) -> Result<Node, E> {
+        Ok(Node::Str(s))
+    }
+
+    fn visit_bytes<E>(self, _: &[u8]) -> Result<Node, E> {
+        Ok(Node::Bytes)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Node::Seq(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(entry) = map.next_entry()? {
+            entries.push(entry);
+        }
+        Ok(Node::Map(entries))
+    }
+}
