@@ -11,7 +11,13 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 pub const FILE_NAME: &str = ".baton.yml";
-const KNOWN_KEYS: &[&str] = &["plans_dir", "actors", "pipeline", "coverage", "worktree_root"];
+const KNOWN_KEYS: &[&str] = &[
+    "plans_dir",
+    "actors",
+    "pipeline",
+    "coverage",
+    "worktree_root",
+];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
@@ -171,7 +177,12 @@ mod tests {
     #[test]
     fn defaults_and_plans_dir() {
         assert_eq!(parse(".baton.yml", "").unwrap().plans_dir, "plans");
-        assert_eq!(parse(".baton.yml", "plans_dir: work/plans/\n").unwrap().plans_dir, "work/plans");
+        assert_eq!(
+            parse(".baton.yml", "plans_dir: work/plans/\n")
+                .unwrap()
+                .plans_dir,
+            "work/plans"
+        );
         let full = "actors:\n  a: {command: [x]}\npipeline:\n  - {stage: executor, actor: a}\ncoverage: always\n";
         assert_eq!(parse(".baton.yml", full).unwrap(), Config::default());
     }

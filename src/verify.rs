@@ -95,7 +95,11 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, CliError> {
             let full = cwd.join(arg);
             let shown = repo_relative(&workdir, &full).unwrap_or_else(|| arg.display().to_string());
             let bytes = std::fs::read(&full).map_err(|err| {
-                CliError::input(format!("cannot read plan {}: {}", arg.display(), io_reason(&err)))
+                CliError::input(format!(
+                    "cannot read plan {}: {}",
+                    arg.display(),
+                    io_reason(&err)
+                ))
             })?;
             plans.push(parse_plan(&shown, bytes)?);
         }
@@ -115,7 +119,11 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, CliError> {
         trailer_entries.extend(coverage::parse_trailers(&id.to_string(), &message));
     }
 
-    let scope = Scope::prefixes(plans.iter().flat_map(|(_, p)| p.targets.iter().map(|t| t.scope())));
+    let scope = Scope::prefixes(
+        plans
+            .iter()
+            .flat_map(|(_, p)| p.targets.iter().map(|t| t.scope())),
+    );
     let changed = if plans.iter().any(|(_, p)| !p.targets.is_empty()) {
         diff(&scope)?
     } else {
@@ -127,7 +135,8 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, CliError> {
         .enumerate()
         .map(|(i, (path, plan))| {
             let entries = entries_for(i, &plans, &file_entries);
-            let mut report = coverage::evaluate(&plan.targets, &changed, &entries, &trailer_entries);
+            let mut report =
+                coverage::evaluate(&plan.targets, &changed, &entries, &trailer_entries);
             if options.require_targets {
                 report.require_targets();
             }
@@ -154,7 +163,11 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, CliError> {
 
 /// With several plans, each sees the evidence entries for its own targets; an entry no plan
 /// declares goes to the first plan, so it is reported once, as an unknown target.
-fn entries_for(index: usize, plans: &[(String, Plan)], entries: &[EvidenceEntry]) -> Vec<EvidenceEntry> {
+fn entries_for(
+    index: usize,
+    plans: &[(String, Plan)],
+    entries: &[EvidenceEntry],
+) -> Vec<EvidenceEntry> {
     if plans.len() == 1 {
         return entries.to_vec();
     }

@@ -25,7 +25,13 @@ const PATHS: &[&str] = &[
 ];
 const CONTENTS: &[&str] = &["one\n", "two\nlines\n", "one\r\n", "$Id$\nident\n", "", "x"];
 const IGNORES: &[&str] = &["*.log\n", "*.log\nnew/\n", "*.log\ndir/sub/\n", ""];
-const ATTRIBUTES: &[&str] = &["", "*.txt text eol=crlf\n", "id.txt ident\n", "* text=auto\n", "crlf.txt -text\n"];
+const ATTRIBUTES: &[&str] = &[
+    "",
+    "*.txt text eol=crlf\n",
+    "id.txt ident\n",
+    "* text=auto\n",
+    "crlf.txt -text\n",
+];
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -70,7 +76,11 @@ fn op() -> impl Strategy<Value = Op> {
 /// A repository with every path committed at `base`, so operations modify as well as add.
 fn seeded() -> TestRepo {
     let repo = TestRepo::new();
-    for (key, value) in [("core.autocrlf", "false"), ("core.fileMode", "true"), ("core.symlinks", "true")] {
+    for (key, value) in [
+        ("core.autocrlf", "false"),
+        ("core.fileMode", "true"),
+        ("core.symlinks", "true"),
+    ] {
         repo.git(["config", key, value]);
     }
     for (i, path) in PATHS.iter().enumerate() {
@@ -102,7 +112,15 @@ fn apply(repo: &TestRepo, op: &Op) {
         Op::Stage(p) => git(&["add", "-A", "--", PATHS[p]]),
         Op::StageAll => git(&["add", "-A"]),
         Op::Unstage(p) => git(&["reset", "-q", "--", PATHS[p]]),
-        Op::RmCached(p) => git(&["rm", "-q", "-r", "--cached", "--ignore-unmatch", "--", PATHS[p]]),
+        Op::RmCached(p) => git(&[
+            "rm",
+            "-q",
+            "-r",
+            "--cached",
+            "--ignore-unmatch",
+            "--",
+            PATHS[p],
+        ]),
         Op::Commit => git(&["commit", "-q", "--allow-empty", "-m", "step"]),
         Op::Rename(a, b) if a != b => {
             if repo.path(PATHS[a]).symlink_metadata().is_ok() {
@@ -149,14 +167,24 @@ fn check(repo: &TestRepo, ops: &[Op]) {
     // Scoped: each prefix alone must give exactly git's paths within it.
     for prefix in ["dir", "a.txt", "new", "ünï", "fresh0", "line\nbreak.txt"] {
         let scope = Scope::prefixes([prefix]);
-        let want: Vec<String> = expected.iter().filter(|p| scope.contains(p)).cloned().collect();
+        let want: Vec<String> = expected
+            .iter()
+            .filter(|p| scope.contains(p))
+            .cloned()
+            .collect();
         let got = ours.worktree_changes(base, &scope).unwrap();
-        assert_eq!(got, want, "scoped diff ({prefix}) differs from git after {ops:#?}");
+        assert_eq!(
+            got, want,
+            "scoped diff ({prefix}) differs from git after {ops:#?}"
+        );
     }
 }
 
 fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300)
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300)
 }
 
 proptest! {
@@ -173,6 +201,51 @@ proptest! {
             apply(&repo, op);
         }
         check(&repo, &ops);
+        check_tree_vs_tree(&repo, &ops);
+    }
+}
+
+/// Commits everything and compares the commit-to-commit diff with `git diff --name-only base HEAD`.
+fn check_tree_vs_tree(repo: &TestRepo, ops: &[Op]) {
+    repo.git(["add", "-A"]);
+    repo.git(["commit", "-q", "--allow-empty", "-m", "all"]);
+    let out = repo.git([
+        "-c",
+        "core.quotePath=false",
+        "diff",
+        "--no-renames",
+        "--name-only",
+        "-z",
+        "base",
+        "HEAD",
+    ]);
+    let expected: Vec<String> = out
+        .split('\0')
+        .filter(|p| !p.is_empty())
+        .map(String::from)
+        .collect();
+    let ours = Repo::discover(&repo.root).unwrap();
+    let (base, head) = (
+        ours.resolve_commit("base").unwrap(),
+        ours.resolve_commit("HEAD").unwrap(),
+    );
+    assert_eq!(
+        ours.tree_changes(base, head, &Scope::All).unwrap(),
+        expected,
+        "tree diff differs after {ops:#?}"
+    );
+    for prefix in ["dir", "a.txt", "new/deep", "ünï"] {
+        let scope = Scope::prefixes([prefix]);
+        let want: Vec<String> = expected
+            .iter()
+            .filter(|p| scope.contains(p))
+            .cloned()
+            .collect();
+        let got = ours.tree_changes(base, head, &scope).unwrap();
+        assert_eq!(
+            got, want,
+            "scoped tree diff ({prefix}) differs after {ops:#?}"
+        );
     }
 }
 
@@ -202,7 +275,10 @@ fn hard_cases_match_git() {
     let base = ours.resolve_commit("base").unwrap();
     let got = ours.worktree_changes(base, &Scope::All).unwrap();
     assert_eq!(got, repo.oracle(&repo.root, "base"));
-    assert_eq!(got, ["b.sh", "brand/new/dir/file.txt", "dir/x.txt", "id.txt"]);
+    assert_eq!(
+        got,
+        ["b.sh", "brand/new/dir/file.txt", "dir/x.txt", "id.txt"]
+    );
 }
 
 #[test]
@@ -217,14 +293,20 @@ fn gitattributes_filters_are_honoured() {
     std::fs::remove_file(repo.path("id.txt")).unwrap();
     std::fs::remove_file(repo.path("crlf.txt")).unwrap();
     repo.git(["checkout", "--", "id.txt", "crlf.txt"]);
-    assert_ne!(std::fs::read_to_string(repo.path("id.txt")).unwrap(), "$Id$\n");
+    assert_ne!(
+        std::fs::read_to_string(repo.path("id.txt")).unwrap(),
+        "$Id$\n"
+    );
     // A staged edit reverted by hand, to force reading through the filters.
     repo.write("crlf.txt", "changed\n");
     repo.git(["add", "crlf.txt"]);
     repo.write("crlf.txt", "a\r\nb\r\n");
     let ours = Repo::discover(&repo.root).unwrap();
     let base = ours.resolve_commit("base").unwrap();
-    assert_eq!(ours.worktree_changes(base, &Scope::All).unwrap(), repo.oracle(&repo.root, "base"));
+    assert_eq!(
+        ours.worktree_changes(base, &Scope::All).unwrap(),
+        repo.oracle(&repo.root, "base")
+    );
 }
 
 #[test]
@@ -258,7 +340,15 @@ fn submodule_pointer_change_matches_git() {
 fn linked_worktree_sees_its_own_changes() {
     let repo = seeded();
     let wt = repo.tmp().join("linked");
-    repo.git(["worktree", "add", "-q", "-b", "side", wt.to_str().unwrap(), "base"]);
+    repo.git([
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "side",
+        wt.to_str().unwrap(),
+        "base",
+    ]);
     std::fs::write(wt.join("a.txt"), "in linked worktree\n").unwrap();
     std::fs::write(wt.join("extra.txt"), "new\n").unwrap();
     repo.write("b.sh", "main worktree only\n");

@@ -17,7 +17,12 @@ use crate::error::{CliError, Exit};
 /// against that declared intent: every target must have a changed path, or a recorded, specific
 /// reason why it needed no change.
 #[derive(Debug, Parser)]
-#[command(name = "git-baton", bin_name = "git baton", version, max_term_width = 100)]
+#[command(
+    name = "git-baton",
+    bin_name = "git baton",
+    version,
+    max_term_width = 100
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -35,7 +40,11 @@ pub fn main() -> ExitCode {
         Err(err) => {
             // clap prints usage errors as `error: …` with exit 2, and help/version with exit 0.
             let _ = err.print();
-            return ExitCode::from(if err.use_stderr() { Exit::Input as u8 } else { 0 });
+            return ExitCode::from(if err.use_stderr() {
+                Exit::Input as u8
+            } else {
+                0
+            });
         }
     };
     match run(cli) {
@@ -67,5 +76,23 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// The help of every command, so that help-text drift shows up in review (docs/cli.md
+    /// quotes it).
+    #[test]
+    fn help_text() {
+        let mut cli = Cli::command().term_width(100);
+        let mut all = cli.render_long_help().to_string();
+        for sub in cli.get_subcommands_mut() {
+            let name = sub.get_name().to_string();
+            let help = sub
+                .clone()
+                .term_width(100)
+                .bin_name(format!("git baton {name}"))
+                .render_long_help();
+            all.push_str(&format!("\n===== git baton {name} --help\n{help}"));
+        }
+        insta::assert_snapshot!(all);
     }
 }

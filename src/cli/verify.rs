@@ -27,7 +27,7 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "REV")]
     pub base: String,
 
-    /// Check the commit HEAD instead of the worktree.
+    /// Check the commit REV (diffed against merge-base(BASE, REV)) instead of the worktree.
     #[arg(long, value_name = "REV")]
     pub head: Option<String>,
 
@@ -76,7 +76,11 @@ pub fn run(cwd: &Path, args: VerifyArgs, out: &mut dyn Write) -> Result<Exit, Cl
         Format::Markdown => report::markdown(&result),
     };
     let _ = out.write_all(rendered.as_bytes());
-    Ok(if result.passed { Exit::Success } else { Exit::Failed })
+    Ok(if result.passed {
+        Exit::Success
+    } else {
+        Exit::Failed
+    })
 }
 
 fn append_step_summary(markdown: &str) -> Result<(), CliError> {

@@ -35,7 +35,11 @@ pub enum GitError {
     #[error("`{rev}` does not name a commit")]
     NotACommit { rev: String },
     #[error("`{base}` and `{head}` have no common history visible in this repository")]
-    NoMergeBase { base: String, head: String, shallow: bool },
+    NoMergeBase {
+        base: String,
+        head: String,
+        shallow: bool,
+    },
     #[error("cannot {action}: {message}")]
     Operation { action: String, message: String },
 }
@@ -131,11 +135,18 @@ impl Repo {
 
     /// The best common ancestor of two commits, as `git merge-base` picks it. A missing one is an
     /// error that says whether the clone is shallow: a base is never guessed.
-    pub fn merge_base(&self, base: ObjectId, head: ObjectId, names: (&str, &str)) -> Result<ObjectId> {
-        let found = self
-            .repo
-            .merge_base(base, head)
-            .map_err(|err| GitError::op(format!("find the merge base of `{}` and `{}`", names.0, names.1), err));
+    pub fn merge_base(
+        &self,
+        base: ObjectId,
+        head: ObjectId,
+        names: (&str, &str),
+    ) -> Result<ObjectId> {
+        let found = self.repo.merge_base(base, head).map_err(|err| {
+            GitError::op(
+                format!("find the merge base of `{}` and `{}`", names.0, names.1),
+                err,
+            )
+        });
         match found {
             Ok(Some(id)) => Ok(id.detach()),
             // A shallow boundary makes the walk fail or come back empty; both mean "not reachable".
@@ -198,9 +209,9 @@ impl Repo {
             .map_err(|err| GitError::op(format!("look up `{path}` in commit {commit}"), err))?;
         match entry {
             Some(entry) if entry.mode().is_blob() => {
-                let blob = entry
-                    .object()
-                    .map_err(|err| GitError::op(format!("read `{path}` in commit {commit}"), err))?;
+                let blob = entry.object().map_err(|err| {
+                    GitError::op(format!("read `{path}` in commit {commit}"), err)
+                })?;
                 Ok(Some(blob.detach().data))
             }
             _ => Ok(None),
@@ -208,13 +219,19 @@ impl Repo {
     }
 
     /// Messages of the commits reachable from `head` but not from `base`, newest first.
-    pub fn commit_messages(&self, base: ObjectId, head: ObjectId) -> Result<Vec<(ObjectId, String)>> {
+    pub fn commit_messages(
+        &self,
+        base: ObjectId,
+        head: ObjectId,
+    ) -> Result<Vec<(ObjectId, String)>> {
         let action = || format!("list the commits of {base}..{head}");
         let walk = self
             .repo
             .rev_walk([head])
             .with_hidden([base])
-            .sorting(gix::revision::walk::Sorting::ByCommitTime(Default::default()))
+            .sorting(gix::revision::walk::Sorting::ByCommitTime(
+                Default::default(),
+            ))
             .all()
             .map_err(|err| GitError::op(action(), err))?;
         let mut out = Vec::new();
@@ -232,7 +249,9 @@ fn classify_open_error(dir: &Path, err: gix::Error) -> GitError {
     let message = format!("{err:#}");
     let lower = message.to_lowercase();
     if lower.contains("could not find a git repository") || lower.contains("not a git repository") {
-        GitError::NotARepository { path: dir.to_path_buf() }
+        GitError::NotARepository {
+            path: dir.to_path_buf(),
+        }
     } else {
         GitError::Open {
             path: dir.to_path_buf(),

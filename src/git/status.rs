@@ -84,7 +84,11 @@ fn is_within(path: &str, prefix: &str) -> bool {
 
 type Leaf = (EntryKind, ObjectId);
 
-pub(super) fn worktree_changes(repo: &gix::Repository, base_tree: ObjectId, scope: &Scope) -> Result<Vec<String>> {
+pub(super) fn worktree_changes(
+    repo: &gix::Repository,
+    base_tree: ObjectId,
+    scope: &Scope,
+) -> Result<Vec<String>> {
     let workdir = repo.workdir().ok_or_else(|| GitError::Bare {
         path: repo.git_dir().display().to_string(),
     })?;
@@ -97,12 +101,17 @@ pub(super) fn worktree_changes(repo: &gix::Repository, base_tree: ObjectId, scop
     // tree with the index on this one.
     let patterns: Vec<BString> = match scope {
         Scope::All => Vec::new(),
-        Scope::Prefixes(list) => list.iter().map(|p| format!(":(literal){p}").into()).collect(),
+        Scope::Prefixes(list) => list
+            .iter()
+            .map(|p| format!(":(literal){p}").into())
+            .collect(),
     };
     let worktree_walk = repo
         .status(gix::progress::Discard)
         .map_err(|err| GitError::op("start the worktree status", err))?
-        .index(gix::worktree::IndexPersistedOrInMemory::Persisted(index.clone()))
+        .index(gix::worktree::IndexPersistedOrInMemory::Persisted(
+            index.clone(),
+        ))
         .untracked_files(gix::status::UntrackedFiles::Files)
         .index_worktree_submodules(gix::status::Submodule::AsConfigured { check_dirty: false })
         .index_worktree_rewrites(None)
@@ -118,8 +127,12 @@ pub(super) fn worktree_changes(repo: &gix::Repository, base_tree: ObjectId, scop
         use gix::status::index_worktree::Item;
         use gix::status::plumbing::index_as_worktree::EntryStatus;
         match item {
-            Item::Modification { rela_path, status, .. } => match status {
-                EntryStatus::Change(_) | EntryStatus::Conflict { .. } | EntryStatus::IntentToAdd => {
+            Item::Modification {
+                rela_path, status, ..
+            } => match status {
+                EntryStatus::Change(_)
+                | EntryStatus::Conflict { .. }
+                | EntryStatus::IntentToAdd => {
                     worktree_changed.insert(rela_path);
                 }
                 EntryStatus::NeedsUpdate(_) => {}
@@ -174,12 +187,15 @@ fn tree_vs_index(
     for prefix in prefixes {
         tree::flatten_at(repo, base_tree, prefix, &mut base)?;
     }
-    let base: BTreeMap<BString, Leaf> = base.into_iter().map(|e| (e.path, (e.kind, e.id))).collect();
+    let base: BTreeMap<BString, Leaf> =
+        base.into_iter().map(|e| (e.path, (e.kind, e.id))).collect();
 
     let mut staged = BTreeMap::new();
     let mut seen_in_index: BTreeSet<&BStr> = BTreeSet::new();
     for prefix in prefixes {
-        let entries = index.prefixed_entries(prefix.as_bytes().as_bstr()).unwrap_or_default();
+        let entries = index
+            .prefixed_entries(prefix.as_bytes().as_bstr())
+            .unwrap_or_default();
         for entry in entries {
             let path = entry.path(index);
             if !is_within(&path.to_str_lossy(), prefix) {
@@ -248,7 +264,8 @@ impl<'repo> Reconcile<'repo> {
         let rel = gix::path::from_bstr(path)
             .map_err(|err| GitError::op(format!("use the path `{path}` on this system"), err))?;
         let full = workdir.join(&rel);
-        let read_err = |err: std::io::Error| GitError::op(format!("read `{}`", full.display()), err);
+        let read_err =
+            |err: std::io::Error| GitError::op(format!("read `{}`", full.display()), err);
         let meta = match std::fs::symlink_metadata(&full) {
             Ok(meta) => meta,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -258,14 +275,17 @@ impl<'repo> Reconcile<'repo> {
         let file_type = meta.file_type();
         if file_type.is_dir() {
             // A directory stands for a submodule only when it is a repository; then its HEAD counts.
-            return Ok(gix::open(&full)
-                .ok()
-                .and_then(|sub| sub.head_id().ok().map(|id| (EntryKind::Commit, id.detach()))));
+            return Ok(gix::open(&full).ok().and_then(|sub| {
+                sub.head_id()
+                    .ok()
+                    .map(|id| (EntryKind::Commit, id.detach()))
+            }));
         }
         if file_type.is_symlink() && self.symlinks {
             let target = std::fs::read_link(&full).map_err(read_err)?;
-            let bytes = gix::path::into_bstr(target)
-                .map_err(|err| GitError::op(format!("read the symlink `{}`", full.display()), err))?;
+            let bytes = gix::path::into_bstr(target).map_err(|err| {
+                GitError::op(format!("read the symlink `{}`", full.display()), err)
+            })?;
             let id = gix::objs::compute_hash(self.hash_kind, gix::objs::Kind::Blob, bytes.as_ref())
                 .map_err(|err| GitError::op("hash a symlink", err))?;
             return Ok(Some((EntryKind::Link, id)));
@@ -281,7 +301,9 @@ impl<'repo> Reconcile<'repo> {
         let converted = self
             .pipeline
             .convert_to_git(file, &rel, &self.index)
-            .map_err(|err| GitError::op(format!("apply the filters of `{}`", full.display()), err))?;
+            .map_err(|err| {
+                GitError::op(format!("apply the filters of `{}`", full.display()), err)
+            })?;
         use gix::filter::plumbing::pipeline::convert::ToGitOutcome;
         use std::io::Read;
         match converted {
@@ -329,7 +351,12 @@ mod tests {
         let scope = Scope::prefixes(["src/parser/", "src", "docs/a.md", "docs/a.mdx", "src0"]);
         assert_eq!(
             scope,
-            Scope::Prefixes(vec!["docs/a.md".into(), "docs/a.mdx".into(), "src".into(), "src0".into()])
+            Scope::Prefixes(vec![
+                "docs/a.md".into(),
+                "docs/a.mdx".into(),
+                "src".into(),
+                "src0".into()
+            ])
         );
         assert!(scope.contains("src/parser/x.rs"));
         assert!(scope.contains("docs/a.md"));

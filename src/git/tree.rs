@@ -47,7 +47,11 @@ fn join(prefix: &[u8], name: &[u8]) -> BString {
 
 /// The entry at `prefix` in `root`: `Some((kind, id))` for a tree or a leaf, `None` when absent.
 /// The empty prefix is the root tree itself.
-fn lookup(repo: &gix::Repository, root: ObjectId, prefix: &str) -> Result<Option<(EntryKind, ObjectId)>> {
+fn lookup(
+    repo: &gix::Repository,
+    root: ObjectId,
+    prefix: &str,
+) -> Result<Option<(EntryKind, ObjectId)>> {
     let mut current = (EntryKind::Tree, root);
     for component in prefix.split('/').filter(|c| !c.is_empty()) {
         if current.0 != EntryKind::Tree {
@@ -62,9 +66,16 @@ fn lookup(repo: &gix::Repository, root: ObjectId, prefix: &str) -> Result<Option
 }
 
 /// Appends every leaf below (or at) `prefix` of the tree `root`.
-pub(super) fn flatten_at(repo: &gix::Repository, root: ObjectId, prefix: &str, out: &mut Vec<Entry>) -> Result<()> {
+pub(super) fn flatten_at(
+    repo: &gix::Repository,
+    root: ObjectId,
+    prefix: &str,
+    out: &mut Vec<Entry>,
+) -> Result<()> {
     match lookup(repo, root, prefix)? {
-        Some((EntryKind::Tree, id)) => flatten(repo, id, prefix.trim_end_matches('/').as_bytes(), out),
+        Some((EntryKind::Tree, id)) => {
+            flatten(repo, id, prefix.trim_end_matches('/').as_bytes(), out)
+        }
         Some((kind, id)) => {
             out.push(Entry {
                 path: prefix.into(),
@@ -77,7 +88,12 @@ pub(super) fn flatten_at(repo: &gix::Repository, root: ObjectId, prefix: &str, o
     }
 }
 
-fn flatten(repo: &gix::Repository, tree: ObjectId, base: &[u8], out: &mut Vec<Entry>) -> Result<()> {
+fn flatten(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    base: &[u8],
+    out: &mut Vec<Entry>,
+) -> Result<()> {
     for (name, (kind, id)) in children(repo, tree)? {
         let path = join(base, &name);
         if kind == EntryKind::Tree {
@@ -90,10 +106,22 @@ fn flatten(repo: &gix::Repository, tree: ObjectId, base: &[u8], out: &mut Vec<En
 }
 
 /// Appends every path below (or at) `prefix` whose leaf differs between the trees `a` and `b`.
-pub(super) fn diff_at(repo: &gix::Repository, a: ObjectId, b: ObjectId, prefix: &str, out: &mut Vec<String>) -> Result<()> {
+pub(super) fn diff_at(
+    repo: &gix::Repository,
+    a: ObjectId,
+    b: ObjectId,
+    prefix: &str,
+    out: &mut Vec<String>,
+) -> Result<()> {
     let left = lookup(repo, a, prefix)?;
     let right = lookup(repo, b, prefix)?;
-    diff_entries(repo, prefix.trim_end_matches('/').as_bytes(), left, right, out)
+    diff_entries(
+        repo,
+        prefix.trim_end_matches('/').as_bytes(),
+        left,
+        right,
+        out,
+    )
 }
 
 fn diff_entries(
@@ -109,12 +137,21 @@ fn diff_entries(
     let is_tree = |e: Option<(EntryKind, ObjectId)>| e.is_some_and(|(k, _)| k == EntryKind::Tree);
     match (is_tree(left), is_tree(right)) {
         (true, true) => {
-            let (l, r) = (children(repo, left.unwrap().1)?, children(repo, right.unwrap().1)?);
+            let (l, r) = (
+                children(repo, left.unwrap().1)?,
+                children(repo, right.unwrap().1)?,
+            );
             let mut names: Vec<&BString> = l.keys().chain(r.keys()).collect();
             names.sort();
             names.dedup();
             for name in names {
-                diff_entries(repo, &join(path, name), l.get(name).copied(), r.get(name).copied(), out)?;
+                diff_entries(
+                    repo,
+                    &join(path, name),
+                    l.get(name).copied(),
+                    r.get(name).copied(),
+                    out,
+                )?;
             }
         }
         (left_tree, right_tree) => {

@@ -39,7 +39,11 @@ fn summary_line(plan: &PlanResult) -> String {
     if !r.problems.is_empty() {
         parts.push(format!("{} evidence problem(s)", r.problems.len()));
     }
-    format!("{}: {}", if r.passed { "passed" } else { "failed" }, parts.join(", "))
+    format!(
+        "{}: {}",
+        if r.passed { "passed" } else { "failed" },
+        parts.join(", ")
+    )
 }
 
 /// The human report.
@@ -54,9 +58,20 @@ pub fn text(v: &Verification) -> String {
         );
         return out;
     }
-    let _ = writeln!(out, "verifying {} (merge base {})", range(v), short(&v.merge_base));
+    let _ = writeln!(
+        out,
+        "verifying {} (merge base {})",
+        range(v),
+        short(&v.merge_base)
+    );
     for plan in &v.plans {
-        let _ = writeln!(out, "\nplan {} ({}): {}", plan.path, plan.id, summary_line(plan));
+        let _ = writeln!(
+            out,
+            "\nplan {} ({}): {}",
+            plan.path,
+            plan.id,
+            summary_line(plan)
+        );
         target_rows(&mut out, plan);
         let r = &plan.coverage;
         for p in &r.problems {
@@ -76,8 +91,15 @@ pub fn text(v: &Verification) -> String {
     if failed == 0 {
         let _ = writeln!(out, "\ngate passed");
     } else {
-        let _ = writeln!(out, "\ngate failed: {failed} of {} plan(s) not covered", v.plans.len());
-        if v.plans.iter().any(|p| p.coverage.uncovered().next().is_some()) {
+        let _ = writeln!(
+            out,
+            "\ngate failed: {failed} of {} plan(s) not covered",
+            v.plans.len()
+        );
+        if v.plans
+            .iter()
+            .any(|p| p.coverage.uncovered().next().is_some())
+        {
             let _ = writeln!(
                 out,
                 "hint: change each uncovered target, or record why it needed no change:\n\
@@ -103,9 +125,14 @@ fn target_rows(out: &mut String, plan: &PlanResult) {
             TargetStatus::Unchanged => format!(
                 "because: {}{}",
                 t.reason.as_deref().unwrap_or(""),
-                t.reason_source.as_ref().map(|s| format!(" ({s})")).unwrap_or_default()
+                t.reason_source
+                    .as_ref()
+                    .map(|s| format!(" ({s})"))
+                    .unwrap_or_default()
             ),
-            TargetStatus::Uncovered => format!("no change and no reason ({}:{})", plan.path, t.line),
+            TargetStatus::Uncovered => {
+                format!("no change and no reason ({}:{})", plan.path, t.line)
+            }
         };
         let status = format!("{:?}", t.status).to_lowercase();
         let _ = writeln!(out, "  {status:<10} {:<width$}  {detail}", t.target);
@@ -121,7 +148,9 @@ pub fn json(v: &Verification) -> String {
 
 /// Escapes data for a GitHub workflow command message.
 fn gh_data(s: &str) -> String {
-    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 /// Escapes a GitHub workflow command property (file, title).
@@ -149,7 +178,11 @@ pub fn github(v: &Verification) -> String {
             ));
         }
         for p in &r.problems {
-            let line = r.targets.iter().find(|t| t.target == p.target).map_or(1, |t| t.line);
+            let line = r
+                .targets
+                .iter()
+                .find(|t| t.target == p.target)
+                .map_or(1, |t| t.line);
             annotations.push(format!(
                 "::error file={file},line={line},title={}::{}",
                 gh_property("invalid evidence"),
@@ -189,7 +222,12 @@ pub fn markdown(v: &Verification) -> String {
     let mut out = String::new();
     let verdict = if v.passed { "passed" } else { "failed" };
     let _ = writeln!(out, "## git-baton coverage: {verdict}\n");
-    let _ = writeln!(out, "Checked {} (merge base `{}`).\n", md_cell(&range(v)), short(&v.merge_base));
+    let _ = writeln!(
+        out,
+        "Checked {} (merge base `{}`).\n",
+        md_cell(&range(v)),
+        short(&v.merge_base)
+    );
     if v.plans.is_empty() {
         let _ = writeln!(
             out,
@@ -200,12 +238,23 @@ pub fn markdown(v: &Verification) -> String {
     }
     for plan in &v.plans {
         let r: &Report = &plan.coverage;
-        let _ = writeln!(out, "### `{}` ({}): {}\n", md_cell(&plan.path), md_cell(&plan.id), summary_line(plan));
+        let _ = writeln!(
+            out,
+            "### `{}` ({}): {}\n",
+            md_cell(&plan.path),
+            md_cell(&plan.id),
+            summary_line(plan)
+        );
         if r.verified {
             let _ = writeln!(out, "| target | status | paths or reason |\n|---|---|---|");
             for t in &r.targets {
                 let detail = match t.status {
-                    TargetStatus::Changed => t.paths.iter().map(|p| format!("`{}`", md_cell(p))).collect::<Vec<_>>().join(", "),
+                    TargetStatus::Changed => t
+                        .paths
+                        .iter()
+                        .map(|p| format!("`{}`", md_cell(p)))
+                        .collect::<Vec<_>>()
+                        .join(", "),
                     TargetStatus::Unchanged => md_cell(t.reason.as_deref().unwrap_or("")),
                     TargetStatus::Uncovered => "**no change and no reason**".into(),
                 };
@@ -215,7 +264,12 @@ pub fn markdown(v: &Verification) -> String {
             let _ = writeln!(out);
         }
         for p in &r.problems {
-            let _ = writeln!(out, "- problem: {}: {}", md_cell(&p.source.to_string()), md_cell(&p.message));
+            let _ = writeln!(
+                out,
+                "- problem: {}: {}",
+                md_cell(&p.source.to_string()),
+                md_cell(&p.message)
+            );
         }
         for c in &r.contradictions {
             let _ = writeln!(
