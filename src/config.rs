@@ -10,6 +10,8 @@ use std::path::Path;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
+use crate::suggest::edit_distance;
+
 pub const FILE_NAME: &str = ".baton.yml";
 const KNOWN_KEYS: &[&str] = &[
     "plans_dir",
@@ -145,21 +147,6 @@ pub fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
         .filter(|(d, k)| *d <= 2.max(k.len() / 3))
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]

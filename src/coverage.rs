@@ -64,6 +64,7 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::plan::{Target, TargetKind};
+use crate::suggest::edit_distance;
 
 /// Minimum number of whitespace-separated words in an acceptable reason.
 pub const MIN_REASON_WORDS: usize = 3;
@@ -930,21 +931,6 @@ fn closest_target<'a>(name: &str, targets: &'a [Target]) -> Option<&'a str> {
         })
         .min_by_key(|(distance, _)| *distance)
         .map(|(_, t)| t.spec.as_str())
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        current[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != *cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        std::mem::swap(&mut previous, &mut current);
-    }
-    previous[b.len()]
 }
 
 #[cfg(test)]

@@ -18,4 +18,5 @@ pub mod error;
 pub mod git;
 pub mod plan;
 pub mod report;
+pub mod suggest;
 pub mod verify;
