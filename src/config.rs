@@ -1,15 +1,18 @@
-//! `.baton.yml`, the committed configuration at the repository root.
+//! Configuration: `.baton.yml` at the repository root (committed), overlaid by the user's
+//! `$XDG_CONFIG_HOME/git-baton/config.yml` for personal actor commands.
 //!
-//! This version knows the key the verify gate reads (`plans_dir`); the keys that drive runs
-//! (`actors`, `pipeline`, `coverage`, `worktree_root`) are accepted so a full configuration
-//! already validates, and are read by the run machinery. Any other key is a located error: a
-//! typo in a gate's configuration must not silently change what the gate checks.
+//! Strict on purpose: an unknown key or an actor name that does not exist is an error located
+//! at its line and column. A typo in a gate's configuration must not silently change what the
+//! gate checks or which program runs.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
-use serde::de::IgnoredAny;
+use serde_saphyr::Spanned;
 
+use crate::state::{CoverageMode, StagePolicy};
 use crate::suggest::edit_distance;
 
 pub const FILE_NAME: &str = ".baton.yml";
@@ -20,29 +23,68 @@ const KNOWN_KEYS: &[&str] = &[
     "coverage",
     "worktree_root",
 ];
+const ACTOR_KEYS: &[&str] = &[
+    "command",
+    "stdin",
+    "env",
+    "timeout",
+    "rate_limit",
+    "model",
+    "provider",
+];
+const STAGE_KEYS: &[&str] = &["stage", "actor", "gate"];
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The default worktree root, relative to the main worktree (see docs/config.md for why).
+pub const DEFAULT_WORKTREE_ROOT: &str = ".baton/worktrees";
+
+#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// Where `verify` looks for plans when none are named: repo-relative, no trailing `/`.
     pub plans_dir: String,
+    pub actors: BTreeMap<String, Actor>,
+    pub pipeline: Vec<StagePolicy>,
+    pub coverage: CoverageMode,
+    /// As written: relative to the main worktree, or absolute.
+    pub worktree_root: String,
+    /// The files the configuration came from, for messages.
+    pub sources: Vec<String>,
+    /// Where each stage's `actor:` was written (file, line, column), for errors found later.
+    pipeline_spans: BTreeMap<String, (String, u64, u64)>,
 }
 
 impl Default for Config {
     fn default() -> Config {
         Config {
             plans_dir: "plans".into(),
+            actors: BTreeMap::new(),
+            pipeline: Vec::new(),
+            coverage: CoverageMode::Always,
+            worktree_root: DEFAULT_WORKTREE_ROOT.into(),
+            sources: Vec::new(),
+            pipeline_spans: BTreeMap::new(),
         }
     }
 }
 
+#[derive(Debug, Clone, PartialEq)]
+pub struct Actor {
+    pub command: Vec<String>,
+    /// Write the prompt to the actor's stdin (otherwise stdin is empty).
+    pub stdin_prompt: bool,
+    pub env: Vec<(String, String)>,
+    pub timeout: Option<Duration>,
+    pub rate_limit_exit_codes: Vec<i32>,
+    pub rate_limit_patterns: Vec<String>,
+    pub model: Option<String>,
+    pub provider: Option<String>,
+    /// The file that defined it (the user file overrides the repository's).
+    pub source: String,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read {file}: {source}")]
-    Read {
-        file: String,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("cannot read {file}: {reason}")]
+    Read { file: String, reason: String },
     #[error("{file}:{line}:{column}: {message}")]
     Invalid {
         file: String,
@@ -64,49 +106,312 @@ impl ConfigError {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Raw {
-    plans_dir: Option<String>,
-    actors: Option<IgnoredAny>,
-    pipeline: Option<IgnoredAny>,
-    coverage: Option<IgnoredAny>,
-    worktree_root: Option<IgnoredAny>,
+struct RawFile {
+    plans_dir: Option<Spanned<String>>,
+    actors: Option<BTreeMap<String, Spanned<RawActor>>>,
+    pipeline: Option<Vec<Spanned<RawStage>>>,
+    coverage: Option<CoverageMode>,
+    worktree_root: Option<String>,
 }
 
-/// Reads `.baton.yml` from the top of `workdir`; a missing file is the default configuration.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawActor {
+    command: Vec<String>,
+    stdin: Option<StdinMode>,
+    env: Option<BTreeMap<String, String>>,
+    timeout: Option<Spanned<TimeoutValue>>,
+    rate_limit: Option<RawRateLimit>,
+    model: Option<String>,
+    provider: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum StdinMode {
+    Prompt,
+    None,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum TimeoutValue {
+    Seconds(u64),
+    Text(String),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRateLimit {
+    #[serde(default)]
+    exit_codes: Vec<i32>,
+    #[serde(default)]
+    patterns: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStage {
+    stage: Spanned<String>,
+    actor: Spanned<String>,
+    gate: Option<Spanned<String>>,
+}
+
+/// The user's overlay file: `$XDG_CONFIG_HOME/git-baton/config.yml`, else
+/// `~/.config/git-baton/config.yml`.
+pub fn user_file() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("git-baton").join("config.yml"))
+}
+
+/// Reads `.baton.yml` from the top of `workdir` and the user's overlay; missing files are empty.
 pub fn load(workdir: &Path) -> Result<Config, ConfigError> {
-    let path = workdir.join(FILE_NAME);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => parse(FILE_NAME, &text),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-        Err(source) => Err(ConfigError::Read {
-            file: FILE_NAME.into(),
-            source,
+    let mut config = Config::default();
+    if let Some(text) = read_optional(&workdir.join(FILE_NAME), FILE_NAME)? {
+        apply(&mut config, FILE_NAME, &text, false)?;
+    }
+    if let Some(path) = user_file() {
+        let shown = path.display().to_string();
+        if let Some(text) = read_optional(&path, &shown)? {
+            apply(&mut config, &shown, &text, true)?;
+        }
+    }
+    validate_pipeline(&config)?;
+    Ok(config)
+}
+
+fn read_optional(path: &Path, shown: &str) -> Result<Option<String>, ConfigError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(ConfigError::Read {
+            file: shown.into(),
+            reason: crate::verify::io_reason(&err),
         }),
     }
 }
 
-/// Parses configuration text (pure); `file` names it in messages.
+/// Parses one configuration text (pure); `file` names it in messages.
 pub fn parse(file: &str, text: &str) -> Result<Config, ConfigError> {
-    if text.trim().is_empty() {
-        return Ok(Config::default());
-    }
-    let raw: Raw = serde_saphyr::from_str(text).map_err(|err| located(file, &err))?;
-    let _ = (raw.actors, raw.pipeline, raw.coverage, raw.worktree_root);
     let mut config = Config::default();
+    apply(&mut config, file, text, false)?;
+    validate_pipeline(&config)?;
+    Ok(config)
+}
+
+/// Layers one file over `config`. The user file may only add or replace actors: the pipeline
+/// and the gate policy belong to the repository, so every clone gates the same way.
+fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), ConfigError> {
+    config.sources.push(file.into());
+    if text.trim().is_empty() {
+        return Ok(());
+    }
+    let raw: RawFile = serde_saphyr::from_str(text).map_err(|err| located(file, &err))?;
+    let invalid =
+        |line: u64, column: u64, message: String, hint: Option<String>| ConfigError::Invalid {
+            file: file.into(),
+            line,
+            column,
+            message,
+            hint,
+        };
+    if user {
+        let repo_only = [
+            ("plans_dir", raw.plans_dir.is_some()),
+            ("pipeline", raw.pipeline.is_some()),
+            ("coverage", raw.coverage.is_some()),
+            ("worktree_root", raw.worktree_root.is_some()),
+        ];
+        if let Some((key, _)) = repo_only.iter().find(|(_, set)| *set) {
+            return Err(invalid(
+                line_of_key(text, key),
+                1,
+                format!(
+                    "`{key}` belongs in the repository's {FILE_NAME}, not in the user configuration"
+                ),
+                Some("the user configuration may only define `actors`".into()),
+            ));
+        }
+    }
     if let Some(dir) = raw.plans_dir {
-        let trimmed = dir.trim_matches('/');
-        if trimmed.is_empty() || dir.starts_with('/') || trimmed.split('/').any(|c| c == "..") {
-            return Err(ConfigError::Invalid {
-                file: file.into(),
-                line: line_of_key(text, "plans_dir"),
-                column: 1,
-                message: format!("`plans_dir` must be a repo-relative directory, not `{dir}`"),
-                hint: Some("for example `plans_dir: plans`".into()),
-            });
+        let trimmed = dir.value.trim_matches('/');
+        if trimmed.is_empty() || dir.value.starts_with('/') || trimmed.split('/').any(|c| c == "..")
+        {
+            return Err(invalid(
+                dir.referenced.line(),
+                dir.referenced.column(),
+                format!(
+                    "`plans_dir` must be a repo-relative directory, not `{}`",
+                    dir.value
+                ),
+                Some("for example `plans_dir: plans`".into()),
+            ));
         }
         config.plans_dir = trimmed.to_string();
     }
-    Ok(config)
+    if let Some(root) = raw.worktree_root {
+        config.worktree_root = root;
+    }
+    if let Some(mode) = raw.coverage {
+        config.coverage = mode;
+    }
+    for (name, actor) in raw.actors.unwrap_or_default() {
+        let (line, column) = (actor.referenced.line(), actor.referenced.column());
+        let raw = actor.value;
+        if raw.command.is_empty() || raw.command[0].trim().is_empty() {
+            return Err(invalid(
+                line,
+                column,
+                format!("actor `{name}` has an empty `command`"),
+                Some("give the program and its arguments as a list, e.g. `command: [codex, exec, \"{prompt_file}\"]`".into()),
+            ));
+        }
+        let timeout = match raw.timeout {
+            None => None,
+            Some(t) => Some(parse_timeout(&t.value).ok_or_else(|| {
+                invalid(
+                    t.referenced.line(),
+                    t.referenced.column(),
+                    format!("actor `{name}` has an invalid `timeout`"),
+                    Some("use seconds (`900`) or a number with a unit: `90s`, `30m`, `2h`".into()),
+                )
+            })?),
+        };
+        let rate_limit = raw.rate_limit.unwrap_or(RawRateLimit {
+            exit_codes: Vec::new(),
+            patterns: Vec::new(),
+        });
+        config.actors.insert(
+            name,
+            Actor {
+                command: raw.command,
+                stdin_prompt: matches!(raw.stdin, Some(StdinMode::Prompt)),
+                env: raw.env.unwrap_or_default().into_iter().collect(),
+                timeout,
+                rate_limit_exit_codes: rate_limit.exit_codes,
+                rate_limit_patterns: rate_limit.patterns,
+                model: raw.model,
+                provider: raw.provider,
+                source: file.into(),
+            },
+        );
+    }
+    if let Some(pipeline) = raw.pipeline {
+        let mut stages: Vec<StagePolicy> = Vec::new();
+        for entry in pipeline {
+            let entry = entry.value;
+            let name = &entry.stage;
+            let valid =
+                name.value
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_lowercase())
+                    && name.value.chars().all(|c| {
+                        c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-'
+                    });
+            if !valid {
+                return Err(invalid(
+                    name.referenced.line(),
+                    name.referenced.column(),
+                    format!("stage name `{}` must match [a-z][a-z0-9_-]*", name.value),
+                    None,
+                ));
+            }
+            if stages.iter().any(|s| s.stage == name.value) {
+                return Err(invalid(
+                    name.referenced.line(),
+                    name.referenced.column(),
+                    format!("stage `{}` appears twice in the pipeline", name.value),
+                    None,
+                ));
+            }
+            let gated = match &entry.gate {
+                None => false,
+                Some(g) if g.value == "coverage" => true,
+                Some(g) => {
+                    return Err(invalid(
+                        g.referenced.line(),
+                        g.referenced.column(),
+                        format!("unknown gate `{}` for stage `{}`", g.value, name.value),
+                        Some("the one gate is `coverage`".into()),
+                    ));
+                }
+            };
+            config.pipeline_spans.insert(
+                name.value.clone(),
+                (
+                    file.to_string(),
+                    entry.actor.referenced.line(),
+                    entry.actor.referenced.column(),
+                ),
+            );
+            stages.push(StagePolicy {
+                stage: name.value.clone(),
+                actor: entry.actor.value.clone(),
+                gated,
+            });
+        }
+        config.pipeline = stages;
+    }
+    Ok(())
+}
+
+/// Every pipeline stage names a defined actor; checked after the user overlay, which may be
+/// where the actor is defined.
+fn validate_pipeline(config: &Config) -> Result<(), ConfigError> {
+    for stage in &config.pipeline {
+        if config.actors.contains_key(&stage.actor) {
+            continue;
+        }
+        let (file, line, column) = config
+            .pipeline_spans
+            .get(&stage.stage)
+            .cloned()
+            .unwrap_or_else(|| (FILE_NAME.to_string(), 1, 1));
+        let names: Vec<&str> = config.actors.keys().map(String::as_str).collect();
+        let hint = match closest(&stage.actor, &names) {
+            Some(known) => format!("did you mean `{known}`?"),
+            None if names.is_empty() => {
+                "define it under `actors:` (here or in the user configuration)".into()
+            }
+            None => format!("defined actors: {}", names.join(", ")),
+        };
+        return Err(ConfigError::Invalid {
+            file,
+            line,
+            column,
+            message: format!(
+                "unknown actor `{}` for stage `{}`",
+                stage.actor, stage.stage
+            ),
+            hint: Some(hint),
+        });
+    }
+    Ok(())
+}
+
+fn parse_timeout(value: &TimeoutValue) -> Option<Duration> {
+    let secs = match value {
+        TimeoutValue::Seconds(s) => *s,
+        TimeoutValue::Text(text) => {
+            let text = text.trim();
+            let (number, unit) = text.split_at(
+                text.find(|c: char| !c.is_ascii_digit())
+                    .unwrap_or(text.len()),
+            );
+            let n: u64 = number.parse().ok()?;
+            match unit.trim() {
+                "" | "s" => n,
+                "m" => n.checked_mul(60)?,
+                "h" => n.checked_mul(3600)?,
+                _ => return None,
+            }
+        }
+    };
+    (secs > 0).then(|| Duration::from_secs(secs))
 }
 
 fn located(file: &str, err: &serde_saphyr::Error) -> ConfigError {
@@ -120,9 +425,18 @@ fn located(file: &str, err: &serde_saphyr::Error) -> ConfigError {
     let hint = message
         .strip_prefix("unknown field `")
         .and_then(|rest| rest.split('`').next())
-        .map(|key| match closest(key, KNOWN_KEYS) {
-            Some(known) => format!("did you mean `{known}`?"),
-            None => format!("known keys: {}", KNOWN_KEYS.join(", ")),
+        .map(|key| {
+            let known: &[&str] = if message.contains("expected one of command") {
+                ACTOR_KEYS
+            } else if message.contains("expected one of stage") {
+                STAGE_KEYS
+            } else {
+                KNOWN_KEYS
+            };
+            match closest(key, known) {
+                Some(k) => format!("did you mean `{k}`?"),
+                None => format!("known keys: {}", known.join(", ")),
+            }
         });
     ConfigError::Invalid {
         file: file.into(),
@@ -144,7 +458,7 @@ pub fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
     known
         .iter()
         .map(|k| (edit_distance(name, k), *k))
-        .filter(|(d, k)| *d <= 2.max(k.len() / 3))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 3) && *d < k.len().max(name.len()).min(k.len()))
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k)
 }
@@ -161,8 +475,38 @@ mod tests {
         }
     }
 
+    const FULL: &str = "\
+actors:
+  codex:
+    command: [codex, exec, --full-auto, \"{prompt_file}\"]
+    rate_limit: { exit_codes: [75], patterns: [\"rate limit\", \"usage limit\"] }
+    timeout: 30m
+  writer:
+    command: [sh, -c, 'cat \"$BATON_PROMPT_FILE\" | claude -p']
+    stdin: prompt
+    env: { CLAUDE_MODEL: opus }
+    model: opus
+pipeline:
+  - { stage: executor, actor: codex, gate: coverage }
+  - { stage: reporter, actor: writer }
+coverage: resume
+";
+
     #[test]
-    fn defaults_and_plans_dir() {
+    fn a_full_configuration() {
+        let c = parse(".baton.yml", FULL).unwrap();
+        assert_eq!(c.coverage, CoverageMode::Resume);
+        assert_eq!(c.pipeline.len(), 2);
+        assert!(c.pipeline[0].gated && !c.pipeline[1].gated);
+        let codex = &c.actors["codex"];
+        assert_eq!(codex.timeout, Some(Duration::from_secs(1800)));
+        assert_eq!(codex.rate_limit_exit_codes, [75]);
+        let writer = &c.actors["writer"];
+        assert!(writer.stdin_prompt);
+        assert_eq!(
+            writer.env,
+            [("CLAUDE_MODEL".to_string(), "opus".to_string())]
+        );
         assert_eq!(parse(".baton.yml", "").unwrap().plans_dir, "plans");
         assert_eq!(
             parse(".baton.yml", "plans_dir: work/plans/\n")
@@ -170,8 +514,6 @@ mod tests {
                 .plans_dir,
             "work/plans"
         );
-        let full = "actors:\n  a: {command: [x]}\npipeline:\n  - {stage: executor, actor: a}\ncoverage: always\n";
-        assert_eq!(parse(".baton.yml", full).unwrap(), Config::default());
     }
 
     #[test]
@@ -182,8 +524,25 @@ mod tests {
         ");
         insta::assert_snapshot!(err("plans_dir: [a]\n"), @".baton.yml:1:12: expected string scalar");
         insta::assert_snapshot!(err("plans_dir: ../up\n"), @r"
-        .baton.yml:1:1: `plans_dir` must be a repo-relative directory, not `../up`
+        .baton.yml:1:12: `plans_dir` must be a repo-relative directory, not `../up`
         hint: for example `plans_dir: plans`
         ");
+        insta::assert_snapshot!(err("actors:\n  a: {command: [x]}\npipeline:\n  - { stage: executor, actor: b }\n"), @r#"
+            .baton.yml:4:31: unknown actor `b` for stage `executor`
+            hint: defined actors: a
+            "#);
+        insta::assert_snapshot!(err("actors:\n  a: {comand: [x]}\n"), @r"
+        .baton.yml:2:7: unknown field `comand`, expected one of command, stdin, env, timeout, rate_limit, model, provider
+        hint: did you mean `command`?
+        ");
+        insta::assert_snapshot!(err("actors:\n  a: {command: [x], timeout: 5 minutes}\n"), @r"
+        .baton.yml:2:30: actor `a` has an invalid `timeout`
+        hint: use seconds (`900`) or a number with a unit: `90s`, `30m`, `2h`
+        ");
+        insta::assert_snapshot!(err("actors:\n  a: {command: [x]}\npipeline:\n  - { stage: executor, actor: a, gate: tests }\n"), @r"
+        .baton.yml:4:40: unknown gate `tests` for stage `executor`
+        hint: the one gate is `coverage`
+        ");
+        insta::assert_snapshot!(err("coverage: sometimes\n"), @".baton.yml:1:11: unknown variant `sometimes`, expected one of always, resume");
     }
 }

@@ -183,7 +183,7 @@ pub enum Claim {
 }
 
 /// Where an evidence entry came from, so that a problem can point at it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Source {
     /// Entry `index` (0-based) of `target_coverage` in the evidence file `path`.
@@ -563,7 +563,7 @@ fn normalize_reason(reason: &str) -> String {
 }
 
 /// The verdict on one target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TargetStatus {
     Changed,
@@ -572,7 +572,7 @@ pub enum TargetStatus {
 }
 
 /// One row per declared target, in declaration order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TargetReport {
     /// The target's normalized spec.
     pub target: String,
@@ -587,7 +587,7 @@ pub struct TargetReport {
 }
 
 /// Why evidence is invalid.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProblemKind {
     UnknownTarget,
@@ -599,7 +599,7 @@ pub enum ProblemKind {
 }
 
 /// Invalid evidence; any problem fails the gate.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Problem {
     /// The target as the entry named it.
     pub target: String,
@@ -610,7 +610,7 @@ pub struct Problem {
 }
 
 /// An `unchanged` entry for a target that the diff changed. The diff wins; kept for the record.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Contradiction {
     pub target: String,
     pub source: Source,
@@ -620,7 +620,7 @@ pub struct Contradiction {
 }
 
 /// The outcome of [`evaluate`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Report {
     /// The plan declared at least one target, so passing means something.
     pub verified: bool,

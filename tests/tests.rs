@@ -4,3 +4,7 @@
 mod support;
 
 mod diff_oracle;
+
+mod exec;
+
+mod verify;

@@ -2,14 +2,25 @@
 //! help text) and a `run` function that translates arguments into a call of the domain.
 //! No business logic lives here.
 
+mod list;
+mod log;
+mod pause;
+mod resume;
+mod run;
+mod status;
+mod stop;
 mod verify;
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
 use crate::error::{CliError, Exit};
+use crate::git::Repo;
+use crate::state::store::{Store, StoreError};
+use crate::state::{RunState, RunStatus};
 
 /// git-baton: a stage of coding-agent work counts as succeeded only when the repository proves it.
 ///
@@ -30,6 +41,13 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    Run(run::RunArgs),
+    Resume(resume::ResumeArgs),
+    Status(status::StatusArgs),
+    List(list::ListArgs),
+    Log(log::LogArgs),
+    Stop(stop::StopArgs),
+    Pause(pause::PauseArgs),
     Verify(verify::VerifyArgs),
 }
 
@@ -59,12 +77,155 @@ pub fn main() -> ExitCode {
 pub fn run(cli: Cli) -> Result<Exit, CliError> {
     let cwd = std::env::current_dir()
         .map_err(|err| CliError::input(format!("cannot read the current directory: {err}")))?;
-    let mut stdout = std::io::stdout().lock();
+    // Not locked for the whole command: actors' output is echoed from other threads meanwhile.
+    let mut stdout = std::io::stdout();
     let exit = match cli.command {
+        Command::Run(args) => run::run(&cwd, args, &mut stdout)?,
+        Command::Resume(args) => resume::run(&cwd, args, &mut stdout)?,
+        Command::Status(args) => status::run(&cwd, args, &mut stdout)?,
+        Command::List(args) => list::run(&cwd, args, &mut stdout)?,
+        Command::Log(args) => log::run(&cwd, args, &mut stdout)?,
+        Command::Stop(args) => stop::run(&cwd, args, &mut stdout)?,
+        Command::Pause(args) => pause::run(&cwd, args, &mut stdout)?,
         Command::Verify(args) => verify::run(&cwd, args, &mut stdout)?,
     };
-    // A closed pipe (`| head`) is not a failure of the gate.
+    // A closed pipe (`| head`) is not a failure of the command.
     let _ = stdout.flush();
+    Ok(exit)
+}
+
+/// The repository, its run store and configuration, as every run command needs them.
+struct Context {
+    repo: Repo,
+    store: Store,
+    config: crate::config::Config,
+}
+
+impl Context {
+    fn open(cwd: &Path) -> Result<Context, CliError> {
+        let repo = Repo::discover(cwd)?;
+        let store = Store::new(repo.common_dir());
+        // Configuration comes from the main worktree, so that every worktree of a repository,
+        // including the runs' own, drives runs the same way.
+        let main = main_worktree(&repo)?;
+        let config = crate::config::load(&main)?;
+        Ok(Context {
+            repo,
+            store,
+            config,
+        })
+    }
+
+    fn workdir(&self) -> &Path {
+        self.repo.workdir().unwrap_or(Path::new("."))
+    }
+
+    fn main_worktree(&self) -> Result<PathBuf, CliError> {
+        main_worktree(&self.repo)
+    }
+
+    fn resolve(&self, name: &str) -> Result<String, CliError> {
+        self.store.resolve(name).map_err(store_error)
+    }
+}
+
+fn main_worktree(repo: &Repo) -> Result<PathBuf, CliError> {
+    // The common dir of a non-bare repository is `<main worktree>/.git`.
+    let common = repo.common_dir();
+    match common.file_name() {
+        Some(name) if name == ".git" => Ok(common.parent().unwrap_or(common).to_path_buf()),
+        _ => Ok(repo.workdir()?.to_path_buf()),
+    }
+}
+
+fn store_error(err: StoreError) -> CliError {
+    match err {
+        StoreError::Busy { .. } => CliError {
+            exit: Exit::Busy,
+            message: err.to_string(),
+            hints: vec!["wait for it to finish, or stop it with `git baton stop <RUN>`".into()],
+        },
+        StoreError::Unknown(_) => {
+            CliError::input(err.to_string()).hinted("see the runs with `git baton list`")
+        }
+        StoreError::Ambiguous { .. } => {
+            CliError::input(err.to_string()).hinted("type more of the run id")
+        }
+        other => CliError::input(other.to_string()),
+    }
+}
+
+/// `--actor STAGE=NAME`.
+fn parse_actor(value: &str) -> Result<(String, String), String> {
+    match value.split_once('=') {
+        Some((stage, actor)) if !stage.is_empty() && !actor.is_empty() => {
+            Ok((stage.to_string(), actor.to_string()))
+        }
+        _ => Err(format!("expected STAGE=NAME, got `{value}`")),
+    }
+}
+
+/// The path of `full` relative to the worktree root, `/`-separated, when it lies inside it.
+fn repo_relative(workdir: &Path, full: &Path) -> Option<String> {
+    let full = full.canonicalize().ok()?;
+    let workdir = workdir.canonicalize().ok()?;
+    let rel = full.strip_prefix(workdir).ok()?;
+    let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
+    Some(parts?.join("/"))
+}
+
+fn status_name(status: RunStatus) -> String {
+    serde_json::to_value(status)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}
+
+/// A run's status word, with `(stale)` when the state says running but nobody holds the lock.
+fn status_word(store: &Store, state: &RunState) -> String {
+    let name = status_name(state.status);
+    if is_stale(store, state) {
+        format!("{name} (stale)")
+    } else {
+        name
+    }
+}
+
+fn is_stale(store: &Store, state: &RunState) -> bool {
+    state.status == RunStatus::Running && matches!(store.holder(&state.run_id), Ok(None))
+}
+
+/// The exit code a run's state means (design §6).
+fn exit_for(store: &Store, state: &RunState) -> Exit {
+    match state.status {
+        RunStatus::Review | RunStatus::Paused | RunStatus::Finished => Exit::Success,
+        RunStatus::Running if !is_stale(store, state) => Exit::Busy,
+        _ => Exit::Failed,
+    }
+}
+
+fn print_state_json(store: &Store, state: &RunState, out: &mut dyn Write) -> Result<(), CliError> {
+    let view = status::json_view(store, state);
+    let mut text = serde_json::to_string_pretty(&view).expect("serializes");
+    text.push('\n');
+    let _ = out.write_all(text.as_bytes());
+    Ok(())
+}
+
+/// After driving: the summary (or JSON) and the exit code.
+fn finish(
+    store: &Store,
+    state: &RunState,
+    exit: Exit,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<Exit, CliError> {
+    if json {
+        print_state_json(store, state, out)?;
+    } else {
+        let text = crate::report::status::render(state, false, None, &crate::state::store::now());
+        eprint!("\n{text}");
+    }
     Ok(exit)
 }
 

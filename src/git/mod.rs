@@ -11,6 +11,7 @@
 
 mod status;
 mod tree;
+mod worktree;
 
 use std::path::{Path, PathBuf};
 
@@ -162,6 +163,32 @@ impl Repo {
             }),
             Err(err) => Err(err),
         }
+    }
+
+    /// The branch HEAD is on (`main`, `baton/x`), or `None` when HEAD is detached or unborn.
+    pub fn head_branch(&self) -> Result<Option<String>> {
+        let name = self
+            .repo
+            .head_name()
+            .map_err(|err| GitError::op("read HEAD", err))?;
+        Ok(name.and_then(|n| {
+            n.as_bstr()
+                .to_str()
+                .ok()
+                .and_then(|s| s.strip_prefix("refs/heads/"))
+                .map(String::from)
+        }))
+    }
+
+    /// Whether `ancestor` is in the history of `commit` (or is it).
+    pub fn is_ancestor(&self, ancestor: ObjectId, commit: ObjectId) -> bool {
+        ancestor == commit
+            || matches!(self.repo.merge_base(ancestor, commit), Ok(Some(id)) if id.detach() == ancestor)
+    }
+
+    /// The commit HEAD points at, if any.
+    pub fn head_commit(&self) -> Option<ObjectId> {
+        self.repo.head_id().ok().map(|id| id.detach())
     }
 
     /// The tree of a commit.

@@ -9,6 +9,8 @@ use crate::verify::{PlanResult, Verification};
 
 /// GitHub shows at most 10 error annotations per step; the rest are dropped silently, so we stop
 /// at the limit ourselves and say how many were left out.
+pub mod status;
+
 pub const GITHUB_ANNOTATION_LIMIT: usize = 10;
 
 fn short(id: &str) -> &str {

@@ -34,7 +34,10 @@ pub struct TestRepo {
 impl TestRepo {
     /// An empty repository on branch `main`.
     pub fn new() -> TestRepo {
-        let tmp = tempfile::Builder::new().prefix("baton-test").tempdir().unwrap();
+        let tmp = tempfile::Builder::new()
+            .prefix("baton-test")
+            .tempdir()
+            .unwrap();
         // Canonical so that paths printed by git and by us agree even where /tmp is a symlink.
         let base = tmp.path().canonicalize().unwrap();
         let root = base.join("repo");
@@ -42,7 +45,11 @@ impl TestRepo {
         std::fs::create_dir_all(&root).unwrap();
         std::fs::create_dir_all(home.join(".config")).unwrap();
         std::fs::write(home.join(".gitconfig"), "[init]\n\tdefaultBranch = main\n").unwrap();
-        let repo = TestRepo { _tmp: tmp, root, home };
+        let repo = TestRepo {
+            _tmp: tmp,
+            root,
+            home,
+        };
         repo.git(["init", "-q"]);
         repo
     }
@@ -107,7 +114,15 @@ impl TestRepo {
     pub fn oracle(&self, dir: &Path, rev: &str) -> Vec<String> {
         let mut paths: Vec<String> = Vec::new();
         for args in [
-            vec!["-c", "core.quotePath=false", "diff", "--no-renames", "--name-only", "-z", rev],
+            vec![
+                "-c",
+                "core.quotePath=false",
+                "diff",
+                "--no-renames",
+                "--name-only",
+                "-z",
+                rev,
+            ],
             vec!["ls-files", "-z", "--others", "--exclude-standard"],
         ] {
             let out = self.git_in(dir, args);
@@ -124,9 +139,20 @@ impl TestRepo {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
+        self.baton_env(dir, args, &[])
+    }
+
+    /// Like [`Self::baton_in`], with extra environment variables (`GITHUB_STEP_SUMMARY`,
+    /// `GIT_CEILING_DIRECTORIES`, ...) on top of the hermetic ones.
+    pub fn baton_env<I, S>(&self, dir: &Path, args: I, env: &[(&str, &OsStr)]) -> Run
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_git-baton"));
         cmd.args(args).current_dir(dir);
         hermetic(&mut cmd, &self.home);
+        cmd.envs(env.iter().copied());
         let out = cmd.output().unwrap();
         Run::new(out, &[(self.tmp(), "$TMP")])
     }
@@ -163,8 +189,18 @@ impl Run {
         }
     }
 
+    /// The same run with `from` replaced by `to` in stdout and stderr, e.g. to name commit ids.
+    pub fn replace(&self, from: &str, to: &str) -> Run {
+        Run {
+            code: self.code,
+            stdout: self.stdout.replace(from, to),
+            stderr: self.stderr.replace(from, to),
+        }
+    }
+
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
     }
 }
 

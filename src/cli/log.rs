@@ -1,0 +1,107 @@
+//! `git baton log`: what an actor printed during an attempt.
+
+use std::io::Write;
+use std::path::Path;
+
+use clap::Args;
+
+use crate::error::{CliError, Exit};
+
+/// Show the captured output of an attempt: by default the latest attempt of the latest stage
+/// that ran.
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// The run: its id or any unique prefix.
+    #[arg(value_name = "RUN")]
+    pub run: String,
+
+    /// The stage (default: the latest stage that ran).
+    #[arg(long, value_name = "STAGE")]
+    pub stage: Option<String>,
+
+    /// The attempt number within the stage (default: its latest).
+    #[arg(long, value_name = "N")]
+    pub attempt: Option<u32>,
+
+    /// Print the attempt's record and its logs as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(cwd: &Path, args: LogArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
+    let ctx = super::Context::open(cwd)?;
+    let id = ctx.resolve(&args.run)?;
+    let state = ctx.store.load(&id).map_err(super::store_error)?;
+    let stage = match &args.stage {
+        Some(name) => state
+            .stages
+            .iter()
+            .find(|s| &s.name == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = state.stages.iter().map(|s| s.name.as_str()).collect();
+                CliError::input(format!("run {id} has no stage `{name}`"))
+                    .hinted(format!("its stages: {}", names.join(", ")))
+            })?,
+        None => state
+            .stages
+            .iter()
+            .rev()
+            .find(|s| !s.attempts.is_empty())
+            .ok_or_else(|| CliError::input(format!("run {id} has no attempts yet")))?,
+    };
+    let attempt = match args.attempt {
+        Some(n) => stage.attempts.iter().find(|a| a.n == n).ok_or_else(|| {
+            CliError::input(format!(
+                "stage `{}` of run {id} has no attempt {n}",
+                stage.name
+            ))
+            .hinted(format!("it has {} attempt(s)", stage.attempts.len()))
+        })?,
+        None => stage.attempts.last().ok_or_else(|| {
+            CliError::input(format!(
+                "stage `{}` of run {id} has no attempts yet",
+                stage.name
+            ))
+        })?,
+    };
+    let dir = ctx.store.run_dir(&id).join(&attempt.dir);
+    let read = |name: &str| {
+        std::fs::read(dir.join(name))
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    };
+    let (stdout, stderr) = (read("stdout.log"), read("stderr.log"));
+    if args.json {
+        let value = serde_json::json!({
+            "run_id": id, "stage": stage.name, "attempt": attempt,
+            "stdout": stdout, "stderr": stderr, "dir": dir.display().to_string(),
+        });
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&value).expect("serializes")
+        );
+        return Ok(Exit::Success);
+    }
+    let outcome = attempt
+        .outcome
+        .map(|o| format!("{o:?}").to_lowercase())
+        .unwrap_or_else(|| "running".into());
+    let _ = writeln!(
+        out,
+        "== run {id}, stage {}, attempt {} ({}, actor {}, started {})",
+        stage.name, attempt.n, outcome, attempt.actor, attempt.started_at
+    );
+    for (name, text) in [("stdout", stdout), ("stderr", stderr)] {
+        let _ = writeln!(out, "-- {name}");
+        if text.is_empty() {
+            let _ = writeln!(out, "(empty)");
+        } else {
+            let _ = write!(out, "{text}");
+            if !text.ends_with('\n') {
+                let _ = writeln!(out);
+            }
+        }
+    }
+    Ok(Exit::Success)
+}

@@ -1,0 +1,34 @@
+//! `git baton pause`: stop a run at its next stage boundary.
+
+use std::io::Write;
+use std::path::Path;
+
+use clap::Args;
+
+use crate::error::{CliError, Exit};
+
+/// Pause a run at the next stage boundary: the stage in progress finishes, then the run stops
+/// as `paused` (resume continues it).
+#[derive(Debug, Args)]
+pub struct PauseArgs {
+    /// The run: its id or any unique prefix.
+    #[arg(value_name = "RUN")]
+    pub run: String,
+}
+
+pub fn run(cwd: &Path, args: PauseArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
+    let ctx = super::Context::open(cwd)?;
+    let id = ctx.resolve(&args.run)?;
+    if ctx.store.holder(&id).map_err(super::store_error)?.is_none() {
+        let state = ctx.store.load(&id).map_err(super::store_error)?;
+        return Err(CliError::input(format!(
+            "run {id} is not being driven by any process (status: {})",
+            super::status_word(&ctx.store, &state)
+        ))
+        .hinted(format!("see `git baton status {id}`")));
+    }
+    let request = ctx.store.run_dir(&id).join(crate::run::PAUSE_REQUEST);
+    crate::state::store::write_atomic(&request, b"pause\n").map_err(super::store_error)?;
+    let _ = writeln!(out, "run {id} will pause after its current stage");
+    Ok(Exit::Success)
+}

@@ -1,0 +1,98 @@
+//! `git baton resume`: continue a run from its RunState.
+
+use std::io::Write;
+use std::path::Path;
+
+use clap::Args;
+
+use crate::error::{CliError, Exit};
+use crate::run::Driver;
+use crate::state::{RunStatus, StageStatus};
+
+/// Continue a run from its RunState: re-run the first stage that has not succeeded as a new,
+/// resumed attempt, then the rest of the pipeline.
+///
+/// Everything comes from the RunState recorded at creation (pipeline, actors, gate policy,
+/// stop-after); only the actor of the stage being resumed may be changed. A resumed attempt of a
+/// gated stage always goes through the coverage gate. Exit status as for `run`.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The run: its id or any unique prefix.
+    #[arg(value_name = "RUN")]
+    pub run: String,
+
+    /// Use actor NAME for the resumed attempt of STAGE (recorded on the attempt).
+    #[arg(long, value_name = "STAGE=NAME", value_parser = super::parse_actor)]
+    pub actor: Option<(String, String)>,
+
+    /// Print the final RunState as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
+    let ctx = super::Context::open(cwd)?;
+    let id = ctx.resolve(&args.run)?;
+    let lock = ctx
+        .store
+        .lock(&id, "git baton resume")
+        .map_err(super::store_error)?;
+    let mut state = ctx.store.load(&id).map_err(super::store_error)?;
+    eprintln!("run {id}");
+
+    match state.status {
+        RunStatus::Review | RunStatus::Finished => {
+            return Err(CliError::input(format!(
+                "run {id} is in {}: there is nothing to resume",
+                super::status_name(state.status)
+            ))
+            .hinted(format!("see `git baton status {id}`")));
+        }
+        RunStatus::Running
+            if state
+                .stages
+                .iter()
+                .any(|s| s.status == StageStatus::Running) =>
+        {
+            // We hold the lock, so whoever left it running is gone.
+            state.record_crash(&crate::state::store::now());
+            crate::state::store::save_in(lock.dir(), &state).map_err(super::store_error)?;
+            eprintln!(
+                "note: the previous process driving this run died; its attempt is recorded as interrupted (crash)"
+            );
+        }
+        _ => {}
+    }
+    let next = state.next_stage().map(|i| state.stages[i].name.clone());
+    if let Some((stage, actor)) = &args.actor {
+        if next.as_deref() != Some(stage.as_str()) {
+            return Err(CliError::input(format!(
+                "--actor names stage `{stage}`, but the stage to resume is `{}`",
+                next.as_deref().unwrap_or("none")
+            ))
+            .hinted("the RunState's pipeline is authoritative; only the actor of the stage being resumed may change"));
+        }
+        if !ctx.config.actors.contains_key(actor) {
+            let names: Vec<&str> = ctx.config.actors.keys().map(String::as_str).collect();
+            return Err(CliError::input(format!(
+                "--actor names actor `{actor}`, which is not configured"
+            ))
+            .hinted(format!("configured actors: {}", names.join(", "))));
+        }
+    }
+    crate::run::check_worktree(&ctx.repo, &state)?;
+
+    let interrupted = crate::exec::interrupt_flag().map_err(|e| CliError::input(e.to_string()))?;
+    let driver = Driver {
+        repo: &ctx.repo,
+        store: &ctx.store,
+        config: &ctx.config,
+        lock: &lock,
+        interrupted: &interrupted,
+        echo: !args.json,
+        actor_override: args.actor.clone(),
+    };
+    let exit = driver.drive(&mut state)?;
+    drop(lock);
+    super::finish(&ctx.store, &state, exit, args.json, out)
+}

@@ -1,0 +1,107 @@
+//! `git baton run`: create a run and drive its stages.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use crate::error::{CliError, Exit};
+use crate::run::{CreateOptions, Created, Driver};
+
+/// Create a run of a plan — its own branch `baton/<id>` and linked worktree — and execute its
+/// stages.
+///
+/// Prints `run <RUN-ID>` as the first line of stderr. Exit status: 0 the run reached review (or
+/// paused on request), 1 it ended in any other state, 2 bad input, 3 the run is busy, 130
+/// git-baton was interrupted.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The plan file.
+    #[arg(value_name = "PLAN")]
+    pub plan: PathBuf,
+
+    /// The revision to start from.
+    #[arg(long, value_name = "REV", default_value = "HEAD")]
+    pub base: String,
+
+    /// An idempotency key: a retried `run` with the same key returns the existing run.
+    #[arg(long, value_name = "KEY")]
+    pub key: Option<String>,
+
+    /// Pause after this stage succeeds.
+    #[arg(long, value_name = "STAGE")]
+    pub stop_after: Option<String>,
+
+    /// Use actor NAME for stage STAGE in this run (repeatable).
+    #[arg(long, value_name = "STAGE=NAME", value_parser = super::parse_actor)]
+    pub actor: Vec<(String, String)>,
+
+    /// Print the final RunState as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
+    let ctx = super::Context::open(cwd)?;
+    let full = cwd.join(&args.plan);
+    let shown = args.plan.display().to_string();
+    let bytes = std::fs::read(&full).map_err(|e| {
+        CliError::input(format!(
+            "cannot read plan {shown}: {}",
+            crate::verify::io_reason(&e)
+        ))
+    })?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| CliError::input(format!("plan {shown} is not valid UTF-8")))?;
+    let plan_path = super::repo_relative(ctx.workdir(), &full).unwrap_or(shown);
+    let plan = crate::plan::parse(&plan_path, &text)?;
+    let base = ctx.repo.resolve_commit(&args.base)?;
+    let interrupted = crate::exec::interrupt_flag().map_err(|e| CliError::input(e.to_string()))?;
+
+    let created = crate::run::create(
+        &ctx.repo,
+        &ctx.store,
+        &ctx.config,
+        &CreateOptions {
+            plan: &plan,
+            plan_text: &text,
+            plan_path,
+            base_rev: &args.base,
+            base,
+            key: args.key.as_deref(),
+            stop_after: args.stop_after.as_deref(),
+            actors: &args.actor,
+            main_worktree: &ctx.main_worktree()?,
+            command: "git baton run",
+        },
+    )?;
+    let (mut state, lock) = match created {
+        Created::Existing(state) => {
+            eprintln!("run {}", state.run_id);
+            eprintln!(
+                "note: key `{}` names this existing run ({}); not creating another",
+                args.key.as_deref().unwrap_or_default(),
+                super::status_word(&ctx.store, &state)
+            );
+            if args.json {
+                super::print_state_json(&ctx.store, &state, out)?;
+            }
+            return Ok(super::exit_for(&ctx.store, &state));
+        }
+        Created::New(state, lock) => (state, lock),
+    };
+    eprintln!("run {}", state.run_id);
+    eprintln!("worktree {}", state.worktree);
+    let driver = Driver {
+        repo: &ctx.repo,
+        store: &ctx.store,
+        config: &ctx.config,
+        lock: &lock,
+        interrupted: &interrupted,
+        echo: !args.json,
+        actor_override: None,
+    };
+    let exit = driver.drive(&mut state)?;
+    drop(lock);
+    super::finish(&ctx.store, &state, exit, args.json, out)
+}

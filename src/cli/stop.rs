@@ -1,0 +1,50 @@
+//! `git baton stop`: interrupt the process driving a run, from another terminal.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+
+use crate::error::{CliError, Exit};
+
+/// Stop a run now: the process driving it stops the actor (SIGTERM to its process group, then
+/// SIGKILL after a grace period) and records the attempt as interrupted (manual).
+#[derive(Debug, Args)]
+pub struct StopArgs {
+    /// The run: its id or any unique prefix.
+    #[arg(value_name = "RUN")]
+    pub run: String,
+}
+
+pub fn run(cwd: &Path, args: StopArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
+    let ctx = super::Context::open(cwd)?;
+    let id = ctx.resolve(&args.run)?;
+    if ctx.store.holder(&id).map_err(super::store_error)?.is_none() {
+        let state = ctx.store.load(&id).map_err(super::store_error)?;
+        return Err(CliError::input(format!(
+            "run {id} is not being driven by any process (status: {})",
+            super::status_word(&ctx.store, &state)
+        ))
+        .hinted(format!("see `git baton status {id}`")));
+    }
+    // A request file rather than a signal: the driver polls it, and no pid can be reused wrongly.
+    let request = ctx.store.run_dir(&id).join(crate::run::STOP_REQUEST);
+    crate::state::store::write_atomic(&request, b"stop\n").map_err(super::store_error)?;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if ctx.store.holder(&id).map_err(super::store_error)?.is_none() {
+            let state = ctx.store.load(&id).map_err(super::store_error)?;
+            let _ = writeln!(
+                out,
+                "stopped run {id}: {}",
+                super::status_word(&ctx.store, &state)
+            );
+            return Ok(Exit::Success);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Err(CliError::input(format!(
+        "run {id} did not stop within 30 seconds; the stop request stays in place"
+    )))
+}

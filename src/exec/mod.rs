@@ -1,0 +1,433 @@
+//! Runs one attempt of one actor — any external command — and reports how it ended.
+//!
+//! This module knows nothing of runs, plans or git: the caller says what to run, where, with
+//! which `BATON_*` variables and where the logs go, and gets back an [`Outcome`] plus the facts
+//! it was derived from. Three properties matter more than anything else here:
+//!
+//! - **Nothing the attempt started outlives it.** The child leads its own process group and the
+//!   whole group is signalled: on a stop (SIGTERM, `grace`, SIGKILL) and also after the leader
+//!   exits on its own, when any leftovers are SIGKILLed. A background process that kept editing
+//!   the worktree after the attempt was recorded would make the record a lie.
+//! - **`run` always returns.** A grandchild that keeps the output pipes open must not block us
+//!   forever: once the leader has exited the readers get a short moment to drain, then the group
+//!   is killed, and readers still blocked after that (a holder that left the group) are
+//!   abandoned.
+//! - **The logs are complete up to the last byte read.** Every chunk is written to the log file
+//!   as it arrives, with no buffering on our side, so even a `kill -9` of git-baton leaves
+//!   everything read so far on disk.
+
+mod command;
+mod group;
+mod output;
+
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+
+pub use command::{PLACEHOLDERS, check_command};
+
+use group::Group;
+use output::{Reader, Scanner};
+
+/// How often the main loop looks at the child, the stop request and the clock.
+const POLL: Duration = Duration::from_millis(50);
+/// How long the output readers may take to reach end-of-file once the leader has exited, before
+/// the group is killed (and again after that, before they are abandoned).
+const SETTLE: Duration = Duration::from_millis(250);
+
+/// An actor as configured: how to start it and how to recognise that it was rate limited.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActorSpec {
+    pub name: String,
+    /// The argv template, never a shell string. Each element may contain the placeholders of
+    /// [`PLACEHOLDERS`] (`{prompt_file}`, …), expanded by [`run`]; a `{` that does not open a
+    /// `{name}` made of letters, digits and `_` is literal. A program name without `/` is looked
+    /// up on `PATH`; a relative path is resolved from the working directory of the attempt.
+    pub command: Vec<String>,
+    /// `true`: the child's stdin is the prompt file itself (its contents, then end-of-file);
+    /// `false`: stdin is `/dev/null`, so an actor that waits for input fails instead of hanging.
+    pub stdin_prompt: bool,
+    /// Extra environment from the configuration; the invocation's `BATON_*` variables win.
+    pub env: Vec<(String, String)>,
+    pub timeout: Option<Duration>,
+    pub rate_limit: RateLimitRules,
+}
+
+/// How an actor says "try again later".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RateLimitRules {
+    pub exit_codes: Vec<i32>,
+    /// Substrings of the attempt's stdout or stderr, matched ignoring ASCII case. Empty patterns
+    /// never match (they would make every failure a rate limit).
+    pub patterns: Vec<String>,
+}
+
+/// One attempt to run: the actor plus everything that differs from one attempt to the next.
+pub struct Invocation<'a> {
+    pub actor: &'a ActorSpec,
+    /// The child's current directory.
+    pub workdir: &'a Path,
+    /// `BATON_*` variables, set by the caller; they override the inherited and actor environment.
+    pub env: Vec<(String, String)>,
+    /// Values of the placeholders in the command, e.g. `("prompt_file", "/…/prompt.md")`.
+    pub placeholders: Vec<(&'static str, String)>,
+    pub prompt_file: &'a Path,
+    /// Created or truncated; they receive every byte the child writes, as it is written.
+    pub stdout_log: &'a Path,
+    pub stderr_log: &'a Path,
+    /// Also copy the child's output to our stdout and stderr as it arrives.
+    pub echo: bool,
+    /// Polled about every 50 ms: another process asked to stop this run.
+    pub stop_requested: &'a dyn Fn() -> bool,
+    /// Set by our SIGINT/SIGTERM handler (see [`interrupt_flag`]).
+    pub interrupted: &'a AtomicBool,
+    /// Time between SIGTERM to the child's process group and SIGKILL.
+    pub grace: Duration,
+}
+
+/// How an attempt ended, as far as the actor is concerned; the caller may still apply a gate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Exit code 0 — even if a rate-limit pattern appeared in the output: an actor that recovered
+    /// from a rate limit by itself did its work.
+    Succeeded,
+    /// A non-zero exit, or death by a signal we did not send.
+    Failed {
+        exit_code: Option<i32>,
+        signal: Option<i32>,
+    },
+    /// A non-zero exit (or foreign signal) with an exit code listed in the rules, or with a
+    /// pattern in the output. `matched` is `exit code N` or the pattern as configured; the exit
+    /// code is checked first.
+    RateLimited {
+        exit_code: Option<i32>,
+        matched: String,
+    },
+    /// We stopped it, however it then exited.
+    Interrupted { cause: Cause },
+}
+
+/// Why we stopped an attempt (a crash of git-baton itself is recorded by whoever notices it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// A SIGINT/SIGTERM to git-baton, or a stop requested by another process.
+    Manual,
+    /// The actor's timeout elapsed.
+    Timeout,
+}
+
+/// What [`run`] observed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finished {
+    pub outcome: Outcome,
+    /// The leader's exit code, `None` if a signal ended it (or it never started).
+    pub exit_code: Option<i32>,
+    /// The signal that ended the leader, whoever sent it.
+    pub signal: Option<i32>,
+    /// From the start of the child to the end of the leader (including any grace period).
+    pub duration: Duration,
+    /// The last 20 lines of stderr, at most 2 KiB, decoded lossily.
+    pub stderr_tail: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error("actor `{actor}` has an empty command")]
+    EmptyCommand { actor: String },
+    #[error("unknown placeholder `{{{name}}}` in the command of actor `{actor}`")]
+    UnknownPlaceholder { actor: String, name: String },
+    #[error("actor `{actor}`: command `{program}` not found")]
+    NotFound { actor: String, program: String },
+    #[error("actor `{actor}`: command `{program}` cannot be executed: permission denied")]
+    NotExecutable { actor: String, program: String },
+    #[error("actor `{actor}`: cannot start `{program}`: {source}")]
+    Spawn {
+        actor: String,
+        program: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("actor `{actor}`: cannot run in {}: {source}", .path.display())]
+    Workdir {
+        actor: String,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("actor `{actor}`: cannot read prompt {}: {source}", .path.display())]
+    Prompt {
+        actor: String,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("actor `{actor}`: cannot write log {}: {source}", .path.display())]
+    Log {
+        actor: String,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("actor `{actor}`: cannot wait for `{program}`: {source}")]
+    Wait {
+        actor: String,
+        program: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("cannot install the SIGINT/SIGTERM handlers: {source}")]
+    Signals {
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl ExecError {
+    /// What the user can do next.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            ExecError::NotFound { actor, .. } => Some(format!(
+                "install it, or fix the `command` of actor `{actor}` in .baton.yml \
+                 (a name without `/` is looked up on PATH)"
+            )),
+            ExecError::NotExecutable { program, .. } => Some(format!(
+                "make it executable (`chmod +x {program}`) or fix the actor's `command`"
+            )),
+            ExecError::UnknownPlaceholder { .. } => Some(format!(
+                "the placeholders are {}",
+                PLACEHOLDERS.map(|name| format!("{{{name}}}")).join(", ")
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// Runs one attempt of `inv.actor` to its end and classifies it.
+///
+/// Errors are reserved for attempts that could not be run as asked (bad command, missing
+/// program, unwritable log); anything the actor does is an [`Outcome`]. If a log cannot be
+/// written mid-attempt, the attempt is stopped like an interruption — its output could no longer
+/// be kept — and the error is returned.
+pub fn run(inv: &Invocation) -> Result<Finished, ExecError> {
+    let actor = inv.actor;
+    let argv = command::expand(actor, &inv.placeholders)?;
+    check_workdir(inv)?;
+    let stdin = if actor.stdin_prompt {
+        // The file itself rather than a pipe we feed: the child reads it at its own pace and
+        // there is no writer to block on an actor that never reads.
+        let file = File::open(inv.prompt_file).map_err(|source| ExecError::Prompt {
+            actor: actor.name.clone(),
+            path: inv.prompt_file.to_owned(),
+            source,
+        })?;
+        Stdio::from(file)
+    } else {
+        Stdio::null()
+    };
+    let stdout_log = create_log(actor, inv.stdout_log)?;
+    let stderr_log = create_log(actor, inv.stderr_log)?;
+
+    // A stop that arrived before the start: do not start an actor only to kill it.
+    if stop_wanted(inv) {
+        return Ok(Finished {
+            outcome: Outcome::Interrupted {
+                cause: Cause::Manual,
+            },
+            exit_code: None,
+            signal: None,
+            duration: Duration::ZERO,
+            stderr_tail: String::new(),
+        });
+    }
+
+    let program = &argv[0];
+    let mut cmd = Command::new(program);
+    cmd.args(&argv[1..])
+        .current_dir(inv.workdir)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own group: a Ctrl-C in the terminal reaches only us, and we can signal the actor
+        // together with everything it started.
+        .process_group(0);
+    for (key, value) in actor.env.iter().chain(&inv.env) {
+        cmd.env(key, value);
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|err| spawn_error(actor, program, err))?;
+    let started = Instant::now();
+
+    let patterns = &actor.rate_limit.patterns;
+    let stdout = child.stdout.take().map(|pipe| {
+        let echo = inv
+            .echo
+            .then(|| Box::new(io::stdout()) as Box<dyn io::Write + Send>);
+        Reader::spawn(pipe, stdout_log, echo, Scanner::new(patterns), false)
+    });
+    let stderr = child.stderr.take().map(|pipe| {
+        let echo = inv
+            .echo
+            .then(|| Box::new(io::stderr()) as Box<dyn io::Write + Send>);
+        Reader::spawn(pipe, stderr_log, echo, Scanner::new(patterns), true)
+    });
+    let readers: Vec<&Reader> = stdout.iter().chain(&stderr).collect();
+    let mut group = Group::new(child);
+    let wait_error = |source| ExecError::Wait {
+        actor: actor.name.clone(),
+        program: program.clone(),
+        source,
+    };
+
+    let deadline = actor.timeout.map(|timeout| started + timeout);
+    let stop = loop {
+        if group.exited().map_err(wait_error)? {
+            break None;
+        }
+        if readers.iter().any(|reader| reader.log_failed()) {
+            break Some(Stop::LogFailed);
+        }
+        if stop_wanted(inv) {
+            break Some(Stop::Cause(Cause::Manual));
+        }
+        if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+            break Some(Stop::Cause(Cause::Timeout));
+        }
+        std::thread::sleep(POLL);
+    };
+    if stop.is_some() {
+        group.terminate(inv.grace).map_err(wait_error)?;
+    }
+    let duration = started.elapsed();
+
+    // The leader is gone (but not reaped, so its group id cannot be reused yet). Whatever still
+    // holds the pipes gets a moment to finish writing; then the group's leftovers are killed.
+    Reader::settle(&readers, SETTLE);
+    group.kill();
+    Reader::settle(&readers, SETTLE);
+    let status = group.reap().map_err(wait_error)?;
+    let mut stdout = stdout.map(Reader::finish);
+    let mut stderr = stderr.map(Reader::finish);
+
+    for (drained, path) in [(&mut stdout, inv.stdout_log), (&mut stderr, inv.stderr_log)] {
+        if let Some(source) = drained.as_mut().and_then(|d| d.log_error.take()) {
+            return Err(ExecError::Log {
+                actor: actor.name.clone(),
+                path: path.to_owned(),
+                source,
+            });
+        }
+    }
+
+    let exit_code = status.code();
+    let signal = status.signal();
+    let matched = [&stdout, &stderr]
+        .into_iter()
+        .flatten()
+        .find_map(|drained| drained.matched.clone());
+    let outcome = match stop {
+        Some(Stop::Cause(cause)) => Outcome::Interrupted { cause },
+        // Unreachable in practice: a log failure returned above.
+        Some(Stop::LogFailed) => Outcome::Interrupted {
+            cause: Cause::Manual,
+        },
+        None if status.success() => Outcome::Succeeded,
+        None => match exit_code.filter(|code| actor.rate_limit.exit_codes.contains(code)) {
+            Some(code) => Outcome::RateLimited {
+                exit_code,
+                matched: format!("exit code {code}"),
+            },
+            None => match matched {
+                Some(matched) => Outcome::RateLimited { exit_code, matched },
+                None => Outcome::Failed { exit_code, signal },
+            },
+        },
+    };
+    Ok(Finished {
+        outcome,
+        exit_code,
+        signal,
+        duration,
+        stderr_tail: stderr.map(|drained| drained.tail).unwrap_or_default(),
+    })
+}
+
+/// The flag our SIGINT and SIGTERM handlers set, registered on the first call.
+///
+/// From then on those signals no longer end git-baton: whoever holds the flag must look at it
+/// (as [`run`] does through [`Invocation::interrupted`]) and wind down, so that an interrupted
+/// attempt is stopped and recorded rather than orphaned.
+pub fn interrupt_flag() -> Result<Arc<AtomicBool>, ExecError> {
+    static FLAG: Mutex<Option<Arc<AtomicBool>>> = Mutex::new(None);
+    let mut slot = FLAG.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(flag) = &*slot {
+        return Ok(Arc::clone(flag));
+    }
+    let flag = Arc::new(AtomicBool::new(false));
+    let mut registered = Vec::new();
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        match signal_hook::flag::register(signal, Arc::clone(&flag)) {
+            Ok(id) => registered.push(id),
+            Err(source) => {
+                // All or nothing, so that a retry does not stack handlers.
+                for id in registered {
+                    signal_hook::low_level::unregister(id);
+                }
+                return Err(ExecError::Signals { source });
+            }
+        }
+    }
+    *slot = Some(Arc::clone(&flag));
+    Ok(flag)
+}
+
+enum Stop {
+    Cause(Cause),
+    LogFailed,
+}
+
+fn stop_wanted(inv: &Invocation) -> bool {
+    inv.interrupted.load(Ordering::SeqCst) || (inv.stop_requested)()
+}
+
+/// A missing directory would otherwise surface from `spawn` as ENOENT, i.e. "command not found".
+fn check_workdir(inv: &Invocation) -> Result<(), ExecError> {
+    let error = |source| ExecError::Workdir {
+        actor: inv.actor.name.clone(),
+        path: inv.workdir.to_owned(),
+        source,
+    };
+    let meta = std::fs::metadata(inv.workdir).map_err(error)?;
+    if !meta.is_dir() {
+        return Err(error(io::ErrorKind::NotADirectory.into()));
+    }
+    Ok(())
+}
+
+fn create_log(actor: &ActorSpec, path: &Path) -> Result<File, ExecError> {
+    File::create(path).map_err(|source| ExecError::Log {
+        actor: actor.name.clone(),
+        path: path.to_owned(),
+        source,
+    })
+}
+
+fn spawn_error(actor: &ActorSpec, program: &str, err: io::Error) -> ExecError {
+    let actor = actor.name.clone();
+    let program = program.to_owned();
+    match err.kind() {
+        io::ErrorKind::NotFound => ExecError::NotFound { actor, program },
+        io::ErrorKind::PermissionDenied => ExecError::NotExecutable { actor, program },
+        _ => ExecError::Spawn {
+            actor,
+            program,
+            source: err,
+        },
+    }
+}

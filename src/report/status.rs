@@ -1,0 +1,231 @@
+//! The human view of one run: what `git baton status` prints.
+//!
+//! It answers, at a glance: where is the run, what happened in each stage, what went wrong
+//! last, what the gate said, and what to type next.
+
+use std::fmt::Write;
+
+use crate::coverage::TargetStatus;
+use crate::state::store::Holder;
+use crate::state::{RunState, RunStatus, StageStatus};
+
+fn word<T: serde::Serialize>(value: T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}
+
+/// Milliseconds as `1m 05s`, `2.3s` or `45ms`.
+pub fn duration(ms: u64) -> String {
+    match ms {
+        0..1_000 => format!("{ms}ms"),
+        1_000..60_000 => format!("{:.1}s", ms as f64 / 1000.0),
+        _ => {
+            let s = ms / 1000;
+            if s >= 3600 {
+                format!("{}h {:02}m", s / 3600, (s % 3600) / 60)
+            } else {
+                format!("{}m {:02}s", s / 60, s % 60)
+            }
+        }
+    }
+}
+
+fn elapsed_ms(since: &str, now: &str) -> Option<u64> {
+    let since: jiff::Timestamp = since.parse().ok()?;
+    let now: jiff::Timestamp = now.parse().ok()?;
+    let d = now.duration_since(since);
+    u64::try_from(d.as_millis()).ok()
+}
+
+pub fn render(state: &RunState, stale: bool, holder: Option<&Holder>, now: &str) -> String {
+    let mut out = String::new();
+    let mut status = word(state.status);
+    if stale {
+        status.push_str(" (stale: no process is driving it; it crashed or was killed)");
+    }
+    let _ = writeln!(out, "run {}: {status}", state.run_id);
+    let title = state
+        .plan
+        .title
+        .as_deref()
+        .map(|t| format!(" — {t}"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "  plan      {} ({}){title}",
+        state.plan.path, state.plan.id
+    );
+    let _ = writeln!(
+        out,
+        "  base      {} ({})",
+        short(&state.base),
+        state.base_rev
+    );
+    let _ = writeln!(out, "  branch    {}", state.branch);
+    let _ = writeln!(out, "  worktree  {}", state.worktree);
+    if let Some(h) = holder {
+        let _ = writeln!(
+            out,
+            "  driven by pid {} on {} since {} (`{}`)",
+            h.pid, h.host, h.since, h.command
+        );
+    }
+    if let Some(stage) = &state.current_stage {
+        let running = state
+            .stages
+            .iter()
+            .find(|s| &s.name == stage && s.status == StageStatus::Running)
+            .and_then(|s| s.attempts.last());
+        match running {
+            Some(a) if !stale => {
+                let elapsed = elapsed_ms(&a.started_at, now)
+                    .map(duration)
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "  current   {stage} (attempt {}, running for {elapsed})",
+                    a.n
+                );
+            }
+            _ => {
+                let _ = writeln!(out, "  current   {stage}");
+            }
+        }
+    }
+
+    let _ = writeln!(
+        out,
+        "\n  {:<10} {:<12} {:<10} {:>8} {:>10} {:>12} {:>9}",
+        "STAGE", "STATUS", "ACTOR", "ATTEMPTS", "DURATION", "TOKENS", "COST"
+    );
+    for s in &state.stages {
+        let measured: Vec<u64> = s.attempts.iter().filter_map(|a| a.duration_ms).collect();
+        let dur = if measured.is_empty() {
+            "-".into()
+        } else {
+            duration(measured.iter().sum())
+        };
+        let (tokens, cost, reported) =
+            s.attempts
+                .iter()
+                .filter_map(|a| a.usage.as_ref())
+                .fold((0u64, 0f64, 0), |acc, u| {
+                    (
+                        acc.0 + u.input_tokens.unwrap_or(0) + u.output_tokens.unwrap_or(0),
+                        acc.1 + u.cost_usd.unwrap_or(0.0),
+                        acc.2 + 1,
+                    )
+                });
+        let tokens = if reported == 0 {
+            "-".into()
+        } else {
+            tokens.to_string()
+        };
+        let cost = if reported == 0 {
+            "-".into()
+        } else {
+            format!("${cost:.2}")
+        };
+        let _ = writeln!(
+            out,
+            "  {:<10} {:<12} {:<10} {:>8} {:>10} {:>12} {:>9}",
+            s.name,
+            word(s.status),
+            s.actor,
+            s.attempts.len(),
+            dur,
+            tokens,
+            cost
+        );
+        for a in s.attempts.iter().filter(|_| s.attempts.len() > 1) {
+            let outcome = a.outcome.map(word).unwrap_or_else(|| "running".into());
+            let cause = a
+                .cause
+                .map(|c| format!(" ({})", word(c)))
+                .unwrap_or_default();
+            let resumed = if a.resumed { ", resumed" } else { "" };
+            let _ = writeln!(out, "    #{} {} {outcome}{cause}{resumed}", a.n, a.actor);
+        }
+    }
+    let t = &state.usage;
+    if t.input_tokens + t.output_tokens > 0 || t.cost_usd > 0.0 {
+        let lower = if t.attempts_without_usage > 0 {
+            format!(
+                " (at least: {} attempt(s) reported no usage)",
+                t.attempts_without_usage
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "  total: {} input + {} output tokens, ${:.2}{lower}",
+            t.input_tokens, t.output_tokens, t.cost_usd
+        );
+    }
+
+    if let Some(err) = &state.error {
+        let _ = writeln!(
+            out,
+            "\n  last error: {} in stage {}",
+            word(&err.kind),
+            err.stage
+        );
+        for line in err.message.lines() {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+    if state.plan.targets.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n  coverage: not verified — the plan declares no targets"
+        );
+    } else if let Some(report) = &state.coverage {
+        let verdict = if report.passed { "passed" } else { "failed" };
+        let _ = writeln!(out, "\n  coverage: {verdict}");
+        for t in &report.targets {
+            let detail = match t.status {
+                TargetStatus::Changed => t.paths.join(", "),
+                TargetStatus::Unchanged => {
+                    format!("because: {}", t.reason.as_deref().unwrap_or(""))
+                }
+                TargetStatus::Uncovered => "no change and no reason".into(),
+            };
+            let _ = writeln!(out, "    {:<10} {}  {detail}", word(t.status), t.target);
+        }
+    }
+    let _ = writeln!(out, "\n  next: {}", next_command(state, stale));
+    out
+}
+
+fn short(id: &str) -> &str {
+    id.get(..12).unwrap_or(id)
+}
+
+/// The command a newcomer should type next.
+pub fn next_command(state: &RunState, stale: bool) -> String {
+    let id = &state.run_id;
+    match state.status {
+        RunStatus::Running if stale => {
+            format!("git baton resume {id}   (records the crash, then re-runs the stage)")
+        }
+        RunStatus::Running | RunStatus::Pending => {
+            format!("wait, or `git baton stop {id}`; follow it with `git baton log {id}`")
+        }
+        RunStatus::Review => format!(
+            "review the work in {} (branch {}), then merge it",
+            state.worktree, state.branch
+        ),
+        RunStatus::Finished => "nothing: the run is finished".into(),
+        RunStatus::Blocked => format!(
+            "git baton resume {id}   (the stage re-runs; it must change or give a reason for every uncovered target)"
+        ),
+        RunStatus::Paused | RunStatus::Interrupted | RunStatus::RateLimited | RunStatus::Failed => {
+            format!(
+                "git baton resume {id}   (optionally --actor STAGE=NAME); see `git baton log {id}`"
+            )
+        }
+    }
+}

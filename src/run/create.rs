@@ -1,0 +1,322 @@
+//! Creating a run: one transaction.
+//!
+//! validate → allocate an id → run directory (staged under a hidden name) with the plan
+//! snapshot → branch `baton/<id>` → linked worktree → RunState → publish (rename the staged
+//! directory to `runs/<id>`). A failure at any step undoes the earlier ones, so no half-made run
+//! is ever listed. The run's lock is taken before it is published: the moment it is visible, it
+//! is visibly driven.
+//!
+//! Debug builds honour `GIT_BATON_FAIL_AT=<step>` (`snapshot`, `branch`, `worktree`, `state`,
+//! `publish`) to inject a failure at that step; the tests use it to prove the rollback.
+
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+
+use crate::config::Config;
+use crate::error::CliError;
+use crate::git::Repo;
+use crate::plan::Plan;
+use crate::state::store::{self, RunLock, Store};
+use crate::state::{NewRun, PlanRef, Policy, RunState, StagePolicy};
+
+pub struct CreateOptions<'a> {
+    pub plan: &'a Plan,
+    /// The plan file's text, snapshotted into the run.
+    pub plan_text: &'a str,
+    /// Repo-relative path of the plan.
+    pub plan_path: String,
+    pub base_rev: &'a str,
+    pub base: ObjectId,
+    pub key: Option<&'a str>,
+    pub stop_after: Option<&'a str>,
+    pub actors: &'a [(String, String)],
+    /// The main worktree, which a relative `worktree_root` is resolved against.
+    pub main_worktree: &'a Path,
+    pub command: &'a str,
+}
+
+pub enum Created {
+    /// A new run, locked by this process.
+    New(Box<RunState>, RunLock),
+    /// `--key` named a run that already exists.
+    Existing(Box<RunState>),
+}
+
+/// Checks the plan and configuration against each other; everything here is exit 2.
+pub fn policy(
+    config: &Config,
+    plan: &Plan,
+    stop_after: Option<&str>,
+    actors: &[(String, String)],
+) -> Result<Policy, CliError> {
+    if config.pipeline.is_empty() {
+        return Err(CliError::input("no pipeline is configured: .baton.yml has no `pipeline`").hinted(
+            "for example:\n\nactors:\n  agent: { command: [my-agent, \"{prompt_file}\"] }\npipeline:\n  - { stage: executor, actor: agent, gate: coverage }",
+        ));
+    }
+    let mut pipeline: Vec<StagePolicy> = match &plan.stages {
+        None => config.pipeline.clone(),
+        Some(names) => {
+            let mut stages = Vec::new();
+            for name in names {
+                let Some(stage) = config.pipeline.iter().find(|s| &s.stage == name) else {
+                    let known: Vec<&str> =
+                        config.pipeline.iter().map(|s| s.stage.as_str()).collect();
+                    return Err(CliError::input(format!(
+                        "plan stage `{name}` is not in the configured pipeline"
+                    ))
+                    .hinted(format!("configured stages: {}", known.join(", "))));
+                };
+                stages.push(stage.clone());
+            }
+            stages
+        }
+    };
+    for (stage, actor) in actors {
+        let Some(entry) = pipeline.iter_mut().find(|s| &s.stage == stage) else {
+            let known: Vec<&str> = pipeline.iter().map(|s| s.stage.as_str()).collect();
+            return Err(CliError::input(format!(
+                "--actor names stage `{stage}`, which this run does not have"
+            ))
+            .hinted(format!("the run's stages: {}", known.join(", "))));
+        };
+        if !config.actors.contains_key(actor) {
+            let names: Vec<&str> = config.actors.keys().map(String::as_str).collect();
+            return Err(CliError::input(format!(
+                "--actor names actor `{actor}`, which is not configured"
+            ))
+            .hinted(format!("configured actors: {}", names.join(", "))));
+        }
+        entry.actor = actor.clone();
+    }
+    if let Some(stop) = stop_after
+        && !pipeline.iter().any(|s| s.stage == stop)
+    {
+        let known: Vec<&str> = pipeline.iter().map(|s| s.stage.as_str()).collect();
+        return Err(CliError::input(format!(
+            "--stop-after names stage `{stop}`, which this run does not have"
+        ))
+        .hinted(format!("the run's stages: {}", known.join(", "))));
+    }
+    Ok(Policy {
+        pipeline,
+        coverage: config.coverage,
+        stop_after: stop_after.map(String::from),
+    })
+}
+
+pub fn create(
+    repo: &Repo,
+    store: &Store,
+    config: &Config,
+    options: &CreateOptions,
+) -> Result<Created, CliError> {
+    let policy = policy(config, options.plan, options.stop_after, options.actors)?;
+    let _creating = store.creation_lock().map_err(store_err)?;
+    if let Some(key) = options.key
+        && let Some(existing) = find_by_key(store, key)?
+    {
+        let snapshot = std::fs::read_to_string(
+            store
+                .run_dir(&existing.run_id)
+                .join(&existing.plan.snapshot),
+        )
+        .unwrap_or_default();
+        if snapshot != options.plan_text || existing.plan.path != options.plan_path {
+            return Err(CliError::input(format!(
+                "key `{key}` already names run {} of plan {}, with a different plan",
+                existing.run_id, existing.plan.path
+            ))
+            .hinted("use another --key for another plan, or the same plan to get that run back"));
+        }
+        return Ok(Created::Existing(Box::new(existing)));
+    }
+
+    let id = allocate_id(store)?;
+    let branch = format!("baton/{id}");
+    let worktree = worktree_path(options.main_worktree, &config.worktree_root, &id);
+    let mut undo = Undo {
+        repo,
+        staging: None,
+        branch: None,
+        worktree: None,
+    };
+
+    let staging = store.staging_dir(&id);
+    std::fs::create_dir_all(&staging).map_err(|e| io_err("create", &staging, &e))?;
+    undo.staging = Some(staging.clone());
+    fail_at("snapshot")?;
+    store::write_atomic(&staging.join("plan.md"), options.plan_text.as_bytes())
+        .map_err(store_err)?;
+
+    fail_at("branch")?;
+    repo.create_branch(&branch, options.base)?;
+    undo.branch = Some(branch.clone());
+
+    fail_at("worktree")?;
+    if let Ok(rel) = worktree.strip_prefix(options.main_worktree)
+        && let Some(first) = rel.components().next()
+    {
+        // A root inside the main worktree must not show up there as untracked files.
+        repo.ensure_excluded(&format!("/{}/", first.as_os_str().to_string_lossy()))?;
+    }
+    if let Some(parent) = worktree.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| io_err("create", parent, &e))?;
+    }
+    undo.worktree = Some(worktree.clone());
+    repo.add_worktree(&worktree, &branch)?;
+
+    fail_at("state")?;
+    let now = store::now();
+    let state = RunState::new(
+        NewRun {
+            run_id: id.clone(),
+            key: options.key.map(String::from),
+            plan: PlanRef {
+                id: options.plan.id.clone(),
+                title: options.plan.title.clone(),
+                path: options.plan_path.clone(),
+                snapshot: "plan.md".into(),
+                targets: options
+                    .plan
+                    .targets
+                    .iter()
+                    .map(|t| t.spec.clone())
+                    .collect(),
+            },
+            base: options.base.to_string(),
+            base_rev: options.base_rev.into(),
+            branch: branch.clone(),
+            worktree: worktree.display().to_string(),
+            policy,
+        },
+        &now,
+    );
+    store::save_in(&staging, &state).map_err(store_err)?;
+    let mut lock = RunLock::acquire_in(&staging, &id, options.command).map_err(store_err)?;
+
+    fail_at("publish")?;
+    let final_dir = store.run_dir(&id);
+    std::fs::rename(&staging, &final_dir).map_err(|e| io_err("publish", &final_dir, &e))?;
+    lock.moved_to(final_dir);
+    undo.disarm();
+    Ok(Created::New(Box::new(state), lock))
+}
+
+/// The default keeps worktrees inside the main worktree (`.baton/worktrees/<id>`): agents such
+/// as Claude Code refuse to edit under `.git/`, and CI runners own the checkout but not always
+/// its parent directory. `worktree_root` may point elsewhere.
+fn worktree_path(main_worktree: &Path, root: &str, id: &str) -> PathBuf {
+    let root = Path::new(root);
+    let root = if root.is_absolute() {
+        root.to_path_buf()
+    } else {
+        main_worktree.join(root)
+    };
+    root.join(id)
+}
+
+fn find_by_key(store: &Store, key: &str) -> Result<Option<RunState>, CliError> {
+    for id in store.list().map_err(store_err)? {
+        if let Ok(state) = store.load(&id)
+            && state.key.as_deref() == Some(key)
+        {
+            return Ok(Some(state));
+        }
+    }
+    Ok(None)
+}
+
+/// A run id: creation time in seconds then three random characters, in lowercase Crockford
+/// base32 — ten characters that sort by creation time and are short enough to type.
+fn allocate_id(store: &Store) -> Result<String, CliError> {
+    const ALPHABET: &[u8] = b"0123456789abcdefghjkmnpqrstvwxyz";
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    for attempt in 0..64u64 {
+        let mut id = String::with_capacity(10);
+        for shift in (0..7).rev() {
+            id.push(ALPHABET[((secs >> (shift * 5)) & 31) as usize] as char);
+        }
+        let mut noise = random_u64() ^ attempt;
+        for _ in 0..3 {
+            id.push(ALPHABET[(noise & 31) as usize] as char);
+            noise >>= 5;
+        }
+        if !store.run_dir(&id).exists() && !store.staging_dir(&id).exists() {
+            return Ok(id);
+        }
+    }
+    Err(CliError::input(
+        "cannot allocate a run id: too many runs created this second",
+    ))
+}
+
+fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    h.write_u32(std::process::id());
+    h.finish()
+}
+
+fn fail_at(step: &str) -> Result<(), CliError> {
+    if cfg!(debug_assertions) && std::env::var("GIT_BATON_FAIL_AT").is_ok_and(|v| v == step) {
+        return Err(CliError::input(format!(
+            "injected failure at step `{step}` (GIT_BATON_FAIL_AT)"
+        )));
+    }
+    Ok(())
+}
+
+fn store_err(e: store::StoreError) -> CliError {
+    CliError::input(e.to_string())
+}
+
+fn io_err(action: &str, path: &Path, e: &std::io::Error) -> CliError {
+    CliError::input(format!(
+        "cannot {action} {}: {}",
+        path.display(),
+        crate::verify::io_reason(e)
+    ))
+}
+
+/// Undoes the steps made so far unless disarmed: worktree, then branch, then the staged directory.
+struct Undo<'a> {
+    repo: &'a Repo,
+    staging: Option<PathBuf>,
+    branch: Option<String>,
+    worktree: Option<PathBuf>,
+}
+
+impl Undo<'_> {
+    fn disarm(&mut self) {
+        self.staging = None;
+        self.branch = None;
+        self.worktree = None;
+    }
+}
+
+impl Drop for Undo<'_> {
+    fn drop(&mut self) {
+        if let Some(worktree) = self.worktree.take()
+            && worktree.exists()
+        {
+            let _ = self.repo.remove_worktree(&worktree);
+        }
+        if let Some(branch) = self.branch.take() {
+            let _ = self.repo.delete_branch(&branch);
+        }
+        if let Some(staging) = self.staging.take() {
+            let _ = std::fs::remove_dir_all(staging);
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! The prompt an actor gets (pure: state and plan in, markdown out).
+//!
+//! Every prompt carries the plan body and every target, and says how to record a target that
+//! needs no change. A resumed attempt's prompt adds what the incident showed an agent lacks when
+//! it picks up someone else's work: that the earlier attempt ended early and the work may be
+//! partly done, which paths already changed, which targets did not, and that partial changes
+//! are not completion.
+
+use std::fmt::Write;
+
+use crate::coverage::{Report, TargetStatus};
+use crate::state::{Attempt, RunState};
+
+/// What the prompt needs beyond the RunState.
+pub struct PromptInput<'a> {
+    pub state: &'a RunState,
+    pub stage: usize,
+    pub plan_body: &'a str,
+    /// The cumulative diff against the base, for a resumed attempt's prompt.
+    pub changed: &'a [String],
+    /// The latest coverage report, for stages after the gated one.
+    pub coverage: Option<&'a Report>,
+}
+
+pub fn render(input: &PromptInput) -> String {
+    let state = input.state;
+    let stage = &state.stages[input.stage];
+    let previous: Option<&Attempt> = stage.attempts.iter().rev().find(|a| a.outcome.is_some());
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "# {} — stage `{}`\n",
+        state.plan.title.as_deref().unwrap_or(&state.plan.id),
+        stage.name
+    );
+
+    if let Some(prev) = previous {
+        resume_section(&mut out, input, prev);
+    }
+
+    let _ = writeln!(out, "## The plan\n\n{}\n", input.plan_body.trim());
+    targets_section(&mut out, state);
+
+    if let Some(report) = input.coverage.filter(|_| !stage.gated) {
+        coverage_section(&mut out, report);
+    }
+    evidence_section(&mut out, state);
+    out
+}
+
+fn resume_section(out: &mut String, input: &PromptInput, prev: &Attempt) {
+    let state = input.state;
+    let outcome = prev
+        .outcome
+        .map(|o| format!("{o:?}").to_lowercase())
+        .unwrap_or_default();
+    let cause = prev
+        .cause
+        .map(|c| format!(" ({c:?})").to_lowercase())
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "## This is a resumed attempt — the work may be partly done\n\n\
+         The previous attempt (#{}, actor `{}`, started {}) ended early: {outcome}{cause}. \
+         Its changes are still in this worktree. Do not assume the work is finished because \
+         some files were already edited: partial changes are not completion.\n",
+        prev.n, prev.actor, prev.started_at
+    );
+    if input.changed.is_empty() {
+        let _ = writeln!(out, "Nothing has changed against the base commit yet.\n");
+    } else {
+        let _ = writeln!(out, "Paths already changed against the base commit:\n");
+        for path in input.changed {
+            let _ = writeln!(out, "- `{path}`");
+        }
+        let _ = writeln!(out);
+    }
+    if !state.plan.targets.is_empty() {
+        let untouched: Vec<&String> = state
+            .plan
+            .targets
+            .iter()
+            .filter(|t| !input.changed.iter().any(|p| target_matches(t, p)))
+            .collect();
+        if untouched.is_empty() {
+            let _ = writeln!(
+                out,
+                "Every target has some change, but that does not mean each is done.\n"
+            );
+        } else {
+            let _ = writeln!(out, "Targets with no change yet:\n");
+            for t in untouched {
+                let _ = writeln!(out, "- `{t}`");
+            }
+            let _ = writeln!(out);
+        }
+        let _ = writeln!(
+            out,
+            "Re-check every target against the plan. Finish what is missing. For each target you \
+             leave unchanged, record the specific reason in the evidence file (below).\n"
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "The plan declares no targets, so nothing can check the work mechanically: re-check \
+             the whole plan from the start.\n"
+        );
+    }
+}
+
+/// A cheap approximation of target matching for the prompt's "not yet changed" list; the gate
+/// uses the real matcher.
+fn target_matches(target: &str, path: &str) -> bool {
+    if target.ends_with('/') {
+        return path.starts_with(target);
+    }
+    if target.contains(['*', '?', '[', '{']) {
+        return globset::Glob::new(target)
+            .map(|g| g.compile_matcher().is_match(path))
+            .unwrap_or(false);
+    }
+    path == target
+}
+
+fn targets_section(out: &mut String, state: &RunState) {
+    if state.plan.targets.is_empty() {
+        let _ = writeln!(
+            out,
+            "## Targets\n\nThe plan declares no targets: nothing will check mechanically that the \
+             work touched what it should.\n"
+        );
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "## Targets\n\nThe work must change each of these paths, or say why it needs no change:\n"
+    );
+    for t in &state.plan.targets {
+        let _ = writeln!(out, "- `{t}`");
+    }
+    let _ = writeln!(out);
+}
+
+fn coverage_section(out: &mut String, report: &Report) {
+    let _ = writeln!(out, "## Coverage of the work so far\n");
+    for t in &report.targets {
+        match t.status {
+            TargetStatus::Changed => {
+                let _ = writeln!(out, "- `{}`: changed ({})", t.target, t.paths.join(", "));
+            }
+            TargetStatus::Unchanged => {
+                let _ = writeln!(
+                    out,
+                    "- `{}`: unchanged, because: {}",
+                    t.target,
+                    t.reason.as_deref().unwrap_or("")
+                );
+            }
+            TargetStatus::Uncovered => {
+                let _ = writeln!(out, "- `{}`: uncovered", t.target);
+            }
+        }
+    }
+    let _ = writeln!(out);
+}
+
+fn evidence_section(out: &mut String, state: &RunState) {
+    let example = state
+        .plan
+        .targets
+        .first()
+        .map(String::as_str)
+        .unwrap_or("docs/example.md");
+    let _ = writeln!(
+        out,
+        "## Recording targets that need no change\n\n\
+         Write JSON to the file named by the environment variable `BATON_EVIDENCE_FILE`. For each \
+         target you leave unchanged, give a specific reason (at least a few words that a reviewer \
+         can check; \"n/a\", \"done\" or \"no change\" are rejected). Targets you changed need no \
+         entry: the diff shows them. You may also report usage.\n\n\
+         ```json\n\
+         {{\n  \"target_coverage\": [\n    {{\"target\": \"{example}\", \"status\": \"unchanged\", \"reason\": \"already states the new rule in section 3\"}}\n  ],\n  \
+         \"usage\": {{\"input_tokens\": 0, \"output_tokens\": 0, \"cost_usd\": 0.0, \"model\": \"…\", \"provider\": \"…\"}}\n}}\n\
+         ```"
+    );
+}

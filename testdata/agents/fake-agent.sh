@@ -1,0 +1,44 @@
+#!/bin/sh
+# A stand-in for a coding-agent CLI, for the tests of src/exec: it performs the verbs given as
+# arguments, in order, so that each test composes the behaviour it needs from one script.
+#
+#   say TEXT              print TEXT and a newline on stdout
+#   print TEXT            print TEXT on stdout without a newline (one write: to split patterns)
+#   warn TEXT             print TEXT and a newline on stderr
+#   flood BYTES           print BYTES times `x` on stdout (more than a pipe buffer holds)
+#   edit PATH TEXT        append TEXT and a newline to PATH
+#   evidence JSON         write JSON to $BATON_EVIDENCE_FILE
+#   cat-stdin PATH        copy stdin to PATH
+#   env PATH              write the BATON_* variables to PATH, sorted
+#   pid PATH              write this script's pid to PATH
+#   sleep SECS            sleep (fractions allowed)
+#   trap-term             ignore SIGTERM from now on (inherited by what is started after it)
+#   spawn-child-sleep SECS PATH
+#                         start `sleep SECS` in the background, holding stdout and stderr open,
+#                         and write its pid to PATH
+#   kill-self SIGNAL      send SIGNAL to this script
+#   exit CODE             exit with CODE
+#
+# Without an `exit` verb the script exits 0. An unknown verb exits 99.
+
+while [ "$#" -gt 0 ]; do
+    verb=$1
+    shift
+    case $verb in
+        say) printf '%s\n' "$1"; shift ;;
+        print) printf '%s' "$1"; shift ;;
+        warn) printf '%s\n' "$1" >&2; shift ;;
+        flood) head -c "$1" /dev/zero | tr '\0' x; shift ;;
+        edit) printf '%s\n' "$2" >>"$1"; shift 2 ;;
+        evidence) printf '%s\n' "$1" >"$BATON_EVIDENCE_FILE"; shift ;;
+        cat-stdin) cat >"$1"; shift ;;
+        env) env | grep '^BATON_' | sort >"$1"; shift ;;
+        pid) echo "$$" >"$1"; shift ;;
+        sleep) sleep "$1"; shift ;;
+        trap-term) trap '' TERM ;;
+        spawn-child-sleep) sleep "$1" & echo "$!" >"$2"; shift 2 ;;
+        kill-self) kill -s "$1" "$$"; shift ;;
+        exit) exit "$1" ;;
+        *) echo "fake-agent: unknown verb: $verb" >&2; exit 99 ;;
+    esac
+done
