@@ -338,6 +338,10 @@ struct Object<T>(T);
 
 trait Described {
     const EXPECTING: &'static str;
+
+    fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 impl Described for RawEvidence {
@@ -347,6 +351,10 @@ impl Described for RawEvidence {
 impl Described for RawEntry {
     const EXPECTING: &'static str =
         "an entry object like {\"target\": ..., \"status\": ..., \"reason\"/\"paths\": ...}";
+
+    fn validate(&self) -> Result<(), String> {
+        RawEntry::validate(self)
+    }
 }
 
 impl<'de, T: Deserialize<'de> + Described> Deserialize<'de> for Object<T> {
@@ -358,7 +366,9 @@ impl<'de, T: Deserialize<'de> + Described> Deserialize<'de> for Object<T> {
                 f.write_str(T::EXPECTING)
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Object<T>, A::Error> {
-                T::deserialize(MapAccessDeserializer::new(map)).map(Object)
+                let value = T::deserialize(MapAccessDeserializer::new(map))?;
+                value.validate().map_err(de::Error::custom)?;
+                Ok(Object(value))
             }
         }
         deserializer.deserialize_map(ObjectVisitor(PhantomData))
@@ -384,45 +394,45 @@ enum RawStatus {
 }
 
 impl RawEntry {
-    fn into_claim(self, index: usize) -> Result<(String, Claim), String> {
-        let at = |message: &str| format!("entry {index} ({:?}): {message}", self.target);
+    /// The shape rules serde cannot express. Checked while the entry's object is still being
+    /// read, so that serde_json locates the error at the entry (its closing brace) rather than
+    /// wherever it had got to by the time the entry was complete.
+    fn validate(&self) -> Result<(), String> {
         if self.target.trim().is_empty() {
-            return Err(format!("entry {index}: \"target\" is empty"));
+            return Err("\"target\" is empty".into());
         }
-        let claim = match self.status {
-            RawStatus::Changed => {
-                if self.reason.is_some() {
-                    return Err(at(
-                        "status \"changed\" takes \"paths\", not \"reason\" (the diff speaks for itself)",
-                    ));
-                }
-                match self.paths {
-                    Some(paths) if !paths.is_empty() => Claim::Changed { paths },
-                    Some(_) => {
-                        return Err(at("status \"changed\" requires a non-empty \"paths\" list"));
-                    }
-                    None => {
-                        return Err(at(
-                            "status \"changed\" requires \"paths\": the changed paths under the target",
-                        ));
-                    }
-                }
+        let problem = match (&self.status, &self.paths, &self.reason) {
+            (RawStatus::Changed, _, Some(_)) => {
+                "status \"changed\" takes \"paths\", not \"reason\" (the diff speaks for itself)"
             }
-            RawStatus::Unchanged => {
-                if self.paths.is_some() {
-                    return Err(at("status \"unchanged\" takes \"reason\", not \"paths\""));
-                }
-                match self.reason {
-                    Some(reason) => Claim::Unchanged { reason },
-                    None => {
-                        return Err(at(
-                            "status \"unchanged\" requires \"reason\": why the target needed no change",
-                        ));
-                    }
-                }
+            (RawStatus::Changed, None, None) => {
+                "status \"changed\" requires \"paths\": the changed paths under the target"
             }
+            (RawStatus::Changed, Some(paths), None) if paths.is_empty() => {
+                "status \"changed\" requires a non-empty \"paths\" list"
+            }
+            (RawStatus::Unchanged, Some(_), _) => {
+                "status \"unchanged\" takes \"reason\", not \"paths\""
+            }
+            (RawStatus::Unchanged, None, None) => {
+                "status \"unchanged\" requires \"reason\": why the target needed no change"
+            }
+            _ => return Ok(()),
         };
-        Ok((self.target, claim))
+        Err(format!("target {:?}: {problem}", self.target))
+    }
+
+    /// Only called on a validated entry.
+    fn into_claim(self) -> (String, Claim) {
+        let claim = match self.status {
+            RawStatus::Changed => Claim::Changed {
+                paths: self.paths.unwrap_or_default(),
+            },
+            RawStatus::Unchanged => Claim::Unchanged {
+                reason: self.reason.unwrap_or_default(),
+            },
+        };
+        (self.target, claim)
     }
 }
 
@@ -441,9 +451,7 @@ impl<'de> Deserialize<'de> for RawEntries {
                 loop {
                     let index = entries.len();
                     match seq.next_element::<Object<RawEntry>>() {
-                        Ok(Some(Object(raw))) => {
-                            entries.push(raw.into_claim(index).map_err(de::Error::custom)?);
-                        }
+                        Ok(Some(Object(raw))) => entries.push(raw.into_claim()),
                         Ok(None) => return Ok(RawEntries(entries)),
                         Err(e) => {
                             return Err(de::Error::custom(format_args!("entry {index}: {e}")));
@@ -1861,12 +1869,12 @@ Baton-Unchanged: docs/b.md:
             evidence.json:3:51: entry 1: unknown field `reasn`, expected one of `target`, `status`, `paths`, `reason`
             evidence.json:1:56: entry 0: unknown variant `done`, expected `changed` or `unchanged`
             evidence.json:1:61: entry 0: missing field `target`
-            evidence.json:1:76: entry 0: "target" is empty
-            evidence.json:1:61: entry 0 ("a.md"): status "changed" requires "paths": the changed paths under the target
-            evidence.json:1:74: entry 0 ("a.md"): status "changed" requires a non-empty "paths" list
-            evidence.json:1:95: entry 0 ("a.md"): status "changed" takes "paths", not "reason" (the diff speaks for itself)
-            evidence.json:1:63: entry 0 ("a.md"): status "unchanged" requires "reason": why the target needed no change
-            evidence.json:1:103: entry 0 ("a.md"): status "unchanged" takes "reason", not "paths"
+            evidence.json:1:75: entry 0: "target" is empty
+            evidence.json:1:60: entry 0: target "a.md": status "changed" requires "paths": the changed paths under the target
+            evidence.json:1:73: entry 0: target "a.md": status "changed" requires a non-empty "paths" list
+            evidence.json:1:94: entry 0: target "a.md": status "changed" takes "paths", not "reason" (the diff speaks for itself)
+            evidence.json:1:62: entry 0: target "a.md": status "unchanged" requires "reason": why the target needed no change
+            evidence.json:1:102: entry 0: target "a.md": status "unchanged" takes "reason", not "paths"
             evidence.json:1:74: entry 0: invalid type: integer `7`, expected a string
             evidence.json:1:27: entry 0: invalid type: string "a.md", expected an entry object like {"target": ..., "status": ..., "reason"/"paths": ...}
             evidence.json:1:29: invalid value: integer `-5`, expected u64

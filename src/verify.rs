@@ -182,9 +182,21 @@ fn entries_for(
         .collect()
 }
 
-fn parse_plan(path: &str, bytes: Vec<u8>) -> Result<(String, Plan), CliError> {
-    let text = String::from_utf8(bytes)
-        .map_err(|_| CliError::input(format!("plan {path} is not valid UTF-8")))?;
+pub fn parse_plan(path: &str, bytes: Vec<u8>) -> Result<(String, Plan), CliError> {
+    let text = String::from_utf8(bytes).map_err(|err| {
+        // Located like every other plan error: the line and column of the first bad byte.
+        let valid = &err.as_bytes()[..err.utf8_error().valid_up_to()];
+        let valid = std::str::from_utf8(valid).unwrap_or_default();
+        let line = valid.matches('\n').count() + 1;
+        let column = valid
+            .rsplit('\n')
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .count()
+            + 1;
+        CliError::input(format!("{path}:{line}:{column}: plan is not valid UTF-8"))
+    })?;
     let plan = plan::parse(path, &text)?;
     Ok((path.to_string(), plan))
 }
@@ -202,7 +214,7 @@ fn read_optional(path: &Path) -> Result<Option<Vec<u8>>, CliError> {
 }
 
 /// The path of `full` relative to the worktree root, `/`-separated, when it lies inside it.
-fn repo_relative(workdir: &Path, full: &Path) -> Option<String> {
+pub fn repo_relative(workdir: &Path, full: &Path) -> Option<String> {
     let full = full.canonicalize().ok()?;
     let workdir = workdir.canonicalize().ok()?;
     let rel = full.strip_prefix(workdir).ok()?;

@@ -649,7 +649,7 @@ fn evidence_shape_errors_are_located() {
     assert_snapshot!(run.to_string(), @r#"
         exit: 2
         --- stderr
-        error: evidence.json:2:48: entry 0 ("docs/a.md"): status "unchanged" requires "reason": why the target needed no change
+        error: evidence.json:2:48: entry 0: target "docs/a.md": status "unchanged" requires "reason": why the target needed no change
         hint: see docs/plan-format.md#evidence for the evidence format
         "#);
 
@@ -659,7 +659,7 @@ fn evidence_shape_errors_are_located() {
     assert_snapshot!(run.to_string(), @r#"
         exit: 2
         --- stderr
-        error: evidence.json:2:48: entry 0 ("docs/a.md"): status "unchanged" requires "reason": why the target needed no change
+        error: evidence.json:2:48: entry 0: target "docs/a.md": status "unchanged" requires "reason": why the target needed no change
         hint: see docs/plan-format.md#evidence for the evidence format
         "#);
 
@@ -835,12 +835,12 @@ fn outside_a_repository() {
         ["verify", "--base", "main"],
         &[("GIT_CEILING_DIRECTORIES", repo.tmp().as_os_str())],
     );
-    assert_snapshot!(run.to_string(), @r"
+    assert_snapshot!(run.to_string(), @r#"
         exit: 2
         --- stderr
-        error: not a git repository (or any parent up to the root): $TMP/outside/sub
+        error: not a git repository (or any of the parent directories): $TMP/outside/sub
         hint: run git-baton inside a git repository or one of its linked worktrees
-        ");
+        "#);
 
     // Without a ceiling, discovery walks up to `/`; that needs a machine whose temporary
     // directory is not itself inside a repository.
@@ -856,12 +856,12 @@ fn outside_a_repository() {
         return;
     }
     let run = repo.baton_in(&outside, ["verify", "--base", "main"]);
-    assert_snapshot!(run.to_string(), @r"
+    assert_snapshot!(run.to_string(), @r#"
         exit: 2
         --- stderr
-        error: not a git repository (or any parent up to the root): $TMP/outside/sub
+        error: not a git repository (or any of the parent directories): $TMP/outside/sub
         hint: run git-baton inside a git repository or one of its linked worktrees
-        ");
+        "#);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -165,15 +165,6 @@ fn parse_actor(value: &str) -> Result<(String, String), String> {
     }
 }
 
-/// The path of `full` relative to the worktree root, `/`-separated, when it lies inside it.
-fn repo_relative(workdir: &Path, full: &Path) -> Option<String> {
-    let full = full.canonicalize().ok()?;
-    let workdir = workdir.canonicalize().ok()?;
-    let rel = full.strip_prefix(workdir).ok()?;
-    let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
-    Some(parts?.join("/"))
-}
-
 fn status_name(status: RunStatus) -> String {
     serde_json::to_value(status)
         .ok()

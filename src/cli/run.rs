@@ -53,7 +53,7 @@ pub fn run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Exit, CliEr
     })?;
     let text = String::from_utf8(bytes)
         .map_err(|_| CliError::input(format!("plan {shown} is not valid UTF-8")))?;
-    let plan_path = super::repo_relative(ctx.workdir(), &full).unwrap_or(shown);
+    let plan_path = crate::verify::repo_relative(ctx.workdir(), &full).unwrap_or(shown);
     let plan = crate::plan::parse(&plan_path, &text)?;
     let base = ctx.repo.resolve_commit(&args.base)?;
     let interrupted = crate::exec::interrupt_flag().map_err(|e| CliError::input(e.to_string()))?;

@@ -23,7 +23,7 @@ pub use status::Scope;
 /// Failures of git operations, each naming what it was working on.
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
-    #[error("not a git repository (or any parent up to the root): {}", .path.display())]
+    #[error("not a git repository (or any of the parent directories): {}", .path.display())]
     NotARepository { path: PathBuf },
     #[error("detected dubious ownership in repository at '{}'", .path.display())]
     DubiousOwnership { path: PathBuf },
@@ -274,8 +274,8 @@ impl Repo {
 
 fn classify_open_error(dir: &Path, err: gix::Error) -> GitError {
     let message = format!("{err:#}");
-    let lower = message.to_lowercase();
-    if lower.contains("could not find a git repository") || lower.contains("not a git repository") {
+    // gix reports discovery failures by variant name, not prose.
+    if message.contains("NoGitRepository") {
         GitError::NotARepository {
             path: dir.to_path_buf(),
         }

@@ -103,7 +103,7 @@ pub(super) fn worktree_changes(
         Scope::All => Vec::new(),
         Scope::Prefixes(list) => list
             .iter()
-            .map(|p| format!(":(literal){p}").into())
+            .map(|p| format!(":(top,literal){p}").into())
             .collect(),
     };
     let worktree_walk = repo

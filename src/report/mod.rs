@@ -33,8 +33,11 @@ fn summary_line(plan: &PlanResult) -> String {
         return format!("{verdict}: the plan declares no targets, so nothing was checked");
     }
     let mut parts = Vec::new();
+    let targets = if total == 1 { "target" } else { "targets" };
     if uncovered > 0 {
-        parts.push(format!("{uncovered} of {total} targets uncovered"));
+        parts.push(format!("{uncovered} of {total} {targets} uncovered"));
+    } else if total == 1 {
+        parts.push("1 target covered".into());
     } else {
         parts.push(format!("all {total} targets covered"));
     }
