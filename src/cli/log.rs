@@ -7,8 +7,9 @@ use clap::Args;
 
 use crate::error::{CliError, Exit};
 
-/// Show the captured output of an attempt: by default the latest attempt of the latest stage
-/// that ran.
+/// Show what an actor printed during an attempt.
+///
+/// By default the latest attempt of the latest stage that ran.
 #[derive(Debug, Args)]
 pub struct LogArgs {
     /// The run: its id or any unique prefix.

@@ -7,8 +7,9 @@ use clap::Args;
 
 use crate::error::{CliError, Exit};
 
-/// Pause a run at the next stage boundary: the stage in progress finishes, then the run stops
-/// as `paused` (resume continues it).
+/// Pause a run at the next stage boundary.
+///
+/// The stage in progress finishes, then the run stops as `paused`; resume continues it.
 #[derive(Debug, Args)]
 pub struct PauseArgs {
     /// The run: its id or any unique prefix.

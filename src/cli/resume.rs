@@ -9,8 +9,10 @@ use crate::error::{CliError, Exit};
 use crate::run::Driver;
 use crate::state::{RunStatus, StageStatus};
 
-/// Continue a run from its RunState: re-run the first stage that has not succeeded as a new,
-/// resumed attempt, then the rest of the pipeline.
+/// Continue a run from its RunState.
+///
+/// Re-runs the first stage that has not succeeded as a new, resumed attempt, then the rest of
+/// the pipeline.
 ///
 /// Everything comes from the RunState recorded at creation (pipeline, actors, gate policy,
 /// stop-after); only the actor of the stage being resumed may be changed. A resumed attempt of a

@@ -8,8 +8,9 @@ use clap::Args;
 use crate::error::{CliError, Exit};
 use crate::run::{CreateOptions, Created, Driver};
 
-/// Create a run of a plan — its own branch `baton/<id>` and linked worktree — and execute its
-/// stages.
+/// Create a run of a plan and execute its stages.
+///
+/// The run gets its own branch `baton/<id>` and linked worktree, created from BASE.
 ///
 /// Prints `run <RUN-ID>` as the first line of stderr. Exit status: 0 the run reached review (or
 /// paused on request), 1 it ended in any other state, 2 bad input, 3 the run is busy, 130

@@ -10,8 +10,10 @@ use crate::error::{CliError, Exit};
 use crate::state::RunState;
 use crate::state::store::{Holder, Store};
 
-/// Show a run: status, plan, branch, worktree, each stage with its attempts, the last error,
-/// coverage, and the next command to type. Without RUN, the most recent run.
+/// Show one run (without RUN, the most recent).
+///
+/// Status, plan, branch, worktree, each stage with its attempts, the last error, coverage, and
+/// the next command to type.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
     /// The run: its id or any unique prefix.

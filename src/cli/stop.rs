@@ -8,8 +8,10 @@ use clap::Args;
 
 use crate::error::{CliError, Exit};
 
-/// Stop a run now: the process driving it stops the actor (SIGTERM to its process group, then
-/// SIGKILL after a grace period) and records the attempt as interrupted (manual).
+/// Stop a run now, from another terminal.
+///
+/// The process driving the run stops the actor (SIGTERM to its process group, then SIGKILL
+/// after a grace period) and records the attempt as interrupted (manual).
 #[derive(Debug, Args)]
 pub struct StopArgs {
     /// The run: its id or any unique prefix.

@@ -8,7 +8,9 @@ use clap::{Args, ValueEnum};
 use crate::error::{CliError, Exit};
 use crate::{report, verify};
 
-/// Check that every target of the plans has a changed path or a recorded reason.
+/// The coverage gate: every target changed, or a recorded reason.
+///
+/// Checks that every target of the plans has a changed path or a recorded reason.
 ///
 /// With --head, the diff is merge-base(BASE, HEAD)..HEAD, as in a pull request. Without it, the
 /// current worktree (committed, staged, unstaged and untracked changes) is checked against the
