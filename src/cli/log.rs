@@ -86,7 +86,7 @@ pub fn run(cwd: &Path, args: LogArgs, out: &mut dyn Write) -> Result<Exit, CliEr
     }
     let outcome = attempt
         .outcome
-        .map(|o| format!("{o:?}").to_lowercase())
+        .map(|o| o.name().to_string())
         .unwrap_or_else(|| "running".into());
     let _ = writeln!(
         out,

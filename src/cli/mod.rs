@@ -2,6 +2,8 @@
 //! help text) and a `run` function that translates arguments into a call of the domain.
 //! No business logic lives here.
 
+mod demo;
+mod diff;
 mod list;
 mod log;
 mod pause;
@@ -46,9 +48,11 @@ pub enum Command {
     Status(status::StatusArgs),
     List(list::ListArgs),
     Log(log::LogArgs),
+    Diff(diff::DiffArgs),
     Stop(stop::StopArgs),
     Pause(pause::PauseArgs),
     Verify(verify::VerifyArgs),
+    Demo(demo::DemoArgs),
 }
 
 /// Parses the process arguments, runs the command and maps the outcome to an exit code.
@@ -85,9 +89,11 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::Status(args) => status::run(&cwd, args, &mut stdout)?,
         Command::List(args) => list::run(&cwd, args, &mut stdout)?,
         Command::Log(args) => log::run(&cwd, args, &mut stdout)?,
+        Command::Diff(args) => diff::run(&cwd, args, &mut stdout)?,
         Command::Stop(args) => stop::run(&cwd, args, &mut stdout)?,
         Command::Pause(args) => pause::run(&cwd, args, &mut stdout)?,
         Command::Verify(args) => verify::run(&cwd, args, &mut stdout)?,
+        Command::Demo(args) => demo::run(&cwd, args, &mut stdout)?,
     };
     // A closed pipe (`| head`) is not a failure of the command.
     let _ = stdout.flush();

@@ -32,6 +32,16 @@ pub struct ResumeArgs {
     pub json: bool,
 }
 
+/// The stage and number of the attempt a crash left open.
+fn crashed_attempt(state: &crate::state::RunState) -> Option<(String, u32)> {
+    let stage = state
+        .stages
+        .iter()
+        .find(|s| s.status == StageStatus::Running)?;
+    let attempt = stage.attempts.last().filter(|a| a.outcome.is_none())?;
+    Some((stage.name.clone(), attempt.n))
+}
+
 pub fn run(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
     let ctx = super::Context::open(cwd)?;
     let id = ctx.resolve(&args.run)?;
@@ -56,8 +66,11 @@ pub fn run(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<Exit, Cl
                 .iter()
                 .any(|s| s.status == StageStatus::Running) =>
         {
-            // We hold the lock, so whoever left it running is gone.
-            state.record_crash(&crate::state::store::now());
+            // We hold the lock, so whoever left it running is gone. Its work is still in the
+            // worktree; record it as the crashed attempt's snapshot before anything else runs.
+            let snapshot = crashed_attempt(&state)
+                .and_then(|(stage, n)| crate::run::snapshot_for(&ctx.repo, &state, &stage, n));
+            state.record_crash(&crate::state::store::now(), snapshot);
             crate::state::store::save_in(lock.dir(), &state).map_err(super::store_error)?;
             eprintln!(
                 "note: the previous process driving this run died; its attempt is recorded as interrupted (crash)"

@@ -9,6 +9,7 @@
 //! Paths leave this module as repo-relative, `/`-separated `String`s, sorted by bytes and unique,
 //! which is the form [`crate::coverage`] expects.
 
+mod snapshot;
 mod status;
 mod tree;
 mod worktree;

@@ -238,6 +238,7 @@ impl Driver<'_> {
             },
             Ok(f) => attempt_end(&f),
         };
+        end.snapshot = snapshot_for(self.repo, state, &stage_name, attempt_n);
         let evidence = read_evidence(&evidence_file);
         if let Ok(Some(e)) = &evidence {
             end.usage = e.usage.clone();
@@ -291,6 +292,29 @@ impl Driver<'_> {
     fn repo_at_worktree(&self, state: &RunState) -> Result<Repo, CliError> {
         Ok(Repo::discover(Path::new(&state.worktree))?)
     }
+}
+
+/// Records the worktree as attempt `n` of `stage` left it. A failure is reported but changes
+/// no outcome: the work itself is still in the worktree.
+pub fn snapshot_for(repo: &Repo, state: &RunState, stage: &str, n: u32) -> Option<String> {
+    let refname = snapshot_ref(&state.run_id, stage, n);
+    let parent = match repo.branch_tip(&state.branch) {
+        Ok(Some(tip)) => tip,
+        _ => gix::ObjectId::from_hex(state.base.as_bytes()).ok()?,
+    };
+    let message = format!("baton: run {}, stage {stage}, attempt {n}", state.run_id);
+    match repo.snapshot_worktree(Path::new(&state.worktree), &refname, parent, &message) {
+        Ok(id) => Some(id.to_string()),
+        Err(err) => {
+            eprintln!("warning: could not snapshot attempt {n} of stage {stage}: {err}");
+            None
+        }
+    }
+}
+
+/// The ref that records the worktree as attempt `n` of `stage` left it.
+pub fn snapshot_ref(run_id: &str, stage: &str, n: u32) -> String {
+    format!("refs/baton/runs/{run_id}/attempts/{stage}-{n}")
 }
 
 /// Before anything runs on resume: the run's worktree must exist, be registered with this
@@ -396,6 +420,7 @@ fn attempt_end(f: &exec::Finished) -> AttemptEnd {
         error,
         coverage: None,
         exec_error: false,
+        snapshot: None,
     }
 }
 

@@ -52,7 +52,7 @@ fn resume_section(out: &mut String, input: &PromptInput, prev: &Attempt) {
     let state = input.state;
     let outcome = prev
         .outcome
-        .map(|o| format!("{o:?}").to_lowercase())
+        .map(|o| o.name().to_string())
         .unwrap_or_default();
     let cause = prev
         .cause

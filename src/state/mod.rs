@@ -63,6 +63,19 @@ pub enum Outcome {
     Blocked,
 }
 
+impl Outcome {
+    /// The name used in the RunState and in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Succeeded => "succeeded",
+            Outcome::Failed => "failed",
+            Outcome::RateLimited => "rate_limited",
+            Outcome::Interrupted => "interrupted",
+            Outcome::Blocked => "blocked",
+        }
+    }
+}
+
 impl From<Outcome> for StageStatus {
     fn from(outcome: Outcome) -> StageStatus {
         match outcome {
@@ -159,6 +172,10 @@ pub struct Attempt {
     pub coverage: Option<Report>,
     /// Directory of this attempt's prompt, logs and evidence, relative to the run directory.
     pub dir: String,
+    /// The commit recording the worktree as this attempt left it
+    /// (`refs/baton/runs/<run>/attempts/<stage>-<n>`).
+    #[serde(default)]
+    pub snapshot: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -302,6 +319,7 @@ impl RunState {
             error: None,
             coverage: None,
             dir,
+            snapshot: None,
         });
         stage.status = StageStatus::Running;
         stage.actor = actor.into();
@@ -324,6 +342,7 @@ impl RunState {
         attempt.signal = end.signal;
         attempt.usage = end.usage.clone();
         attempt.error = end.error.clone();
+        attempt.snapshot = end.snapshot.clone();
         if end.coverage.is_some() {
             attempt.coverage = end.coverage.clone();
             self.coverage = end.coverage;
@@ -341,9 +360,7 @@ impl RunState {
                     Outcome::Blocked | Outcome::Succeeded => ErrorKind::Blocked,
                 },
                 stage: stage.name.clone(),
-                message: end
-                    .error
-                    .unwrap_or_else(|| format!("{other:?}").to_lowercase()),
+                message: end.error.unwrap_or_else(|| other.name().to_string()),
             }),
         };
         self.usage = totals(&self.stages);
@@ -367,7 +384,7 @@ impl RunState {
     /// A `running` attempt whose process died without recording an end: the caller found the
     /// run's lock free. The attempt is closed as interrupted by a crash, with no duration (none
     /// was measured).
-    pub fn record_crash(&mut self, now: &str) -> bool {
+    pub fn record_crash(&mut self, now: &str, snapshot: Option<String>) -> bool {
         let Some(index) = self
             .stages
             .iter()
@@ -390,6 +407,7 @@ impl RunState {
                 outcome: Outcome::Interrupted,
                 cause: Some(Cause::Crash),
                 error: Some("the process driving the run died during this attempt".into()),
+                snapshot,
                 ..AttemptEnd::default()
             },
             now,
@@ -411,6 +429,7 @@ pub struct AttemptEnd {
     pub coverage: Option<Report>,
     /// The actor could not be started at all.
     pub exec_error: bool,
+    pub snapshot: Option<String>,
 }
 
 impl Default for AttemptEnd {
@@ -425,6 +444,7 @@ impl Default for AttemptEnd {
             error: None,
             coverage: None,
             exec_error: false,
+            snapshot: None,
         }
     }
 }
@@ -567,13 +587,13 @@ mod tests {
     fn a_crash_closes_the_open_attempt_without_a_duration() {
         let mut s = run();
         s.start_attempt(0, "a", "d".into(), "t1");
-        assert!(s.record_crash("t9"));
+        assert!(s.record_crash("t9", None));
         let attempt = &s.stages[0].attempts[0];
         assert_eq!(attempt.outcome, Some(Outcome::Interrupted));
         assert_eq!(attempt.cause, Some(Cause::Crash));
         assert_eq!(attempt.duration_ms, None);
         assert_eq!(s.status, RunStatus::Interrupted);
-        assert!(!s.record_crash("t10"), "nothing is running any more");
+        assert!(!s.record_crash("t10", None), "nothing is running any more");
     }
 
     #[test]

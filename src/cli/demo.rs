@@ -1,0 +1,20 @@
+//! `git baton demo`: replays the incident git-baton exists for, in a throw-away repository.
+
+use std::io::Write;
+use std::path::Path;
+
+use clap::Args;
+
+use crate::error::{CliError, Exit};
+
+/// Replay the incident git-baton exists for, in a temporary repository.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Keep the demo repository and say where it is.
+    #[arg(long)]
+    pub keep: bool,
+}
+
+pub fn run(_cwd: &Path, _args: DemoArgs, _out: &mut dyn Write) -> Result<Exit, CliError> {
+    Err(CliError::input("the demo is not written yet"))
+}
