@@ -2,12 +2,16 @@
 //! help text) and a `run` function that translates arguments into a call of the domain.
 //! No business logic lives here.
 
+mod clean;
 mod demo;
 mod diff;
+mod doctor;
+mod finish;
 mod list;
 mod log;
 mod pause;
 mod resume;
+mod review;
 mod run;
 mod status;
 mod stop;
@@ -49,6 +53,10 @@ pub enum Command {
     List(list::ListArgs),
     Log(log::LogArgs),
     Diff(diff::DiffArgs),
+    Review(review::ReviewArgs),
+    Finish(finish::FinishArgs),
+    Clean(clean::CleanArgs),
+    Doctor(doctor::DoctorArgs),
     Stop(stop::StopArgs),
     Pause(pause::PauseArgs),
     Verify(verify::VerifyArgs),
@@ -90,6 +98,10 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
         Command::List(args) => list::run(&cwd, args, &mut stdout)?,
         Command::Log(args) => log::run(&cwd, args, &mut stdout)?,
         Command::Diff(args) => diff::run(&cwd, args, &mut stdout)?,
+        Command::Review(args) => review::run(&cwd, args, &mut stdout)?,
+        Command::Finish(args) => finish::run(&cwd, args, &mut stdout)?,
+        Command::Clean(args) => clean::run(&cwd, args, &mut stdout)?,
+        Command::Doctor(args) => doctor::run(&cwd, args, &mut stdout)?,
         Command::Stop(args) => stop::run(&cwd, args, &mut stdout)?,
         Command::Pause(args) => pause::run(&cwd, args, &mut stdout)?,
         Command::Verify(args) => verify::run(&cwd, args, &mut stdout)?,

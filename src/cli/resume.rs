@@ -27,6 +27,10 @@ pub struct ResumeArgs {
     #[arg(long, value_name = "STAGE=NAME", value_parser = super::parse_actor)]
     pub actor: Option<(String, String)>,
 
+    /// Re-create a missing worktree from the run's branch and the last attempt's snapshot.
+    #[arg(long)]
+    pub recreate_worktree: bool,
+
     /// Print the final RunState as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -94,6 +98,13 @@ pub fn run(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<Exit, Cl
             ))
             .hinted(format!("configured actors: {}", names.join(", "))));
         }
+    }
+    if args.recreate_worktree && !Path::new(&state.worktree).exists() {
+        crate::run::lifecycle::recreate_worktree(&ctx.repo, &state)?;
+        eprintln!(
+            "note: re-created the worktree {} from {} and the last attempt's snapshot",
+            state.worktree, state.branch
+        );
     }
     crate::run::check_worktree(&ctx.repo, &state)?;
 

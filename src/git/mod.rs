@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
+pub use snapshot::Identity;
 pub use status::Scope;
 
 /// Failures of git operations, each naming what it was working on.

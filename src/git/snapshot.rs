@@ -20,9 +20,30 @@ const IDENTITY: [(&str, &str); 4] = [
     ("GIT_COMMITTER_EMAIL", "git-baton@localhost"),
 ];
 
+/// Who a commit made from a worktree is by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Identity {
+    /// git-baton itself: for private snapshot refs, which must work with no user configured.
+    Baton,
+    /// The user's configured identity: for commits on the run's branch that people merge.
+    User,
+}
+
 fn git(worktree: &Path, index: Option<&Path>, args: &[&str]) -> Result<String> {
+    git_as(worktree, index, args, Identity::Baton)
+}
+
+fn git_as(
+    worktree: &Path,
+    index: Option<&Path>,
+    args: &[&str],
+    identity: Identity,
+) -> Result<String> {
     let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(worktree).args(args).envs(IDENTITY);
+    cmd.arg("-C").arg(worktree).args(args);
+    if identity == Identity::Baton {
+        cmd.envs(IDENTITY);
+    }
     if let Some(index) = index {
         cmd.env("GIT_INDEX_FILE", index);
     }
@@ -48,6 +69,26 @@ impl Repo {
         parent: ObjectId,
         message: &str,
     ) -> Result<ObjectId> {
+        let (commit, _) = self.commit_worktree(worktree, parent, message, Identity::Baton, true)?;
+        git(
+            worktree,
+            None,
+            &["update-ref", refname, &commit.to_string()],
+        )?;
+        Ok(commit)
+    }
+
+    /// A commit object of the worktree's files on top of `parent`, and whether its tree differs
+    /// from the parent's. Nothing but the object database changes. With `always` false and no
+    /// difference, no commit is made and `parent` is returned.
+    pub fn commit_worktree(
+        &self,
+        worktree: &Path,
+        parent: ObjectId,
+        message: &str,
+        identity: Identity,
+        always: bool,
+    ) -> Result<(ObjectId, bool)> {
         let scratch = tempfile::Builder::new()
             .prefix("baton-snapshot-")
             .tempdir_in(self.common_dir())
@@ -62,15 +103,40 @@ impl Repo {
         }
         git(worktree, Some(&index), &["add", "-A", "--", "."])?;
         let tree = git(worktree, Some(&index), &["write-tree"])?;
+        let changed = self.tree_of(parent)?.to_string() != tree;
+        if !changed && !always {
+            return Ok((parent, false));
+        }
         let parent = parent.to_string();
-        let commit = git(
+        let commit = git_as(
             worktree,
             None,
             &["commit-tree", &tree, "-p", &parent, "-m", message],
+            identity,
         )?;
-        git(worktree, None, &["update-ref", refname, &commit])?;
-        ObjectId::from_hex(commit.as_bytes())
-            .map_err(|err| GitError::op("read the snapshot commit id", err))
+        let id = ObjectId::from_hex(commit.as_bytes())
+            .map_err(|err| GitError::op("read a new commit id", err))?;
+        Ok((id, changed))
+    }
+
+    /// Moves `refs/heads/<branch>` from `old` to `new` (refusing if it moved meanwhile) and
+    /// brings the index of `worktree`, which has the branch checked out, along; files stay.
+    pub fn advance_branch(
+        &self,
+        worktree: &Path,
+        branch: &str,
+        old: ObjectId,
+        new: ObjectId,
+    ) -> Result<()> {
+        let name = format!("refs/heads/{branch}");
+        let (old, new) = (old.to_string(), new.to_string());
+        git(
+            worktree,
+            None,
+            &["update-ref", "-m", "baton: finish", &name, &new, &old],
+        )?;
+        git(worktree, None, &["reset", "-q"])?;
+        Ok(())
     }
 
     /// The commit a ref points at, if it exists.

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use gix::ObjectId;
+use gix::bstr::ByteSlice;
 use gix::refs::transaction::PreviousValue;
 
 use super::{GitError, Repo, Result};
@@ -72,14 +73,16 @@ impl Repo {
             })
     }
 
-    /// Removes the linked worktree at `path`, files and registration, even if it has changes.
-    /// Only callers that own the worktree's contents (rollback of a failed creation, an explicit
-    /// `--force`) may call this.
-    pub fn remove_worktree(&self, path: &Path) -> Result<()> {
+    /// Removes the linked worktree at `path`, files and registration. With `force`, even with
+    /// uncommitted changes: only callers that own the worktree's contents (rollback of a failed
+    /// creation, an explicit `--force`) may pass it.
+    pub fn remove_worktree(&self, path: &Path, force: bool) -> Result<()> {
+        let force_args: &[&str] = if force { &["--force", "--force"] } else { &[] };
         let out = Command::new("git")
             .arg("-C")
             .arg(self.common_dir())
-            .args(["worktree", "remove", "--force", "--force"])
+            .args(["worktree", "remove"])
+            .args(force_args)
             .arg(path)
             .output()
             .map_err(|err| GitError::op("run git worktree remove", err))?;
@@ -96,6 +99,39 @@ impl Repo {
             .args(["worktree", "prune"])
             .output();
         Ok(())
+    }
+
+    /// Forgets registrations of worktrees whose directories are gone.
+    pub fn prune_worktrees(&self) {
+        let _ = Command::new("git")
+            .arg("-C")
+            .arg(self.common_dir())
+            .args(["worktree", "prune"])
+            .output();
+    }
+
+    /// Local branches whose names start with `prefix` (e.g. `baton/`).
+    pub fn branches_with_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        let refs = self
+            .repo
+            .references()
+            .map_err(|err| GitError::op("list branches", err))?;
+        let iter = refs
+            .prefixed(format!("refs/heads/{prefix}").as_str())
+            .map_err(|err| GitError::op("list branches", err))?;
+        let mut names = Vec::new();
+        for r in iter.flatten() {
+            if let Some(short) = r
+                .name()
+                .as_bstr()
+                .to_str()
+                .ok()
+                .and_then(|n| n.strip_prefix("refs/heads/"))
+            {
+                names.push(short.to_string());
+            }
+        }
+        Ok(names)
     }
 
     /// Adds `pattern` to `<common-dir>/info/exclude` unless a line already says it, so that

@@ -10,6 +10,7 @@ use crate::verify::{PlanResult, Verification};
 /// GitHub shows at most 10 error annotations per step; the rest are dropped silently, so we stop
 /// at the limit ourselves and say how many were left out.
 pub mod diff;
+pub mod review;
 pub mod status;
 
 pub const GITHUB_ANNOTATION_LIMIT: usize = 10;

@@ -9,7 +9,8 @@ use crate::coverage::TargetStatus;
 use crate::state::store::Holder;
 use crate::state::{RunState, RunStatus, StageStatus};
 
-fn word<T: serde::Serialize>(value: T) -> String {
+/// The serde name of a status or outcome (`rate_limited`, not `RateLimited`).
+pub fn word<T: serde::Serialize>(value: T) -> String {
     serde_json::to_value(value)
         .ok()
         .and_then(|v| v.as_str().map(String::from))
@@ -215,10 +216,13 @@ pub fn next_command(state: &RunState, stale: bool) -> String {
             format!("wait, or `git baton stop {id}`; follow it with `git baton log {id}`")
         }
         RunStatus::Review => format!(
-            "review the work in {} (branch {}), then merge it",
-            state.worktree, state.branch
+            "git baton review {id}, then `git baton finish {id}` and merge branch {}",
+            state.branch
         ),
-        RunStatus::Finished => "nothing: the run is finished".into(),
+        RunStatus::Finished => format!(
+            "merge branch {}; `git baton clean {id}` removes the run",
+            state.branch
+        ),
         RunStatus::Blocked => format!(
             "git baton resume {id}   (the stage re-runs; it must change or give a reason for every uncovered target)"
         ),

@@ -310,7 +310,7 @@ impl Drop for Undo<'_> {
         if let Some(worktree) = self.worktree.take()
             && worktree.exists()
         {
-            let _ = self.repo.remove_worktree(&worktree);
+            let _ = self.repo.remove_worktree(&worktree, true);
         }
         if let Some(branch) = self.branch.take() {
             let _ = self.repo.delete_branch(&branch);

@@ -5,6 +5,8 @@
 //! the RunState and the run directory: everything it needs was recorded at creation.
 
 mod create;
+pub mod doctor;
+pub mod lifecycle;
 pub mod prompt;
 
 use std::path::{Path, PathBuf};
@@ -239,7 +241,16 @@ impl Driver<'_> {
             Ok(f) => attempt_end(&f),
         };
         end.snapshot = snapshot_for(self.repo, state, &stage_name, attempt_n);
-        let evidence = read_evidence(&evidence_file);
+        let evidence = read_evidence(
+            &evidence_file,
+            &format!(
+                "{}/evidence.json",
+                state.stages[index]
+                    .attempts
+                    .last()
+                    .map_or("", |a| a.dir.as_str())
+            ),
+        );
         if let Ok(Some(e)) = &evidence {
             end.usage = e.usage.clone();
         }
@@ -323,10 +334,22 @@ pub fn snapshot_ref(run_id: &str, stage: &str, n: u32) -> String {
 pub fn check_worktree(repo: &Repo, state: &RunState) -> Result<(), CliError> {
     let path = Path::new(&state.worktree);
     let stale = |problem: String| {
-        CliError::input(format!("stale worktree mapping: run {}: {problem}", state.run_id)).hinted(format!(
-            "the run's work is on branch {}; restore the worktree with `git worktree add {} {}`, or remove the run",
-            state.branch, state.worktree, state.branch
+        let hint = if path.exists() {
+            format!(
+                "the run's work is on branch {}; put {} back on it (`git -C {} switch {}`), or remove the run with `git baton clean --force {}`",
+                state.branch, state.worktree, state.worktree, state.branch, state.run_id
+            )
+        } else {
+            format!(
+                "`git baton resume {} --recreate-worktree` rebuilds it from branch {} and the last attempt's snapshot",
+                state.run_id, state.branch
+            )
+        };
+        CliError::input(format!(
+            "stale worktree mapping: run {}: {problem}",
+            state.run_id
         ))
+        .hinted(hint)
     };
     if !path.is_dir() {
         return Err(stale(format!(
@@ -425,9 +448,9 @@ fn attempt_end(f: &exec::Finished) -> AttemptEnd {
 }
 
 /// The evidence an actor wrote: `Ok(None)` when it wrote none, `Err` when it is not evidence.
-fn read_evidence(path: &Path) -> Result<Option<coverage::Evidence>, String> {
+fn read_evidence(path: &Path, shown: &str) -> Result<Option<coverage::Evidence>, String> {
     match std::fs::read_to_string(path) {
-        Ok(text) => coverage::parse_evidence("BATON_EVIDENCE_FILE", &text)
+        Ok(text) => coverage::parse_evidence(shown, &text)
             .map(Some)
             .map_err(|e| format!("invalid evidence: {e}")),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),

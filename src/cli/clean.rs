@@ -1,0 +1,41 @@
+//! `git baton clean`: remove a run.
+
+use std::io::Write;
+use std::path::Path;
+
+use clap::Args;
+
+use crate::error::{CliError, Exit};
+
+/// Remove a run: its worktree, its attempt snapshots and its record. The branch stays.
+///
+/// An unfinished run is refused without --force, because its worktree may hold work that
+/// exists nowhere else.
+#[derive(Debug, Args)]
+pub struct CleanArgs {
+    /// The run: its id or any unique prefix.
+    #[arg(value_name = "RUN")]
+    pub run: String,
+
+    /// Remove an unfinished run too, with any uncommitted work in its worktree.
+    #[arg(long)]
+    pub force: bool,
+}
+
+pub fn run(cwd: &Path, args: CleanArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
+    let ctx = super::Context::open(cwd)?;
+    let id = ctx.resolve(&args.run)?;
+    let lock = ctx
+        .store
+        .lock(&id, "git baton clean")
+        .map_err(super::store_error)?;
+    let state = ctx.store.load(&id).map_err(super::store_error)?;
+    crate::run::lifecycle::clean(&ctx.repo, &ctx.store, &state, args.force)?;
+    drop(lock);
+    let _ = writeln!(
+        out,
+        "removed run {id}; branch {} is kept (`git branch -D {}` deletes it)",
+        state.branch, state.branch
+    );
+    Ok(Exit::Success)
+}

@@ -1,0 +1,43 @@
+//! `git baton doctor`: what is wrong with the runs of this repository, and how to fix it.
+
+use std::io::Write;
+use std::path::Path;
+
+use clap::Args;
+
+use crate::error::{CliError, Exit};
+
+/// Find stale runs, broken worktree mappings, leftovers of failed creations and ownership
+/// problems, each with the command that fixes it.
+///
+/// Exit status: 0 nothing found, 1 something needs attention.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print the findings as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(cwd: &Path, args: DoctorArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
+    let ctx = super::Context::open(cwd)?;
+    let root = ctx.main_worktree()?.join(&ctx.config.worktree_root);
+    let findings = crate::run::doctor::check(&ctx.repo, &ctx.store, &root);
+    if args.json {
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&findings).expect("serializes")
+        );
+    } else if findings.is_empty() {
+        let _ = writeln!(out, "no problems found");
+    } else {
+        for f in &findings {
+            let _ = writeln!(out, "{}: {}\n  fix: {}", f.kind, f.message, f.fix);
+        }
+    }
+    Ok(if findings.is_empty() {
+        Exit::Success
+    } else {
+        Exit::Failed
+    })
+}

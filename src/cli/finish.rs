@@ -1,0 +1,61 @@
+//! `git baton finish`: commit a reviewed run's work with its reasons, and mark it finished.
+
+use std::io::Write;
+use std::path::Path;
+
+use clap::Args;
+
+use crate::error::{CliError, Exit};
+
+/// Commit what is left in a reviewed run's worktree and mark the run finished.
+///
+/// The commit on branch `baton/<id>` carries the trailers `Baton-Run: <id>` and one
+/// `Baton-Unchanged: <target>: <reason>` per unchanged target, so that `git baton verify` in CI
+/// sees the reasons. The worktree is removed only when nothing in it is left uncommitted.
+/// Nothing is merged.
+#[derive(Debug, Args)]
+pub struct FinishArgs {
+    /// The run: its id or any unique prefix.
+    #[arg(value_name = "RUN")]
+    pub run: String,
+}
+
+pub fn run(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
+    let ctx = super::Context::open(cwd)?;
+    let id = ctx.resolve(&args.run)?;
+    let lock = ctx
+        .store
+        .lock(&id, "git baton finish")
+        .map_err(super::store_error)?;
+    let mut state = ctx.store.load(&id).map_err(super::store_error)?;
+    let done = crate::run::lifecycle::finish(&ctx.repo, lock.dir(), &mut state)?;
+    match &done.commit {
+        Some(commit) => {
+            let _ = writeln!(
+                out,
+                "finished run {id}: committed {} on {} ({} unchanged reason(s) as trailers)",
+                &commit[..12],
+                state.branch,
+                done.unchanged_trailers
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "finished run {id}: nothing left to commit on {}",
+                state.branch
+            );
+        }
+    }
+    if done.worktree_removed {
+        let _ = writeln!(out, "removed the worktree {}", state.worktree);
+    } else {
+        let _ = writeln!(out, "kept the worktree {}: it is not clean", state.worktree);
+    }
+    let _ = writeln!(
+        out,
+        "next: merge branch {} (e.g. `git merge {}`)",
+        state.branch, state.branch
+    );
+    Ok(Exit::Success)
+}

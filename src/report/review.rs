@@ -1,0 +1,187 @@
+//! The reviewer's page of a run: coverage per target with paths or reasons, contradictions, who
+//! changed what in each attempt, and the diffstat of the work.
+
+use std::fmt::Write;
+
+use crate::coverage::TargetStatus;
+use crate::report::status::{duration, word};
+use crate::state::RunState;
+
+/// One attempt as the review shows it: who, how it ended, and the paths it changed.
+pub struct AttemptChanges {
+    pub stage: String,
+    pub n: u32,
+    pub actor: String,
+    pub outcome: String,
+    pub duration_ms: Option<u64>,
+    /// `None` when the attempt has no snapshot to compare.
+    pub paths: Option<Vec<String>>,
+}
+
+/// Lines added and removed per path, base → worktree now.
+pub struct Stat {
+    pub path: String,
+    pub added: usize,
+    pub removed: usize,
+    pub binary: bool,
+}
+
+/// `stats_source` says what the diffstat compares (`worktree now`, `branch`).
+pub fn render(
+    state: &RunState,
+    attempts: &[AttemptChanges],
+    stats: &[Stat],
+    stats_source: &str,
+) -> String {
+    let mut out = String::new();
+    let title = state
+        .plan
+        .title
+        .as_deref()
+        .map(|t| format!(" — {t}"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "review of run {} ({}){title}",
+        state.run_id,
+        word(state.status)
+    );
+    let _ = writeln!(out, "  plan      {}", state.plan.path);
+    let _ = writeln!(
+        out,
+        "  base      {} ({})",
+        &state.base[..12.min(state.base.len())],
+        state.base_rev
+    );
+    let _ = writeln!(out, "  branch    {}", state.branch);
+    let _ = writeln!(out, "  worktree  {}", state.worktree);
+
+    let _ = writeln!(out, "\ncoverage");
+    match &state.coverage {
+        _ if state.plan.targets.is_empty() => {
+            let _ = writeln!(
+                out,
+                "  not verified: the plan declares no targets; review the whole diff"
+            );
+        }
+        None => {
+            let _ = writeln!(out, "  no gate has run yet");
+        }
+        Some(report) => {
+            let width = report
+                .targets
+                .iter()
+                .map(|t| t.target.chars().count())
+                .max()
+                .unwrap_or(0);
+            for t in &report.targets {
+                let detail = match t.status {
+                    TargetStatus::Changed => t.paths.join(", "),
+                    TargetStatus::Unchanged => format!(
+                        "needed no change, because: {}{}",
+                        t.reason.as_deref().unwrap_or(""),
+                        t.reason_source
+                            .as_ref()
+                            .map(|s| format!(" ({s})"))
+                            .unwrap_or_default()
+                    ),
+                    TargetStatus::Uncovered => "UNCOVERED".into(),
+                };
+                let _ = writeln!(
+                    out,
+                    "  {:<10} {:<width$}  {detail}",
+                    word(t.status),
+                    t.target
+                );
+            }
+            for c in &report.contradictions {
+                let _ = writeln!(
+                    out,
+                    "  note: {} calls `{}` unchanged (\"{}\"), but the diff changed {}",
+                    c.source,
+                    c.target,
+                    c.reason,
+                    c.paths.join(", ")
+                );
+            }
+        }
+    }
+
+    let _ = writeln!(
+        out,
+        "\nattempts (what each changed against the snapshot before it)"
+    );
+    for a in attempts {
+        let took = a.duration_ms.map(duration).unwrap_or_else(|| "-".into());
+        let changed = match &a.paths {
+            None => "no snapshot".to_string(),
+            Some(p) if p.is_empty() => "changed nothing".to_string(),
+            Some(p) => p.join(", "),
+        };
+        let _ = writeln!(
+            out,
+            "  {:<10} #{:<2} {:<10} {:<13} {:>8}  {changed}",
+            a.stage, a.n, a.actor, a.outcome, took
+        );
+    }
+
+    let _ = writeln!(out, "\ndiffstat (base → {stats_source})");
+    if stats.is_empty() {
+        let _ = writeln!(out, "  no changes");
+    }
+    let width = stats
+        .iter()
+        .map(|s| s.path.chars().count())
+        .max()
+        .unwrap_or(0);
+    let (mut added, mut removed) = (0, 0);
+    for s in stats {
+        added += s.added;
+        removed += s.removed;
+        let detail = if s.binary {
+            "binary".to_string()
+        } else {
+            format!("+{} -{}", s.added, s.removed)
+        };
+        let _ = writeln!(out, "  {:<width$} | {detail}", s.path);
+    }
+    if !stats.is_empty() {
+        let _ = writeln!(out, "  {} path(s), +{added} -{removed}", stats.len());
+    }
+    let _ = writeln!(
+        out,
+        "\nnext: {}",
+        crate::report::status::next_command(state, false)
+    );
+    out
+}
+
+/// Lines added and removed between two versions of a file.
+pub fn stat(path: &str, before: Option<&[u8]>, after: Option<&[u8]>) -> Stat {
+    let binary = before.is_some_and(|d| d.contains(&0)) || after.is_some_and(|d| d.contains(&0));
+    if binary {
+        return Stat {
+            path: path.into(),
+            added: 0,
+            removed: 0,
+            binary,
+        };
+    }
+    let old = String::from_utf8_lossy(before.unwrap_or_default());
+    let new = String::from_utf8_lossy(after.unwrap_or_default());
+    let diff = similar::TextDiff::from_lines(old.as_ref(), new.as_ref());
+    let (mut added, mut removed) = (0, 0);
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            similar::ChangeTag::Insert => added += 1,
+            similar::ChangeTag::Delete => removed += 1,
+            similar::ChangeTag::Equal => {}
+        }
+    }
+    Stat {
+        path: path.into(),
+        added,
+        removed,
+        binary,
+    }
+}
