@@ -7,4 +7,6 @@ mod diff_oracle;
 
 mod exec;
 
+mod runs;
+
 mod verify;

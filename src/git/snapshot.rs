@@ -103,7 +103,7 @@ impl Repo {
         }
         git(worktree, Some(&index), &["add", "-A", "--", "."])?;
         let tree = git(worktree, Some(&index), &["write-tree"])?;
-        let changed = self.tree_of(parent)?.to_string() != tree;
+        let changed = self.tree_of(parent)?.to_hex().to_string() != tree;
         if !changed && !always {
             return Ok((parent, false));
         }

@@ -5,7 +5,8 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
 
 /// The environment every child process gets, and nothing else (plus PATH to find git and sh).
 fn hermetic(cmd: &mut Command, home: &Path) {
@@ -155,6 +156,43 @@ impl TestRepo {
         cmd.envs(env.iter().copied());
         let out = cmd.output().unwrap();
         Run::new(out, &[(self.tmp(), "$TMP")])
+    }
+
+    /// Starts the real git-baton binary in `dir` with the hermetic environment (plus `env`) and
+    /// returns at once, stdout and stderr piped: for tests that signal or race the process.
+    pub fn baton_spawn<I, S>(&self, dir: &Path, args: I, env: &[(&str, &OsStr)]) -> Child
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_git-baton"));
+        cmd.args(args)
+            .current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        hermetic(&mut cmd, &self.home);
+        cmd.envs(env.iter().copied());
+        cmd.spawn().unwrap()
+    }
+
+    /// Waits for a process started by [`Self::baton_spawn`] and collects it as a [`Run`]; kills
+    /// it and panics if it is still running after `timeout`, so a hang fails instead of hanging.
+    pub fn baton_wait(&self, child: Child, timeout: Duration) -> Run {
+        let pid = child.id();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        });
+        match rx.recv_timeout(timeout) {
+            Ok(out) => Run::new(out.unwrap(), &[(self.tmp(), "$TMP")]),
+            Err(_) => {
+                let _ = Command::new("kill")
+                    .args(["-KILL", &pid.to_string()])
+                    .status();
+                panic!("git-baton (pid {pid}) did not exit within {timeout:?}");
+            }
+        }
     }
 
     pub fn baton<I, S>(&self, args: I) -> Run
