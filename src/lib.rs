@@ -8,12 +8,14 @@
 //! - [`config`] reads `.baton.yml`;
 //! - [`report`] renders coverage reports as text, JSON, GitHub annotations and Markdown;
 //! - [`verify`] runs the coverage gate over plans, a diff and evidence;
+//! - [`demo`] replays the incident git-baton exists for, with the real binary and demo actors;
 //! - [`cli`] translates command lines into calls of the above, and [`error`] maps failures to
 //!   one `error:` line, `hint:` lines and an exit code.
 
 pub mod cli;
 pub mod config;
 pub mod coverage;
+pub mod demo;
 pub mod error;
 pub mod exec;
 pub mod git;

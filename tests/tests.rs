@@ -3,6 +3,8 @@
 
 mod support;
 
+mod demo;
+
 mod diff_oracle;
 
 mod exec;

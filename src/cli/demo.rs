@@ -15,6 +15,6 @@ pub struct DemoArgs {
     pub keep: bool,
 }
 
-pub fn run(_cwd: &Path, _args: DemoArgs, _out: &mut dyn Write) -> Result<Exit, CliError> {
-    Err(CliError::input("the demo is not written yet"))
+pub fn run(_cwd: &Path, args: DemoArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
+    crate::demo::run(&crate::demo::Options { keep: args.keep }, out)
 }
