@@ -189,7 +189,7 @@ fn read_optional(path: &Path, shown: &str) -> Result<Option<String>, ConfigError
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(err) => Err(ConfigError::Read {
             file: shown.into(),
-            reason: crate::verify::io_reason(&err),
+            reason: crate::files::io_reason(&err),
         }),
     }
 }

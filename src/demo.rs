@@ -258,7 +258,7 @@ impl Sandbox {
                 CliError::input(format!(
                     "cannot create a temporary directory in {}: {}",
                     std::env::temp_dir().display(),
-                    crate::verify::io_reason(&e)
+                    crate::files::io_reason(&e)
                 ))
                 .hinted("set TMPDIR to a writable directory")
             })?;
@@ -280,7 +280,7 @@ impl Sandbox {
                 CliError::input(format!(
                     "cannot create {}: {}",
                     path.display(),
-                    crate::verify::io_reason(&e)
+                    crate::files::io_reason(&e)
                 ))
             })
         };
@@ -379,7 +379,7 @@ impl Sandbox {
             }
             Err(e) => Err(format!(
                 "could not remove the demo directory {shown}: {}",
-                crate::verify::io_reason(&e)
+                crate::files::io_reason(&e)
             )),
         }
     }

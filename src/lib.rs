@@ -18,6 +18,7 @@ pub mod coverage;
 pub mod demo;
 pub mod error;
 pub mod exec;
+pub mod files;
 pub mod git;
 pub mod plan;
 pub mod report;

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::coverage::{self, EvidenceEntry, Report};
 use crate::error::CliError;
+use crate::files::{io_reason, repo_relative};
 use crate::git::{Repo, Scope};
 use crate::plan::{self, Plan};
 
@@ -93,14 +94,26 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, CliError> {
         let mut plans = Vec::new();
         for arg in &options.plans {
             let full = cwd.join(arg);
-            let shown = repo_relative(&workdir, &full).unwrap_or_else(|| arg.display().to_string());
-            let bytes = std::fs::read(&full).map_err(|err| {
-                CliError::input(format!(
-                    "cannot read plan {}: {}",
-                    arg.display(),
-                    io_reason(&err)
-                ))
-            })?;
+            let relative = repo_relative(&workdir, &full);
+            let shown = relative
+                .clone()
+                .unwrap_or_else(|| arg.display().to_string());
+            // With --head the plan is the one in that commit; one the commit lacks (not yet
+            // committed, or kept outside the repository) is read from disk.
+            let committed = match (head_commit, &relative) {
+                (Some(head), Some(rel)) => repo.read_file_at(head, rel)?,
+                _ => None,
+            };
+            let bytes = match committed {
+                Some(bytes) => bytes,
+                None => std::fs::read(&full).map_err(|err| {
+                    CliError::input(format!(
+                        "cannot read plan {}: {}",
+                        arg.display(),
+                        io_reason(&err)
+                    ))
+                })?,
+            };
             plans.push(parse_plan(&shown, bytes)?);
         }
         plans
@@ -210,28 +223,5 @@ fn read_optional(path: &Path) -> Result<Option<Vec<u8>>, CliError> {
             path.display(),
             io_reason(&err)
         ))),
-    }
-}
-
-/// The path of `full` relative to the worktree root, `/`-separated, when it lies inside it.
-pub fn repo_relative(workdir: &Path, full: &Path) -> Option<String> {
-    let full = full.canonicalize().ok()?;
-    let workdir = workdir.canonicalize().ok()?;
-    let rel = full.strip_prefix(workdir).ok()?;
-    let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
-    Some(parts?.join("/"))
-}
-
-/// An I/O error as a short lowercase phrase, without Rust's "(os error N)".
-pub fn io_reason(err: &std::io::Error) -> String {
-    match err.kind() {
-        std::io::ErrorKind::NotFound => "no such file".into(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
-        std::io::ErrorKind::IsADirectory => "is a directory".into(),
-        _ => {
-            let text = err.to_string();
-            let text = text.split(" (os error").next().unwrap_or(&text);
-            text.to_lowercase()
-        }
     }
 }

@@ -1033,11 +1033,18 @@ fn github_format_with_an_unwritable_step_summary() {
         ],
         &[("GITHUB_STEP_SUMMARY", dir.as_os_str())],
     );
-    assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r"
+    assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r#"
         exit: 2
+        --- stdout
+        verifying the worktree against main (merge base <main>)
+
+        plan plans/x.md (x): passed: 1 target covered
+          changed    docs/a.md  docs/a.md
+
+        gate passed
         --- stderr
         error: cannot append to $GITHUB_STEP_SUMMARY ($TMP/no/such/dir/summary.md): no such file
-        ");
+        "#);
 }
 
 /// One plan with a changed, an unchanged and an uncovered target, in Markdown and JSON.

@@ -20,7 +20,8 @@ pub struct DoctorArgs {
 
 pub fn run(cwd: &Path, args: DoctorArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
     let ctx = super::Context::open(cwd)?;
-    let root = ctx.main_worktree()?.join(&ctx.config.worktree_root);
+    let config = ctx.config()?;
+    let root = ctx.main_worktree()?.join(&config.worktree_root);
     let findings = crate::run::doctor::check(&ctx.repo, &ctx.store, &root);
     if args.json {
         let _ = writeln!(

@@ -112,26 +112,24 @@ pub fn run(cli: Cli) -> Result<Exit, CliError> {
     Ok(exit)
 }
 
-/// The repository, its run store and configuration, as every run command needs them.
+/// The repository and its run store, as every run command needs them.
 struct Context {
     repo: Repo,
     store: Store,
-    config: crate::config::Config,
 }
 
 impl Context {
     fn open(cwd: &Path) -> Result<Context, CliError> {
         let repo = Repo::discover(cwd)?;
         let store = Store::new(repo.common_dir());
-        // Configuration comes from the main worktree, so that every worktree of a repository,
-        // including the runs' own, drives runs the same way.
-        let main = main_worktree(&repo)?;
-        let config = crate::config::load(&main)?;
-        Ok(Context {
-            repo,
-            store,
-            config,
-        })
+        Ok(Context { repo, store })
+    }
+
+    /// The configuration, read only by the commands that drive runs: a broken `.baton.yml` must
+    /// not hide the runs from `status` and `list`. It comes from the main worktree, so that every
+    /// worktree of a repository, the runs' own included, drives runs the same way.
+    fn config(&self) -> Result<crate::config::Config, CliError> {
+        Ok(crate::config::load(&main_worktree(&self.repo)?)?)
     }
 
     fn workdir(&self) -> &Path {

@@ -48,6 +48,7 @@ fn crashed_attempt(state: &crate::state::RunState) -> Option<(String, u32)> {
 
 pub fn run(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
     let ctx = super::Context::open(cwd)?;
+    let config = ctx.config()?;
     let id = ctx.resolve(&args.run)?;
     let lock = ctx
         .store
@@ -64,12 +65,7 @@ pub fn run(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<Exit, Cl
             ))
             .hinted(format!("see `git baton status {id}`")));
         }
-        RunStatus::Running
-            if state
-                .stages
-                .iter()
-                .any(|s| s.status == StageStatus::Running) =>
-        {
+        RunStatus::Running => {
             // We hold the lock, so whoever left it running is gone. Its work is still in the
             // worktree; record it as the crashed attempt's snapshot before anything else runs.
             let snapshot = crashed_attempt(&state)
@@ -91,8 +87,8 @@ pub fn run(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<Exit, Cl
             ))
             .hinted("the RunState's pipeline is authoritative; only the actor of the stage being resumed may change"));
         }
-        if !ctx.config.actors.contains_key(actor) {
-            let names: Vec<&str> = ctx.config.actors.keys().map(String::as_str).collect();
+        if !config.actors.contains_key(actor) {
+            let names: Vec<&str> = config.actors.keys().map(String::as_str).collect();
             return Err(CliError::input(format!(
                 "--actor names actor `{actor}`, which is not configured"
             ))
@@ -112,7 +108,7 @@ pub fn run(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<Exit, Cl
     let driver = Driver {
         repo: &ctx.repo,
         store: &ctx.store,
-        config: &ctx.config,
+        config: &config,
         lock: &lock,
         interrupted: &interrupted,
         echo: !args.json,

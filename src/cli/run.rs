@@ -44,17 +44,18 @@ pub struct RunArgs {
 
 pub fn run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
     let ctx = super::Context::open(cwd)?;
+    let config = ctx.config()?;
     let full = cwd.join(&args.plan);
     let shown = args.plan.display().to_string();
     let bytes = std::fs::read(&full).map_err(|e| {
         CliError::input(format!(
             "cannot read plan {shown}: {}",
-            crate::verify::io_reason(&e)
+            crate::files::io_reason(&e)
         ))
     })?;
     let text = String::from_utf8(bytes)
         .map_err(|_| CliError::input(format!("plan {shown} is not valid UTF-8")))?;
-    let plan_path = crate::verify::repo_relative(ctx.workdir(), &full).unwrap_or(shown);
+    let plan_path = crate::files::repo_relative(ctx.workdir(), &full).unwrap_or(shown);
     let plan = crate::plan::parse(&plan_path, &text)?;
     let base = ctx.repo.resolve_commit(&args.base)?;
     let interrupted = crate::exec::interrupt_flag().map_err(|e| CliError::input(e.to_string()))?;
@@ -62,7 +63,7 @@ pub fn run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Exit, CliEr
     let created = crate::run::create(
         &ctx.repo,
         &ctx.store,
-        &ctx.config,
+        &config,
         &CreateOptions {
             plan: &plan,
             plan_text: &text,
@@ -96,7 +97,7 @@ pub fn run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Exit, CliEr
     let driver = Driver {
         repo: &ctx.repo,
         store: &ctx.store,
-        config: &ctx.config,
+        config: &config,
         lock: &lock,
         interrupted: &interrupted,
         echo: !args.json,

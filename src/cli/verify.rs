@@ -71,13 +71,14 @@ pub fn run(cwd: &Path, args: VerifyArgs, out: &mut dyn Write) -> Result<Exit, Cl
     let rendered = match format {
         Format::Text => report::text(&result),
         Format::Json => report::json(&result),
-        Format::Github => {
-            append_step_summary(&report::markdown(&result))?;
-            report::github(&result)
-        }
+        Format::Github => report::github(&result),
         Format::Markdown => report::markdown(&result),
     };
     let _ = out.write_all(rendered.as_bytes());
+    // After the report, so that a broken summary file does not hide the verdict.
+    if format == Format::Github {
+        append_step_summary(&report::markdown(&result))?;
+    }
     Ok(if result.passed {
         Exit::Success
     } else {
@@ -93,7 +94,7 @@ fn append_step_summary(markdown: &str) -> Result<(), CliError> {
         CliError::input(format!(
             "cannot append to $GITHUB_STEP_SUMMARY ({}): {}",
             Path::new(&path).display(),
-            verify::io_reason(&err)
+            crate::files::io_reason(&err)
         ))
     };
     let mut file = std::fs::OpenOptions::new()

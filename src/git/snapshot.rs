@@ -103,7 +103,8 @@ impl Repo {
         }
         git(worktree, Some(&index), &["add", "-A", "--", "."])?;
         let tree = git(worktree, Some(&index), &["write-tree"])?;
-        let tree_id = ObjectId::from_hex(tree.as_bytes()).map_err(|err| GitError::op("read a tree id", err))?;
+        let tree_id = ObjectId::from_hex(tree.as_bytes())
+            .map_err(|err| GitError::op("read a tree id", err))?;
         let changed = self.tree_of(parent)? != tree_id;
         if !changed && !always {
             return Ok((parent, false));

@@ -186,7 +186,12 @@ pub fn render(state: &RunState, stale: bool, holder: Option<&Holder>, now: &str)
     } else if let Some(report) = &state.coverage {
         let verdict = if report.passed { "passed" } else { "failed" };
         let _ = writeln!(out, "\n  coverage: {verdict}");
-        let width = report.targets.iter().map(|t| t.target.chars().count()).max().unwrap_or(0);
+        let width = report
+            .targets
+            .iter()
+            .map(|t| t.target.chars().count())
+            .max()
+            .unwrap_or(0);
         for t in &report.targets {
             let detail = match t.status {
                 TargetStatus::Changed => t.paths.join(", "),
@@ -195,7 +200,12 @@ pub fn render(state: &RunState, stale: bool, holder: Option<&Holder>, now: &str)
                 }
                 TargetStatus::Uncovered => "no change and no reason".into(),
             };
-            let _ = writeln!(out, "    {:<10} {:<width$}  {detail}", word(t.status), t.target);
+            let _ = writeln!(
+                out,
+                "    {:<10} {:<width$}  {detail}",
+                word(t.status),
+                t.target
+            );
         }
     }
     let _ = writeln!(out, "\n  next: {}", next_command(state, stale));

@@ -285,7 +285,7 @@ fn io_err(action: &str, path: &Path, e: &std::io::Error) -> CliError {
     CliError::input(format!(
         "cannot {action} {}: {}",
         path.display(),
-        crate::verify::io_reason(e)
+        crate::files::io_reason(e)
     ))
 }
 

@@ -70,6 +70,11 @@ impl Driver<'_> {
                 return Ok(Exit::Success);
             };
             if self.interrupted.load(std::sync::atomic::Ordering::Acquire) {
+                state.halt(
+                    "git-baton was interrupted before this stage started",
+                    &store::now(),
+                );
+                self.save(state)?;
                 return Ok(Exit::Interrupted);
             }
             if self.take_request(PAUSE_REQUEST) || self.take_request(STOP_REQUEST) {

@@ -381,6 +381,20 @@ impl RunState {
         self.updated_at = now.into();
     }
 
+    /// Stopped between two stages (no attempt was running): `interrupted`, with the stage to run
+    /// next as `current_stage` so that resume and status say where the run stands.
+    pub fn halt(&mut self, message: &str, now: &str) {
+        let next = self.next_stage().map(|i| self.stages[i].name.clone());
+        self.status = RunStatus::Interrupted;
+        self.error = next.clone().map(|stage| RunError {
+            kind: ErrorKind::Interrupted,
+            stage,
+            message: message.into(),
+        });
+        self.current_stage = next;
+        self.updated_at = now.into();
+    }
+
     /// A `running` attempt whose process died without recording an end: the caller found the
     /// run's lock free. The attempt is closed as interrupted by a crash, with no duration (none
     /// was measured).
@@ -390,6 +404,10 @@ impl RunState {
             .iter()
             .position(|s| s.status == StageStatus::Running)
         else {
+            if self.status == RunStatus::Running {
+                self.halt("the process driving the run died between stages", now);
+                return true;
+            }
             return false;
         };
         let open = self.stages[index]
@@ -594,6 +612,22 @@ mod tests {
         assert_eq!(attempt.duration_ms, None);
         assert_eq!(s.status, RunStatus::Interrupted);
         assert!(!s.record_crash("t10", None), "nothing is running any more");
+    }
+
+    #[test]
+    fn a_crash_between_stages_leaves_the_next_stage_current() {
+        let mut s = run();
+        s.start_attempt(0, "a", "d".into(), "t1");
+        s.end_attempt(0, ok(None), "t2");
+        assert_eq!(
+            s.status,
+            RunStatus::Running,
+            "between stages the run is still running"
+        );
+        assert!(s.record_crash("t3", None));
+        assert_eq!(s.status, RunStatus::Interrupted);
+        assert_eq!(s.current_stage.as_deref(), Some("reporter"));
+        assert_eq!(s.error.map(|e| e.kind), Some(ErrorKind::Interrupted));
     }
 
     #[test]

@@ -57,7 +57,7 @@ fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Store
     move |err| StoreError::Io {
         action,
         path,
-        reason: crate::verify::io_reason(&err),
+        reason: crate::files::io_reason(&err),
     }
 }
 
