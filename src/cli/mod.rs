@@ -156,10 +156,12 @@ fn main_worktree(repo: &Repo) -> Result<PathBuf, CliError> {
 
 fn store_error(err: StoreError) -> CliError {
     match err {
-        StoreError::Busy { .. } => CliError {
+        StoreError::Busy { ref run, .. } => CliError {
             exit: Exit::Busy,
+            hints: vec![format!(
+                "wait for it to finish, or stop it with `git baton stop {run}`"
+            )],
             message: err.to_string(),
-            hints: vec!["wait for it to finish, or stop it with `git baton stop <RUN>`".into()],
         },
         StoreError::Unknown(_) => {
             CliError::input(err.to_string()).hinted("see the runs with `git baton list`")
@@ -199,14 +201,16 @@ fn status_word(store: &Store, state: &RunState) -> String {
 }
 
 fn is_stale(store: &Store, state: &RunState) -> bool {
-    state.status == RunStatus::Running && matches!(store.holder(&state.run_id), Ok(None))
+    // `pending` too: a run killed between its creation and its first attempt.
+    matches!(state.status, RunStatus::Running | RunStatus::Pending)
+        && matches!(store.holder(&state.run_id), Ok(None))
 }
 
 /// The exit code a run's state means (design §6).
 fn exit_for(store: &Store, state: &RunState) -> Exit {
     match state.status {
         RunStatus::Review | RunStatus::Paused | RunStatus::Finished => Exit::Success,
-        RunStatus::Running if !is_stale(store, state) => Exit::Busy,
+        RunStatus::Running | RunStatus::Pending if !is_stale(store, state) => Exit::Busy,
         _ => Exit::Failed,
     }
 }

@@ -44,6 +44,9 @@ pub struct Plan {
     pub targets: Vec<Target>,
     #[serde(skip)]
     pub stages: Option<Vec<String>>,
+    /// Line and column of each entry of `stages`, for errors found against the configuration.
+    #[serde(skip)]
+    pub stage_positions: Vec<(usize, usize)>,
     /// The markdown after the closing `---` line, verbatim.
     #[serde(skip)]
     pub body: String,
@@ -151,7 +154,11 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
         id,
         title,
         targets: targets.unwrap_or_default(),
-        stages,
+        stage_positions: stages
+            .as_ref()
+            .map(|list: &Vec<(String, (usize, usize))>| list.iter().map(|(_, p)| *p).collect())
+            .unwrap_or_default(),
+        stages: stages.map(|list| list.into_iter().map(|(name, _)| name).collect()),
         body: doc.body.to_owned(),
     })
 }
@@ -299,7 +306,7 @@ fn parse_stages(
     doc: &Document<'_>,
     key_pos: Pos,
     node: &Spanned<Node>,
-) -> Result<Vec<String>, PlanError> {
+) -> Result<Vec<(String, (usize, usize))>, PlanError> {
     let items = expect_list(doc, "stages", key_pos, "design", node)?;
     let mut stages = Vec::with_capacity(items.len());
     let mut lines: HashMap<&str, usize> = HashMap::new();
@@ -331,7 +338,7 @@ fn parse_stages(
                 )
                 .with_hint("list each stage once"));
         }
-        stages.push(name.clone());
+        stages.push((name.clone(), (pos.line, pos.column)));
     }
     Ok(stages)
 }

@@ -220,7 +220,7 @@ fn short(id: &str) -> &str {
 pub fn next_command(state: &RunState, stale: bool) -> String {
     let id = &state.run_id;
     match state.status {
-        RunStatus::Running if stale => {
+        RunStatus::Running | RunStatus::Pending if stale => {
             format!("git baton resume {id}   (records the crash, then re-runs the stage)")
         }
         RunStatus::Running | RunStatus::Pending => {

@@ -47,6 +47,7 @@ pub enum Created {
 pub fn policy(
     config: &Config,
     plan: &Plan,
+    plan_path: &str,
     stop_after: Option<&str>,
     actors: &[(String, String)],
 ) -> Result<Policy, CliError> {
@@ -59,12 +60,13 @@ pub fn policy(
         None => config.pipeline.clone(),
         Some(names) => {
             let mut stages = Vec::new();
-            for name in names {
+            for (i, name) in names.iter().enumerate() {
                 let Some(stage) = config.pipeline.iter().find(|s| &s.stage == name) else {
                     let known: Vec<&str> =
                         config.pipeline.iter().map(|s| s.stage.as_str()).collect();
+                    let (line, column) = plan.stage_positions.get(i).copied().unwrap_or((1, 1));
                     return Err(CliError::input(format!(
-                        "plan stage `{name}` is not in the configured pipeline"
+                        "{plan_path}:{line}:{column}: plan stage `{name}` is not in the configured pipeline"
                     ))
                     .hinted(format!("configured stages: {}", known.join(", "))));
                 };
@@ -112,7 +114,13 @@ pub fn create(
     config: &Config,
     options: &CreateOptions,
 ) -> Result<Created, CliError> {
-    let policy = policy(config, options.plan, options.stop_after, options.actors)?;
+    let policy = policy(
+        config,
+        options.plan,
+        &options.plan_path,
+        options.stop_after,
+        options.actors,
+    )?;
     let _creating = store.creation_lock().map_err(store_err)?;
     if let Some(key) = options.key
         && let Some(existing) = find_by_key(store, key)?

@@ -59,8 +59,10 @@ impl Driver<'_> {
     /// Drives the run from its first unfinished stage until it reaches review, stops at a
     /// boundary, or a stage does not succeed. The exit code follows design §6.
     pub fn drive(&self, state: &mut RunState) -> Result<Exit, CliError> {
-        // Requests addressed to an earlier driver are stale.
+        // Requests addressed to an earlier driver are stale: `stop` and `pause` only write them
+        // while a driver lives, and that driver is gone.
         self.take_request(STOP_REQUEST);
+        self.take_request(PAUSE_REQUEST);
         let targets = self.targets(state)?;
         loop {
             let Some(index) = state.next_stage() else {

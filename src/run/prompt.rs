@@ -44,7 +44,7 @@ pub fn render(input: &PromptInput) -> String {
     if let Some(report) = input.coverage.filter(|_| !stage.gated) {
         coverage_section(&mut out, report);
     }
-    evidence_section(&mut out, state);
+    evidence_section(&mut out, state, input.changed);
     out
 }
 
@@ -164,11 +164,14 @@ fn coverage_section(out: &mut String, report: &Report) {
     let _ = writeln!(out);
 }
 
-fn evidence_section(out: &mut String, state: &RunState) {
+fn evidence_section(out: &mut String, state: &RunState, changed: &[String]) {
+    // The example names a target that is still untouched, when there is one.
     let example = state
         .plan
         .targets
-        .first()
+        .iter()
+        .find(|t| !changed.iter().any(|p| target_matches(t, p)))
+        .or(state.plan.targets.first())
         .map(String::as_str)
         .unwrap_or("docs/example.md");
     let _ = writeln!(
