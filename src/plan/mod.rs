@@ -156,7 +156,7 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
         targets: targets.unwrap_or_default(),
         stage_positions: stages
             .as_ref()
-            .map(|list: &Vec<(String, (usize, usize))>| list.iter().map(|(_, p)| *p).collect())
+            .map(|list: &Vec<(String, Pos)>| list.iter().map(|(_, p)| (p.line, p.column)).collect())
             .unwrap_or_default(),
         stages: stages.map(|list| list.into_iter().map(|(name, _)| name).collect()),
         body: doc.body.to_owned(),
@@ -306,7 +306,7 @@ fn parse_stages(
     doc: &Document<'_>,
     key_pos: Pos,
     node: &Spanned<Node>,
-) -> Result<Vec<(String, (usize, usize))>, PlanError> {
+) -> Result<Vec<(String, Pos)>, PlanError> {
     let items = expect_list(doc, "stages", key_pos, "design", node)?;
     let mut stages = Vec::with_capacity(items.len());
     let mut lines: HashMap<&str, usize> = HashMap::new();
@@ -338,7 +338,7 @@ fn parse_stages(
                 )
                 .with_hint("list each stage once"));
         }
-        stages.push((name.clone(), (pos.line, pos.column)));
+        stages.push((name.clone(), pos));
     }
     Ok(stages)
 }
