@@ -83,10 +83,12 @@ pub fn check(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
             }
         }
     }
+    let cleaned = store.cleaned();
     let known: Vec<&str> = states
         .iter()
         .map(|s| s.run_id.as_str())
         .chain(ids.iter().map(String::as_str))
+        .chain(cleaned.iter().map(String::as_str))
         .collect();
     for branch in repo.branches_with_prefix("baton/").unwrap_or_default() {
         let id = branch.trim_start_matches("baton/");

@@ -118,6 +118,9 @@ pub fn clean(repo: &Repo, store: &Store, state: &RunState, force: bool) -> Resul
     }
     repo.delete_refs_under(&format!("refs/baton/runs/{}/", state.run_id))?;
     let dir = store.run_dir(&state.run_id);
+    store
+        .record_cleaned(&state.run_id)
+        .map_err(|e| CliError::input(e.to_string()))?;
     std::fs::remove_dir_all(&dir)
         .map_err(|e| CliError::input(format!("cannot remove {}: {e}", dir.display())))?;
     Ok(())

@@ -190,6 +190,23 @@ impl Store {
         }
     }
 
+    /// Remembers that run `id` was cleaned on purpose, so that its kept branch is not reported as
+    /// a leftover of a failed creation.
+    pub fn record_cleaned(&self, id: &str) -> Result<()> {
+        let path = self.root.join("cleaned");
+        let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+        text.push_str(id);
+        text.push('\n');
+        write_atomic(&path, text.as_bytes())
+    }
+
+    /// The runs removed with `clean`.
+    pub fn cleaned(&self) -> Vec<String> {
+        std::fs::read_to_string(self.root.join("cleaned"))
+            .map(|t| t.lines().map(String::from).collect())
+            .unwrap_or_default()
+    }
+
     pub fn load(&self, id: &str) -> Result<RunState> {
         load_state(&self.run_dir(id).join("state.json"))
     }
