@@ -46,6 +46,8 @@ pub struct Config {
     pub coverage: CoverageMode,
     /// As written: relative to the main worktree, or absolute.
     pub worktree_root: String,
+    /// Prompt templates replacing the built-in layout (see docs/config.md).
+    pub prompts: Prompts,
     /// The files the configuration came from, for messages.
     pub sources: Vec<String>,
     /// Where each stage's `actor:` was written (file, line, column), for errors found later.
@@ -60,8 +62,28 @@ impl Default for Config {
             pipeline: Vec::new(),
             coverage: CoverageMode::Always,
             worktree_root: DEFAULT_WORKTREE_ROOT.into(),
+            prompts: Prompts::default(),
             sources: Vec::new(),
             pipeline_spans: BTreeMap::new(),
+        }
+    }
+}
+
+/// Prompt templates: the text of the files `prompts.fresh` and `prompts.resume` name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Prompts {
+    pub fresh: Option<String>,
+    /// For resumed attempts; falls back to `fresh`, then to the built-in layout.
+    pub resume: Option<String>,
+}
+
+impl Prompts {
+    /// The template for an attempt, if one is configured.
+    pub fn for_attempt(&self, resumed: bool) -> Option<&str> {
+        if resumed {
+            self.resume.as_deref().or(self.fresh.as_deref())
+        } else {
+            self.fresh.as_deref()
         }
     }
 }
@@ -112,6 +134,14 @@ struct RawFile {
     pipeline: Option<Vec<Spanned<RawStage>>>,
     coverage: Option<CoverageMode>,
     worktree_root: Option<String>,
+    prompts: Option<RawPrompts>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPrompts {
+    fresh: Option<Spanned<String>>,
+    resume: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -172,6 +202,7 @@ pub fn load(workdir: &Path) -> Result<Config, ConfigError> {
     let mut config = Config::default();
     if let Some(text) = read_optional(&workdir.join(FILE_NAME), FILE_NAME)? {
         apply(&mut config, FILE_NAME, &text, false)?;
+        load_prompts(&mut config, workdir, &text)?;
     }
     if let Some(path) = user_file() {
         let shown = path.display().to_string();
@@ -224,6 +255,7 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
             ("pipeline", raw.pipeline.is_some()),
             ("coverage", raw.coverage.is_some()),
             ("worktree_root", raw.worktree_root.is_some()),
+            ("prompts", raw.prompts.is_some()),
         ];
         if let Some((key, _)) = repo_only.iter().find(|(_, set)| *set) {
             return Err(invalid(
@@ -356,6 +388,50 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
         }
         config.pipeline = stages;
     }
+    Ok(())
+}
+
+/// Reads the prompt templates `.baton.yml` names (paths relative to the repository root) and
+/// checks their placeholders, so a typo fails before any agent runs.
+fn load_prompts(config: &mut Config, workdir: &Path, text: &str) -> Result<(), ConfigError> {
+    let raw: RawFile = serde_saphyr::from_str(text).map_err(|err| located(FILE_NAME, &err))?;
+    let Some(prompts) = raw.prompts else {
+        return Ok(());
+    };
+    let read = |entry: Option<Spanned<String>>| -> Result<Option<String>, ConfigError> {
+        let Some(entry) = entry else { return Ok(None) };
+        let path = workdir.join(&entry.value);
+        let template = std::fs::read_to_string(&path).map_err(|err| ConfigError::Invalid {
+            file: FILE_NAME.into(),
+            line: entry.referenced.line(),
+            column: entry.referenced.column(),
+            message: format!(
+                "cannot read the prompt template `{}`: {}",
+                entry.value,
+                crate::files::io_reason(&err)
+            ),
+            hint: Some("give a path relative to the repository root".into()),
+        })?;
+        if let Some((line, column, name)) = crate::run::prompt::unknown_placeholder(&template) {
+            return Err(ConfigError::Invalid {
+                file: entry.value.clone(),
+                line: line as u64,
+                column: column as u64,
+                message: format!("unknown placeholder `{{{{{name}}}}}` in prompt template"),
+                hint: Some(format!(
+                    "the placeholders are {}",
+                    crate::run::prompt::PLACEHOLDERS
+                        .map(|p| format!("{{{{{p}}}}}"))
+                        .join(", ")
+                )),
+            });
+        }
+        Ok(Some(template))
+    };
+    config.prompts = Prompts {
+        fresh: read(prompts.fresh)?,
+        resume: read(prompts.resume)?,
+    };
     Ok(())
 }
 

@@ -2301,3 +2301,58 @@ fn recreate_worktree_restores_uncommitted_work_from_the_snapshot() {
     assert_eq!(a.matches("rule: grade A").count(), 2, "{a}");
     assert_eq!(status(&repo, &id)["status"], "review");
 }
+
+/// `prompts.fresh`/`prompts.resume` replace the built-in layout; their placeholders are filled
+/// from the same sections, and an unknown placeholder is a located error before anything runs.
+#[test]
+fn prompt_templates_from_the_configuration() {
+    let out = scratch();
+    let copy = outside(&out, "prompt.md");
+    let copier = shell(
+        "copier",
+        &format!("cp \"$BATON_PROMPT_FILE\" '{}'", copy.display()),
+    );
+    let repo = TestRepo::new();
+    repo.write("docs/a.md", "# A\n");
+    repo.write("docs/b.md", "# B\n");
+    repo.write("docs/c.md", "# C\n");
+    repo.write("plans/fix.md", PLAN);
+    repo.write(
+        "prompts/fresh.md",
+        "CUSTOM for {{stage}} of {{run_id}}\n{{targets}}{{evidence}}",
+    );
+    repo.write(
+        ".baton.yml",
+        &config(
+            &[copier, writer()],
+            &format!(
+                "{}prompts:\n  fresh: prompts/fresh.md\n",
+                pipeline_with("copier", "")
+            ),
+        ),
+    );
+    repo.commit_all("base");
+    let run = repo.baton(["run", "plans/fix.md"]);
+    let id = run_id(&run);
+    let prompt = text(&copy);
+    assert!(
+        prompt.starts_with(&format!("CUSTOM for executor of {id}\n")),
+        "{prompt}"
+    );
+    assert!(prompt.contains("- `docs/c.md`"), "{prompt}");
+    assert!(prompt.contains("BATON_EVIDENCE_FILE"), "{prompt}");
+    assert!(
+        !prompt.contains("## The plan"),
+        "the built-in layout is replaced:\n{prompt}"
+    );
+
+    repo.write("prompts/fresh.md", "line one\n  {{plna}}\n");
+    let bad = repo.baton(["run", "plans/fix.md"]);
+    assert_eq!(bad.code, 2, "{bad}");
+    assert!(
+        bad.stderr.starts_with(
+            "error: prompts/fresh.md:2:3: unknown placeholder `{{plna}}` in prompt template"
+        ),
+        "{bad}"
+    );
+}

@@ -154,13 +154,16 @@ impl Driver<'_> {
         let plan_body = crate::plan::parse(&state.plan.path, &plan_text)
             .map(|p| p.body)
             .unwrap_or_default();
-        let prompt_text = prompt::render(&prompt::PromptInput {
-            state,
-            stage: index,
-            plan_body: &plan_body,
-            changed: &changed,
-            coverage: state.coverage.as_ref(),
-        });
+        let prompt_text = prompt::render(
+            &prompt::PromptInput {
+                state,
+                stage: index,
+                plan_body: &plan_body,
+                changed: &changed,
+                coverage: state.coverage.as_ref(),
+            },
+            self.config.prompts.for_attempt(resumed),
+        );
         let prompt_file = dir.join("prompt.md");
         let evidence_file = dir.join("evidence.json");
         store::write_atomic(&prompt_file, prompt_text.as_bytes())

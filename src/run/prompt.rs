@@ -22,30 +22,102 @@ pub struct PromptInput<'a> {
     pub coverage: Option<&'a Report>,
 }
 
-pub fn render(input: &PromptInput) -> String {
+/// The names a prompt template may use as `{{name}}`; see docs/config.md.
+pub const PLACEHOLDERS: [&str; 9] = [
+    "title", "resume", "plan", "targets", "coverage", "evidence", "run_id", "stage", "attempt",
+];
+
+/// Renders the prompt: the built-in layout, or `template` with its `{{name}}` placeholders
+/// filled from the same sections, so a custom prompt cannot lose the resume facts or the
+/// evidence instructions unless it leaves their placeholders out on purpose.
+pub fn render(input: &PromptInput, template: Option<&str>) -> String {
     let state = input.state;
     let stage = &state.stages[input.stage];
     let previous: Option<&Attempt> = stage.attempts.iter().rev().find(|a| a.outcome.is_some());
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "# {} — stage `{}`\n",
+    let title = format!(
+        "# {} — stage `{}`\n\n",
         state.plan.title.as_deref().unwrap_or(&state.plan.id),
         stage.name
     );
-
+    let mut resume = String::new();
     if let Some(prev) = previous {
-        resume_section(&mut out, input, prev);
+        resume_section(&mut resume, input, prev);
     }
-
-    let _ = writeln!(out, "## The plan\n\n{}\n", input.plan_body.trim());
-    targets_section(&mut out, state);
-
+    let plan = format!("## The plan\n\n{}\n\n", input.plan_body.trim());
+    let mut targets = String::new();
+    targets_section(&mut targets, state);
+    let mut coverage = String::new();
     if let Some(report) = input.coverage.filter(|_| !stage.gated) {
-        coverage_section(&mut out, report);
+        coverage_section(&mut coverage, report);
     }
-    evidence_section(&mut out, state, input.changed);
+    let mut evidence = String::new();
+    evidence_section(&mut evidence, state, input.changed);
+    match template {
+        None => [title, resume, plan, targets, coverage, evidence].concat(),
+        Some(template) => {
+            let attempt = (stage.attempts.len() + 1).to_string();
+            let values = [
+                ("title", title.as_str()),
+                ("resume", resume.as_str()),
+                ("plan", plan.as_str()),
+                ("targets", targets.as_str()),
+                ("coverage", coverage.as_str()),
+                ("evidence", evidence.as_str()),
+                ("run_id", state.run_id.as_str()),
+                ("stage", stage.name.as_str()),
+                ("attempt", attempt.as_str()),
+            ];
+            fill(template, &values)
+        }
+    }
+}
+
+/// Replaces every `{{name}}` by its value; anything else is kept as written.
+fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len() * 2);
+    let mut rest = template;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        match after.find("}}").and_then(|end| {
+            let name = after[..end].trim();
+            values
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| (end, *v))
+        }) {
+            Some((end, value)) => {
+                out.push_str(value);
+                rest = &after[end + 2..];
+            }
+            None => {
+                out.push_str("{{");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
     out
+}
+
+/// The first `{{name}}` in `template` that is not a placeholder: its 1-based line, column and
+/// name. Checked when the configuration is read, so a typo fails before any agent runs.
+pub fn unknown_placeholder(template: &str) -> Option<(usize, usize, String)> {
+    for (i, line) in template.lines().enumerate() {
+        let mut offset = 0;
+        while let Some(start) = line[offset..].find("{{") {
+            let at = offset + start;
+            let Some(end) = line[at + 2..].find("}}") else {
+                break;
+            };
+            let name = line[at + 2..at + 2 + end].trim();
+            if !PLACEHOLDERS.contains(&name) {
+                return Some((i + 1, line[..at].chars().count() + 1, name.to_string()));
+            }
+            offset = at + 2 + end + 2;
+        }
+    }
+    None
 }
 
 fn resume_section(out: &mut String, input: &PromptInput, prev: &Attempt) {
@@ -186,4 +258,26 @@ fn evidence_section(out: &mut String, state: &RunState, changed: &[String]) {
          \"usage\": {{\"input_tokens\": 0, \"output_tokens\": 0, \"cost_usd\": 0.0, \"model\": \"…\", \"provider\": \"…\"}}\n}}\n\
          ```"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_fill_known_placeholders_and_keep_other_braces() {
+        let values = [("plan", "PLAN"), ("stage", "executor")];
+        assert_eq!(
+            fill(
+                "a {{plan}} b {{ stage }} {\"json\": {}} {{other}} {{",
+                &values
+            ),
+            "a PLAN b executor {\"json\": {}} {{other}} {{"
+        );
+        assert_eq!(
+            unknown_placeholder("x {{plan}}\n  {{plna}}"),
+            Some((2, 3, "plna".into()))
+        );
+        assert_eq!(unknown_placeholder("{{resume}}{{evidence}}"), None);
+    }
 }
