@@ -594,10 +594,10 @@ coverage: resume
 
     #[test]
     fn errors_are_located() {
-        insta::assert_snapshot!(err("plans_dir: plans\nplan_dir: x\n"), @r"
-        .baton.yml:2:1: unknown field `plan_dir`, expected one of plans_dir, actors, pipeline, coverage, worktree_root
-        hint: did you mean `plans_dir`?
-        ");
+        insta::assert_snapshot!(err("plans_dir: plans\nplan_dir: x\n"), @r#"
+            .baton.yml:2:1: unknown field `plan_dir`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts
+            hint: did you mean `plans_dir`?
+            "#);
         insta::assert_snapshot!(err("plans_dir: [a]\n"), @".baton.yml:1:12: expected string scalar");
         insta::assert_snapshot!(err("plans_dir: ../up\n"), @r"
         .baton.yml:1:12: `plans_dir` must be a repo-relative directory, not `../up`
