@@ -118,6 +118,7 @@ impl Case {
                 stop_requested: &stop_requested,
                 interrupted: &self.interrupted,
                 grace: self.grace,
+                pid_file: None,
             };
             let _ = send.send(exec::run(&inv));
         });

@@ -822,7 +822,7 @@ fn kill_9_leaves_a_stale_run_that_resume_recovers() {
             "pid",
             pid_file.to_str().unwrap(),
             "sleep",
-            "2",
+            "20",
         ],
     );
     let lazy = agent("lazy", &["say", "nothing left to do"]);
@@ -841,9 +841,8 @@ fn kill_9_leaves_a_stale_run_that_resume_recovers() {
     assert!(kill("KILL", &child.id().to_string()));
     let run = wait(&repo, child);
     assert_eq!(run.code, -1, "killed by a signal: {run}");
-    // The orphaned agent is not git-baton's to stop any more; end it so it cannot race resume.
-    kill("KILL", &format!("-{agent_pid}"));
-    assert!(group_gone_within(&agent_pid, Duration::from_secs(5)));
+    // The orphaned agent outlives its driver; resume must stop it before anything else runs.
+    assert!(group_alive(&agent_pid), "the agent outlived git-baton");
 
     let raw = text(&run_dir(&repo, &id).join("state.json"));
     let parsed: git_baton::state::RunState =
@@ -878,6 +877,13 @@ fn kill_9_leaves_a_stale_run_that_resume_recovers() {
     // The resumed attempt is gated: a lazy actor that changes nothing is blocked.
     let resumed = repo.baton(["resume", &id, "--actor", "executor=lazy"]);
     assert_eq!(resumed.code, 1, "{resumed}");
+    assert!(
+        resumed
+            .stderr
+            .contains("process(es) the crashed attempt left running"),
+        "{resumed}"
+    );
+    assert!(group_gone_within(&agent_pid, Duration::from_secs(5)));
     assert!(
         resumed
             .stderr

@@ -68,6 +68,25 @@ pub fn run(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<Exit, Cl
         RunStatus::Running => {
             // We hold the lock, so whoever left it running is gone. Its work is still in the
             // worktree; record it as the crashed attempt's snapshot before anything else runs.
+            // What the dead driver's actor left running would keep editing the worktree
+            // under the resumed attempt: stop it first.
+            if let Some(dir) = state
+                .stages
+                .iter()
+                .find(|s| s.status == StageStatus::Running)
+                .and_then(|s| s.attempts.last())
+                .map(|a| lock.dir().join(&a.dir))
+            {
+                let killed = crate::exec::kill_leftovers(
+                    &dir.join(crate::run::ACTOR_PID),
+                    Path::new(&state.worktree),
+                );
+                if killed > 0 {
+                    eprintln!(
+                        "note: stopped {killed} process(es) the crashed attempt left running in the worktree"
+                    );
+                }
+            }
             let snapshot = crashed_attempt(&state)
                 .and_then(|(stage, n)| crate::run::snapshot_for(&ctx.repo, &state, &stage, n));
             state.record_crash(&crate::state::store::now(), snapshot);

@@ -92,3 +92,53 @@ impl Drop for Group {
         }
     }
 }
+
+/// Kills what an attempt whose driver died left running: the processes of the process group
+/// recorded in `pid_file` whose working directory is inside `workdir`. Both conditions must
+/// hold, so a reused pid or group id never reaches a stranger. Returns how many were killed.
+pub fn kill_leftovers(pid_file: &std::path::Path, workdir: &std::path::Path) -> usize {
+    let Some(pgid) = std::fs::read_to_string(pid_file)
+        .ok()
+        .and_then(|text| text.trim().parse::<i32>().ok())
+    else {
+        return 0;
+    };
+    let Ok(workdir) = workdir.canonicalize() else {
+        return 0;
+    };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let mut killed = 0;
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // Fields after the parenthesised command name: state, ppid, pgrp, …
+        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        let in_group = fields.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid);
+        let zombie = fields.first() == Some(&"Z");
+        if !in_group || zombie {
+            continue;
+        }
+        let inside =
+            std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(&workdir));
+        if inside
+            && let Some(pid) = Pid::from_raw(pid)
+            && rustix::process::kill_process(pid, Signal::KILL).is_ok()
+        {
+            killed += 1;
+        }
+    }
+    killed
+}

@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 
 pub use command::{PLACEHOLDERS, check_command};
+pub use group::kill_leftovers;
 
 use group::Group;
 use output::{Reader, Scanner};
@@ -89,6 +90,10 @@ pub struct Invocation<'a> {
     pub interrupted: &'a AtomicBool,
     /// Time between SIGTERM to the child's process group and SIGKILL.
     pub grace: Duration,
+    /// Where to record the child's pid (also its process group id) once it runs, so that whoever
+    /// finds this process dead later can stop what the attempt left running
+    /// ([`kill_leftovers`]).
+    pub pid_file: Option<&'a Path>,
 }
 
 /// How an attempt ended, as far as the actor is concerned; the caller may still apply a gate.
@@ -263,6 +268,10 @@ pub fn run(inv: &Invocation) -> Result<Finished, ExecError> {
         .spawn()
         .map_err(|err| spawn_error(actor, program, err))?;
     let started = Instant::now();
+    if let Some(path) = inv.pid_file {
+        // Best effort: the record only helps a later cleanup, it must not fail the attempt.
+        let _ = std::fs::write(path, format!("{}\n", child.id()));
+    }
 
     let patterns = &actor.rate_limit.patterns;
     let stdout = child.stdout.take().map(|pipe| {

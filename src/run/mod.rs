@@ -29,6 +29,8 @@ const GRACE: Duration = Duration::from_secs(5);
 /// Files in the run directory that other processes create to ask the driver to stop or pause.
 pub const STOP_REQUEST: &str = "stop.request";
 pub const PAUSE_REQUEST: &str = "pause.request";
+/// In an attempt's directory: the actor's pid, which is also its process group id.
+pub const ACTOR_PID: &str = "actor.pid";
 
 /// What driving a run needs besides its state.
 pub struct Driver<'a> {
@@ -234,6 +236,7 @@ impl Driver<'_> {
             stop_requested: &stop_requested,
             interrupted: self.interrupted,
             grace: GRACE,
+            pid_file: Some(&dir.join(ACTOR_PID)),
         };
         let finished = exec::run(&invocation);
         let _ = std::fs::remove_file(&stop_file);
