@@ -269,6 +269,11 @@ impl Driver<'_> {
         }
         let stage = &state.stages[index];
         let gate = stage.gated && (state.policy.coverage == CoverageMode::Always || resumed);
+        if end.outcome == Outcome::Succeeded && stage.gated && !gate && targets.is_empty() {
+            // Not gated this time, but a plan without targets must still say plainly that
+            // nothing was verified (`coverage.verified: false`), never leave it unsaid.
+            end.coverage = Some(coverage::evaluate(&[], &[], &[], &[]));
+        }
         if end.outcome == Outcome::Succeeded && gate {
             let report = match &evidence {
                 Err(message) => {
