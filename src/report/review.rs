@@ -148,11 +148,15 @@ pub fn render(
     if !stats.is_empty() {
         let _ = writeln!(out, "  {} path(s), +{added} -{removed}", stats.len());
     }
-    let _ = writeln!(
-        out,
-        "\nnext: {}",
+    let next = if state.status == crate::state::RunStatus::Review {
+        format!(
+            "git baton finish {}   (commits the rest with its reasons), then merge branch {}",
+            state.run_id, state.branch
+        )
+    } else {
         crate::report::status::next_command(state, false)
-    );
+    };
+    let _ = writeln!(out, "\nnext: {next}");
     out
 }
 
