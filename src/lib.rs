@@ -6,11 +6,42 @@
 //! - [`git`] is the only module that touches git: discovery, revisions and the cumulative diff;
 //! - [`coverage`] applies the coverage rule to a diff, the targets and the evidence (pure);
 //! - [`config`] reads `.baton.yml`;
-//! - [`report`] renders coverage reports as text, JSON, GitHub annotations and Markdown;
+//! - [`state`] holds the RunState, its transitions (pure) and its store (atomic writes, locks);
+//! - [`exec`] runs one attempt of an actor: process group, logs, signals, timeouts;
+//! - [`run`] creates runs (one transaction) and drives their stages through the gate;
+//! - [`report`] renders coverage reports, run status and reviews as text, JSON, GitHub
+//!   annotations and Markdown;
 //! - [`verify`] runs the coverage gate over plans, a diff and evidence;
 //! - [`demo`] replays the incident git-baton exists for, with the real binary and demo actors;
 //! - [`cli`] translates command lines into calls of the above, and [`error`] maps failures to
 //!   one `error:` line, `hint:` lines and an exit code.
+//!
+//! The coverage rule in a few lines — the diff is the truth, evidence only supplies reasons:
+//!
+//! ```
+//! use git_baton::coverage::{self, TargetStatus};
+//!
+//! let plan = git_baton::plan::parse(
+//!     "plans/fix.md",
+//!     "---\ntargets: [docs/a.md, docs/b.md, src/parser/]\n---\nFix them.\n",
+//! )
+//! .unwrap();
+//! let changed = vec!["docs/a.md".to_string(), "src/parser/lex.rs".to_string()];
+//! let evidence = coverage::parse_evidence(
+//!     "evidence.json",
+//!     r#"{"target_coverage": [{"target": "docs/b.md", "status": "unchanged",
+//!         "reason": "already describes the new grammar in section 2"}]}"#,
+//! )
+//! .unwrap();
+//! let report = coverage::evaluate(&plan.targets, &changed, &evidence.entries, &[]);
+//! assert!(report.passed);
+//! assert_eq!(report.targets[1].status, TargetStatus::Unchanged);
+//!
+//! // Without the reason, docs/b.md is uncovered and the gate fails.
+//! let report = coverage::evaluate(&plan.targets, &changed, &[], &[]);
+//! assert!(!report.passed);
+//! assert_eq!(report.uncovered().map(|t| t.target.as_str()).collect::<Vec<_>>(), ["docs/b.md"]);
+//! ```
 
 pub mod cli;
 pub mod config;
