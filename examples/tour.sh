@@ -5,8 +5,8 @@
 # and an edit covers the other, and it passes. Leaves nothing behind.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
-cargo build --quiet --manifest-path "$here/Cargo.toml"
-baton="$here/target/debug/git-baton"
+baton() { cargo run --quiet --manifest-path "$here/Cargo.toml" -- "$@"; }
+baton --version >/dev/null   # build it before the narration starts
 
 repo=$(mktemp -d "${TMPDIR:-/tmp}/baton-tour.XXXXXX")
 trap 'rm -rf "$repo"' EXIT
@@ -33,7 +33,7 @@ git switch -q -c grade-review
 echo "\$ # an agent edits one document of three, then stops"
 echo "New grading rule." >> docs/cdfd-overview.md
 echo "\$ git baton verify plans/grade-review.md --base main"
-status=0; "$baton" verify plans/grade-review.md --base main || status=$?
+status=0; baton verify plans/grade-review.md --base main || status=$?
 echo "(exit $status)"
 [ "$status" -eq 1 ] || { echo "tour: expected the gate to fail" >&2; exit 1; }
 
@@ -43,5 +43,5 @@ echo "New grading rule." >> docs/cdfd-check.md
 git commit -q -a -m "Apply the new grading rule" \
   -m "Baton-Unchanged: docs/cdfd-action.md: already states the new grading rule in section 3"
 echo "\$ git baton verify plans/grade-review.md --base main"
-"$baton" verify plans/grade-review.md --base main
+baton verify plans/grade-review.md --base main
 echo "(exit 0)"

@@ -48,6 +48,8 @@ pub struct Config {
     pub worktree_root: String,
     /// Prompt templates replacing the built-in layout (see docs/config.md).
     pub prompts: Prompts,
+    /// Refuse to run a plan that declares no targets (its work could never be verified).
+    pub require_targets: bool,
     /// The files the configuration came from, for messages.
     pub sources: Vec<String>,
     /// Where each stage's `actor:` was written (file, line, column), for errors found later.
@@ -63,6 +65,7 @@ impl Default for Config {
             coverage: CoverageMode::Always,
             worktree_root: DEFAULT_WORKTREE_ROOT.into(),
             prompts: Prompts::default(),
+            require_targets: false,
             sources: Vec::new(),
             pipeline_spans: BTreeMap::new(),
         }
@@ -135,6 +138,7 @@ struct RawFile {
     coverage: Option<CoverageMode>,
     worktree_root: Option<String>,
     prompts: Option<RawPrompts>,
+    require_targets: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -256,6 +260,7 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
             ("coverage", raw.coverage.is_some()),
             ("worktree_root", raw.worktree_root.is_some()),
             ("prompts", raw.prompts.is_some()),
+            ("require_targets", raw.require_targets.is_some()),
         ];
         if let Some((key, _)) = repo_only.iter().find(|(_, set)| *set) {
             return Err(invalid(
@@ -290,6 +295,9 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
     if let Some(mode) = raw.coverage {
         config.coverage = mode;
     }
+    if let Some(require) = raw.require_targets {
+        config.require_targets = require;
+    }
     for (name, actor) in raw.actors.unwrap_or_default() {
         let (line, column) = (actor.referenced.line(), actor.referenced.column());
         let raw = actor.value;
@@ -316,6 +324,17 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
             exit_codes: Vec::new(),
             patterns: Vec::new(),
         });
+        let spec = crate::exec::ActorSpec {
+            name: name.clone(),
+            command: raw.command.clone(),
+            stdin_prompt: false,
+            env: Vec::new(),
+            timeout: None,
+            rate_limit: crate::exec::RateLimitRules::default(),
+        };
+        if let Err(err) = crate::exec::check_command(&spec) {
+            return Err(invalid(line, column, err.to_string(), err.hint()));
+        }
         config.actors.insert(
             name,
             Actor {
@@ -595,7 +614,7 @@ coverage: resume
     #[test]
     fn errors_are_located() {
         insta::assert_snapshot!(err("plans_dir: plans\nplan_dir: x\n"), @r#"
-            .baton.yml:2:1: unknown field `plan_dir`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts
+            .baton.yml:2:1: unknown field `plan_dir`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets
             hint: did you mean `plans_dir`?
             "#);
         insta::assert_snapshot!(err("plans_dir: [a]\n"), @".baton.yml:1:12: expected string scalar");

@@ -21,7 +21,8 @@ use crate::plan::{self, Plan};
 pub struct Options {
     /// Plan files named on the command line, relative to `cwd`. Empty: discover changed plans.
     pub plans: Vec<PathBuf>,
-    pub base: String,
+    /// `None`: the current branch's upstream, else `HEAD`.
+    pub base: Option<String>,
     pub head: Option<String>,
     pub evidence: Vec<PathBuf>,
     pub require_targets: bool,
@@ -56,7 +57,12 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, CliError> {
     let workdir = repo.workdir()?.to_path_buf();
     let config = crate::config::load(&workdir)?;
 
-    let base_commit = repo.resolve_commit(&options.base)?;
+    let base_rev = match &options.base {
+        Some(rev) => rev.clone(),
+        None if repo.resolve_commit("@{upstream}").is_ok() => "@{upstream}".to_string(),
+        None => "HEAD".to_string(),
+    };
+    let base_commit = repo.resolve_commit(&base_rev)?;
     let head_commit = match &options.head {
         Some(rev) => Some(repo.resolve_commit(rev)?),
         None => None,
@@ -66,7 +72,7 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, CliError> {
         None => repo.resolve_commit("HEAD")?,
     };
     let head_name = options.head.as_deref().unwrap_or("HEAD");
-    let merge_base = repo.merge_base(base_commit, tip, (&options.base, head_name))?;
+    let merge_base = repo.merge_base(base_commit, tip, (&base_rev, head_name))?;
     let diff = |scope: &Scope| match head_commit {
         Some(head) => repo.tree_changes(merge_base, head, scope),
         None => repo.worktree_changes(merge_base, scope),
@@ -164,7 +170,7 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, CliError> {
 
     Ok(Verification {
         passed: results.iter().all(|r| r.coverage.passed),
-        base: options.base.clone(),
+        base: base_rev.clone(),
         merge_base: merge_base.to_string(),
         head: options.head.clone(),
         head_commit: head_commit.map(|id| id.to_string()),

@@ -1073,6 +1073,7 @@ fn a_second_process_cannot_drive_a_busy_run() {
     assert_snapshot!(busy, @r#"
         exit: 3
         --- stderr
+        run <ID>
         error: run <ID> is busy: `git baton run` (pid <PID> on <HOST>) has driven it since <TIME>
         hint: wait for it to finish, or stop it with `git baton stop <ID>`
         "#);
@@ -1400,43 +1401,43 @@ fn bad_config_plans_and_flags_create_nothing() {
     // The AGENT path is in the configuration; it shows in no message.
     assert!(!all.contains(AGENT), "{all}");
     assert_snapshot!(all, @r#"
-            == unknown actor in the pipeline
-            error: .baton.yml:7:31: unknown actor `wrker` for stage `executor`
-            hint: did you mean `worker`?
-            == unknown key
-            error: .baton.yml:9:1: unknown field `pipline`, expected one of plans_dir, actors, pipeline, coverage, worktree_root
-            hint: did you mean `pipeline`?
-            == no pipeline
-            error: no pipeline is configured: .baton.yml has no `pipeline`
-            hint: for example:
-            hint:
-            hint: actors:
-            hint:   agent: { command: [my-agent, "{prompt_file}"] }
-            hint: pipeline:
-            hint:   - { stage: executor, actor: agent, gate: coverage }
-            == plan with an unknown key
-            error: plans/fix.md:3:1: unknown key `target` in plan frontmatter
-            hint: did you mean `targets`?
-            == plan with a target outside the repository
-            error: plans/fix.md:4:5: target `../elsewhere.md` contains a `..` component
-            hint: targets name paths inside the repository, relative to its root
-            == --actor naming an unknown stage
-            error: --actor names stage `review`, which this run does not have
-            hint: the run's stages: executor, reporter
-            == --actor naming an unknown actor
-            error: --actor names actor `ghost`, which is not configured
-            hint: configured actors: worker, writer
-            == --actor without =
-            error: invalid value 'executor' for '--actor <STAGE=NAME>': expected STAGE=NAME, got `executor`
+        == unknown actor in the pipeline
+        error: .baton.yml:7:31: unknown actor `wrker` for stage `executor`
+        hint: did you mean `worker`?
+        == unknown key
+        error: .baton.yml:9:1: unknown field `pipline`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets
+        hint: did you mean `pipeline`?
+        == no pipeline
+        error: no pipeline is configured: .baton.yml has no `pipeline`
+        hint: for example:
+        hint:
+        hint: actors:
+        hint:   agent: { command: [my-agent, "{prompt_file}"] }
+        hint: pipeline:
+        hint:   - { stage: executor, actor: agent, gate: coverage }
+        == plan with an unknown key
+        error: plans/fix.md:3:1: unknown key `target` in plan frontmatter
+        hint: did you mean `targets`?
+        == plan with a target outside the repository
+        error: plans/fix.md:4:5: target `../elsewhere.md` contains a `..` component
+        hint: targets name paths inside the repository, relative to its root
+        == --actor naming an unknown stage
+        error: --actor names stage `review`, which this run does not have
+        hint: the run's stages: executor, reporter
+        == --actor naming an unknown actor
+        error: --actor names actor `ghost`, which is not configured
+        hint: configured actors: worker, writer
+        == --actor without =
+        error: invalid value 'executor' for '--actor <STAGE=NAME>': expected STAGE=NAME, got `executor`
 
-            For more information, try '--help'.
-            == --stop-after naming an unknown stage
-            error: --stop-after names stage `review`, which this run does not have
-            hint: the run's stages: executor, reporter
-            == an unknown base
-            error: unknown revision `no-such-rev`
-            hint: name a branch, tag or commit that exists here; in CI, fetch it first
-            "#);
+        For more information, try '--help'.
+        == --stop-after naming an unknown stage
+        error: --stop-after names stage `review`, which this run does not have
+        hint: the run's stages: executor, reporter
+        == an unknown base
+        error: unknown revision `no-such-rev`
+        hint: name a branch, tag or commit that exists here; in CI, fetch it first
+        "#);
 }
 
 /// A plan whose `stages` names a stage the configured pipeline lacks is bad input in the plan
@@ -1739,7 +1740,8 @@ fn the_gate_blocks_bad_evidence_and_passes_complete_work() {
 }
 
 /// `coverage: resume`: a fresh attempt is not gated (a first attempt that changes nothing
-/// succeeds), but every resumed attempt is.
+/// succeeds), but its report is recorded so the uncovered targets stay visible; every resumed
+/// attempt is gated.
 #[test]
 fn coverage_resume_gates_only_resumed_attempts() {
     let lazy = agent("lazy", &["say", "nothing to do"]);
@@ -1753,7 +1755,11 @@ fn coverage_resume_gates_only_resumed_attempts() {
     let state = status(&repo, &run_id(&run));
     assert_eq!(state["status"], "review");
     assert_eq!(state["policy"]["coverage"], "resume");
-    assert_eq!(attempts(&state, "executor")[0]["coverage"], Value::Null);
+    let report = &attempts(&state, "executor")[0]["coverage"];
+    assert_eq!(report["passed"], false, "recorded, not enforced: {report}");
+    assert_eq!(state["coverage"]["targets"][0]["status"], "uncovered");
+    let shown = repo.baton(["status", state["run_id"].as_str().unwrap()]);
+    assert!(shown.stdout.contains("coverage: failed"), "{shown}");
 
     let run = repo.baton(["run", "plans/fix.md", "--actor", "executor=failing"]);
     assert_eq!(run.code, 1, "{run}");
@@ -1850,7 +1856,7 @@ fn resume_refusals() {
         --- stderr
         run <ID>
         error: stale worktree mapping: run <ID>: its worktree $TMP/repo/.baton/worktrees/<ID> is on branch elsewhere instead of baton/<ID>
-        hint: the run's work is on branch baton/<ID>; put $TMP/repo/.baton/worktrees/<ID> back on it (`git -C $TMP/repo/.baton/worktrees/<ID> switch baton/<ID>`), or remove the run with `git baton clean --force <ID>`
+        hint: put it back on the run's branch with `git -C $TMP/repo/.baton/worktrees/<ID> switch baton/<ID>`
         "#);
     assert_eq!(status(&repo, &switched_id)["status"], "paused");
 }

@@ -779,12 +779,12 @@ fn bad_config_is_located() {
         ("plans/p.md", &plan("Docs", &["docs/a.md"])),
     ]);
     let run = verify(&repo, &["plans/p.md", "--base", "main"]);
-    assert_snapshot!(run.to_string(), @r"
+    assert_snapshot!(run.to_string(), @r#"
         exit: 2
         --- stderr
-        error: .baton.yml:2:1: unknown field `plan_dir`, expected one of plans_dir, actors, pipeline, coverage, worktree_root
+        error: .baton.yml:2:1: unknown field `plan_dir`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets
         hint: did you mean `plans_dir`?
-        ");
+        "#);
 }
 
 #[test]
@@ -811,16 +811,19 @@ fn bad_revisions_and_usage() {
         ");
 
     let run = verify(&repo, &["plans/p.md"]);
-    assert_snapshot!(run.to_string(), @r"
-        exit: 2
-        --- stderr
-        error: the following required arguments were not provided:
-          --base <REV>
+    assert_snapshot!(run.to_string(), @r#"
+        exit: 1
+        --- stdout
+        verifying the worktree against HEAD (merge base 89e13893e3fb)
 
-        Usage: git baton verify --base <REV> <PLAN>...
+        plan plans/p.md (p): failed: 1 of 1 target uncovered
+          uncovered  docs/a.md  no change and no reason (plans/p.md:4)
 
-        For more information, try '--help'.
-        ");
+        gate failed: 1 of 1 plan(s) not covered
+        hint: change each uncovered target, or record why it needed no change:
+        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
+        hint:   an `unchanged` entry with a reason in an --evidence file
+        "#);
 }
 
 /// Outside any repository: git's wording and a hint, whether discovery stopped at the root or

@@ -183,16 +183,9 @@ fn parse_actor(value: &str) -> Result<(String, String), String> {
     }
 }
 
-fn status_name(status: RunStatus) -> String {
-    serde_json::to_value(status)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
-}
-
 /// A run's status word, with `(stale)` when the state says running but nobody holds the lock.
 fn status_word(store: &Store, state: &RunState) -> String {
-    let name = status_name(state.status);
+    let name = crate::report::status::word(state.status);
     if is_stale(store, state) {
         format!("{name} (stale)")
     } else {
@@ -201,9 +194,7 @@ fn status_word(store: &Store, state: &RunState) -> String {
 }
 
 fn is_stale(store: &Store, state: &RunState) -> bool {
-    // `pending` too: a run killed between its creation and its first attempt.
-    matches!(state.status, RunStatus::Running | RunStatus::Pending)
-        && matches!(store.holder(&state.run_id), Ok(None))
+    store.is_stale(state)
 }
 
 /// The exit code a run's state means (design §6).

@@ -50,18 +50,18 @@ pub fn run(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<Exit, Cl
     let ctx = super::Context::open(cwd)?;
     let config = ctx.config()?;
     let id = ctx.resolve(&args.run)?;
+    eprintln!("run {id}");
     let lock = ctx
         .store
         .lock(&id, "git baton resume")
         .map_err(super::store_error)?;
     let mut state = ctx.store.load(&id).map_err(super::store_error)?;
-    eprintln!("run {id}");
 
     match state.status {
         RunStatus::Review | RunStatus::Finished => {
             return Err(CliError::input(format!(
                 "run {id} is in {}: there is nothing to resume",
-                super::status_name(state.status)
+                crate::report::status::word(state.status)
             ))
             .hinted(format!("see `git baton status {id}`")));
         }

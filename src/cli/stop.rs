@@ -46,7 +46,11 @@ pub fn run(cwd: &Path, args: StopArgs, out: &mut dyn Write) -> Result<Exit, CliE
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    Err(CliError::input(format!(
-        "run {id} did not stop within 30 seconds; the stop request stays in place"
-    )))
+    Err(CliError {
+        exit: Exit::Failed,
+        message: format!(
+            "run {id} did not stop within 30 seconds; the stop request stays in place"
+        ),
+        hints: vec![format!("see `git baton status {id}`")],
+    })
 }

@@ -25,9 +25,10 @@ pub struct VerifyArgs {
     #[arg(value_name = "PLAN")]
     pub plans: Vec<PathBuf>,
 
-    /// The revision the work started from (a branch, tag or commit).
+    /// The revision the work started from (a branch, tag or commit). Default: the current
+    /// branch's upstream, else HEAD (which checks only uncommitted work).
     #[arg(long, value_name = "REV")]
-    pub base: String,
+    pub base: Option<String>,
 
     /// Check the commit REV (diffed against merge-base(BASE, REV)) instead of the worktree.
     #[arg(long, value_name = "REV")]

@@ -275,17 +275,30 @@ impl Repo {
 }
 
 fn classify_open_error(dir: &Path, err: gix::Error) -> GitError {
-    let message = format!("{err:#}");
+    if !dir.exists() {
+        return GitError::Open {
+            path: dir.to_path_buf(),
+            message: "no such directory".into(),
+        };
+    }
+    let rendered = format!("{err:#}");
     // gix reports discovery failures by variant name, not prose.
-    if message.contains("NoGitRepository") {
-        GitError::NotARepository {
+    if rendered.contains("NoGitRepository") {
+        return GitError::NotARepository {
             path: dir.to_path_buf(),
-        }
-    } else {
-        GitError::Open {
-            path: dir.to_path_buf(),
-            message,
-        }
+        };
+    }
+    // One line for the `error:` line: gix's own first line, without its cause chain.
+    let message = err
+        .to_string()
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    GitError::Open {
+        path: dir.to_path_buf(),
+        message,
     }
 }
 

@@ -141,18 +141,6 @@ impl Repo {
         Ok(())
     }
 
-    /// The commit a ref points at, if it exists.
-    pub fn ref_target(&self, refname: &str) -> Result<Option<ObjectId>> {
-        match self.repo.try_find_reference(refname) {
-            Ok(Some(mut r)) => r
-                .peel_to_id()
-                .map(|id| Some(id.detach()))
-                .map_err(|err| GitError::op(format!("resolve {refname}"), err)),
-            Ok(None) => Ok(None),
-            Err(err) => Err(GitError::op(format!("look up {refname}"), err)),
-        }
-    }
-
     /// Makes the files of `worktree` those of `commit` while its branch and index stay at HEAD:
     /// how a re-created worktree gets the work of the last attempt back.
     pub fn restore_files(&self, worktree: &Path, commit: ObjectId) -> Result<()> {

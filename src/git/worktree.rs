@@ -147,8 +147,10 @@ impl Repo {
             text.push('\n');
         }
         text.push_str(&format!("# worktrees of git-baton runs\n{pattern}\n"));
-        std::fs::create_dir_all(path.parent().expect("has a parent"))
-            .and_then(|_| std::fs::write(&path, text))
+        let dir = path.parent().expect("info/exclude has a parent");
+        std::fs::create_dir_all(dir)
+            .map_err(|err| GitError::op(format!("create {}", dir.display()), err))?;
+        crate::state::store::write_atomic(&path, text.as_bytes())
             .map_err(|err| GitError::op(format!("update {}", path.display()), err))
     }
 }

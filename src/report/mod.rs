@@ -5,19 +5,16 @@
 use std::fmt::Write;
 
 use crate::coverage::{Report, TargetStatus};
+use crate::report::status::short;
 use crate::verify::{PlanResult, Verification};
 
-/// GitHub shows at most 10 error annotations per step; the rest are dropped silently, so we stop
-/// at the limit ourselves and say how many were left out.
 pub mod diff;
 pub mod review;
 pub mod status;
 
+/// GitHub shows at most 10 error annotations per step; the rest are dropped silently, so we stop
+/// at the limit ourselves and say how many were left out.
 pub const GITHUB_ANNOTATION_LIMIT: usize = 10;
-
-fn short(id: &str) -> &str {
-    id.get(..12).unwrap_or(id)
-}
 
 fn range(v: &Verification) -> String {
     match &v.head {
@@ -141,7 +138,7 @@ fn target_rows(out: &mut String, plan: &PlanResult) {
                 format!("no change and no reason ({}:{})", plan.path, t.line)
             }
         };
-        let status = format!("{:?}", t.status).to_lowercase();
+        let status = crate::report::status::word(t.status);
         let _ = writeln!(out, "  {status:<10} {:<width$}  {detail}", t.target);
     }
 }
@@ -265,7 +262,7 @@ pub fn markdown(v: &Verification) -> String {
                     TargetStatus::Unchanged => md_cell(t.reason.as_deref().unwrap_or("")),
                     TargetStatus::Uncovered => "**no change and no reason**".into(),
                 };
-                let status = format!("{:?}", t.status).to_lowercase();
+                let status = crate::report::status::word(t.status);
                 let _ = writeln!(out, "| `{}` | {status} | {detail} |", md_cell(&t.target));
             }
             let _ = writeln!(out);

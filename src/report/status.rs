@@ -212,7 +212,8 @@ pub fn render(state: &RunState, stale: bool, holder: Option<&Holder>, now: &str)
     out
 }
 
-fn short(id: &str) -> &str {
+/// The first 12 characters of a commit id, as the reports show it.
+pub fn short(id: &str) -> &str {
     id.get(..12).unwrap_or(id)
 }
 

@@ -75,6 +75,18 @@ pub fn policy(
             stages
         }
     };
+    if plan.targets.is_empty() && config.require_targets {
+        return Err(CliError::input(format!(
+            "{plan_path}: the plan declares no targets, and .baton.yml sets `require_targets: true`"
+        ))
+        .hinted("list the paths the work must touch under `targets:`"));
+    }
+    if !plan.targets.is_empty() && !pipeline.iter().any(|s| s.gated) {
+        return Err(CliError::input(format!(
+            "no stage of this run has `gate: coverage`, so the targets of {plan_path} would never be checked"
+        ))
+        .hinted("add `gate: coverage` to the stage that does the work in .baton.yml's `pipeline`"));
+    }
     for (stage, actor) in actors {
         let Some(entry) = pipeline.iter_mut().find(|s| &s.stage == stage) else {
             let known: Vec<&str> = pipeline.iter().map(|s| s.stage.as_str()).collect();

@@ -38,14 +38,13 @@ pub fn check(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
     }
     for state in &states {
         let id = &state.run_id;
-        let held = matches!(store.holder(id), Ok(Some(_)));
-        if state.status == RunStatus::Running && !held {
+        if store.is_stale(state) {
             findings.push(Finding {
                 kind: "stale_run",
                 run: Some(id.clone()),
                 message: format!(
-                    "run {id} says it is running stage {}, but no process drives it: it crashed or was killed",
-                    state.current_stage.as_deref().unwrap_or("?")
+                    "run {id} is {} but no process drives it: it crashed or was killed",
+                    crate::report::status::word(state.status)
                 ),
                 fix: format!("git baton resume {id}"),
             });
@@ -68,26 +67,20 @@ pub fn check(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
             }),
             _ => {
                 if let Err(err) = super::check_worktree(repo, state) {
-                    let missing = !Path::new(&state.worktree).exists();
                     findings.push(Finding {
                         kind: "broken_worktree",
                         run: Some(id.clone()),
                         message: err.message,
-                        fix: if missing {
-                            format!("git baton resume {id} --recreate-worktree")
-                        } else {
-                            format!("git -C {} switch {}", state.worktree, state.branch)
-                        },
+                        fix: err.hints.join("; "),
                     });
                 }
             }
         }
     }
     let cleaned = store.cleaned();
-    let known: Vec<&str> = states
+    let known: Vec<&str> = ids
         .iter()
-        .map(|s| s.run_id.as_str())
-        .chain(ids.iter().map(String::as_str))
+        .map(String::as_str)
         .chain(cleaned.iter().map(String::as_str))
         .collect();
     for branch in repo.branches_with_prefix("baton/").unwrap_or_default() {

@@ -112,7 +112,14 @@ pub fn clean(repo: &Repo, store: &Store, state: &RunState, force: bool) -> Resul
     }
     let worktree = Path::new(&state.worktree);
     if worktree.exists() {
-        repo.remove_worktree(worktree, true)?;
+        // Without --force, git refuses a worktree with uncommitted changes: `finish` keeps the
+        // worktree exactly when something in it was left uncommitted.
+        repo.remove_worktree(worktree, force).map_err(|e| {
+            CliError::from(e).hinted(format!(
+                "{} holds uncommitted changes; `git baton clean --force {}` removes them too",
+                state.worktree, state.run_id
+            ))
+        })?;
     } else {
         repo.prune_worktrees();
     }

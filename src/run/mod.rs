@@ -19,7 +19,7 @@ use crate::coverage::{self, Report};
 use crate::error::{CliError, Exit};
 use crate::exec;
 use crate::git::{Repo, Scope};
-use crate::plan::Target;
+use crate::plan::{Plan, Target};
 use crate::state::store::{self, RunLock, Store};
 use crate::state::{AttemptEnd, Cause, CoverageMode, Outcome, RunState};
 
@@ -65,7 +65,7 @@ impl Driver<'_> {
         // while a driver lives, and that driver is gone.
         self.take_request(STOP_REQUEST);
         self.take_request(PAUSE_REQUEST);
-        let targets = self.targets(state)?;
+        let plan = self.plan(state)?;
         loop {
             let Some(index) = state.next_stage() else {
                 state.enter_review(&store::now());
@@ -81,13 +81,20 @@ impl Driver<'_> {
                 self.save(state)?;
                 return Ok(Exit::Interrupted);
             }
-            if self.take_request(PAUSE_REQUEST) || self.take_request(STOP_REQUEST) {
+            if self.take_request(STOP_REQUEST) {
+                state.halt(
+                    "stopped by request before this stage started",
+                    &store::now(),
+                );
+                self.save(state)?;
+                return Ok(Exit::Failed);
+            }
+            if self.take_request(PAUSE_REQUEST) {
                 state.pause(&store::now());
                 self.save(state)?;
                 return Ok(Exit::Success);
             }
-            let outcome = self.attempt(state, index, &targets)?;
-            match outcome {
+            match self.attempt(state, index, &plan)? {
                 Outcome::Succeeded => {
                     let name = &state.stages[index].name;
                     if state.policy.stop_after.as_deref() == Some(name.as_str())
@@ -101,66 +108,72 @@ impl Driver<'_> {
                 Outcome::Interrupted => {
                     let manual = state.stages[index].attempts.last().and_then(|a| a.cause)
                         == Some(Cause::Manual);
-                    return Ok(
-                        if manual && self.interrupted.load(std::sync::atomic::Ordering::Acquire) {
-                            Exit::Interrupted
-                        } else {
-                            Exit::Failed
-                        },
-                    );
+                    let signalled = self.interrupted.load(std::sync::atomic::Ordering::Acquire);
+                    return Ok(if manual && signalled {
+                        Exit::Interrupted
+                    } else {
+                        Exit::Failed
+                    });
                 }
                 _ => return Ok(Exit::Failed),
             }
         }
     }
 
-    fn targets(&self, state: &RunState) -> Result<Vec<Target>, CliError> {
-        let text =
-            std::fs::read_to_string(self.run_dir().join(&state.plan.snapshot)).map_err(|e| {
-                CliError::input(format!(
-                    "cannot read the plan snapshot of run {}: {e}",
-                    state.run_id
-                ))
-            })?;
-        Ok(crate::plan::parse(&state.plan.path, &text)?.targets)
+    /// The plan snapshot, read and parsed once per drive: the run follows it, not the plan file.
+    fn plan(&self, state: &RunState) -> Result<crate::plan::Plan, CliError> {
+        let path = self.run_dir().join(&state.plan.snapshot);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            CliError::input(format!(
+                "cannot read the plan snapshot of run {} ({}): {}",
+                state.run_id,
+                path.display(),
+                crate::files::io_reason(&e)
+            ))
+        })?;
+        Ok(crate::plan::parse(&state.plan.path, &text)?)
     }
 
     fn attempt(
         &self,
         state: &mut RunState,
         index: usize,
-        targets: &[Target],
+        plan: &Plan,
     ) -> Result<Outcome, CliError> {
         let stage_name = state.stages[index].name.clone();
         let actor_name = match &self.actor_override {
             Some((stage, actor)) if *stage == stage_name => actor.clone(),
-            _ => state.policy.pipeline[index].actor.clone(),
+            _ => state
+                .policy
+                .pipeline
+                .get(index)
+                .map_or_else(|| state.stages[index].actor.clone(), |p| p.actor.clone()),
         };
-        let n = state.stages[index].attempts.len() + 1;
+        let n = state.stages[index].attempts.len() as u32 + 1;
+        let resumed = n > 1;
         let rel_dir = format!("attempts/{stage_name}-{n}");
         let dir = self.run_dir().join(&rel_dir);
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| CliError::input(format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            CliError::input(format!(
+                "cannot create {}: {}",
+                dir.display(),
+                crate::files::io_reason(&e)
+            ))
+        })?;
         let worktree = PathBuf::from(&state.worktree);
         let base = self.base(state)?;
 
-        let resumed = n > 1;
         let changed = if resumed {
-            self.repo_at_worktree(state)?
-                .worktree_changes(base, &Scope::All)?
+            open_run_worktree(self.repo, state)?.worktree_changes(base, &Scope::All)?
         } else {
             Vec::new()
         };
-        let plan_text =
-            std::fs::read_to_string(self.run_dir().join(&state.plan.snapshot)).unwrap_or_default();
-        let plan_body = crate::plan::parse(&state.plan.path, &plan_text)
-            .map(|p| p.body)
-            .unwrap_or_default();
         let prompt_text = prompt::render(
             &prompt::PromptInput {
                 state,
                 stage: index,
-                plan_body: &plan_body,
+                plan_body: &plan.body,
+                targets: &plan.targets,
                 changed: &changed,
                 coverage: state.coverage.as_ref(),
             },
@@ -168,145 +181,155 @@ impl Driver<'_> {
         );
         let prompt_file = dir.join("prompt.md");
         let evidence_file = dir.join("evidence.json");
+        let evidence_shown = format!("{rel_dir}/evidence.json");
         store::write_atomic(&prompt_file, prompt_text.as_bytes())
             .map_err(|e| CliError::input(e.to_string()))?;
 
-        let attempt_n = state.start_attempt(index, &actor_name, rel_dir, &store::now());
+        state.start_attempt(index, &actor_name, rel_dir, &store::now());
         self.save(state)?;
 
-        let Some(actor) = self.config.actors.get(&actor_name) else {
-            let end = AttemptEnd {
+        // From here on the attempt is open in the RunState: every way out records its end.
+        let mut end = match self.config.actors.get(&actor_name) {
+            None => AttemptEnd {
                 outcome: Outcome::Failed,
                 error: Some(format!(
                     "actor `{actor_name}` is not defined in the configuration"
                 )),
                 exec_error: true,
                 ..AttemptEnd::default()
-            };
-            state.end_attempt(index, end, &store::now());
-            self.save(state)?;
-            return Ok(Outcome::Failed);
-        };
-        let spec = exec::ActorSpec {
-            name: actor_name.clone(),
-            command: actor.command.clone(),
-            stdin_prompt: actor.stdin_prompt,
-            env: actor.env.clone(),
-            timeout: actor.timeout,
-            rate_limit: exec::RateLimitRules {
-                exit_codes: actor.rate_limit_exit_codes.clone(),
-                patterns: actor.rate_limit_patterns.clone(),
             },
+            Some(actor) => {
+                let spec = exec::ActorSpec {
+                    name: actor_name.clone(),
+                    command: actor.command.clone(),
+                    stdin_prompt: actor.stdin_prompt,
+                    env: actor.env.clone(),
+                    timeout: actor.timeout,
+                    rate_limit: exec::RateLimitRules {
+                        exit_codes: actor.rate_limit_exit_codes.clone(),
+                        patterns: actor.rate_limit_patterns.clone(),
+                    },
+                };
+                let plan_file = self.run_dir().join(&state.plan.snapshot);
+                let path = |p: &Path| p.display().to_string();
+                let env = vec![
+                    ("BATON_RUN_ID".to_string(), state.run_id.clone()),
+                    ("BATON_STAGE".into(), stage_name.clone()),
+                    ("BATON_ATTEMPT".into(), n.to_string()),
+                    (
+                        "BATON_RESUMED".into(),
+                        if resumed { "1" } else { "0" }.into(),
+                    ),
+                    ("BATON_PROMPT_FILE".into(), path(&prompt_file)),
+                    ("BATON_EVIDENCE_FILE".into(), path(&evidence_file)),
+                    ("BATON_PLAN_FILE".into(), path(&plan_file)),
+                    ("BATON_BASE".into(), state.base.clone()),
+                    ("BATON_WORKTREE".into(), state.worktree.clone()),
+                ];
+                let placeholders = vec![
+                    ("prompt_file", path(&prompt_file)),
+                    ("evidence_file", path(&evidence_file)),
+                    ("worktree", state.worktree.clone()),
+                    ("run_id", state.run_id.clone()),
+                    ("stage", stage_name.clone()),
+                    ("attempt", n.to_string()),
+                ];
+                let stop_file = self.run_dir().join(STOP_REQUEST);
+                let stop_requested = || stop_file.exists();
+                let invocation = exec::Invocation {
+                    actor: &spec,
+                    workdir: &worktree,
+                    env,
+                    placeholders,
+                    prompt_file: &prompt_file,
+                    stdout_log: &dir.join("stdout.log"),
+                    stderr_log: &dir.join("stderr.log"),
+                    echo: self.echo,
+                    stop_requested: &stop_requested,
+                    interrupted: self.interrupted,
+                    grace: GRACE,
+                    pid_file: Some(&dir.join(ACTOR_PID)),
+                };
+                match exec::run(&invocation) {
+                    Err(err) => AttemptEnd {
+                        outcome: Outcome::Failed,
+                        error: Some(match err.hint() {
+                            Some(h) => format!("{err} ({h})"),
+                            None => err.to_string(),
+                        }),
+                        exec_error: true,
+                        ..AttemptEnd::default()
+                    },
+                    Ok(f) => {
+                        if matches!(f.outcome, exec::Outcome::Interrupted { .. }) {
+                            // Acted on; a request that arrives after the actor ended stays for
+                            // the boundary check.
+                            let _ = std::fs::remove_file(&stop_file);
+                        }
+                        attempt_end(&f)
+                    }
+                }
+            }
         };
-        let plan_file = self.run_dir().join(&state.plan.snapshot);
-        let path = |p: &Path| p.display().to_string();
-        let env = vec![
-            ("BATON_RUN_ID".to_string(), state.run_id.clone()),
-            ("BATON_STAGE".into(), stage_name.clone()),
-            ("BATON_ATTEMPT".into(), attempt_n.to_string()),
-            (
-                "BATON_RESUMED".into(),
-                if resumed { "1" } else { "0" }.into(),
-            ),
-            ("BATON_PROMPT_FILE".into(), path(&prompt_file)),
-            ("BATON_EVIDENCE_FILE".into(), path(&evidence_file)),
-            ("BATON_PLAN_FILE".into(), path(&plan_file)),
-            ("BATON_BASE".into(), state.base.clone()),
-            ("BATON_WORKTREE".into(), state.worktree.clone()),
-        ];
-        let placeholders = vec![
-            ("prompt_file", path(&prompt_file)),
-            ("evidence_file", path(&evidence_file)),
-            ("worktree", state.worktree.clone()),
-            ("run_id", state.run_id.clone()),
-            ("stage", stage_name.clone()),
-            ("attempt", attempt_n.to_string()),
-        ];
-        let stop_file = self.run_dir().join(STOP_REQUEST);
-        let stop_requested = || stop_file.exists();
-        let invocation = exec::Invocation {
-            actor: &spec,
-            workdir: &worktree,
-            env,
-            placeholders,
-            prompt_file: &prompt_file,
-            stdout_log: &dir.join("stdout.log"),
-            stderr_log: &dir.join("stderr.log"),
-            echo: self.echo,
-            stop_requested: &stop_requested,
-            interrupted: self.interrupted,
-            grace: GRACE,
-            pid_file: Some(&dir.join(ACTOR_PID)),
-        };
-        let finished = exec::run(&invocation);
-        let _ = std::fs::remove_file(&stop_file);
-
-        let mut end = match finished {
-            Err(err) => AttemptEnd {
-                outcome: Outcome::Failed,
-                error: Some(match err.hint() {
-                    Some(h) => format!("{err} ({h})"),
-                    None => err.to_string(),
-                }),
-                exec_error: true,
-                ..AttemptEnd::default()
-            },
-            Ok(f) => attempt_end(&f),
-        };
-        end.snapshot = snapshot_for(self.repo, state, &stage_name, attempt_n);
-        let evidence = read_evidence(
-            &evidence_file,
-            &format!(
-                "{}/evidence.json",
-                state.stages[index]
-                    .attempts
-                    .last()
-                    .map_or("", |a| a.dir.as_str())
-            ),
-        );
+        end.snapshot = snapshot_for(self.repo, state, &stage_name, n);
+        let evidence = read_evidence(&evidence_file, &evidence_shown);
         if let Ok(Some(e)) = &evidence {
             end.usage = e.usage.clone();
         }
         let stage = &state.stages[index];
-        let gate = stage.gated && (state.policy.coverage == CoverageMode::Always || resumed);
-        if end.outcome == Outcome::Succeeded && stage.gated && !gate && targets.is_empty() {
-            // Not gated this time, but a plan without targets must still say plainly that
-            // nothing was verified (`coverage.verified: false`), never leave it unsaid.
-            end.coverage = Some(coverage::evaluate(&[], &[], &[], &[]));
-        }
-        if end.outcome == Outcome::Succeeded && gate {
-            let report = match &evidence {
-                Err(message) => {
-                    end.outcome = Outcome::Blocked;
-                    end.error = Some(message.clone());
-                    None
-                }
-                Ok(evidence) => {
-                    let entries = evidence
-                        .as_ref()
-                        .map(|e| e.entries.clone())
-                        .unwrap_or_default();
-                    let scope = Scope::prefixes(targets.iter().map(Target::scope));
-                    let changed = if targets.is_empty() {
-                        Vec::new()
-                    } else {
-                        self.repo_at_worktree(state)?
-                            .worktree_changes(base, &scope)?
-                    };
-                    let report = coverage::evaluate(targets, &changed, &entries, &[]);
-                    if !report.passed {
+        if end.outcome == Outcome::Succeeded && stage.gated {
+            // The gate applies to every attempt, or (`coverage: resume`) to resumed ones; its
+            // report is recorded either way, so what was not enforced is still visible.
+            let enforce = state.policy.coverage == CoverageMode::Always || resumed;
+            match self.gate(state, base, &plan.targets, &evidence) {
+                Ok(report) => {
+                    if enforce && !report.passed {
                         end.outcome = Outcome::Blocked;
                         end.error = Some(blocked_message(&report));
                     }
-                    Some(report)
+                    end.coverage = Some(report);
                 }
-            };
-            end.coverage = report;
+                Err(message) if enforce => {
+                    end.outcome = Outcome::Blocked;
+                    end.error = Some(message);
+                }
+                Err(message) => {
+                    eprintln!("warning: the coverage report of this attempt is missing: {message}");
+                }
+            }
         }
         let outcome = end.outcome;
         state.end_attempt(index, end, &store::now());
         self.save(state)?;
         Ok(outcome)
+    }
+
+    /// The coverage report of the run's worktree. Any failure to compute it is the gate's
+    /// failure, reported as a message, never a reason to leave the attempt open.
+    fn gate(
+        &self,
+        state: &RunState,
+        base: gix::ObjectId,
+        targets: &[Target],
+        evidence: &Result<Option<coverage::Evidence>, String>,
+    ) -> Result<Report, String> {
+        let entries = match evidence {
+            Err(message) => return Err(message.clone()),
+            Ok(evidence) => evidence
+                .as_ref()
+                .map(|e| e.entries.clone())
+                .unwrap_or_default(),
+        };
+        let changed = if targets.is_empty() {
+            Vec::new()
+        } else {
+            let scope = Scope::prefixes(targets.iter().map(Target::scope));
+            open_run_worktree(self.repo, state)
+                .map_err(|e| format!("coverage gate: {}", e.message))?
+                .worktree_changes(base, &scope)
+                .map_err(|e| format!("coverage gate: cannot compute the diff: {e}"))?
+        };
+        Ok(coverage::evaluate(targets, &changed, &entries, &[]))
     }
 
     fn base(&self, state: &RunState) -> Result<gix::ObjectId, CliError> {
@@ -317,10 +340,41 @@ impl Driver<'_> {
             ))
         })
     }
+}
 
-    fn repo_at_worktree(&self, state: &RunState) -> Result<Repo, CliError> {
-        Ok(Repo::discover(Path::new(&state.worktree))?)
+/// The run's own worktree as a repository, refusing anything else: an actor that deleted the
+/// worktree's `.git` file would otherwise make discovery walk up to the main worktree, and the
+/// gate would read the wrong repository's changes.
+pub fn open_run_worktree(repo: &Repo, state: &RunState) -> Result<Repo, CliError> {
+    let path = Path::new(&state.worktree);
+    let wrong = |what: String| {
+        CliError::input(format!("run {}: {what}", state.run_id)).hinted(format!(
+            "`git worktree repair {}` re-links a moved worktree; otherwise move it away and run \
+             `git baton resume {} --recreate-worktree`",
+            state.worktree, state.run_id
+        ))
+    };
+    let theirs = Repo::discover(path).map_err(|e| {
+        wrong(format!(
+            "its worktree {} is not a git worktree ({e})",
+            state.worktree
+        ))
+    })?;
+    let same_root = theirs
+        .workdir()
+        .ok()
+        .and_then(|w| w.canonicalize().ok())
+        .zip(path.canonicalize().ok())
+        .is_some_and(|(a, b)| a == b);
+    let same_repo =
+        theirs.common_dir().canonicalize().ok() == repo.common_dir().canonicalize().ok();
+    if !same_root || !same_repo {
+        return Err(wrong(format!(
+            "{} is not a worktree registered with this repository",
+            state.worktree
+        )));
     }
+    Ok(theirs)
 }
 
 /// Records the worktree as attempt `n` of `stage` left it. A failure is reported but changes
@@ -332,6 +386,13 @@ pub fn snapshot_for(repo: &Repo, state: &RunState, stage: &str, n: u32) -> Optio
         _ => gix::ObjectId::from_hex(state.base.as_bytes()).ok()?,
     };
     let message = format!("baton: run {}, stage {stage}, attempt {n}", state.run_id);
+    if let Err(err) = open_run_worktree(repo, state) {
+        eprintln!(
+            "warning: no snapshot of attempt {n} of stage {stage}: {}",
+            err.message
+        );
+        return None;
+    }
     match repo.snapshot_worktree(Path::new(&state.worktree), &refname, parent, &message) {
         Ok(id) => Some(id.to_string()),
         Err(err) => {
@@ -348,75 +409,63 @@ pub fn snapshot_ref(run_id: &str, stage: &str, n: u32) -> String {
 
 /// Before anything runs on resume: the run's worktree must exist, be registered with this
 /// repository, be on the run's branch, and contain the base in its history. Anything else is a
-/// stale mapping, diagnosed and never silently re-created.
+/// stale mapping, diagnosed with the command that repairs it, and never silently re-created.
 pub fn check_worktree(repo: &Repo, state: &RunState) -> Result<(), CliError> {
-    let path = Path::new(&state.worktree);
-    let stale = |problem: String| {
-        let hint = if path.exists() {
-            format!(
-                "the run's work is on branch {}; put {} back on it (`git -C {} switch {}`), or remove the run with `git baton clean --force {}`",
-                state.branch, state.worktree, state.worktree, state.branch, state.run_id
-            )
-        } else {
-            format!(
-                "`git baton resume {} --recreate-worktree` rebuilds it from branch {} and the last attempt's snapshot",
-                state.run_id, state.branch
-            )
-        };
+    let stale = |problem: String, hint: String| {
         CliError::input(format!(
             "stale worktree mapping: run {}: {problem}",
             state.run_id
         ))
         .hinted(hint)
     };
-    if !path.is_dir() {
-        return Err(stale(format!(
-            "its worktree {} does not exist",
-            state.worktree
-        )));
+    if !Path::new(&state.worktree).is_dir() {
+        return Err(stale(
+            format!("its worktree {} does not exist", state.worktree),
+            format!(
+                "`git baton resume {} --recreate-worktree` rebuilds it from branch {} and the last attempt's snapshot",
+                state.run_id, state.branch
+            ),
+        ));
     }
-    let theirs = Repo::discover(path).map_err(|e| {
-        stale(format!(
-            "its worktree {} is not a git worktree ({e})",
-            state.worktree
-        ))
+    let theirs = open_run_worktree(repo, state).map_err(|e| CliError {
+        message: format!("stale worktree mapping: {}", e.message),
+        ..e
     })?;
-    let same_root = theirs
-        .workdir()
-        .ok()
-        .and_then(|w| w.canonicalize().ok())
-        .zip(path.canonicalize().ok())
-        .is_some_and(|(a, b)| a == b);
-    let same_repo =
-        theirs.common_dir().canonicalize().ok() == repo.common_dir().canonicalize().ok();
-    if !same_root || !same_repo {
-        return Err(stale(format!(
-            "{} is not a worktree registered with this repository",
-            state.worktree
-        )));
-    }
     let branch = theirs.head_branch()?;
     if branch.as_deref() != Some(state.branch.as_str()) {
-        return Err(stale(format!(
-            "its worktree {} is on {} instead of {}",
-            state.worktree,
-            branch.map_or("a detached HEAD".to_string(), |b| format!("branch {b}")),
-            state.branch
-        )));
+        return Err(stale(
+            format!(
+                "its worktree {} is on {} instead of {}",
+                state.worktree,
+                branch.map_or("a detached HEAD".to_string(), |b| format!("branch {b}")),
+                state.branch
+            ),
+            format!(
+                "put it back on the run's branch with `git -C {} switch {}`",
+                state.worktree, state.branch
+            ),
+        ));
     }
-    let base = gix::ObjectId::from_hex(state.base.as_bytes()).map_err(|_| {
-        stale(format!(
-            "the RunState's base `{}` is not a commit id",
-            state.base
-        ))
-    })?;
-    match theirs.head_commit() {
-        Some(head) if theirs.is_ancestor(base, head) => Ok(()),
-        _ => Err(stale(format!(
-            "the history of {} does not contain the base {}",
-            state.branch, state.base
-        ))),
+    let base = gix::ObjectId::from_hex(state.base.as_bytes())
+        .ok()
+        .filter(|base| {
+            theirs
+                .head_commit()
+                .is_some_and(|head| theirs.is_ancestor(*base, head))
+        });
+    if base.is_none() {
+        return Err(stale(
+            format!(
+                "the history of {} does not contain the run's base {}",
+                state.branch, state.base
+            ),
+            format!(
+                "the branch was rewritten; restore it from `git reflog {}`, or remove the run with `git baton clean --force {}`",
+                state.branch, state.run_id
+            ),
+        ));
     }
+    Ok(())
 }
 
 fn attempt_end(f: &exec::Finished) -> AttemptEnd {
@@ -538,7 +587,7 @@ pub fn write_result(run_dir: &Path, state: &RunState) -> Result<(), CliError> {
                     ),
                     coverage::TargetStatus::Uncovered => "uncovered".into(),
                 };
-                let status = format!("{:?}", t.status).to_lowercase();
+                let status = crate::report::status::word(t.status);
                 md.push_str(&format!(
                     "| `{}` | {status} | {} |\n",
                     t.target,

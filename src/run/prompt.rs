@@ -16,6 +16,8 @@ pub struct PromptInput<'a> {
     pub state: &'a RunState,
     pub stage: usize,
     pub plan_body: &'a str,
+    /// The plan's targets, matched exactly as the gate matches them.
+    pub targets: &'a [crate::plan::Target],
     /// The cumulative diff against the base, for a resumed attempt's prompt.
     pub changed: &'a [String],
     /// The latest coverage report, for stages after the gated one.
@@ -51,7 +53,7 @@ pub fn render(input: &PromptInput, template: Option<&str>) -> String {
         coverage_section(&mut coverage, report);
     }
     let mut evidence = String::new();
-    evidence_section(&mut evidence, state, input.changed);
+    evidence_section(&mut evidence, state, input.targets, input.changed);
     match template {
         None => [title, resume, plan, targets, coverage, evidence].concat(),
         Some(template) => {
@@ -152,7 +154,12 @@ fn resume_section(out: &mut String, input: &PromptInput, prev: &Attempt) {
             .plan
             .targets
             .iter()
-            .filter(|t| !input.changed.iter().any(|p| target_matches(t, p)))
+            .filter(|t| {
+                !input
+                    .changed
+                    .iter()
+                    .any(|p| input.targets.iter().any(|x| &x.spec == *t && x.matches(p)))
+            })
             .collect();
         if untouched.is_empty() {
             let _ = writeln!(
@@ -178,20 +185,6 @@ fn resume_section(out: &mut String, input: &PromptInput, prev: &Attempt) {
              the whole plan from the start.\n"
         );
     }
-}
-
-/// A cheap approximation of target matching for the prompt's "not yet changed" list; the gate
-/// uses the real matcher.
-fn target_matches(target: &str, path: &str) -> bool {
-    if target.ends_with('/') {
-        return path.starts_with(target);
-    }
-    if target.contains(['*', '?', '[', '{']) {
-        return globset::Glob::new(target)
-            .map(|g| g.compile_matcher().is_match(path))
-            .unwrap_or(false);
-    }
-    path == target
 }
 
 fn targets_section(out: &mut String, state: &RunState) {
@@ -236,13 +229,22 @@ fn coverage_section(out: &mut String, report: &Report) {
     let _ = writeln!(out);
 }
 
-fn evidence_section(out: &mut String, state: &RunState, changed: &[String]) {
+fn evidence_section(
+    out: &mut String,
+    state: &RunState,
+    targets: &[crate::plan::Target],
+    changed: &[String],
+) {
     // The example names a target that is still untouched, when there is one.
     let example = state
         .plan
         .targets
         .iter()
-        .find(|t| !changed.iter().any(|p| target_matches(t, p)))
+        .find(|t| {
+            !changed
+                .iter()
+                .any(|p| targets.iter().any(|x| &x.spec == *t && x.matches(p)))
+        })
         .or(state.plan.targets.first())
         .map(String::as_str)
         .unwrap_or("docs/example.md");

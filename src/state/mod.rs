@@ -33,13 +33,6 @@ pub enum RunStatus {
     Finished,
 }
 
-impl RunStatus {
-    /// Nothing runs and nothing will without a command: what `current_stage` means changes here.
-    pub fn is_settled(self) -> bool {
-        !matches!(self, RunStatus::Pending | RunStatus::Running)
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StageStatus {
@@ -292,10 +285,6 @@ impl RunState {
         self.stages
             .iter()
             .position(|s| s.status != StageStatus::Succeeded)
-    }
-
-    pub fn stage_index(&self, name: &str) -> Option<usize> {
-        self.stages.iter().position(|s| s.name == name)
     }
 
     /// Records the start of a new attempt of stage `index` and returns its number.

@@ -18,8 +18,8 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -207,12 +207,17 @@ impl Store {
             .unwrap_or_default()
     }
 
-    pub fn load(&self, id: &str) -> Result<RunState> {
-        load_state(&self.run_dir(id).join("state.json"))
+    /// A run whose RunState says it is `running` (or `pending`, killed between creation and its
+    /// first attempt) while no live process holds its lock: its driver crashed or was killed.
+    pub fn is_stale(&self, state: &RunState) -> bool {
+        matches!(
+            state.status,
+            super::RunStatus::Running | super::RunStatus::Pending
+        ) && matches!(self.holder(&state.run_id), Ok(None))
     }
 
-    pub fn save(&self, state: &RunState) -> Result<()> {
-        save_in(&self.run_dir(&state.run_id), state)
+    pub fn load(&self, id: &str) -> Result<RunState> {
+        load_state(&self.run_dir(id).join("state.json"))
     }
 
     /// Takes the run's lock for the life of the returned guard, or says who holds it.
@@ -229,7 +234,9 @@ impl Store {
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(err) => return Err(io("open", &path)(err)),
         };
-        match file.try_lock() {
+        // A shared lock: probes never exclude each other, and a driver's exclusive lock
+        // excludes them.
+        match file.try_lock_shared() {
             Ok(()) => Ok(None),
             Err(std::fs::TryLockError::WouldBlock) => {
                 Ok(Some(read_holder(&dir).unwrap_or_else(|| Holder {
@@ -281,6 +288,7 @@ fn read_holder(dir: &Path) -> Option<Holder> {
 pub struct RunLock {
     file: File,
     dir: PathBuf,
+    shared_dir: Arc<Mutex<PathBuf>>,
     stop: Arc<AtomicBool>,
     heartbeat: Option<std::thread::JoinHandle<()>>,
 }
@@ -297,18 +305,29 @@ impl RunLock {
             .write(true)
             .open(&path)
             .map_err(io("open", &path))?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                let holder = read_holder(dir)
-                    .map(|h| h.to_string())
-                    .unwrap_or_else(|| "another git-baton process is driving it".into());
-                return Err(StoreError::Busy {
-                    run: id.into(),
-                    holder,
-                });
+        // A probe by `status` or `list` holds a shared lock for an instant; only a lock that
+        // stays taken means another driver.
+        let mut tries = 0;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock)
+                    if tries < 10 && read_holder(dir).is_none() =>
+                {
+                    tries += 1;
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    let holder = read_holder(dir)
+                        .map(|h| h.to_string())
+                        .unwrap_or_else(|| "another git-baton process is driving it".into());
+                    return Err(StoreError::Busy {
+                        run: id.into(),
+                        holder,
+                    });
+                }
+                Err(std::fs::TryLockError::Error(err)) => return Err(io("lock", &path)(err)),
             }
-            Err(std::fs::TryLockError::Error(err)) => return Err(io("lock", &path)(err)),
         }
         let since = now();
         let holder = Holder {
@@ -320,12 +339,18 @@ impl RunLock {
         };
         write_holder(dir, &holder)?;
         let stop = Arc::new(AtomicBool::new(false));
+        // Shared with the heartbeat, so that it follows the directory when creation renames it.
+        let shared_dir = Arc::new(Mutex::new(dir.to_path_buf()));
         let heartbeat = {
-            let (stop, dir) = (stop.clone(), dir.to_path_buf());
+            let (stop, shared_dir) = (stop.clone(), shared_dir.clone());
             std::thread::spawn(move || {
                 let mut holder = holder;
                 while !sleep_unless(&stop, LEASE / 3) {
                     holder.lock_until = lease_end();
+                    let dir = shared_dir
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .clone();
                     let _ = write_holder(&dir, &holder);
                 }
             })
@@ -333,6 +358,7 @@ impl RunLock {
         Ok(RunLock {
             file,
             dir: dir.to_path_buf(),
+            shared_dir,
             stop,
             heartbeat: Some(heartbeat),
         })
@@ -345,6 +371,10 @@ impl RunLock {
 
     /// Follows the run directory to its final place after creation renamed it.
     pub fn moved_to(&mut self, dir: PathBuf) {
+        *self
+            .shared_dir
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = dir.clone();
         self.dir = dir;
     }
 }
