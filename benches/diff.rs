@@ -227,7 +227,7 @@ fn baton_tree(root: &Path) -> Result<Vec<String>> {
 fn verify_options(plan: &str, head: Option<&str>) -> git_baton::verify::Options {
     git_baton::verify::Options {
         plans: vec![PathBuf::from(plan)],
-        base: "base".into(),
+        base: Some("base".into()),
         head: head.map(str::to_string),
         evidence: vec![PathBuf::from(EVIDENCE)],
         require_targets: false,
