@@ -41,31 +41,12 @@ pub fn run(cwd: &Path, args: DiffArgs, out: &mut dyn Write) -> Result<Exit, CliE
         .iter()
         .flat_map(|s| s.attempts.iter().map(move |a| (s.name.as_str(), a)))
         .collect();
-    let stage = match &args.stage {
-        Some(name) => state
-            .stages
-            .iter()
-            .find(|s| &s.name == name)
-            .ok_or_else(|| CliError::input(format!("run {id} has no stage `{name}`")))?,
-        None => state
-            .stages
-            .iter()
-            .rev()
-            .find(|s| !s.attempts.is_empty())
-            .ok_or_else(|| CliError::input(format!("run {id} has no attempts yet")))?,
-    };
-    let n = args.attempt.unwrap_or(stage.attempts.len() as u32);
+    let (stage, attempt) = super::pick_attempt(&state, args.stage.as_deref(), args.attempt)?;
+    let n = attempt.n;
     let position = order
         .iter()
         .position(|(s, a)| *s == stage.name && a.n == n)
-        .ok_or_else(|| {
-            CliError::input(format!(
-                "stage `{}` of run {id} has no attempt {n}",
-                stage.name
-            ))
-            .hinted(format!("it has {} attempt(s)", stage.attempts.len()))
-        })?;
-    let (_, attempt) = order[position];
+        .expect("the picked attempt is one of the run's attempts");
     let Some(snapshot) = &attempt.snapshot else {
         return Err(CliError::input(format!(
             "attempt {n} of stage `{}` has no snapshot (it is still running, or its snapshot failed)",

@@ -33,38 +33,7 @@ pub fn run(cwd: &Path, args: LogArgs, out: &mut dyn Write) -> Result<Exit, CliEr
     let ctx = super::Context::open(cwd)?;
     let id = ctx.resolve(&args.run)?;
     let state = ctx.store.load(&id).map_err(super::store_error)?;
-    let stage = match &args.stage {
-        Some(name) => state
-            .stages
-            .iter()
-            .find(|s| &s.name == name)
-            .ok_or_else(|| {
-                let names: Vec<&str> = state.stages.iter().map(|s| s.name.as_str()).collect();
-                CliError::input(format!("run {id} has no stage `{name}`"))
-                    .hinted(format!("its stages: {}", names.join(", ")))
-            })?,
-        None => state
-            .stages
-            .iter()
-            .rev()
-            .find(|s| !s.attempts.is_empty())
-            .ok_or_else(|| CliError::input(format!("run {id} has no attempts yet")))?,
-    };
-    let attempt = match args.attempt {
-        Some(n) => stage.attempts.iter().find(|a| a.n == n).ok_or_else(|| {
-            CliError::input(format!(
-                "stage `{}` of run {id} has no attempt {n}",
-                stage.name
-            ))
-            .hinted(format!("it has {} attempt(s)", stage.attempts.len()))
-        })?,
-        None => stage.attempts.last().ok_or_else(|| {
-            CliError::input(format!(
-                "stage `{}` of run {id} has no attempts yet",
-                stage.name
-            ))
-        })?,
-    };
+    let (stage, attempt) = super::pick_attempt(&state, args.stage.as_deref(), args.attempt)?;
     let dir = ctx.store.run_dir(&id).join(&attempt.dir);
     let read = |name: &str| {
         std::fs::read(dir.join(name))

@@ -154,6 +154,56 @@ fn main_worktree(repo: &Repo) -> Result<PathBuf, CliError> {
     }
 }
 
+/// The attempt `--stage S --attempt N` names: by default the latest attempt of the latest stage
+/// that ran. Shared by `log` and `diff`.
+fn pick_attempt<'a>(
+    state: &'a RunState,
+    stage: Option<&str>,
+    n: Option<u32>,
+) -> Result<(&'a crate::state::StageState, &'a crate::state::Attempt), CliError> {
+    let id = &state.run_id;
+    let stage = match stage {
+        Some(name) => state
+            .stages
+            .iter()
+            .find(|s| s.name == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = state.stages.iter().map(|s| s.name.as_str()).collect();
+                CliError::input(format!("run {id} has no stage `{name}`"))
+                    .hinted(format!("its stages: {}", names.join(", ")))
+            })?,
+        None => state
+            .stages
+            .iter()
+            .rev()
+            .find(|s| !s.attempts.is_empty())
+            .ok_or_else(|| CliError::input(format!("run {id} has no attempts yet")))?,
+    };
+    let attempt = match n {
+        Some(n) => stage.attempts.iter().find(|a| a.n == n),
+        None => stage.attempts.last(),
+    };
+    let attempt = attempt.ok_or_else(|| {
+        let which = n.map_or("any attempts yet".to_string(), |n| format!("attempt {n}"));
+        CliError::input(format!("stage `{}` of run {id} has no {which}", stage.name))
+            .hinted(format!("it has {} attempt(s)", stage.attempts.len()))
+    })?;
+    Ok((stage, attempt))
+}
+
+/// Refuses a request (`stop`, `pause`) to a run that no live process drives.
+fn require_driver(ctx: &Context, id: &str) -> Result<(), CliError> {
+    if ctx.store.holder(id).map_err(store_error)?.is_some() {
+        return Ok(());
+    }
+    let state = ctx.store.load(id).map_err(store_error)?;
+    Err(CliError::input(format!(
+        "run {id} is not being driven by any process (status: {})",
+        status_word(&ctx.store, &state)
+    ))
+    .hinted(format!("see `git baton status {id}`")))
+}
+
 fn store_error(err: StoreError) -> CliError {
     match err {
         StoreError::Busy { ref run, .. } => CliError {

@@ -20,14 +20,7 @@ pub struct PauseArgs {
 pub fn run(cwd: &Path, args: PauseArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
     let ctx = super::Context::open(cwd)?;
     let id = ctx.resolve(&args.run)?;
-    if ctx.store.holder(&id).map_err(super::store_error)?.is_none() {
-        let state = ctx.store.load(&id).map_err(super::store_error)?;
-        return Err(CliError::input(format!(
-            "run {id} is not being driven by any process (status: {})",
-            super::status_word(&ctx.store, &state)
-        ))
-        .hinted(format!("see `git baton status {id}`")));
-    }
+    super::require_driver(&ctx, &id)?;
     let request = ctx.store.run_dir(&id).join(crate::run::PAUSE_REQUEST);
     crate::state::store::write_atomic(&request, b"pause\n").map_err(super::store_error)?;
     let _ = writeln!(out, "run {id} will pause after its current stage");

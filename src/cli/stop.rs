@@ -22,14 +22,7 @@ pub struct StopArgs {
 pub fn run(cwd: &Path, args: StopArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
     let ctx = super::Context::open(cwd)?;
     let id = ctx.resolve(&args.run)?;
-    if ctx.store.holder(&id).map_err(super::store_error)?.is_none() {
-        let state = ctx.store.load(&id).map_err(super::store_error)?;
-        return Err(CliError::input(format!(
-            "run {id} is not being driven by any process (status: {})",
-            super::status_word(&ctx.store, &state)
-        ))
-        .hinted(format!("see `git baton status {id}`")));
-    }
+    super::require_driver(&ctx, &id)?;
     // A request file rather than a signal: the driver polls it, and no pid can be reused wrongly.
     let request = ctx.store.run_dir(&id).join(crate::run::STOP_REQUEST);
     crate::state::store::write_atomic(&request, b"stop\n").map_err(super::store_error)?;
