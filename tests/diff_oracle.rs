@@ -50,7 +50,25 @@ enum Op {
     Attributes(usize),
     IgnoredFile(usize),
     UntrackedDir(usize),
+    IndexVersion(u8),
+    IntentToAdd(usize),
+    SkipWorktree(usize),
+    AssumeUnchanged(usize),
+    ReplaceWithDir(usize),
+    SymlinkDir(usize),
+    NestedRepo(usize),
 }
+
+/// Directories replaced by a symlink to another directory (target relative to the link).
+const SYMLINKED_DIRS: &[(&str, &str)] = &[
+    ("dir", "ünï"),
+    ("dir/sub", "../new"),
+    ("new", "dir"),
+    ("ünï", "new/deep"),
+];
+
+/// Where a nested repository appears: inside a tracked directory, and as an untracked one.
+const NESTED_REPOS: &[&str] = &["dir/nested", "fresh1/repo", "ünï"];
 
 fn op() -> impl Strategy<Value = Op> {
     let p = 0..PATHS.len();
@@ -70,16 +88,32 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0..ATTRIBUTES.len()).prop_map(Op::Attributes),
         1 => (0..3usize).prop_map(Op::IgnoredFile),
         1 => (0..3usize).prop_map(Op::UntrackedDir),
+        1 => (2..=4u8).prop_map(Op::IndexVersion),
+        1 => p.clone().prop_map(Op::IntentToAdd),
+        1 => p.clone().prop_map(Op::SkipWorktree),
+        1 => p.clone().prop_map(Op::AssumeUnchanged),
+        1 => p.clone().prop_map(Op::ReplaceWithDir),
+        1 => (0..SYMLINKED_DIRS.len()).prop_map(Op::SymlinkDir),
+        1 => (0..NESTED_REPOS.len()).prop_map(Op::NestedRepo),
     ]
 }
 
 /// A repository with every path committed at `base`, so operations modify as well as add.
 fn seeded() -> TestRepo {
+    // Every other repository writes index version 4 (prefix-compressed paths), which the scoped
+    // index reader parses itself.
+    static SEEDED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let index_version = if SEEDED.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 2 == 0 {
+        "2"
+    } else {
+        "4"
+    };
     let repo = TestRepo::new();
     for (key, value) in [
         ("core.autocrlf", "false"),
         ("core.fileMode", "true"),
         ("core.symlinks", "true"),
+        ("index.version", index_version),
     ] {
         repo.git(["config", key, value]);
     }
@@ -100,14 +134,31 @@ fn remove(path: &std::path::Path) {
     }
 }
 
+/// Makes every ancestor of `rel` a real directory, removing a file or symlink in the way.
+fn parents(repo: &TestRepo, rel: &str) {
+    let mut at = repo.root.clone();
+    let components: Vec<&str> = rel.split('/').collect();
+    for component in &components[..components.len() - 1] {
+        at.push(component);
+        if at.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
+            remove(&at);
+        }
+    }
+    std::fs::create_dir_all(at).unwrap();
+}
+
+/// Writes `rel`, whatever stood in the way.
+fn put(repo: &TestRepo, rel: &str, content: &str) {
+    parents(repo, rel);
+    remove(&repo.path(rel));
+    std::fs::write(repo.path(rel), content).unwrap();
+}
+
 fn apply(repo: &TestRepo, op: &Op) {
     let root = repo.root.clone();
     let git = |args: &[&str]| drop(repo.git_output(&root, args));
     match *op {
-        Op::Write(p, c) => {
-            remove(&repo.path(PATHS[p]));
-            repo.write(PATHS[p], CONTENTS[c]);
-        }
+        Op::Write(p, c) => put(repo, PATHS[p], CONTENTS[c]),
         Op::Delete(p) => remove(&repo.path(PATHS[p])),
         Op::Stage(p) => git(&["add", "-A", "--", PATHS[p]]),
         Op::StageAll => git(&["add", "-A"]),
@@ -124,9 +175,9 @@ fn apply(repo: &TestRepo, op: &Op) {
         Op::Commit => git(&["commit", "-q", "--allow-empty", "-m", "step"]),
         Op::Rename(a, b) if a != b => {
             if repo.path(PATHS[a]).symlink_metadata().is_ok() {
+                parents(repo, PATHS[b]);
                 remove(&repo.path(PATHS[b]));
-                std::fs::create_dir_all(repo.path(PATHS[b]).parent().unwrap()).unwrap();
-                std::fs::rename(repo.path(PATHS[a]), repo.path(PATHS[b])).unwrap();
+                drop(std::fs::rename(repo.path(PATHS[a]), repo.path(PATHS[b])));
             }
         }
         Op::Rename(..) => {}
@@ -142,18 +193,58 @@ fn apply(repo: &TestRepo, op: &Op) {
         }
         Op::Symlink(p, target) => {
             let path = repo.path(PATHS[p]);
+            parents(repo, PATHS[p]);
             remove(&path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::os::unix::fs::symlink(PATHS[target], &path).unwrap();
         }
         Op::RestoreFromBase(p) => {
             remove(&repo.path(PATHS[p]));
             git(&["checkout", "-q", "base", "--", PATHS[p]]);
         }
-        Op::Ignore(i) => repo.write(".gitignore", IGNORES[i]),
-        Op::Attributes(i) => repo.write(".gitattributes", ATTRIBUTES[i]),
-        Op::IgnoredFile(i) => repo.write(&format!("dir/ignored{i}.log"), "ignored\n"),
-        Op::UntrackedDir(i) => repo.write(&format!("fresh{i}/inner/file.txt"), "untracked\n"),
+        Op::Ignore(i) => put(repo, ".gitignore", IGNORES[i]),
+        Op::Attributes(i) => put(repo, ".gitattributes", ATTRIBUTES[i]),
+        Op::IgnoredFile(i) => put(repo, &format!("dir/ignored{i}.log"), "ignored\n"),
+        Op::UntrackedDir(i) => put(repo, &format!("fresh{i}/inner/file.txt"), "untracked\n"),
+        Op::IndexVersion(v) => git(&["update-index", "--index-version", &v.to_string()]),
+        Op::IntentToAdd(p) => git(&["add", "-N", "--", PATHS[p]]),
+        Op::SkipWorktree(p) => git(&["update-index", "--skip-worktree", "--", PATHS[p]]),
+        Op::AssumeUnchanged(p) => git(&["update-index", "--assume-unchanged", "--", PATHS[p]]),
+        Op::ReplaceWithDir(p) => {
+            if repo
+                .path(PATHS[p])
+                .symlink_metadata()
+                .is_ok_and(|m| !m.is_dir())
+            {
+                remove(&repo.path(PATHS[p]));
+            }
+            put(
+                repo,
+                &format!("{}/inner.txt", PATHS[p]),
+                "now a directory\n",
+            );
+        }
+        Op::SymlinkDir(i) => {
+            let (link, target) = SYMLINKED_DIRS[i];
+            let path = repo.path(link);
+            parents(repo, link);
+            remove(&path);
+            std::os::unix::fs::symlink(target, &path).unwrap();
+        }
+        Op::NestedRepo(i) => {
+            let dir = repo.path(NESTED_REPOS[i]);
+            if dir.symlink_metadata().is_ok_and(|m| !m.is_dir()) {
+                remove(&dir);
+            }
+            put(repo, &format!("{}/inside.txt", NESTED_REPOS[i]), "nested\n");
+            // With a commit, so that `git add -A` can record it as a gitlink.
+            for args in [
+                &["init", "-q"][..],
+                &["add", "inside.txt"],
+                &["commit", "-q", "-m", "nested"],
+            ] {
+                drop(repo.git_output(&dir, args));
+            }
+        }
     }
 }
 
@@ -165,7 +256,20 @@ fn check(repo: &TestRepo, ops: &[Op]) {
     assert_eq!(got, expected, "full diff differs from git after {ops:#?}");
 
     // Scoped: each prefix alone must give exactly git's paths within it.
-    for prefix in ["dir", "a.txt", "new", "ünï", "fresh0", "line\nbreak.txt"] {
+    for prefix in [
+        "dir",
+        "a.txt",
+        "new",
+        "ünï",
+        "fresh0",
+        "line\nbreak.txt",
+        "dir/sub/z.txt",
+        "fresh0/inner",
+        "fresh1/repo/inside.txt",
+        "a.txt/inner.txt",
+        "dir/nested",
+        "new/deep/n.txt",
+    ] {
         let scope = Scope::prefixes([prefix]);
         let want: Vec<String> = expected
             .iter()
@@ -178,6 +282,17 @@ fn check(repo: &TestRepo, ops: &[Op]) {
             "scoped diff ({prefix}) differs from git after {ops:#?}"
         );
     }
+    let scope = Scope::prefixes(["b.sh", "dir/x.txt", "id.txt", "new/deep", "sp ace.txt"]);
+    let want: Vec<String> = expected
+        .iter()
+        .filter(|p| scope.contains(p))
+        .cloned()
+        .collect();
+    assert_eq!(
+        ours.worktree_changes(base, &scope).unwrap(),
+        want,
+        "scoped diff ({scope:?}) differs from git after {ops:#?}"
+    );
 }
 
 fn cases() -> u32 {
@@ -358,4 +473,149 @@ fn linked_worktree_sees_its_own_changes() {
     let got = ours.worktree_changes(base, &Scope::All).unwrap();
     assert_eq!(got, repo.oracle(&wt, "base"));
     assert_eq!(got, ["a.txt", "extra.txt"]);
+}
+
+/// A file rewritten with content of the same size in the same second as `git add` has a stat
+/// that matches its index entry; only the racy-git rule (mtime not older than the index) makes it
+/// read. Here its mtime is pinned in the future, so the entry is racy however fast the machine is.
+#[test]
+fn racily_clean_files_are_read() {
+    let repo = seeded();
+    let future = (std::time::SystemTime::now() + std::time::Duration::from_secs(100))
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let touch = |path: &str| {
+        let status = std::process::Command::new("touch")
+            .args(["-m", "-d", &format!("@{future}")])
+            .arg(repo.path(path))
+            .status()
+            .unwrap();
+        assert!(status.success());
+    };
+    // a.txt: same size, different content; b.sh: rewritten with the same content.
+    for path in ["a.txt", "b.sh"] {
+        touch(path);
+    }
+    repo.git(["add", "a.txt", "b.sh"]);
+    repo.write("a.txt", "base content X\n");
+    repo.write("b.sh", "base content 1\n");
+    for path in ["a.txt", "b.sh"] {
+        touch(path);
+    }
+    let ours = Repo::discover(&repo.root).unwrap();
+    let base = ours.resolve_commit("base").unwrap();
+    let expected = repo.oracle(&repo.root, "base");
+    assert_eq!(expected, ["a.txt"]);
+    assert_eq!(ours.worktree_changes(base, &Scope::All).unwrap(), expected);
+    for prefix in ["a.txt", "b.sh"] {
+        let scope = Scope::prefixes([prefix]);
+        let want: Vec<String> = expected
+            .iter()
+            .filter(|p| scope.contains(p))
+            .cloned()
+            .collect();
+        assert_eq!(ours.worktree_changes(base, &scope).unwrap(), want);
+    }
+}
+
+/// An unmerged path is listed when its worktree file differs from the base, as `git diff` does.
+#[test]
+fn unmerged_paths_compare_the_worktree_with_the_base() {
+    let repo = seeded();
+    repo.git(["checkout", "-q", "-b", "other"]);
+    repo.write("a.txt", "theirs\n");
+    repo.write("b.sh", "theirs\n");
+    repo.commit_all("other");
+    repo.git(["checkout", "-q", "main"]);
+    repo.write("a.txt", "ours\n");
+    repo.write("b.sh", "ours\n");
+    repo.commit_all("ours");
+    drop(repo.git_output(&repo.root, ["merge", "-q", "other"]));
+    // a.txt back to the base's content, b.sh left with conflict markers.
+    repo.write("a.txt", "base content 0\n");
+    let ours = Repo::discover(&repo.root).unwrap();
+    let base = ours.resolve_commit("base").unwrap();
+    let expected = repo.oracle(&repo.root, "base");
+    assert_eq!(expected, ["b.sh"]);
+    assert_eq!(ours.worktree_changes(base, &Scope::All).unwrap(), expected);
+    for prefix in ["a.txt", "b.sh"] {
+        let scope = Scope::prefixes([prefix]);
+        let want: Vec<String> = expected
+            .iter()
+            .filter(|p| scope.contains(p))
+            .cloned()
+            .collect();
+        assert_eq!(ours.worktree_changes(base, &scope).unwrap(), want);
+    }
+}
+
+/// A scope prefix that is a file in the base and a directory now, one behind a symlinked
+/// directory, and one inside an untracked nested repository.
+#[test]
+fn prefixes_whose_path_changed_kind() {
+    let repo = seeded();
+    std::fs::remove_file(repo.path("a.txt")).unwrap();
+    repo.write("a.txt/inner.txt", "directory now\n");
+    std::fs::remove_dir_all(repo.path("dir/sub")).unwrap();
+    std::os::unix::fs::symlink("../new", repo.path("dir/sub")).unwrap();
+    repo.write("nest/file.txt", "in a nested repository\n");
+    repo.git_in(&repo.path("nest"), ["init", "-q"]);
+    let ours = Repo::discover(&repo.root).unwrap();
+    let base = ours.resolve_commit("base").unwrap();
+    let expected = repo.oracle(&repo.root, "base");
+    assert_eq!(
+        expected,
+        [
+            "a.txt",
+            "a.txt/inner.txt",
+            "dir/sub",
+            "dir/sub/z.txt",
+            "nest/"
+        ]
+    );
+    assert_eq!(ours.worktree_changes(base, &Scope::All).unwrap(), expected);
+    for prefix in [
+        "a.txt",
+        "a.txt/inner.txt",
+        "dir/sub",
+        "dir/sub/z.txt",
+        "dir/sub/deep/n.txt",
+        "nest",
+        "nest/file.txt",
+    ] {
+        let scope = Scope::prefixes([prefix]);
+        let want: Vec<String> = expected
+            .iter()
+            .filter(|p| scope.contains(p))
+            .cloned()
+            .collect();
+        assert_eq!(
+            ours.worktree_changes(base, &scope).unwrap(),
+            want,
+            "scoped to {prefix}"
+        );
+    }
+}
+
+/// A damaged index is an error, not a different answer: here one byte of an entry's object id,
+/// which leaves the file well-formed.
+#[test]
+fn a_corrupt_index_is_an_error() {
+    let repo = seeded();
+    let index = repo.path(".git/index");
+    let mut bytes = std::fs::read(&index).unwrap();
+    // The first entry's object id starts after the 12-byte header and 40 bytes of stat data.
+    bytes[12 + 40] ^= 0x01;
+    std::fs::write(&index, bytes).unwrap();
+    let ours = Repo::discover(&repo.root).unwrap();
+    let base = ours.resolve_commit("base").unwrap();
+    for scope in [
+        Scope::All,
+        Scope::prefixes(["a.txt"]),
+        Scope::prefixes(["dir"]),
+    ] {
+        let err = ours.worktree_changes(base, &scope).unwrap_err();
+        assert!(err.to_string().contains("checksum"), "{err}");
+    }
 }

@@ -9,9 +9,12 @@
 //! Paths leave this module as repo-relative, `/`-separated `String`s, sorted by bytes and unique,
 //! which is the form [`crate::coverage`] expects.
 
+mod index;
 mod snapshot;
 mod status;
 mod tree;
+#[cfg(unix)]
+mod walk;
 mod worktree;
 
 use std::path::{Path, PathBuf};

@@ -1,108 +1,556 @@
 //! Reading trees: the entries below a path prefix, and the paths where two trees differ.
 //!
 //! Both walk only what they must: a prefix is reached by descending one tree per component, and
-//! two trees are compared by object id first so identical subtrees cost nothing. That is what
-//! makes a gate over a few targets independent of the repository's size.
+//! two trees are compared by object id first so identical subtrees cost nothing.
+//!
+//! Entries are read in the order git stores them, never collected into maps. Git sorts the entries
+//! of a tree by name with a directory `a` compared as `a/`, so flattening a tree in stored order
+//! yields full paths in byte order — the order of the index — and two trees are compared by a
+//! merge of their entry lists in that same order. Tree objects are decoded into buffers that are
+//! reused level by level, and a path is only built for a leaf that is reported.
 
-use std::collections::BTreeMap;
+use std::cmp::Ordering;
+use std::ops::Range;
 
 use gix::ObjectId;
-use gix::bstr::{BString, ByteSlice, ByteVec};
-use gix::objs::tree::EntryKind;
+use gix::bstr::{BStr, ByteSlice};
+use gix::objs::TreeRefIter;
+use gix::objs::tree::{EntryKind, EntryRef};
+use gix::prelude::FindExt;
 
 use super::{GitError, Result};
 
-/// A non-tree entry of a tree: a blob, a symlink or a submodule commit.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Entry {
-    pub path: BString,
-    pub kind: EntryKind,
-    pub id: ObjectId,
+/// A leaf of a tree: kind and object id.
+pub(super) type Leaf = (EntryKind, ObjectId);
+
+/// How the index compares with a base tree, entry by entry, within a scope.
+pub(super) struct IndexVsBase {
+    /// Per index entry: its leaf is the base's leaf at its path. Entries outside the scope, and
+    /// those that differ, are `false`.
+    pub same: Vec<bool>,
+    /// The entries in scope that differ (every stage of an unmerged path), in entry order, with
+    /// the base's leaf at their path (`None`: the base has none).
+    pub differ: Vec<(usize, Option<Leaf>)>,
+    /// Paths only the base has.
+    pub base_only: Vec<String>,
 }
 
-type Children = BTreeMap<BString, (EntryKind, ObjectId)>;
-
-fn children(repo: &gix::Repository, tree: ObjectId) -> Result<Children> {
-    let tree = repo
-        .find_tree(tree)
-        .map_err(|err| GitError::op(format!("read tree {tree}"), err))?;
-    let decoded = tree
-        .decode()
-        .map_err(|err| GitError::op(format!("decode tree {}", tree.id), err))?;
-    Ok(decoded
-        .entries
-        .iter()
-        .map(|e| (e.filename.to_owned(), (e.mode.kind(), e.oid.to_owned())))
-        .collect())
-}
-
-fn join(prefix: &[u8], name: &[u8]) -> BString {
-    let mut path = BString::from(prefix);
-    if !path.is_empty() {
-        path.push_byte(b'/');
+impl IndexVsBase {
+    /// The base's leaf at the path of entry `i`, which is in scope.
+    pub fn base_leaf(&self, index: &gix::index::State, i: usize) -> Option<Leaf> {
+        if self.same[i] {
+            return index_leaf(&index.entries()[i]);
+        }
+        let at = self
+            .differ
+            .binary_search_by_key(&i, |(entry, _)| *entry)
+            .expect("an entry in scope is either the same or differs");
+        self.differ[at].1
     }
-    path.push_str(name);
-    path
 }
 
-/// The entry at `prefix` in `root`: `Some((kind, id))` for a tree or a leaf, `None` when absent.
-/// The empty prefix is the root tree itself.
-fn lookup(
-    repo: &gix::Repository,
-    root: ObjectId,
-    prefix: &str,
-) -> Result<Option<(EntryKind, ObjectId)>> {
-    let mut current = (EntryKind::Tree, root);
-    for component in prefix.split('/').filter(|c| !c.is_empty()) {
-        if current.0 != EntryKind::Tree {
-            return Ok(None);
-        }
-        match children(repo, current.1)?.remove(component.as_bytes().as_bstr()) {
-            Some(found) => current = found,
-            None => return Ok(None),
+/// The leaf an index entry stands for; `None` for a sparse directory entry (or an unknown mode).
+pub(super) fn index_leaf(entry: &gix::index::Entry) -> Option<Leaf> {
+    use gix::index::entry::Mode;
+    let kind = match entry.mode {
+        Mode::FILE => EntryKind::Blob,
+        Mode::FILE_EXECUTABLE => EntryKind::BlobExecutable,
+        Mode::SYMLINK => EntryKind::Link,
+        Mode::COMMIT => EntryKind::Commit,
+        _ => return None,
+    };
+    Some((kind, entry.id))
+}
+
+/// Reads tree objects into buffers that live as long as the reader, one per recursion slot.
+pub(super) struct Trees {
+    objects: gix::OdbHandle,
+    bufs: Vec<Vec<u8>>,
+}
+
+/// A pair of differing trees at `path`, for the threads of a large diff to share.
+type Pair = (ObjectId, ObjectId, Vec<u8>);
+
+/// A diff is shared among threads once this many pairs of differing trees are known.
+const PARALLEL_PAIRS: usize = 4;
+
+impl Trees {
+    pub fn new(repo: &gix::Repository) -> Self {
+        Trees {
+            objects: repo.objects.clone(),
+            bufs: Vec::new(),
         }
     }
-    Ok(Some(current))
-}
 
-/// Appends every leaf below (or at) `prefix` of the tree `root`.
-pub(super) fn flatten_at(
-    repo: &gix::Repository,
-    root: ObjectId,
-    prefix: &str,
-    out: &mut Vec<Entry>,
-) -> Result<()> {
-    match lookup(repo, root, prefix)? {
-        Some((EntryKind::Tree, id)) => {
-            flatten(repo, id, prefix.trim_end_matches('/').as_bytes(), out)
+    fn take(&mut self, slot: usize) -> Vec<u8> {
+        if self.bufs.len() <= slot {
+            self.bufs.resize_with(slot + 1, Vec::new);
         }
-        Some((kind, id)) => {
-            out.push(Entry {
-                path: prefix.into(),
-                kind,
-                id,
-            });
+        std::mem::take(&mut self.bufs[slot])
+    }
+
+    fn give(&mut self, slot: usize, buf: Vec<u8>) {
+        self.bufs[slot] = buf;
+    }
+
+    /// The entry at `prefix` in `root`: `Some((kind, id))` for a tree or a leaf, `None` when absent.
+    /// The empty prefix is the root tree itself.
+    pub fn lookup(
+        &mut self,
+        root: ObjectId,
+        prefix: &str,
+    ) -> Result<Option<(EntryKind, ObjectId)>> {
+        let mut current = (EntryKind::Tree, root);
+        let mut buf = self.take(0);
+        let result = (|| {
+            for component in prefix.split('/').filter(|c| !c.is_empty()) {
+                if current.0 != EntryKind::Tree {
+                    return Ok(None);
+                }
+                let mut found = None;
+                for entry in read(&self.objects, &current.1, &mut buf)? {
+                    let entry = entry.map_err(|err| decode_error(&current.1, err))?;
+                    if entry.filename == component.as_bytes() {
+                        found = Some((entry.mode.kind(), entry.oid.to_owned()));
+                        break;
+                    }
+                }
+                match found {
+                    Some(entry) => current = entry,
+                    None => return Ok(None),
+                }
+            }
+            Ok(Some(current))
+        })();
+        self.give(0, buf);
+        result
+    }
+
+    /// Compares the index with the base tree `root` below (or at) each prefix.
+    ///
+    /// Both are walked in path order and merged name by name; where the index's cache-tree
+    /// extension vouches that a directory of the index is exactly a tree, and that tree is the
+    /// base's, the directory's entries are known equal without reading anything.
+    pub fn compare_index(
+        &mut self,
+        root: ObjectId,
+        index: &gix::index::State,
+        prefixes: &[String],
+    ) -> Result<IndexVsBase> {
+        let mut result = IndexVsBase {
+            same: vec![false; index.entries().len()],
+            differ: Vec::new(),
+            base_only: Vec::new(),
+        };
+        let mut compare = Compare {
+            index,
+            result: &mut result,
+        };
+        for prefix in prefixes {
+            let prefix = prefix.trim_end_matches('/');
+            let mut path = prefix.as_bytes().to_vec();
+            if prefix.is_empty() {
+                let all = 0..index.entries().len();
+                self.compare_dir(Some(root), index.tree(), &mut path, all, 0, &mut compare)?;
+                continue;
+            }
+            let base = self.lookup(root, prefix)?;
+            let cache = prefix
+                .split('/')
+                .try_fold(index.tree(), |node, name| {
+                    Some(
+                        node?
+                            .children
+                            .iter()
+                            .find(|c| c.name.as_slice() == name.as_bytes()),
+                    )
+                })
+                .flatten();
+            let file = index.entry_range(prefix.as_bytes().as_bstr());
+            let mut dir_prefix = path.clone();
+            dir_prefix.push(b'/');
+            let dir = index.prefixed_entries_range(dir_prefix.as_bstr());
+            let (tree, leaf) = match base {
+                Some((EntryKind::Tree, id)) => (Some(id), None),
+                Some(leaf) => (None, Some(leaf)),
+                None => (None, None),
+            };
+            match (file, leaf) {
+                (Some(file), leaf) => compare.entries(file, leaf),
+                (None, Some(_)) => compare
+                    .result
+                    .base_only
+                    .push(super::path_string(path.as_bstr())),
+                (None, None) => {}
+            }
+            self.compare_below(tree, cache, &mut path, dir, 0, &mut compare)?;
+        }
+        Ok(result)
+    }
+
+    /// The tree `tree` (if the base has one at `path`) against the index entries below `path`.
+    fn compare_below(
+        &mut self,
+        tree: Option<ObjectId>,
+        cache: Option<&gix::index::extension::Tree>,
+        path: &mut Vec<u8>,
+        range: Option<Range<usize>>,
+        slot: usize,
+        compare: &mut Compare<'_, '_>,
+    ) -> Result<()> {
+        match (tree, range) {
+            (tree, Some(range)) => self.compare_dir(tree, cache, path, range, slot, compare),
+            (Some(tree), None) => self.flatten(&tree, slot, path, &mut |path, _, _| {
+                compare
+                    .result
+                    .base_only
+                    .push(super::path_string(path.as_bstr()))
+            }),
+            (None, None) => Ok(()),
+        }
+    }
+
+    fn compare_dir(
+        &mut self,
+        tree: Option<ObjectId>,
+        cache: Option<&gix::index::extension::Tree>,
+        path: &mut Vec<u8>,
+        range: Range<usize>,
+        slot: usize,
+        compare: &mut Compare<'_, '_>,
+    ) -> Result<()> {
+        let index = compare.index;
+        let entries = &index.entries()[range.clone()];
+        let Some(tree) = tree else {
+            compare.entries(range, None);
+            return Ok(());
+        };
+        if let Some(cache) = cache
+            && cache.id == tree
+            && cache.num_entries == u32::try_from(entries.len()).ok()
+            && entries.iter().all(|e| {
+                e.stage_raw() == 0 && !e.flags.contains(gix::index::entry::Flags::INTENT_TO_ADD)
+            })
+        {
+            compare.result.same[range].fill(true);
+            return Ok(());
+        }
+        // The index entries below `path`, grouped by their next component, in git's order.
+        let base = if path.is_empty() { 0 } else { path.len() + 1 };
+        let mut groups: Vec<(Range<usize>, bool, Range<usize>)> = Vec::new();
+        let mut i = range.start;
+        while i < range.end {
+            let entry_path = index.entries()[i].path(index);
+            let rest = &entry_path[base..];
+            let (name_len, is_dir) = match rest.find_byte(b'/') {
+                Some(slash) => (slash, true),
+                None => (rest.len(), false),
+            };
+            let end = if is_dir {
+                let prefix = &entry_path[..base + name_len + 1];
+                i + index.entries()[i..range.end]
+                    .partition_point(|e| e.path(index).starts_with(prefix))
+            } else {
+                let mut end = i + 1;
+                while end < range.end && index.entries()[end].path(index) == entry_path {
+                    end += 1;
+                }
+                end
+            };
+            groups.push((base..base + name_len, is_dir, i..end));
+            i = end;
+        }
+        let mut children: Vec<&gix::index::extension::Tree> = cache
+            .map(|c| c.children.iter().collect())
+            .unwrap_or_default();
+        children.sort_by(|a, b| a.name.cmp(&b.name));
+
+        let mut buf = self.take(slot);
+        let result = (|| {
+            let mut entries_of_tree = read(&self.objects, &tree, &mut buf)?;
+            let mut next_base = next(&mut entries_of_tree, &tree)?;
+            let mut groups = groups.into_iter().peekable();
+            loop {
+                let group_name = |g: &(Range<usize>, bool, Range<usize>)| {
+                    &index.entries()[g.2.start].path(index)[g.0.clone()]
+                };
+                let order = match (&next_base, groups.peek()) {
+                    (None, None) => break,
+                    (Some(_), None) => Ordering::Less,
+                    (None, Some(_)) => Ordering::Greater,
+                    (Some(b), Some(g)) => {
+                        name_order(b.filename, b.mode.is_tree(), group_name(g), g.1)
+                    }
+                };
+                let len = path.len();
+                match order {
+                    Ordering::Less => {
+                        let b = next_base.take().expect("a base entry");
+                        push_component(path, b.filename);
+                        if b.mode.is_tree() {
+                            let id = b.oid.to_owned();
+                            self.flatten(&id, slot + 1, path, &mut |path, _, _| {
+                                compare
+                                    .result
+                                    .base_only
+                                    .push(super::path_string(path.as_bstr()))
+                            })?;
+                        } else {
+                            compare
+                                .result
+                                .base_only
+                                .push(super::path_string(path.as_bstr()));
+                        }
+                        next_base = next(&mut entries_of_tree, &tree)?;
+                    }
+                    Ordering::Greater => {
+                        let (_, _, entries) = groups.next().expect("a group");
+                        compare.entries(entries, None);
+                    }
+                    Ordering::Equal => {
+                        let b = next_base.take().expect("a base entry");
+                        let (_, is_dir, entries) = groups.next().expect("a group");
+                        if is_dir {
+                            push_component(path, b.filename);
+                            let child = children
+                                .binary_search_by(|c| c.name.as_slice().cmp(b.filename.as_bytes()))
+                                .ok()
+                                .map(|at| children[at]);
+                            let id = b.oid.to_owned();
+                            self.compare_dir(Some(id), child, path, entries, slot + 1, compare)?;
+                        } else {
+                            compare.entries(entries, Some((b.mode.kind(), b.oid.to_owned())));
+                        }
+                        next_base = next(&mut entries_of_tree, &tree)?;
+                    }
+                }
+                path.truncate(len);
+            }
+            Ok(())
+        })();
+        self.give(slot, buf);
+        result
+    }
+
+    /// Calls `leaf` for every leaf below the tree `id`, whose own path is `path`, in stored order.
+    fn flatten(
+        &mut self,
+        id: &gix::oid,
+        slot: usize,
+        path: &mut Vec<u8>,
+        leaf: &mut dyn FnMut(&[u8], EntryKind, &gix::oid),
+    ) -> Result<()> {
+        let mut buf = self.take(slot);
+        let result = (|| {
+            for entry in read(&self.objects, id, &mut buf)? {
+                let entry = entry.map_err(|err| decode_error(id, err))?;
+                let len = path.len();
+                push_component(path, entry.filename);
+                if entry.mode.is_tree() {
+                    self.flatten(entry.oid, slot + 1, path, leaf)?;
+                } else {
+                    leaf(path, entry.mode.kind(), entry.oid);
+                }
+                path.truncate(len);
+            }
+            Ok(())
+        })();
+        self.give(slot, buf);
+        result
+    }
+
+    /// Appends every path below (or at) `prefix` whose leaf differs between the trees `a` and `b`.
+    pub fn diff_at(
+        &mut self,
+        a: ObjectId,
+        b: ObjectId,
+        prefix: &str,
+        out: &mut Vec<String>,
+    ) -> Result<()> {
+        let prefix = prefix.trim_end_matches('/');
+        let left = self.lookup(a, prefix)?;
+        let right = self.lookup(b, prefix)?;
+        if left == right {
+            return Ok(());
+        }
+        let mut path = prefix.as_bytes().to_vec();
+        let is_tree =
+            |e: Option<(EntryKind, ObjectId)>| e.is_some_and(|(k, _)| k == EntryKind::Tree);
+        match (left, right) {
+            (Some((_, l)), Some((_, r))) if is_tree(left) && is_tree(right) => {
+                self.diff_shared(l, r, path, out)
+            }
+            (Some(_), Some(_)) if !is_tree(left) && !is_tree(right) => {
+                out.push(super::path_string(path.as_bstr()));
+                Ok(())
+            }
+            // A leaf replaced by a tree (or the reverse), or present on one side only: every leaf of
+            // either side changed.
+            _ => {
+                for (kind, id) in [left, right].into_iter().flatten() {
+                    self.report(kind, &id, 0, &mut path, out)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Reports the entry at `path` and, for a tree, every leaf below it.
+    fn report(
+        &mut self,
+        kind: EntryKind,
+        id: &gix::oid,
+        slot: usize,
+        path: &mut Vec<u8>,
+        out: &mut Vec<String>,
+    ) -> Result<()> {
+        if kind == EntryKind::Tree {
+            self.flatten(id, slot, path, &mut |path, _, _| {
+                out.push(super::path_string(path.as_bstr()))
+            })
+        } else {
+            out.push(super::path_string(path.as_bstr()));
             Ok(())
         }
-        None => Ok(()),
     }
-}
 
-fn flatten(
-    repo: &gix::Repository,
-    tree: ObjectId,
-    base: &[u8],
-    out: &mut Vec<Entry>,
-) -> Result<()> {
-    for (name, (kind, id)) in children(repo, tree)? {
-        let path = join(base, &name);
-        if kind == EntryKind::Tree {
-            flatten(repo, id, &path, out)?;
-        } else {
-            out.push(Entry { path, kind, id });
+    /// Diffs two trees, sharing the work among threads when it turns out to be large: the first
+    /// levels are compared here, breadth first, and the differing subtrees found there are then
+    /// diffed by as many threads as there are cores, each with its own object cache.
+    fn diff_shared(
+        &mut self,
+        a: ObjectId,
+        b: ObjectId,
+        path: Vec<u8>,
+        out: &mut Vec<String>,
+    ) -> Result<()> {
+        let mut pairs = vec![(a, b, path)];
+        for _ in 0..3 {
+            if pairs.len() >= 4 * PARALLEL_PAIRS || pairs.is_empty() {
+                break;
+            }
+            let mut next = Vec::new();
+            for (a, b, mut path) in pairs {
+                self.diff_trees(&a, &b, 0, &mut path, out, Some(&mut next))?;
+            }
+            pairs = next;
         }
+        let threads = if pairs.len() >= PARALLEL_PAIRS {
+            parallelism().min(pairs.len())
+        } else {
+            1
+        };
+        let taken = std::sync::atomic::AtomicUsize::new(0);
+        let work = |trees: &mut Trees| -> Result<Vec<String>> {
+            let mut out = Vec::new();
+            loop {
+                let i = taken.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((a, b, path)) = pairs.get(i) else {
+                    return Ok(out);
+                };
+                trees.diff_trees(a, b, 0, &mut path.clone(), &mut out, None)?;
+            }
+        };
+        let helpers: Vec<Trees> = (1..threads)
+            .map(|_| Trees {
+                objects: self.objects.clone(),
+                bufs: Vec::new(),
+            })
+            .collect();
+        let results = std::thread::scope(|s| {
+            let handles: Vec<_> = helpers
+                .into_iter()
+                .map(|mut trees| s.spawn(move || work(&mut trees)))
+                .collect();
+            let mut results = vec![work(self)];
+            results.extend(
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("a tree diff thread panicked")),
+            );
+            results
+        });
+        for result in results {
+            out.extend(result?);
+        }
+        Ok(())
     }
-    Ok(())
+
+    /// Merges the entries of two trees in git's order: equal entries are skipped without building
+    /// their path, differing subtrees are descended into, and everything else is reported.
+    ///
+    /// With `defer`, differing subtrees are not descended into but collected there.
+    fn diff_trees(
+        &mut self,
+        a: &gix::oid,
+        b: &gix::oid,
+        slot: usize,
+        path: &mut Vec<u8>,
+        out: &mut Vec<String>,
+        mut defer: Option<&mut Vec<Pair>>,
+    ) -> Result<()> {
+        let mut buf_a = self.take(slot);
+        let mut buf_b = self.take(slot + 1);
+        let result = (|| {
+            let mut left = read(&self.objects, a, &mut buf_a)?;
+            let mut right = read(&self.objects, b, &mut buf_b)?;
+            let mut l = next(&mut left, a)?;
+            let mut r = next(&mut right, b)?;
+            // Slots above ours belong to the recursion.
+            let below = slot + 2;
+            loop {
+                let order = match (&l, &r) {
+                    (None, None) => break,
+                    (Some(_), None) => Ordering::Less,
+                    (None, Some(_)) => Ordering::Greater,
+                    (Some(x), Some(y)) => git_order(x, y),
+                };
+                let len = path.len();
+                match order {
+                    Ordering::Less => {
+                        let x = l.take().expect("left entry");
+                        push_component(path, x.filename);
+                        self.report(x.mode.kind(), x.oid, below, path, out)?;
+                        l = next(&mut left, a)?;
+                    }
+                    Ordering::Greater => {
+                        let y = r.take().expect("right entry");
+                        push_component(path, y.filename);
+                        self.report(y.mode.kind(), y.oid, below, path, out)?;
+                        r = next(&mut right, b)?;
+                    }
+                    Ordering::Equal => {
+                        let (x, y) = (l.take().expect("left"), r.take().expect("right"));
+                        // Same name and both trees or both leaves; modes compare as git's canonical kinds.
+                        if x.oid != y.oid || x.mode.kind() != y.mode.kind() {
+                            push_component(path, x.filename);
+                            if x.mode.is_tree() {
+                                match defer.as_deref_mut() {
+                                    Some(pairs) => pairs.push((
+                                        x.oid.to_owned(),
+                                        y.oid.to_owned(),
+                                        path.clone(),
+                                    )),
+                                    None => {
+                                        self.diff_trees(x.oid, y.oid, below, path, out, None)?
+                                    }
+                                }
+                            } else {
+                                out.push(super::path_string(path.as_bstr()));
+                            }
+                        }
+                        l = next(&mut left, a)?;
+                        r = next(&mut right, b)?;
+                    }
+                }
+                path.truncate(len);
+            }
+            Ok(())
+        })();
+        self.give(slot, buf_a);
+        self.give(slot + 1, buf_b);
+        result
+    }
 }
 
 /// Appends every path below (or at) `prefix` whose leaf differs between the trees `a` and `b`.
@@ -113,61 +561,112 @@ pub(super) fn diff_at(
     prefix: &str,
     out: &mut Vec<String>,
 ) -> Result<()> {
-    let left = lookup(repo, a, prefix)?;
-    let right = lookup(repo, b, prefix)?;
-    diff_entries(
-        repo,
-        prefix.trim_end_matches('/').as_bytes(),
-        left,
-        right,
-        out,
-    )
+    Trees::new(repo).diff_at(a, b, prefix, out)
 }
 
-fn diff_entries(
-    repo: &gix::Repository,
-    path: &[u8],
-    left: Option<(EntryKind, ObjectId)>,
-    right: Option<(EntryKind, ObjectId)>,
-    out: &mut Vec<String>,
-) -> Result<()> {
-    if left == right {
-        return Ok(());
-    }
-    let is_tree = |e: Option<(EntryKind, ObjectId)>| e.is_some_and(|(k, _)| k == EntryKind::Tree);
-    match (is_tree(left), is_tree(right)) {
-        (true, true) => {
-            let (l, r) = (
-                children(repo, left.unwrap().1)?,
-                children(repo, right.unwrap().1)?,
-            );
-            let mut names: Vec<&BString> = l.keys().chain(r.keys()).collect();
-            names.sort();
-            names.dedup();
-            for name in names {
-                diff_entries(
-                    repo,
-                    &join(path, name),
-                    l.get(name).copied(),
-                    r.get(name).copied(),
-                    out,
-                )?;
-            }
-        }
-        (left_tree, right_tree) => {
-            // A leaf replaced by a tree (or the reverse) changes the leaf and everything below the tree.
-            for (side, side_is_tree) in [(left, left_tree), (right, right_tree)] {
-                match side {
-                    Some((_, id)) if side_is_tree => {
-                        let mut leaves = Vec::new();
-                        flatten(repo, id, path, &mut leaves)?;
-                        out.extend(leaves.iter().map(|e| super::path_string(e.path.as_bstr())));
-                    }
-                    Some(_) => out.push(super::path_string(path.as_bstr())),
-                    None => {}
-                }
+/// Where [`Trees::compare_index`] records what it finds.
+struct Compare<'i, 'r> {
+    index: &'i gix::index::State,
+    result: &'r mut IndexVsBase,
+}
+
+impl Compare<'_, '_> {
+    /// Index entries at one path (all its stages), or all below a path the base has no tree at,
+    /// against the base's leaf there.
+    fn entries(&mut self, range: Range<usize>, base: Option<Leaf>) {
+        let entries = &self.index.entries()[range.clone()];
+        let unmerged = entries.iter().any(|e| e.stage_raw() != 0);
+        for (i, entry) in range.zip(entries) {
+            if !unmerged && base.is_some() && index_leaf(entry) == base {
+                self.result.same[i] = true;
+            } else {
+                self.result.differ.push((i, base));
             }
         }
     }
-    Ok(())
+}
+
+/// The number of threads worth running, read once.
+fn parallelism() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(8)))
+}
+
+/// Git's order of tree entries: by name, a tree's name followed by `/`. Equal only for the same
+/// name on the same side of the tree/leaf divide.
+fn git_order(a: &EntryRef<'_>, b: &EntryRef<'_>) -> Ordering {
+    name_order(a.filename, a.mode.is_tree(), b.filename, b.mode.is_tree())
+}
+
+fn name_order(x: &[u8], x_tree: bool, y: &[u8], y_tree: bool) -> Ordering {
+    let common = x.len().min(y.len());
+    x[..common].cmp(&y[..common]).then_with(|| {
+        let end = |name: &[u8], tree: bool| {
+            name.get(common)
+                .copied()
+                .unwrap_or(if tree { b'/' } else { 0 })
+        };
+        end(x, x_tree).cmp(&end(y, y_tree))
+    })
+}
+
+fn next<'a>(iter: &mut TreeRefIter<'a>, id: &gix::oid) -> Result<Option<EntryRef<'a>>> {
+    iter.next().transpose().map_err(|err| decode_error(id, err))
+}
+
+fn push_component(path: &mut Vec<u8>, name: &BStr) {
+    if !path.is_empty() {
+        path.push(b'/');
+    }
+    path.extend_from_slice(name);
+}
+
+/// The entries of tree `id`, decoded lazily from `buf`.
+fn read<'b>(
+    objects: &gix::OdbHandle,
+    id: &gix::oid,
+    buf: &'b mut Vec<u8>,
+) -> Result<TreeRefIter<'b>> {
+    if id == gix::ObjectId::empty_tree(id.kind()) {
+        buf.clear();
+        return Ok(TreeRefIter::from_bytes(buf, id.kind()));
+    }
+    objects
+        .find_tree_iter(id, buf)
+        .map_err(|err| GitError::op(format!("read tree {id}"), err))
+}
+
+fn decode_error(id: &gix::oid, err: impl std::fmt::Display) -> GitError {
+    GitError::op(format!("decode tree {id}"), err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry<'a>(name: &'a str, tree: bool, oid: &'a gix::oid) -> EntryRef<'a> {
+        EntryRef {
+            mode: if tree {
+                EntryKind::Tree.into()
+            } else {
+                EntryKind::Blob.into()
+            },
+            filename: name.into(),
+            oid,
+        }
+    }
+
+    #[test]
+    fn git_order_sorts_trees_as_if_followed_by_a_slash() {
+        let id = gix::ObjectId::null(gix::hash::Kind::Sha1);
+        let cmp = |a: (&str, bool), b: (&str, bool)| {
+            git_order(&entry(a.0, a.1, &id), &entry(b.0, b.1, &id))
+        };
+        assert_eq!(cmp(("a", false), ("a", true)), Ordering::Less);
+        assert_eq!(cmp(("a.txt", false), ("a", true)), Ordering::Less);
+        assert_eq!(cmp(("a0", false), ("a", true)), Ordering::Greater);
+        assert_eq!(cmp(("a", true), ("a", true)), Ordering::Equal);
+        assert_eq!(cmp(("a", false), ("a.txt", false)), Ordering::Less);
+        assert_eq!(cmp(("b", false), ("a", true)), Ordering::Greater);
+    }
 }

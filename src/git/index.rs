@@ -1,0 +1,652 @@
+//! Loading the index for a read-only diff, with its checksum verified off the critical path.
+//!
+//! `gix` verifies the SHA-1 trailer of the whole index before decoding it, which is most of the
+//! cost of loading a large index (git itself does not verify on read). Skipping the check would
+//! let a damaged index produce wrong results — a flipped flag bit can mark a modified file
+//! skip-worktree — so the check is kept but moved: the index is decoded without it on the calling
+//! thread while a second thread reads the file again and hashes it. The caller finishes its work
+//! and then asks [`Verification::finish`], which fails on a damaged index and tells the caller to
+//! start over when the file was replaced between the two reads (git replaces the index by renaming
+//! a new file over it, so both reads see whole files; their trailers show whether they saw the
+//! same one).
+//!
+//! A diff scoped to a few path prefixes needs a few entries of a possibly huge index, so
+//! [`load_scoped`] streams the file through a small buffer and keeps only those entries (plus what
+//! the ignore rules and the directory walk consult), instead of decoding and allocating every
+//! entry.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::thread::JoinHandle;
+
+use gix::ObjectId;
+use gix::bstr::ByteSlice;
+use gix::index::entry::{Flags, Mode, Stat, stat::Time};
+
+use super::{GitError, Result};
+
+/// What the verifying thread found.
+enum Seen {
+    /// No index file.
+    Missing,
+    /// A trailer of zeros: the index was written with `index.skipHash`; there is nothing to check.
+    Unverifiable,
+    /// A trailer that matches the file's content.
+    Verified(ObjectId),
+}
+
+/// What the decoding side saw, to be matched with what the verifying thread saw.
+pub(super) struct Decoded {
+    /// The trailer; `None` for all zeros or no file.
+    checksum: Option<ObjectId>,
+    /// No entries were kept (which is all a missing file can give).
+    empty: bool,
+}
+
+/// The pending check of an index decoded by [`load`] or [`load_scoped`].
+pub(super) struct Verification {
+    thread: JoinHandle<Result<Seen, String>>,
+}
+
+impl Verification {
+    /// `Ok(true)` when the decoded index is the file that was verified, `Ok(false)` when the file
+    /// was replaced in between (the caller should start over), an error when it is damaged.
+    pub fn finish(self, decoded: &Decoded) -> Result<bool> {
+        let seen = self
+            .thread
+            .join()
+            .map_err(|_| GitError::op("verify the index", "the verifying thread panicked"))?
+            .map_err(|message| GitError::op("verify the index", message))?;
+        Ok(match seen {
+            Seen::Missing => decoded.checksum.is_none() && decoded.empty,
+            Seen::Unverifiable => decoded.checksum.is_none(),
+            Seen::Verified(id) => decoded.checksum == Some(id),
+        })
+    }
+}
+
+/// Decodes the whole index of `repo` (an empty one if there is none) without verifying its
+/// checksum, and starts verifying it on another thread.
+pub(super) fn load(repo: &gix::Repository) -> Result<(gix::index::File, Decoded, Verification)> {
+    let verification = verify(repo);
+    let index = gix::index::File::at_or_default(
+        repo.index_path(),
+        repo.object_hash(),
+        true,
+        Default::default(),
+    )
+    .map_err(|err| GitError::op("read the index", err))?;
+    let decoded = Decoded {
+        checksum: index.checksum(),
+        empty: index.entries().is_empty(),
+    };
+    Ok((index, decoded, verification))
+}
+
+/// Starts verifying the index of `repo` on another thread.
+fn verify(repo: &gix::Repository) -> Verification {
+    let path = repo.index_path();
+    let kind = repo.object_hash();
+    let git_dir = repo.git_dir().to_path_buf();
+    let thread = std::thread::spawn(move || {
+        // A split index keeps most entries in a shared file the trailer does not cover; there this
+        // thread does gix's full, verifying load instead of hashing one file.
+        if has_shared_index(&git_dir) {
+            verify_with_gix(&path, kind)
+        } else {
+            verify_trailer(&path, kind)
+        }
+    });
+    Verification { thread }
+}
+
+fn has_shared_index(git_dir: &Path) -> bool {
+    std::fs::read_dir(git_dir).is_ok_and(|entries| {
+        entries.filter_map(|e| e.ok()).any(|e| {
+            e.file_name()
+                .as_encoded_bytes()
+                .starts_with(b"sharedindex.")
+        })
+    })
+}
+
+/// Hashes everything but the trailer and compares it with the trailer, as `git fsck` would.
+fn verify_trailer(path: &PathBuf, kind: gix::hash::Kind) -> Result<Seen, String> {
+    let io = |err: std::io::Error| format!("cannot read {}: {err}", path.display());
+    let mut file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Seen::Missing),
+        Err(err) => return Err(io(err)),
+    };
+    let len = file.metadata().map_err(io)?.len();
+    let trailer_len = kind.len_in_bytes() as u64;
+    if len < trailer_len {
+        return Err(format!("{} is truncated", path.display()));
+    }
+    let mut hasher = gix::hash::hasher(kind);
+    let mut buf = vec![0u8; 1 << 16];
+    let mut left = len - trailer_len;
+    while left > 0 {
+        let chunk = &mut buf[..left.min(1 << 16) as usize];
+        file.read_exact(chunk).map_err(io)?;
+        hasher.update(chunk);
+        left -= chunk.len() as u64;
+    }
+    let mut trailer = vec![0u8; trailer_len as usize];
+    file.read_exact(&mut trailer).map_err(io)?;
+    let expected = ObjectId::from_bytes_or_panic(&trailer);
+    if expected.is_null() {
+        return Ok(Seen::Unverifiable);
+    }
+    let actual = hasher
+        .try_finalize()
+        .map_err(|err| format!("cannot hash {}: {err}", path.display()))?;
+    if actual != expected {
+        return Err(format!(
+            "{} is corrupt: its checksum is {expected}, its content hashes to {actual}",
+            path.display()
+        ));
+    }
+    Ok(Seen::Verified(expected))
+}
+
+fn verify_with_gix(path: &Path, kind: gix::hash::Kind) -> Result<Seen, String> {
+    if !path.exists() {
+        return Ok(Seen::Missing);
+    }
+    let file = gix::index::File::at(path, kind, false, Default::default())
+        .map_err(|err| format!("{err:#}"))?;
+    Ok(match file.checksum() {
+        Some(id) => Seen::Verified(id),
+        None => Seen::Unverifiable,
+    })
+}
+
+/// Like [`load`], but keeps only the entries a diff scoped to `prefixes` (sorted, not nested, no
+/// trailing `/`) consults: those at or below a prefix, those at each prefix's ancestors, the first
+/// entry below each ancestor (so that the ancestor shows as a tracked directory), and every
+/// `.gitignore` and `.gitattributes`. `None` when the index uses something this reader leaves to
+/// gix (a split or sparse index, a path of 4095 bytes or more, an unknown version or mandatory
+/// extension) or does not parse: then [`load`] decodes it, or reports the damage.
+pub(super) fn load_scoped(
+    repo: &gix::Repository,
+    prefixes: &[String],
+) -> Result<Option<(gix::index::File, Decoded, Verification)>> {
+    let path = repo.index_path();
+    let kind = repo.object_hash();
+    let verification = verify(repo);
+    let file = match std::fs::File::open(&path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            let state = gix::index::State::new(kind);
+            let decoded = Decoded {
+                checksum: None,
+                empty: true,
+            };
+            return Ok(Some((
+                gix::index::File::from_state(state, path),
+                decoded,
+                verification,
+            )));
+        }
+        Err(err) => return Err(GitError::op("read the index", err)),
+    };
+    let corrupt =
+        |what: &str| GitError::op("read the index", format!("{}: {what}", path.display()));
+    let io =
+        |err: std::io::Error| GitError::op("read the index", format!("{}: {err}", path.display()));
+    let meta = file.metadata().map_err(io)?;
+    let mut input = Chunked::new(file, meta.len());
+    let selection = Selection::new(prefixes);
+    // Anything this reader does not take (including damage) is left to gix's decoder, whose
+    // verdict and messages are then the ones that count.
+    let Ok(Some((mut state, checksum))) = scan(&mut input, kind, &selection, &corrupt, &io) else {
+        return Ok(None);
+    };
+    // What gix takes as the index's timestamp, for the racy-git check.
+    let Ok(modified) = meta.modified() else {
+        return Ok(None);
+    };
+    state.set_timestamp(modified.into());
+    let decoded = Decoded {
+        checksum,
+        empty: state.entries().is_empty(),
+    };
+    Ok(Some((
+        gix::index::File::from_state(state, path),
+        decoded,
+        verification,
+    )))
+}
+
+/// Which entries [`load_scoped`] keeps. All lists are sorted, and entries arrive sorted, so each is
+/// matched by a cursor that only moves forward.
+struct Selection {
+    /// `p/` for each prefix: every entry starting with one is kept.
+    below: Vec<Vec<u8>>,
+    /// Each prefix and each ancestor of one: entries at exactly these paths are kept.
+    exact: Vec<Vec<u8>>,
+    /// `a/` for each ancestor `a`: the first entry starting with one is kept.
+    first_below: Vec<Vec<u8>>,
+}
+
+impl Selection {
+    fn new(prefixes: &[String]) -> Self {
+        let mut below = Vec::new();
+        let mut exact = Vec::new();
+        let mut first_below = Vec::new();
+        for prefix in prefixes {
+            let prefix = prefix.as_bytes();
+            exact.push(prefix.to_vec());
+            let mut dir = prefix.to_vec();
+            dir.push(b'/');
+            below.push(dir);
+            for (at, _) in prefix.iter().enumerate().filter(|(_, b)| **b == b'/') {
+                exact.push(prefix[..at].to_vec());
+                first_below.push(prefix[..=at].to_vec());
+            }
+        }
+        for list in [&mut below, &mut exact, &mut first_below] {
+            list.sort();
+            list.dedup();
+        }
+        Selection {
+            below,
+            exact,
+            first_below,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Cursors {
+    below: usize,
+    exact: usize,
+    first_below: usize,
+    /// The smallest key the cursors point at: a path below it is kept only for its name.
+    /// `None` until computed, and once every key is passed.
+    horizon: Option<Vec<u8>>,
+    done: bool,
+}
+
+impl Selection {
+    fn keeps(&self, at: &mut Cursors, path: &[u8]) -> bool {
+        let mut keep = is_attribute_or_ignore_file(path);
+        if at.done || at.horizon.as_deref().is_some_and(|h| path < h) {
+            return keep;
+        }
+        // Blocks of entries below `p/` are contiguous and, prefixes not being nested, disjoint.
+        while let Some(dir) = self.below.get(at.below)
+            && dir.as_slice() < path
+            && !path.starts_with(dir)
+        {
+            at.below += 1;
+        }
+        keep |= self
+            .below
+            .get(at.below)
+            .is_some_and(|dir| path.starts_with(dir));
+        while self
+            .exact
+            .get(at.exact)
+            .is_some_and(|p| p.as_slice() < path)
+        {
+            at.exact += 1;
+        }
+        keep |= self.exact.get(at.exact).is_some_and(|p| p == path);
+        // The first entry at or after `a/` is below `a/` if anything is.
+        while let Some(dir) = self.first_below.get(at.first_below)
+            && dir.as_slice() <= path
+        {
+            keep |= path.starts_with(dir);
+            at.first_below += 1;
+        }
+        let horizon = [
+            self.below.get(at.below),
+            self.exact.get(at.exact),
+            self.first_below.get(at.first_below),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        match horizon {
+            Some(key) => at.horizon = Some(key.clone()),
+            None => at.done = true,
+        }
+        keep
+    }
+}
+
+fn is_attribute_or_ignore_file(path: &[u8]) -> bool {
+    [&b".gitignore"[..], b".gitattributes"].iter().any(|name| {
+        path.ends_with(name)
+            && (path.len() == name.len() || path[path.len() - name.len() - 1] == b'/')
+    })
+}
+
+/// Reads the entries and extensions like gix's decoder (same fields, flags and checks), keeping
+/// only the selected entries. `None` for what [`load_scoped`] leaves to gix.
+fn scan(
+    input: &mut Chunked,
+    kind: gix::hash::Kind,
+    selection: &Selection,
+    corrupt: &dyn Fn(&str) -> GitError,
+    io: &dyn Fn(std::io::Error) -> GitError,
+) -> Result<Option<(gix::index::State, Option<ObjectId>)>> {
+    let hash_len = kind.len_in_bytes();
+    if input.len < (3 * 4 + hash_len) as u64 {
+        return Err(corrupt("too small for a header"));
+    }
+    let header = input
+        .take(12)
+        .map_err(io)?
+        .ok_or_else(|| corrupt("truncated header"))?;
+    if &header[..4] != b"DIRC" {
+        return Err(corrupt("not an index file"));
+    }
+    let version = be32(&header[4..8]);
+    let num_entries = be32(&header[8..12]);
+    if !(2..=4).contains(&version) {
+        return Ok(None);
+    }
+    let mut state = gix::index::State::new(kind);
+    let mut cursors = Cursors::default();
+    let mut path = Vec::new();
+    let fixed = 40 + hash_len + 2;
+    for _ in 0..num_entries {
+        let truncated = || corrupt("truncated entry");
+        let mut header = [0u8; 40 + 32 + 4];
+        let head = input.peek(fixed + 2).map_err(io)?;
+        if head.len() < fixed {
+            return Err(truncated());
+        }
+        let stored = u16::from_be_bytes([head[40 + hash_len], head[41 + hash_len]]);
+        let header_len = if stored & 0x4000 != 0 {
+            fixed + 2
+        } else {
+            fixed
+        };
+        if head.len() < header_len {
+            return Err(truncated());
+        }
+        header[..header_len].copy_from_slice(&head[..header_len]);
+        let path_len = usize::from(stored & 0x0fff);
+        let kept = if version == 4 {
+            input.consume(header_len);
+            let (strip, used) = varint(input.peek(16).map_err(io)?).ok_or_else(truncated)?;
+            input.consume(used);
+            let keep = path
+                .len()
+                .checked_sub(usize::try_from(strip).map_err(|_| truncated())?)
+                .ok_or_else(|| corrupt("bad path compression"))?;
+            path.truncate(keep);
+            let suffix = input.until_nul().map_err(io)?.ok_or_else(truncated)?;
+            let used = suffix.len() + 1;
+            path.extend_from_slice(suffix);
+            input.consume(used);
+            selection.keeps(&mut cursors, &path)
+        } else {
+            if path_len == 0x0fff {
+                // gix reads such long paths without the padding git writes; leave them to gix.
+                return Ok(None);
+            }
+            let padded = (header_len + path_len + 8) & !7;
+            let entry = input.peek(padded).map_err(io)?;
+            if entry.len() < padded {
+                return Err(truncated());
+            }
+            let name = &entry[header_len..header_len + path_len];
+            let kept = selection.keeps(&mut cursors, name);
+            if kept {
+                path.clear();
+                path.extend_from_slice(name);
+            }
+            input.consume(padded);
+            kept
+        };
+        let mode = Mode::from_bits_truncate(be32(&header[24..28]));
+        if mode.is_sparse() {
+            return Ok(None);
+        }
+        let mut flags = Flags::from_bits_retain(u32::from(stored));
+        if header_len > fixed {
+            let extended = u16::from_be_bytes([header[fixed], header[fixed + 1]]);
+            // Only intent-to-add and skip-worktree may be set, as gix requires.
+            if extended & !0x6000 != 0 {
+                return Err(corrupt("unknown extended entry flags"));
+            }
+            flags |= Flags::from_bits_retain(u32::from(extended) << 16);
+        }
+        if kept {
+            let field = |i: usize| be32(&header[i * 4..i * 4 + 4]);
+            let stat = Stat {
+                ctime: Time {
+                    secs: field(0),
+                    nsecs: field(1),
+                },
+                mtime: Time {
+                    secs: field(2),
+                    nsecs: field(3),
+                },
+                dev: field(4),
+                ino: field(5),
+                uid: field(7),
+                gid: field(8),
+                size: field(9),
+            };
+            let id = ObjectId::from_bytes_or_panic(&header[40..40 + hash_len]);
+            state.dangerously_push_entry(stat, id, flags & !Flags::PATH_LEN, mode, path.as_bstr());
+        }
+    }
+    // Extensions up to the trailer, as gix walks them: the mandatory (lowercase) ones this reader
+    // does not model are left to gix.
+    loop {
+        let left = input.remaining().saturating_sub(hash_len as u64);
+        if left < 8 {
+            break;
+        }
+        let head = input
+            .take(8)
+            .map_err(io)?
+            .ok_or_else(|| corrupt("truncated extension"))?;
+        let signature = [head[0], head[1], head[2], head[3]];
+        let size = u64::from(be32(&head[4..8]));
+        if signature[0].is_ascii_lowercase() {
+            return Ok(None);
+        }
+        if size > left - 8 {
+            // gix stops here and then finds the trailer misplaced.
+            return Err(corrupt("an extension runs past the end"));
+        }
+        input.skip(size).map_err(io)?;
+    }
+    if input.remaining() != hash_len as u64 {
+        return Err(corrupt("the trailer is misplaced"));
+    }
+    let trailer = input
+        .take(hash_len)
+        .map_err(io)?
+        .ok_or_else(|| corrupt("truncated trailer"))?;
+    let checksum = ObjectId::from_bytes_or_panic(trailer);
+    Ok(Some((state, (!checksum.is_null()).then_some(checksum))))
+}
+
+fn be32(bytes: &[u8]) -> u32 {
+    u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
+}
+
+/// Git's offset varint, as gix's `leb64_from_read` decodes it: value and bytes used.
+fn varint(data: &[u8]) -> Option<(u64, usize)> {
+    let mut bytes = data.iter().copied();
+    let mut c = bytes.next()?;
+    let mut used = 1;
+    let mut value = u64::from(c & 0x7f);
+    while c & 0x80 != 0 {
+        c = bytes.next()?;
+        used += 1;
+        value = value
+            .checked_add(1)?
+            .checked_shl(7)?
+            .checked_add(u64::from(c & 0x7f))?;
+    }
+    Some((value, used))
+}
+
+/// A file read front to back through a buffer that holds a window of it.
+struct Chunked {
+    file: std::fs::File,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// Bytes of the file not yet consumed.
+    len: u64,
+    consumed: u64,
+}
+
+impl Chunked {
+    fn new(file: std::fs::File, len: u64) -> Self {
+        Chunked {
+            file,
+            buf: vec![0; 1 << 18],
+            start: 0,
+            end: 0,
+            len,
+            consumed: 0,
+        }
+    }
+
+    fn remaining(&self) -> u64 {
+        self.len - self.consumed
+    }
+
+    /// At least `n` bytes from the current position, fewer only at the end of the file.
+    fn peek(&mut self, n: usize) -> std::io::Result<&[u8]> {
+        if self.end - self.start < n {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            if self.buf.len() < n {
+                self.buf.resize(n.next_power_of_two(), 0);
+            }
+            while self.end < n {
+                let read = self.file.read(&mut self.buf[self.end..])?;
+                if read == 0 {
+                    break;
+                }
+                self.end += read;
+            }
+        }
+        Ok(&self.buf[self.start..self.end])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.start += n;
+        self.consumed += n as u64;
+    }
+
+    /// Exactly `n` bytes, consumed; `None` at the end of the file.
+    fn take(&mut self, n: usize) -> std::io::Result<Option<&[u8]>> {
+        if self.peek(n)?.len() < n {
+            return Ok(None);
+        }
+        let at = self.start;
+        self.consume(n);
+        Ok(Some(&self.buf[at..at + n]))
+    }
+
+    /// The bytes up to (not including) the next NUL, not consumed; `None` if there is none.
+    fn until_nul(&mut self) -> std::io::Result<Option<&[u8]>> {
+        let mut want = 256;
+        loop {
+            let window = self.peek(want)?;
+            if let Some(at) = window.find_byte(0) {
+                let start = self.start;
+                return Ok(Some(&self.buf[start..start + at]));
+            }
+            if window.len() < want {
+                return Ok(None);
+            }
+            want *= 2;
+        }
+    }
+
+    fn skip(&mut self, mut n: u64) -> std::io::Result<()> {
+        while n > 0 {
+            let window = self.peek((n.min(1 << 18)) as usize)?.len();
+            if window == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            let step = (window as u64).min(n) as usize;
+            self.consume(step);
+            n -= step as u64;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selection_keeps_what_the_scoped_diff_consults() {
+        let selection = Selection::new(&["a/b/c".to_string(), "d".to_string()]);
+        let paths: &[&str] = &[
+            ".gitignore",
+            "a/0",
+            "a/b",
+            "a/b/a",
+            "a/b/c",
+            "a/b/c.txt",
+            "a/b/c/x",
+            "a/b/c/y",
+            "a/b/d",
+            "b/.gitattributes",
+            "c",
+            "d",
+            "d.txt",
+            "d/e/f",
+            "e",
+        ];
+        let mut at = Cursors::default();
+        let kept: Vec<&str> = paths
+            .iter()
+            .copied()
+            .filter(|p| selection.keeps(&mut at, p.as_bytes()))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                ".gitignore",
+                "a/0",
+                "a/b",
+                "a/b/a",
+                "a/b/c",
+                "a/b/c/x",
+                "a/b/c/y",
+                "b/.gitattributes",
+                "d",
+                "d/e/f",
+            ]
+        );
+    }
+
+    #[test]
+    fn varint_matches_gix() {
+        for value in [0u64, 1, 127, 128, 300, 16_511, 16_512, 1 << 40] {
+            // Encode as git does (offset encoding), then decode with both.
+            let mut bytes = vec![(value & 0x7f) as u8];
+            let mut v = value >> 7;
+            while v > 0 {
+                v -= 1;
+                bytes.push(0x80 | (v & 0x7f) as u8);
+                v >>= 7;
+            }
+            bytes.reverse();
+            let ours = varint(&bytes).expect("decodes");
+            let theirs = gix::utils::decode::leb64_from_read(bytes.as_slice()).expect("decodes");
+            assert_eq!(ours, (theirs.0, theirs.1));
+            assert_eq!(ours.0, value);
+        }
+    }
+}

@@ -1,0 +1,548 @@
+//! The index→worktree half of the cumulative diff, in one pass over the worktree.
+//!
+//! Git answers it with two passes: `git diff` lstats every index entry by its full path, and
+//! `git ls-files --others` reads every directory to find untracked files. Here each tracked
+//! directory is read once, its listing merged with the index entries below it (both in byte
+//! order), and the files the index tracks are stat'ed relative to the open directory. The same
+//! pass yields the untracked names, and it never follows a symlink: a directory is only entered
+//! when its parent's listing shows a real directory, which is git's "no symlink in the leading
+//! path" rule for free.
+//!
+//! What it decides per index entry is what gix's index→worktree status decides (same flags, same
+//! stat comparison and options, same racy-git rule, same mode-change rule); entries whose stat
+//! does not vouch for the index are left for the caller to read through the filters. Untracked
+//! candidates are only collected here; the caller applies the ignore rules.
+//!
+//! Directories are tasks on a shared stack worked on by as many threads as asked for.
+
+use std::ops::Range;
+use std::os::unix::ffi::OsStringExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+use std::sync::{Condvar, Mutex};
+
+use gix::bstr::{BString, ByteSlice};
+use gix::index::entry::{Flags, Mode, Stat, mode::Change, stat};
+
+/// What the walk found for one index entry.
+pub(super) mod state {
+    /// Not within the walked scope.
+    pub const UNVISITED: u8 = 0;
+    /// The worktree holds what the index holds.
+    pub const CLEAN: u8 = 1;
+    /// Something is there, but its stat does not vouch for the index: read it to know.
+    pub const DIRTY: u8 = 2;
+    /// Nothing is there (or a symlink is in its leading path).
+    pub const REMOVED: u8 = 3;
+    /// An unmerged entry.
+    pub const CONFLICT: u8 = 4;
+    /// A submodule's directory: its status decides.
+    pub const SUBMODULE: u8 = 5;
+    /// Something git cannot store (a fifo, a socket): changed, and never to be opened.
+    pub const UNADDABLE: u8 = 6;
+}
+
+/// Flags under which gix's status trusts an entry without looking at the worktree.
+const TRUSTED: Flags = Flags::UPTODATE
+    .union(Flags::SKIP_WORKTREE)
+    .union(Flags::ASSUME_VALID)
+    .union(Flags::FSMONITOR_VALID);
+
+/// A name the index does not track at that path; the caller decides whether it is ignored.
+pub(super) struct Candidate {
+    pub path: BString,
+    /// A directory (everything below it is untracked) rather than a file or symlink.
+    pub is_dir: bool,
+    /// Whether its parent directory is tracked (has index entries); only a scope prefix inside an
+    /// untracked directory has an untracked parent, and then its ancestors decide whether it shows.
+    pub parent_tracked: bool,
+}
+
+/// The walk hit something it does not handle (an unreadable directory, an unexpected error); the
+/// caller falls back to gix's status.
+#[derive(Debug)]
+pub(super) struct Unsupported(pub String);
+
+pub(super) struct Walker<'a> {
+    workdir: &'a Path,
+    index: &'a gix::index::State,
+    stat: stat::Options,
+    executable_bit: bool,
+    states: Vec<AtomicU8>,
+}
+
+struct Task {
+    /// Repo-relative, no trailing slash; empty for the worktree's top.
+    dir: Vec<u8>,
+    /// The index entries below `dir`.
+    range: Range<usize>,
+}
+
+/// What is at a path in the worktree.
+enum Found<'d> {
+    Missing,
+    Dir,
+    File(Meta<'d>),
+    Symlink(Meta<'d>),
+    /// Neither file, symlink nor directory.
+    Other,
+}
+
+enum Meta<'d> {
+    Have(std::fs::Metadata),
+    /// Stat'ed on demand, relative to the open directory.
+    Entry(&'d std::fs::DirEntry),
+}
+
+impl Meta<'_> {
+    fn get(&self) -> std::io::Result<std::fs::Metadata> {
+        match self {
+            Meta::Have(meta) => Ok(meta.clone()),
+            Meta::Entry(entry) => entry.metadata(),
+        }
+    }
+}
+
+impl<'d> Found<'d> {
+    fn of(file_type: std::fs::FileType, meta: Meta<'d>) -> Self {
+        if file_type.is_dir() {
+            Found::Dir
+        } else if file_type.is_symlink() {
+            Found::Symlink(meta)
+        } else if file_type.is_file() {
+            Found::File(meta)
+        } else {
+            Found::Other
+        }
+    }
+}
+
+impl<'a> Walker<'a> {
+    pub fn new(
+        workdir: &'a Path,
+        index: &'a gix::index::State,
+        stat: stat::Options,
+        executable_bit: bool,
+    ) -> Self {
+        Walker {
+            workdir,
+            index,
+            stat,
+            executable_bit,
+            states: (0..index.entries().len())
+                .map(|_| AtomicU8::new(state::UNVISITED))
+                .collect(),
+        }
+    }
+
+    pub fn state(&self, entry: usize) -> u8 {
+        self.states[entry].load(Relaxed)
+    }
+
+    /// Walks everything below (or at) each prefix (the empty prefix is the whole worktree) on
+    /// `threads` threads, this one included, and returns the untracked candidates.
+    pub fn run(&self, prefixes: &[String], threads: usize) -> Result<Vec<Candidate>, Unsupported> {
+        let mut tasks = Vec::new();
+        let mut candidates = Vec::new();
+        for prefix in prefixes {
+            if prefix.is_empty() {
+                tasks.push(Task {
+                    dir: Vec::new(),
+                    range: 0..self.index.entries().len(),
+                });
+            } else {
+                self.visit_prefix(prefix.as_bytes(), &mut tasks, &mut candidates)?;
+            }
+        }
+        if threads <= 1 {
+            while let Some(task) = tasks.pop() {
+                self.visit_dir(task, &mut tasks, &mut candidates)?;
+            }
+            return Ok(candidates);
+        }
+        let queue = Mutex::new(Queue {
+            tasks,
+            busy: 0,
+            error: None,
+        });
+        let wake = Condvar::new();
+        let found = std::thread::scope(|s| {
+            let helpers: Vec<_> = (1..threads)
+                .map(|_| s.spawn(|| self.work(&queue, &wake)))
+                .collect();
+            let mut found = vec![self.work(&queue, &wake)];
+            found.extend(
+                helpers
+                    .into_iter()
+                    .map(|h| h.join().expect("a worktree walker panicked")),
+            );
+            found
+        });
+        let queue = queue.into_inner().expect("no walker panicked");
+        if let Some(err) = queue.error {
+            return Err(err);
+        }
+        candidates.extend(found.into_iter().flatten());
+        Ok(candidates)
+    }
+
+    fn work(&self, queue: &Mutex<Queue>, wake: &Condvar) -> Vec<Candidate> {
+        let mut candidates = Vec::new();
+        let mut spawned = Vec::new();
+        loop {
+            let task = {
+                let mut q = queue.lock().expect("walk queue");
+                loop {
+                    if q.error.is_some() {
+                        return candidates;
+                    }
+                    if let Some(task) = q.tasks.pop() {
+                        q.busy += 1;
+                        break task;
+                    }
+                    if q.busy == 0 {
+                        wake.notify_all();
+                        return candidates;
+                    }
+                    q = wake.wait(q).expect("walk queue");
+                }
+            };
+            let result = self.visit_dir(task, &mut spawned, &mut candidates);
+            let mut q = queue.lock().expect("walk queue");
+            q.busy -= 1;
+            if let Err(err) = result {
+                q.error.get_or_insert(err);
+            }
+            let notify = !spawned.is_empty() || q.busy == 0 || q.error.is_some();
+            q.tasks.append(&mut spawned);
+            drop(q);
+            if notify {
+                wake.notify_all();
+            }
+        }
+    }
+
+    /// A scope prefix: its ancestors must be real directories, then it is one name like any other.
+    fn visit_prefix(
+        &self,
+        prefix: &[u8],
+        tasks: &mut Vec<Task>,
+        candidates: &mut Vec<Candidate>,
+    ) -> Result<(), Unsupported> {
+        // git never looks inside `.git`, and the index cannot hold paths there.
+        if prefix.split(|b| *b == b'/').any(|c| c == b".git") {
+            return Ok(());
+        }
+        let index = self.index;
+        let mut dir_prefix = prefix.to_vec();
+        dir_prefix.push(b'/');
+        let file_range = index.entry_range(prefix.as_bstr());
+        let dir_range = index.prefixed_entries_range(dir_prefix.as_bstr());
+
+        for (at, _) in prefix.iter().enumerate().filter(|(_, b)| **b == b'/') {
+            let meta = self.lstat(&prefix[..at])?;
+            if !meta.is_some_and(|m| m.file_type().is_dir()) {
+                // A missing parent, a file, or a symlink in the leading path: nothing is there.
+                for range in [file_range, dir_range].into_iter().flatten() {
+                    self.mark_removed(range);
+                }
+                return Ok(());
+            }
+        }
+        let found = match self.lstat(prefix)? {
+            Some(meta) => Found::of(meta.file_type(), Meta::Have(meta)),
+            None => Found::Missing,
+        };
+        let parent_tracked = match prefix.iter().rposition(|b| *b == b'/') {
+            None => true,
+            Some(at) => index
+                .prefixed_entries_range(prefix[..=at].as_bstr())
+                .is_some(),
+        };
+        self.visit_name(
+            prefix,
+            found,
+            file_range,
+            dir_range,
+            parent_tracked,
+            tasks,
+            candidates,
+        )
+    }
+
+    /// A tracked directory: merge its listing with the index entries below it.
+    fn visit_dir(
+        &self,
+        task: Task,
+        tasks: &mut Vec<Task>,
+        candidates: &mut Vec<Candidate>,
+    ) -> Result<(), Unsupported> {
+        let index = self.index;
+        let full = self.workdir.join(rel(&task.dir));
+        let listing = match std::fs::read_dir(&full) {
+            Ok(listing) => listing,
+            Err(err) if is_missing(&err) => {
+                self.mark_removed(task.range);
+                return Ok(());
+            }
+            Err(err) => return Err(unsupported(&full, err)),
+        };
+        let mut names: Vec<(Vec<u8>, std::fs::DirEntry)> = Vec::new();
+        for entry in listing {
+            let entry = entry.map_err(|err| unsupported(&full, err))?;
+            let name = entry.file_name().into_vec();
+            if name != b".git" {
+                names.push((name, entry));
+            }
+        }
+        names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+
+        // The index entries below `dir`, grouped by their first component: a file (in all its
+        // stages) or a directory (everything below it, skipped by binary search).
+        let base = if task.dir.is_empty() {
+            0
+        } else {
+            task.dir.len() + 1
+        };
+        let entries = index.entries();
+        let mut groups: Vec<(&[u8], bool, Range<usize>)> = Vec::new();
+        let mut i = task.range.start;
+        while i < task.range.end {
+            let path = entries[i].path(index);
+            let rest = &path[base..];
+            match rest.find_byte(b'/') {
+                Some(slash) => {
+                    let prefix = &path[..base + slash + 1];
+                    let end = i + entries[i..task.range.end]
+                        .partition_point(|e| e.path(index).starts_with(prefix));
+                    groups.push((&rest[..slash], true, i..end));
+                    i = end;
+                }
+                None => {
+                    // Only unmerged entries share a path (stages 1 to 3, adjacent).
+                    let mut end = i + 1;
+                    while end < task.range.end
+                        && entries[end].stage_raw() != 0
+                        && entries[end].path(index) == path
+                    {
+                        end += 1;
+                    }
+                    groups.push((rest, false, i..end));
+                    i = end;
+                }
+            }
+        }
+        // Git's order puts `a.txt` between the file `a` and the directory `a`; byte order by name
+        // (files first) lines them up with the listing.
+        groups.sort_by(|a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)));
+
+        let mut path = task.dir.clone();
+        let (mut g, mut n) = (0, 0);
+        while g < groups.len() || n < names.len() {
+            let name: &[u8] = match (groups.get(g), names.get(n)) {
+                (Some(group), Some((listed, _))) => group.0.min(listed.as_slice()),
+                (Some(group), None) => group.0,
+                (None, Some((listed, _))) => listed,
+                (None, None) => unreachable!("loop condition"),
+            };
+            let mut file_range = None;
+            let mut dir_range = None;
+            while let Some((group_name, is_dir, range)) = groups.get(g)
+                && *group_name == name
+            {
+                if *is_dir {
+                    dir_range = Some(range.clone());
+                } else {
+                    file_range = Some(range.clone());
+                }
+                g += 1;
+            }
+            let found = match names.get(n) {
+                Some((listed, entry)) if listed.as_slice() == name => {
+                    n += 1;
+                    match entry.file_type() {
+                        Ok(file_type) => Found::of(file_type, Meta::Entry(entry)),
+                        Err(err) if is_missing(&err) => Found::Missing,
+                        Err(err) => return Err(unsupported(&entry.path(), err)),
+                    }
+                }
+                _ => Found::Missing,
+            };
+            path.truncate(task.dir.len());
+            if !path.is_empty() {
+                path.push(b'/');
+            }
+            path.extend_from_slice(name);
+            self.visit_name(&path, found, file_range, dir_range, true, tasks, candidates)?;
+        }
+        Ok(())
+    }
+
+    /// One name: the index entries at it (`file`, all stages), those below it (`dir`), and what
+    /// the worktree has there.
+    #[allow(clippy::too_many_arguments)]
+    fn visit_name(
+        &self,
+        path: &[u8],
+        found: Found<'_>,
+        file: Option<Range<usize>>,
+        dir: Option<Range<usize>>,
+        parent_tracked: bool,
+        tasks: &mut Vec<Task>,
+        candidates: &mut Vec<Candidate>,
+    ) -> Result<(), Unsupported> {
+        let entries = self.index.entries();
+        let mut gitlink = false;
+        if let Some(file) = &file {
+            for i in file.clone() {
+                gitlink |= entries[i].mode == Mode::COMMIT;
+                let state = self.evaluate(&entries[i], &found, path)?;
+                self.states[i].store(state, Relaxed);
+            }
+        }
+        if let Some(dir) = &dir {
+            if matches!(found, Found::Dir) {
+                tasks.push(Task {
+                    dir: path.to_vec(),
+                    range: dir.clone(),
+                });
+            } else {
+                self.mark_removed(dir.clone());
+            }
+        }
+        let is_dir = match found {
+            Found::File(_) | Found::Symlink(_) if file.is_none() => Some(false),
+            Found::Dir if dir.is_none() && !gitlink => Some(true),
+            _ => None,
+        };
+        if let Some(is_dir) = is_dir {
+            candidates.push(Candidate {
+                path: path.into(),
+                is_dir,
+                parent_tracked,
+            });
+        }
+        Ok(())
+    }
+
+    /// gix's `compute_status`, up to where it would read the file.
+    fn evaluate(
+        &self,
+        entry: &gix::index::Entry,
+        found: &Found<'_>,
+        path: &[u8],
+    ) -> Result<u8, Unsupported> {
+        if entry.flags.intersects(TRUSTED) {
+            return Ok(state::CLEAN);
+        }
+        if entry.stage_raw() != 0 {
+            return Ok(state::CONFLICT);
+        }
+        let meta = match found {
+            Found::Missing => return Ok(state::REMOVED),
+            Found::Dir if entry.mode.is_submodule() => return Ok(state::SUBMODULE),
+            // A directory where a file was: gone, unless it is a repository, which reading decides.
+            Found::Dir => return Ok(state::DIRTY),
+            Found::Other => return Ok(state::UNADDABLE),
+            Found::File(meta) | Found::Symlink(meta) => meta,
+        };
+        if entry.flags.contains(Flags::INTENT_TO_ADD) {
+            return Ok(state::DIRTY);
+        }
+        let meta = match meta.get() {
+            Ok(meta) => meta,
+            Err(err) if is_missing(&err) => return Ok(state::REMOVED),
+            Err(err) => {
+                return Err(unsupported(&self.workdir.join(rel(path)), err));
+            }
+        };
+        let file_type = meta.file_type();
+        let executable = file_type.is_file() && meta.mode() & 0o100 != 0;
+        let change = entry.mode.change_to_match_fs_with_values(
+            file_type.is_file(),
+            file_type.is_dir(),
+            file_type.is_symlink(),
+            executable,
+            true,
+            self.executable_bit,
+        );
+        match change {
+            Some(Change::Type { .. } | Change::ExecutableBit) => return Ok(state::DIRTY),
+            None => {}
+        }
+        let stat = stat_of(&meta);
+        let vouches = stat.matches(&entry.stat, self.stat)
+            && (!entry.id.is_empty_blob() || entry.stat.size == 0)
+            && !stat.is_racy(self.index.timestamp(), self.stat);
+        Ok(if vouches { state::CLEAN } else { state::DIRTY })
+    }
+
+    /// Entries whose path is not there in the worktree.
+    fn mark_removed(&self, range: Range<usize>) {
+        for i in range {
+            let entry = &self.index.entries()[i];
+            let state = if entry.flags.intersects(TRUSTED) {
+                state::CLEAN
+            } else if entry.stage_raw() != 0 {
+                state::CONFLICT
+            } else {
+                state::REMOVED
+            };
+            self.states[i].store(state, Relaxed);
+        }
+    }
+
+    /// `lstat` of a repo-relative path; `None` when nothing is there.
+    fn lstat(&self, path: &[u8]) -> Result<Option<std::fs::Metadata>, Unsupported> {
+        let full = self.workdir.join(rel(path));
+        match std::fs::symlink_metadata(&full) {
+            Ok(meta) => Ok(Some(meta)),
+            Err(err) if is_missing(&err) => Ok(None),
+            Err(err) => Err(unsupported(&full, err)),
+        }
+    }
+}
+
+struct Queue {
+    tasks: Vec<Task>,
+    busy: usize,
+    error: Option<Unsupported>,
+}
+
+/// Stat data as gix's `Stat::from_fs` records it (truncated to 32 bits like git's).
+fn stat_of(meta: &std::fs::Metadata) -> Stat {
+    let time = |secs: i64, nsecs: i64| {
+        if secs >= 0 && (0..1_000_000_000).contains(&nsecs) {
+            stat::Time {
+                secs: secs as u32,
+                nsecs: nsecs as u32,
+            }
+        } else {
+            stat::Time::default()
+        }
+    };
+    Stat {
+        mtime: time(meta.mtime(), meta.mtime_nsec()),
+        ctime: time(meta.ctime(), meta.ctime_nsec()),
+        dev: meta.dev() as u32,
+        ino: meta.ino() as u32,
+        uid: meta.uid(),
+        gid: meta.gid(),
+        size: meta.size() as u32,
+    }
+}
+
+fn rel(path: &[u8]) -> &Path {
+    use std::os::unix::ffi::OsStrExt;
+    Path::new(std::ffi::OsStr::from_bytes(path))
+}
+
+/// Not found, or a path component that is not a directory (`ENOTDIR`).
+fn is_missing(err: &std::io::Error) -> bool {
+    err.kind() == std::io::ErrorKind::NotFound || err.kind() == std::io::ErrorKind::NotADirectory
+}
+
+fn unsupported(path: &Path, err: std::io::Error) -> Unsupported {
+    Unsupported(format!("{}: {err}", path.display()))
+}
