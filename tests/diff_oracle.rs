@@ -103,7 +103,10 @@ fn seeded() -> TestRepo {
     // Every other repository writes index version 4 (prefix-compressed paths), which the scoped
     // index reader parses itself.
     static SEEDED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let index_version = if SEEDED.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 2 == 0 {
+    let index_version = if SEEDED
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        .is_multiple_of(2)
+    {
         "2"
     } else {
         "4"
