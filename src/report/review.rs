@@ -47,14 +47,7 @@ pub fn render(
         word(state.status)
     );
     let _ = writeln!(out, "  plan      {}", state.plan.path);
-    let _ = writeln!(
-        out,
-        "  base      {} ({})",
-        &state.base[..12.min(state.base.len())],
-        state.base_rev
-    );
-    let _ = writeln!(out, "  branch    {}", state.branch);
-    let _ = writeln!(out, "  worktree  {}", state.worktree);
+    crate::report::status::where_lines(&mut out, state);
 
     let _ = writeln!(out, "\ncoverage");
     match &state.coverage {

@@ -58,14 +58,7 @@ pub fn render(state: &RunState, stale: bool, holder: Option<&Holder>, now: &str)
         "  plan      {} ({}){title}",
         state.plan.path, state.plan.id
     );
-    let _ = writeln!(
-        out,
-        "  base      {} ({})",
-        short(&state.base),
-        state.base_rev
-    );
-    let _ = writeln!(out, "  branch    {}", state.branch);
-    let _ = writeln!(out, "  worktree  {}", state.worktree);
+    where_lines(&mut out, state);
     if let Some(h) = holder {
         let _ = writeln!(
             out,
@@ -210,6 +203,18 @@ pub fn render(state: &RunState, stale: bool, holder: Option<&Holder>, now: &str)
     }
     let _ = writeln!(out, "\n  next: {}", next_command(state, stale));
     out
+}
+
+/// The base, branch and worktree lines that `status` and `review` both begin with.
+pub fn where_lines(out: &mut String, state: &RunState) {
+    let _ = writeln!(
+        out,
+        "  base      {} ({})",
+        short(&state.base),
+        state.base_rev
+    );
+    let _ = writeln!(out, "  branch    {}", state.branch);
+    let _ = writeln!(out, "  worktree  {}", state.worktree);
 }
 
 /// The first 12 characters of a commit id, as the reports show it.
