@@ -9,6 +9,7 @@
 //! Paths leave this module as repo-relative, `/`-separated `String`s, sorted by bytes and unique,
 //! which is the form [`crate::coverage`] expects.
 
+mod id;
 mod index;
 mod snapshot;
 mod status;
@@ -22,6 +23,7 @@ use std::path::{Path, PathBuf};
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
+pub use id::{BadCommitId, CommitId};
 pub use snapshot::Identity;
 pub use status::Scope;
 
