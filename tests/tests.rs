@@ -12,3 +12,5 @@ mod exec;
 mod runs;
 
 mod verify;
+
+mod fuzz;
