@@ -4,21 +4,13 @@
 
 use git_baton::config::{self, Config};
 
-use super::mutate::{case, text_mutation};
-use super::{Lines, Verdict, cases, fuzz, located, seeds, yaml_quoted};
+use super::{Lines, Verdict, fuzz_text, located, yaml_quoted};
 
 const FILE: &str = ".baton.yml";
 
 #[test]
 fn fuzz_config_parser() {
-    let seeds = seeds("config");
-    fuzz(
-        "config",
-        &seeds,
-        case(text_mutation(), 6),
-        cases(),
-        |input| check(&String::from_utf8_lossy(input)),
-    );
+    fuzz_text("config", "config", check);
 }
 
 fn check(text: &str) -> Result<Verdict, String> {

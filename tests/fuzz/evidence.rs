@@ -5,21 +5,13 @@
 use git_baton::coverage::{self, Claim, Evidence};
 use serde_json::{Value, json};
 
-use super::mutate::{case, text_mutation};
-use super::{Lines, Verdict, cases, fuzz, located, seeds};
+use super::{Lines, Verdict, fuzz_text, located};
 
 const FILE: &str = "fuzz/evidence.json";
 
 #[test]
 fn fuzz_evidence_parser() {
-    let seeds = seeds("evidence");
-    fuzz(
-        "evidence",
-        &seeds,
-        case(text_mutation(), 6),
-        cases(),
-        |input| check(&String::from_utf8_lossy(input)),
-    );
+    fuzz_text("evidence", "evidence", check);
 }
 
 fn check(text: &str) -> Result<Verdict, String> {

@@ -26,8 +26,6 @@ mod plan;
 mod regressions;
 mod trailers;
 
-use mutate::Case;
-
 /// Inputs per target unless `FUZZ_CASES` says otherwise: enough to catch a regression in a few
 /// seconds of `cargo test`.
 const DEFAULT_CASES: u32 = 200;
@@ -80,15 +78,15 @@ enum Verdict {
     Refused,
 }
 
-/// Runs `check` on `cases` inputs drawn from `strategy` over `seeds`, and prints how many were
-/// accepted and refused, so that a target that only ever exercises one side shows. A check
-/// returns `Err` with what is wrong; a panic in it fails the case too.
-fn fuzz(
+/// Runs `check` on `cases` inputs drawn from `strategy`, and prints how many were accepted and
+/// refused, so that a target that only ever exercises one side shows. A check returns `Err` with
+/// what is wrong; a panic in it fails the case too.
+fn fuzz<T: std::fmt::Debug>(
     target: &str,
-    seeds: &[Vec<u8>],
-    strategy: impl Strategy<Value = Case>,
+    seeds: usize,
+    strategy: impl Strategy<Value = T>,
     cases: u32,
-    check: impl Fn(&[u8]) -> Result<Verdict, String>,
+    check: impl Fn(&T) -> Result<Verdict, String>,
 ) {
     let seed = seed();
     let config = Config {
@@ -101,15 +99,8 @@ fn fuzz(
     };
     let counts = Cell::new([0u32; 3]);
     let mut runner = TestRunner::new(config);
-    let result = runner.run(&strategy, |case| {
-        let input = case.apply(seeds);
-        let verdict = check(&input).map_err(|why| {
-            TestCaseError::fail(format!(
-                "{why}\ninput ({} bytes): {}",
-                input.len(),
-                shown(&input)
-            ))
-        })?;
+    let result = runner.run(&strategy, |input| {
+        let verdict = check(&input).map_err(TestCaseError::fail)?;
         let mut c = counts.get();
         c[verdict as usize] += 1;
         counts.set(c);
@@ -117,14 +108,30 @@ fn fuzz(
     });
     let [round_tripped, accepted, refused] = counts.get();
     eprintln!(
-        "fuzz {target}: {cases} inputs from {} seeds (FUZZ_SEED={seed}): {} accepted \
+        "fuzz {target}: {cases} inputs from {seeds} seeds (FUZZ_SEED={seed}): {} accepted \
          ({round_tripped} round-tripped), {refused} refused with a located error",
-        seeds.len(),
         round_tripped + accepted,
     );
     if let Err(err) = result {
         panic!("fuzz {target} (FUZZ_SEED={seed}): {err}");
     }
+}
+
+/// [`fuzz`] for a text format: mutations of the seed files of `testdata/fuzz/<dir>`, checked as
+/// text (invalid UTF-8 replaced, as a lossy reader would).
+fn fuzz_text(target: &str, dir: &str, check: impl Fn(&str) -> Result<Verdict, String>) {
+    let seeds = seeds(dir);
+    fuzz(
+        target,
+        seeds.len(),
+        mutate::case(mutate::text_mutation(), 6),
+        cases(),
+        |case| {
+            let input = case.apply(&seeds);
+            check(&String::from_utf8_lossy(&input))
+                .map_err(|why| format!("{why}\ninput ({} bytes): {}", input.len(), shown(&input)))
+        },
+    );
 }
 
 /// An input as Rust would write it in a byte-string literal, cut at 4 KiB, for failure messages

@@ -3,17 +3,13 @@
 
 use git_baton::plan::{self, Plan};
 
-use super::mutate::{case, text_mutation};
-use super::{Lines, Verdict, cases, fuzz, located, seeds, yaml_quoted};
+use super::{Lines, Verdict, fuzz_text, located, yaml_quoted};
 
 const FILE: &str = "plans/fuzz-plan.md";
 
 #[test]
 fn fuzz_plan_parser() {
-    let seeds = seeds("plan");
-    fuzz("plan", &seeds, case(text_mutation(), 6), cases(), |input| {
-        check(&String::from_utf8_lossy(input))
-    });
+    fuzz_text("plan", "plan", check);
 }
 
 fn check(text: &str) -> Result<Verdict, String> {

@@ -6,21 +6,13 @@
 use git_baton::coverage::{self, Claim, EvidenceEntry, TRAILER_KEY};
 use git_baton::plan;
 
-use super::mutate::{case, text_mutation};
-use super::{Verdict, cases, fuzz, seeds};
+use super::{Verdict, fuzz_text};
 
 const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
 
 #[test]
 fn fuzz_trailer_parser() {
-    let seeds = seeds("trailers");
-    fuzz(
-        "trailers",
-        &seeds,
-        case(text_mutation(), 6),
-        cases(),
-        |input| check(&String::from_utf8_lossy(input)),
-    );
+    fuzz_text("trailers", "trailers", check);
 }
 
 fn reason(entry: &EvidenceEntry) -> Result<&str, String> {
@@ -65,22 +57,15 @@ fn check(message: &str) -> Result<Verdict, String> {
 /// come back whole, or its reason is lost (or given to another target).
 #[test]
 fn fuzz_plan_targets_survive_trailers() {
-    let seeds = seeds("plan");
-    fuzz(
-        "plan targets in trailers",
-        &seeds,
-        case(text_mutation(), 6),
-        cases(),
-        |input| {
-            let Ok(plan) = plan::parse("plans/fuzz.md", &String::from_utf8_lossy(input)) else {
-                return Ok(Verdict::Refused);
-            };
-            for target in &plan.targets {
-                target_survives(&target.spec)?;
-            }
-            Ok(Verdict::RoundTripped)
-        },
-    );
+    fuzz_text("plan targets in trailers", "plan", |text| {
+        let Ok(plan) = plan::parse("plans/fuzz.md", text) else {
+            return Ok(Verdict::Refused);
+        };
+        for target in &plan.targets {
+            target_survives(&target.spec)?;
+        }
+        Ok(Verdict::RoundTripped)
+    });
 }
 
 fn target_survives(target: &str) -> Result<(), String> {
