@@ -3,6 +3,8 @@
 
 mod support;
 
+mod crash_consistency;
+
 mod demo;
 
 mod diff_oracle;
