@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
+mod fixture;
 mod normalize;
 
+pub use fixture::plan_text;
 pub use normalize::{normalize, shown};
 
 /// The environment every child process gets, and nothing else (plus PATH to find git and sh).
