@@ -35,28 +35,23 @@ fn actors_get_the_baton_environment_and_a_resume_prompt() {
             &base,
         )
     };
-    assert_snapshot!(show("env-executor-1.txt"), @r#"
-                    BATON_ATTEMPT=1
-                    BATON_BASE=<BASE>
-                    BATON_EVIDENCE_FILE=$TMP/repo/.git/baton/runs/<ID>/attempts/executor-1/evidence.json
-                    BATON_PLAN_FILE=$TMP/repo/.git/baton/runs/<ID>/plan.md
-                    BATON_PROMPT_FILE=$TMP/repo/.git/baton/runs/<ID>/attempts/executor-1/prompt.md
-                    BATON_RESUMED=0
-                    BATON_RUN_ID=<ID>
-                    BATON_STAGE=executor
-                    BATON_WORKTREE=$TMP/repo/.baton/worktrees/<ID>
-                    "#);
-    assert_snapshot!(show("env-executor-2.txt"), @r#"
-        BATON_ATTEMPT=2
+    let fresh = show("env-executor-1.txt");
+    assert_snapshot!(fresh, @r#"
+        BATON_ATTEMPT=1
         BATON_BASE=<BASE>
-        BATON_EVIDENCE_FILE=$TMP/repo/.git/baton/runs/<ID>/attempts/executor-2/evidence.json
+        BATON_EVIDENCE_FILE=$TMP/repo/.git/baton/runs/<ID>/attempts/executor-1/evidence.json
         BATON_PLAN_FILE=$TMP/repo/.git/baton/runs/<ID>/plan.md
-        BATON_PROMPT_FILE=$TMP/repo/.git/baton/runs/<ID>/attempts/executor-2/prompt.md
-        BATON_RESUMED=1
+        BATON_PROMPT_FILE=$TMP/repo/.git/baton/runs/<ID>/attempts/executor-1/prompt.md
+        BATON_RESUMED=0
         BATON_RUN_ID=<ID>
         BATON_STAGE=executor
         BATON_WORKTREE=$TMP/repo/.baton/worktrees/<ID>
         "#);
+    let resumed = fresh
+        .replace("BATON_ATTEMPT=1", "BATON_ATTEMPT=2")
+        .replace("/executor-1/", "/executor-2/")
+        .replace("BATON_RESUMED=0", "BATON_RESUMED=1");
+    assert_eq!(show("env-executor-2.txt"), resumed);
     let state = status(&repo, &id);
     assert_eq!(
         Path::new(text(&cwd).trim()),
