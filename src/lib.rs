@@ -13,8 +13,8 @@
 //!   annotations and Markdown;
 //! - [`verify`] runs the coverage gate over plans, a diff and evidence;
 //! - [`demo`] replays the incident git-baton exists for, with the real binary and demo actors;
-//! - [`cli`] translates command lines into calls of the above, and [`error`] maps failures to
-//!   one `error:` line, `hint:` lines and an exit code.
+//! - [`cli`] translates command lines into calls of the above; it alone prints errors as one
+//!   `error:` line and `hint:` lines, and decides exit codes.
 //!
 //! The coverage rule in a few lines — the diff is the truth, evidence only supplies reasons:
 //!
@@ -47,7 +47,6 @@ pub mod cli;
 pub mod config;
 pub mod coverage;
 pub mod demo;
-pub mod error;
 pub mod exec;
 pub mod files;
 pub mod git;

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use crate::error::{CliError, Exit};
+use super::{CliError, Outcome};
 
 /// Replay the incident git-baton exists for, in a temporary repository.
 #[derive(Debug, Args)]
@@ -15,6 +15,7 @@ pub struct DemoArgs {
     pub keep: bool,
 }
 
-pub fn run(_cwd: &Path, args: DemoArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
-    crate::demo::run(&crate::demo::Options { keep: args.keep }, out)
+pub fn run(_cwd: &Path, args: DemoArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    crate::demo::run(&crate::demo::Options { keep: args.keep }, out)?;
+    Ok(Outcome::Done)
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use crate::error::{CliError, Exit};
+use super::{CliError, Outcome};
 use crate::git::Scope;
 
 /// Show what an attempt changed relative to the previous attempt's snapshot (or the base).
@@ -31,10 +31,10 @@ pub struct DiffArgs {
     pub name_only: bool,
 }
 
-pub fn run(cwd: &Path, args: DiffArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
+pub fn run(cwd: &Path, args: DiffArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ctx = super::Context::open(cwd)?;
     let id = ctx.resolve(&args.run)?;
-    let state = ctx.store.load(&id).map_err(super::store_error)?;
+    let state = ctx.store.load(&id)?;
     // Attempts in the order they ran: stages run one after another.
     let order: Vec<(&str, &crate::state::Attempt)> = state
         .stages
@@ -105,5 +105,5 @@ pub fn run(cwd: &Path, args: DiffArgs, out: &mut dyn Write) -> Result<Exit, CliE
             crate::report::diff::render(path, before.as_deref(), after.as_deref())
         );
     }
-    Ok(Exit::Success)
+    Ok(Outcome::Done)
 }

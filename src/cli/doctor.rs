@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use crate::error::{CliError, Exit};
+use super::{CliError, Outcome};
 
 /// Find stale runs, broken worktree mappings, leftovers of failed creations and ownership
 /// problems, each with the command that fixes it.
@@ -18,7 +18,7 @@ pub struct DoctorArgs {
     pub json: bool,
 }
 
-pub fn run(cwd: &Path, args: DoctorArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
+pub fn run(cwd: &Path, args: DoctorArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ctx = super::Context::open(cwd)?;
     let config = ctx.config()?;
     let root = ctx.main_worktree()?.join(&config.worktree_root);
@@ -36,9 +36,7 @@ pub fn run(cwd: &Path, args: DoctorArgs, out: &mut dyn Write) -> Result<Exit, Cl
             let _ = writeln!(out, "{}: {}\n  fix: {}", f.kind, f.message, f.fix);
         }
     }
-    Ok(if findings.is_empty() {
-        Exit::Success
-    } else {
-        Exit::Failed
+    Ok(Outcome::Checked {
+        passed: findings.is_empty(),
     })
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use crate::error::{CliError, Exit};
+use super::{CliError, Outcome};
 
 /// Commit what is left in a reviewed run's worktree and mark the run finished.
 ///
@@ -20,14 +20,11 @@ pub struct FinishArgs {
     pub run: String,
 }
 
-pub fn run(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
+pub fn run(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ctx = super::Context::open(cwd)?;
     let id = ctx.resolve(&args.run)?;
-    let lock = ctx
-        .store
-        .lock(&id, "git baton finish")
-        .map_err(super::store_error)?;
-    let mut state = ctx.store.load(&id).map_err(super::store_error)?;
+    let lock = ctx.store.lock(&id, "git baton finish")?;
+    let mut state = ctx.store.load(&id)?;
     let done = crate::run::lifecycle::finish(&ctx.repo, lock.dir(), &mut state)?;
     match &done.commit {
         Some(commit) => {
@@ -57,5 +54,5 @@ pub fn run(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<Exit, Cl
         "next: merge branch {} (e.g. `git merge {}`)",
         state.branch, state.branch
     );
-    Ok(Exit::Success)
+    Ok(Outcome::Done)
 }

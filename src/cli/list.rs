@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use crate::error::{CliError, Exit};
+use super::{CliError, Outcome};
 
 /// List the runs of this repository, oldest first, one line each.
 #[derive(Debug, Args)]
@@ -15,10 +15,10 @@ pub struct ListArgs {
     pub json: bool,
 }
 
-pub fn run(cwd: &Path, args: ListArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
+pub fn run(cwd: &Path, args: ListArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ctx = super::Context::open(cwd)?;
     let mut states = Vec::new();
-    for id in ctx.store.list().map_err(super::store_error)? {
+    for id in ctx.store.list()? {
         match ctx.store.load(&id) {
             Ok(state) => states.push(state),
             // One unreadable run must not hide the others.
@@ -33,11 +33,11 @@ pub fn run(cwd: &Path, args: ListArgs, out: &mut dyn Write) -> Result<Exit, CliE
         let mut text = serde_json::to_string_pretty(&views).expect("serializes");
         text.push('\n');
         let _ = out.write_all(text.as_bytes());
-        return Ok(Exit::Success);
+        return Ok(Outcome::Done);
     }
     if states.is_empty() {
         let _ = writeln!(out, "no runs yet; start one with `git baton run <PLAN>`");
-        return Ok(Exit::Success);
+        return Ok(Outcome::Done);
     }
     let rows: Vec<[String; 5]> = states
         .iter()
@@ -72,5 +72,5 @@ pub fn run(cwd: &Path, args: ListArgs, out: &mut dyn Write) -> Result<Exit, CliE
             .collect();
         let _ = writeln!(out, "{}", line.join("  ").trim_end());
     }
-    Ok(Exit::Success)
+    Ok(Outcome::Done)
 }

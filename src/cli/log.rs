@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use crate::error::{CliError, Exit};
+use super::{CliError, Outcome};
 
 /// Show what an actor printed during an attempt.
 ///
@@ -29,10 +29,10 @@ pub struct LogArgs {
     pub json: bool,
 }
 
-pub fn run(cwd: &Path, args: LogArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
+pub fn run(cwd: &Path, args: LogArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ctx = super::Context::open(cwd)?;
     let id = ctx.resolve(&args.run)?;
-    let state = ctx.store.load(&id).map_err(super::store_error)?;
+    let state = ctx.store.load(&id)?;
     let (stage, attempt) = super::pick_attempt(&state, args.stage.as_deref(), args.attempt)?;
     let dir = ctx.store.run_dir(&id).join(&attempt.dir);
     let read = |name: &str| {
@@ -51,7 +51,7 @@ pub fn run(cwd: &Path, args: LogArgs, out: &mut dyn Write) -> Result<Exit, CliEr
             "{}",
             serde_json::to_string_pretty(&value).expect("serializes")
         );
-        return Ok(Exit::Success);
+        return Ok(Outcome::Done);
     }
     let outcome = attempt
         .outcome
@@ -73,5 +73,5 @@ pub fn run(cwd: &Path, args: LogArgs, out: &mut dyn Write) -> Result<Exit, CliEr
             }
         }
     }
-    Ok(Exit::Success)
+    Ok(Outcome::Done)
 }

@@ -6,6 +6,8 @@ mod clean;
 mod demo;
 mod diff;
 mod doctor;
+mod error;
+mod exit;
 mod finish;
 mod list;
 mod log;
@@ -23,10 +25,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::error::{CliError, Exit};
 use crate::git::Repo;
-use crate::state::store::{Store, StoreError};
-use crate::state::{RunState, RunStatus};
+use crate::run::Driven;
+use crate::state::RunState;
+use crate::state::store::Store;
+pub use error::{CliError, ErrorKind};
+pub use exit::{Exit, Outcome};
 
 /// git-baton: a stage of coding-agent work counts as succeeded only when the repository proves it.
 ///
@@ -63,30 +67,25 @@ pub enum Command {
     Demo(demo::DemoArgs),
 }
 
-/// Parses the process arguments, runs the command and maps the outcome to an exit code.
+/// Parses the process arguments, runs the command, prints its error if it failed, and exits
+/// with the code [`exit::code`] gives its outcome.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let result = match Cli::try_parse() {
+        Ok(cli) => run(cli),
+        // clap words usage errors itself; help and version are not errors.
+        Err(err) if err.use_stderr() => Err(CliError::usage(err)),
         Err(err) => {
-            // clap prints usage errors as `error: …` with exit 2, and help/version with exit 0.
             let _ = err.print();
-            return ExitCode::from(if err.use_stderr() {
-                Exit::Input as u8
-            } else {
-                0
-            });
+            Ok(Outcome::Done)
         }
     };
-    match run(cli) {
-        Ok(exit) => exit.into(),
-        Err(err) => {
-            err.print(&mut std::io::stderr().lock());
-            err.exit.into()
-        }
+    if let Err(err) = &result {
+        err.print(&mut std::io::stderr().lock());
     }
+    exit::code(&result).into()
 }
 
-pub fn run(cli: Cli) -> Result<Exit, CliError> {
+pub fn run(cli: Cli) -> Result<Outcome, CliError> {
     let cwd = std::env::current_dir()
         .map_err(|err| CliError::input(format!("cannot read the current directory: {err}")))?;
     // Not locked for the whole command: actors' output is echoed from other threads meanwhile.
@@ -141,7 +140,7 @@ impl Context {
     }
 
     fn resolve(&self, name: &str) -> Result<String, CliError> {
-        self.store.resolve(name).map_err(store_error)
+        Ok(self.store.resolve(name)?)
     }
 }
 
@@ -193,34 +192,15 @@ fn pick_attempt<'a>(
 
 /// Refuses a request (`stop`, `pause`) to a run that no live process drives.
 fn require_driver(ctx: &Context, id: &str) -> Result<(), CliError> {
-    if ctx.store.holder(id).map_err(store_error)?.is_some() {
+    if ctx.store.holder(id)?.is_some() {
         return Ok(());
     }
-    let state = ctx.store.load(id).map_err(store_error)?;
+    let state = ctx.store.load(id)?;
     Err(CliError::input(format!(
         "run {id} is not being driven by any process (status: {})",
         status_word(&ctx.store, &state)
     ))
     .hinted(format!("see `git baton status {id}`")))
-}
-
-fn store_error(err: StoreError) -> CliError {
-    match err {
-        StoreError::Busy { ref run, .. } => CliError {
-            exit: Exit::Busy,
-            hints: vec![format!(
-                "wait for it to finish, or stop it with `git baton stop {run}`"
-            )],
-            message: err.to_string(),
-        },
-        StoreError::Unknown(_) => {
-            CliError::input(err.to_string()).hinted("see the runs with `git baton list`")
-        }
-        StoreError::Ambiguous { .. } => {
-            CliError::input(err.to_string()).hinted("type more of the run id")
-        }
-        other => CliError::input(other.to_string()),
-    }
 }
 
 /// `--actor STAGE=NAME`.
@@ -247,15 +227,6 @@ fn is_stale(store: &Store, state: &RunState) -> bool {
     store.is_stale(state)
 }
 
-/// The exit code a run's state means (design §6).
-fn exit_for(store: &Store, state: &RunState) -> Exit {
-    match state.status {
-        RunStatus::Review | RunStatus::Paused | RunStatus::Finished => Exit::Success,
-        RunStatus::Running | RunStatus::Pending if !is_stale(store, state) => Exit::Busy,
-        _ => Exit::Failed,
-    }
-}
-
 fn print_state_json(store: &Store, state: &RunState, out: &mut dyn Write) -> Result<(), CliError> {
     let view = status::json_view(store, state);
     let mut text = serde_json::to_string_pretty(&view).expect("serializes");
@@ -264,21 +235,21 @@ fn print_state_json(store: &Store, state: &RunState, out: &mut dyn Write) -> Res
     Ok(())
 }
 
-/// After driving: the summary (or JSON) and the exit code.
-fn finish(
+/// After driving: the summary (or JSON), and how the drive ended.
+fn print_summary(
     store: &Store,
     state: &RunState,
-    exit: Exit,
+    driven: Driven,
     json: bool,
     out: &mut dyn Write,
-) -> Result<Exit, CliError> {
+) -> Result<Outcome, CliError> {
     if json {
         print_state_json(store, state, out)?;
     } else {
         let text = crate::report::status::render(state, false, None, &crate::state::store::now());
         eprint!("\n{text}");
     }
-    Ok(exit)
+    Ok(Outcome::Driven(driven))
 }
 
 #[cfg(test)]

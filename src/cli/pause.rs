@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use crate::error::{CliError, Exit};
+use super::{CliError, Outcome};
 
 /// Pause a run at the next stage boundary.
 ///
@@ -17,12 +17,12 @@ pub struct PauseArgs {
     pub run: String,
 }
 
-pub fn run(cwd: &Path, args: PauseArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
+pub fn run(cwd: &Path, args: PauseArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ctx = super::Context::open(cwd)?;
     let id = ctx.resolve(&args.run)?;
     super::require_driver(&ctx, &id)?;
     let request = ctx.store.run_dir(&id).join(crate::run::PAUSE_REQUEST);
-    crate::state::store::write_atomic(&request, b"pause\n").map_err(super::store_error)?;
+    crate::state::store::write_atomic(&request, b"pause\n")?;
     let _ = writeln!(out, "run {id} will pause after its current stage");
-    Ok(Exit::Success)
+    Ok(Outcome::Done)
 }

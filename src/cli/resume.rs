@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use crate::error::{CliError, Exit};
+use super::{CliError, Outcome};
 use crate::run::Driver;
 use crate::state::{RunStatus, StageStatus};
 
@@ -46,16 +46,13 @@ fn crashed_attempt(state: &crate::state::RunState) -> Option<(String, u32)> {
     Some((stage.name.clone(), attempt.n))
 }
 
-pub fn run(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
+pub fn run(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ctx = super::Context::open(cwd)?;
     let config = ctx.config()?;
     let id = ctx.resolve(&args.run)?;
     eprintln!("run {id}");
-    let lock = ctx
-        .store
-        .lock(&id, "git baton resume")
-        .map_err(super::store_error)?;
-    let mut state = ctx.store.load(&id).map_err(super::store_error)?;
+    let lock = ctx.store.lock(&id, "git baton resume")?;
+    let mut state = ctx.store.load(&id)?;
 
     match state.status {
         RunStatus::Review | RunStatus::Finished => {
@@ -90,7 +87,7 @@ pub fn run(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<Exit, Cl
             let snapshot = crashed_attempt(&state)
                 .and_then(|(stage, n)| crate::run::snapshot_for(&ctx.repo, &state, &stage, n));
             state.record_crash(&crate::state::store::now(), snapshot);
-            crate::state::store::save_in(lock.dir(), &state).map_err(super::store_error)?;
+            crate::state::store::save_in(lock.dir(), &state)?;
             eprintln!(
                 "note: the previous process driving this run died; its attempt is recorded as interrupted (crash)"
             );
@@ -123,7 +120,7 @@ pub fn run(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<Exit, Cl
     }
     crate::run::check_worktree(&ctx.repo, &state)?;
 
-    let interrupted = crate::exec::interrupt_flag().map_err(|e| CliError::input(e.to_string()))?;
+    let interrupted = crate::exec::interrupt_flag()?;
     let driver = Driver {
         repo: &ctx.repo,
         store: &ctx.store,
@@ -133,7 +130,7 @@ pub fn run(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<Exit, Cl
         echo: !args.json,
         actor_override: args.actor.clone(),
     };
-    let exit = driver.drive(&mut state)?;
+    let driven = driver.drive(&mut state)?;
     drop(lock);
-    super::finish(&ctx.store, &state, exit, args.json, out)
+    super::print_summary(&ctx.store, &state, driven, args.json, out)
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use crate::error::{CliError, Exit};
+use super::{CliError, Outcome};
 use crate::git::Scope;
 use crate::report::review::{self, AttemptChanges};
 
@@ -20,10 +20,10 @@ pub struct ReviewArgs {
     pub run: String,
 }
 
-pub fn run(cwd: &Path, args: ReviewArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
+pub fn run(cwd: &Path, args: ReviewArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ctx = super::Context::open(cwd)?;
     let id = ctx.resolve(&args.run)?;
-    let state = ctx.store.load(&id).map_err(super::store_error)?;
+    let state = ctx.store.load(&id)?;
     let base = gix::ObjectId::from_hex(state.base.as_bytes()).map_err(|_| {
         CliError::input(format!(
             "run {id}: the RunState's base `{}` is not a commit id",
@@ -77,5 +77,5 @@ pub fn run(cwd: &Path, args: ReviewArgs, out: &mut dyn Write) -> Result<Exit, Cl
         }
     }
     let _ = out.write_all(review::render(&state, &attempts, &stats, source).as_bytes());
-    Ok(Exit::Success)
+    Ok(Outcome::Done)
 }

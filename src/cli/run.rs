@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::error::{CliError, Exit};
+use super::{CliError, Outcome};
 use crate::run::{CreateOptions, Created, Driver};
 
 /// Create a run of a plan and execute its stages.
@@ -42,7 +42,7 @@ pub struct RunArgs {
     pub json: bool,
 }
 
-pub fn run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
+pub fn run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ctx = super::Context::open(cwd)?;
     let config = ctx.config()?;
     let full = cwd.join(&args.plan);
@@ -58,7 +58,7 @@ pub fn run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Exit, CliEr
     let plan_path = crate::files::repo_relative(ctx.workdir(), &full).unwrap_or(shown);
     let plan = crate::plan::parse(&plan_path, &text)?;
     let base = ctx.repo.resolve_commit(&args.base)?;
-    let interrupted = crate::exec::interrupt_flag().map_err(|e| CliError::input(e.to_string()))?;
+    let interrupted = crate::exec::interrupt_flag()?;
 
     let created = crate::run::create(
         &ctx.repo,
@@ -88,7 +88,10 @@ pub fn run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Exit, CliEr
             if args.json {
                 super::print_state_json(&ctx.store, &state, out)?;
             }
-            return Ok(super::exit_for(&ctx.store, &state));
+            return Ok(Outcome::Existing {
+                status: state.status,
+                stale: super::is_stale(&ctx.store, &state),
+            });
         }
         Created::New(state, lock) => (state, lock),
     };
@@ -103,7 +106,7 @@ pub fn run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Exit, CliEr
         echo: !args.json,
         actor_override: None,
     };
-    let exit = driver.drive(&mut state)?;
+    let driven = driver.drive(&mut state)?;
     drop(lock);
-    super::finish(&ctx.store, &state, exit, args.json, out)
+    super::print_summary(&ctx.store, &state, driven, args.json, out)
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use clap::Args;
 use serde::Serialize;
 
-use crate::error::{CliError, Exit};
+use super::{CliError, Outcome};
 use crate::state::RunState;
 use crate::state::store::{Holder, Store};
 
@@ -46,21 +46,16 @@ pub fn json_view<'a>(store: &Store, state: &'a RunState) -> JsonView<'a> {
     }
 }
 
-pub fn run(cwd: &Path, args: StatusArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
+pub fn run(cwd: &Path, args: StatusArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ctx = super::Context::open(cwd)?;
     let id = match &args.run {
         Some(name) => ctx.resolve(name)?,
-        None => ctx
-            .store
-            .list()
-            .map_err(super::store_error)?
-            .pop()
-            .ok_or_else(|| {
-                CliError::input("there are no runs in this repository")
-                    .hinted("start one with `git baton run <PLAN>`")
-            })?,
+        None => ctx.store.list()?.pop().ok_or_else(|| {
+            CliError::input("there are no runs in this repository")
+                .hinted("start one with `git baton run <PLAN>`")
+        })?,
     };
-    let state = ctx.store.load(&id).map_err(super::store_error)?;
+    let state = ctx.store.load(&id)?;
     if args.json {
         super::print_state_json(&ctx.store, &state, out)?;
     } else {
@@ -74,5 +69,5 @@ pub fn run(cwd: &Path, args: StatusArgs, out: &mut dyn Write) -> Result<Exit, Cl
         );
         let _ = out.write_all(text.as_bytes());
     }
-    Ok(Exit::Success)
+    Ok(Outcome::Done)
 }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 
-use crate::error::{CliError, Exit};
+use super::{CliError, Outcome};
 
 /// Stop a run now, from another terminal.
 ///
@@ -19,31 +19,29 @@ pub struct StopArgs {
     pub run: String,
 }
 
-pub fn run(cwd: &Path, args: StopArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
+pub fn run(cwd: &Path, args: StopArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ctx = super::Context::open(cwd)?;
     let id = ctx.resolve(&args.run)?;
     super::require_driver(&ctx, &id)?;
     // A request file rather than a signal: the driver polls it, and no pid can be reused wrongly.
     let request = ctx.store.run_dir(&id).join(crate::run::STOP_REQUEST);
-    crate::state::store::write_atomic(&request, b"stop\n").map_err(super::store_error)?;
+    crate::state::store::write_atomic(&request, b"stop\n")?;
     let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline {
-        if ctx.store.holder(&id).map_err(super::store_error)?.is_none() {
-            let state = ctx.store.load(&id).map_err(super::store_error)?;
+        if ctx.store.holder(&id)?.is_none() {
+            let state = ctx.store.load(&id)?;
             let _ = writeln!(
                 out,
                 "stopped run {id}: {}",
                 super::status_word(&ctx.store, &state)
             );
-            return Ok(Exit::Success);
+            return Ok(Outcome::Done);
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    Err(CliError {
-        exit: Exit::Failed,
-        message: format!(
-            "run {id} did not stop within 30 seconds; the stop request stays in place"
-        ),
-        hints: vec![format!("see `git baton status {id}`")],
-    })
+    Err(CliError::new(
+        super::ErrorKind::Failed,
+        format!("run {id} did not stop within 30 seconds; the stop request stays in place"),
+    )
+    .hinted(format!("see `git baton status {id}`")))
 }
