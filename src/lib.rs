@@ -13,8 +13,11 @@
 //!   annotations and Markdown;
 //! - [`verify`] runs the coverage gate over plans, a diff and evidence;
 //! - [`demo`] replays the incident git-baton exists for, with the real binary and demo actors;
+//! - [`template`] is the `{{name}}` syntax of prompt templates, shared by `config` and `run`;
 //! - [`cli`] translates command lines into calls of the above; it alone prints errors as one
 //!   `error:` line and `hint:` lines, and decides exit codes.
+//!
+//! No module uses one above it; the layers, and the test that keeps them, are in `layers.rs`.
 //!
 //! The coverage rule in a few lines — the diff is the truth, evidence only supplies reasons:
 //!
@@ -55,4 +58,8 @@ pub mod report;
 pub mod run;
 pub mod state;
 pub mod suggest;
+pub mod template;
 pub mod verify;
+
+#[cfg(test)]
+mod layers;
