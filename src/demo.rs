@@ -276,7 +276,7 @@ impl DemoError {
 
 /// Runs the demo, narrating to `out`. `Ok` means every step went as the incident says it
 /// should under git-baton; a step that deviates is [`DemoError::Deviated`], naming the step.
-pub fn run(options: &Options, out: &mut dyn Write) -> Result<(), DemoError> {
+pub fn replay(options: &Options, out: &mut dyn Write) -> Result<(), DemoError> {
     let interrupted = crate::exec::interrupt_flag()?;
     let sandbox = Sandbox::create(options.keep)?;
     let mut demo = Demo {
@@ -284,7 +284,7 @@ pub fn run(options: &Options, out: &mut dyn Write) -> Result<(), DemoError> {
         out,
         interrupted,
     };
-    let result = demo.replay();
+    let result = demo.steps();
     let Demo { sandbox, out, .. } = demo;
     let result = match result {
         Ok(()) => sandbox.finish(out),
@@ -549,7 +549,7 @@ impl Demo<'_> {
         })
     }
 
-    fn replay(&mut self) -> Result<(), DemoError> {
+    fn steps(&mut self) -> Result<(), DemoError> {
         self.say(
             "git baton demo: a replay of the incident git-baton exists for.\n\
              \n\

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use clap::Args;
 
-use super::{CliError, Outcome};
+use super::args::RunArg;
+use super::{CliError, Context, Outcome};
 
 /// Remove a run: its worktree, its attempt snapshots and its record. The branch stays.
 ///
@@ -13,18 +14,17 @@ use super::{CliError, Outcome};
 /// exists nowhere else.
 #[derive(Debug, Args)]
 pub struct CleanArgs {
-    /// The run: its id or any unique prefix.
-    #[arg(value_name = "RUN")]
-    pub run: String,
+    #[command(flatten)]
+    pub run: RunArg,
 
     /// Remove an unfinished run too, with any uncommitted work in its worktree.
     #[arg(long)]
     pub force: bool,
 }
 
-pub fn run(cwd: &Path, args: CleanArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    let ctx = super::Context::open(cwd)?;
-    let id = ctx.resolve(&args.run)?;
+pub fn cmd_clean(cwd: &Path, args: CleanArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    let ctx = Context::open(cwd)?;
+    let id = ctx.resolve(&args.run.run)?;
     let lock = ctx.store.lock(&id, "git baton clean")?;
     let state = ctx.store.load(&id)?;
     crate::run::lifecycle::clean(&ctx.repo, &ctx.store, &state, args.force)?;

@@ -1,7 +1,6 @@
 //! `git baton demo`: replays the incident git-baton exists for, in a throw-away repository.
 
 use std::io::Write;
-use std::path::Path;
 
 use clap::Args;
 
@@ -15,7 +14,7 @@ pub struct DemoArgs {
     pub keep: bool,
 }
 
-pub fn run(_cwd: &Path, args: DemoArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    crate::demo::run(&crate::demo::Options { keep: args.keep }, out)?;
+pub fn cmd_demo(args: DemoArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    crate::demo::replay(&crate::demo::Options { keep: args.keep }, out)?;
     Ok(Outcome::Done)
 }

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use clap::Args;
 
-use super::{CliError, Outcome};
+use super::args::RunArg;
+use super::{CliError, Context, Outcome};
 
 /// Commit what is left in a reviewed run's worktree and mark the run finished.
 ///
@@ -15,14 +16,13 @@ use super::{CliError, Outcome};
 /// Nothing is merged.
 #[derive(Debug, Args)]
 pub struct FinishArgs {
-    /// The run: its id or any unique prefix.
-    #[arg(value_name = "RUN")]
-    pub run: String,
+    #[command(flatten)]
+    pub run: RunArg,
 }
 
-pub fn run(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    let ctx = super::Context::open(cwd)?;
-    let id = ctx.resolve(&args.run)?;
+pub fn cmd_finish(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    let ctx = Context::open(cwd)?;
+    let id = ctx.resolve(&args.run.run)?;
     let lock = ctx.store.lock(&id, "git baton finish")?;
     let mut state = ctx.store.load(&id)?;
     let done = crate::run::lifecycle::finish(&ctx.repo, lock.dir(), &mut state)?;

@@ -59,7 +59,7 @@ pub enum Format {
     Markdown,
 }
 
-pub fn run(cwd: &Path, args: VerifyArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+pub fn cmd_verify(cwd: &Path, args: VerifyArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let options = verify::Options {
         plans: args.plans,
         base: args.base,

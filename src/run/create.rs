@@ -21,6 +21,31 @@ use crate::state::{NewRun, PlanRef, Policy, RunState, StagePolicy};
 
 use super::RunError;
 
+/// A plan file as a run records it.
+pub struct PlanFile {
+    pub plan: Plan,
+    /// The file's text, snapshotted into the run.
+    pub text: String,
+    /// Repo-relative when the file is inside the worktree, else as the user named it.
+    pub path: String,
+}
+
+/// Reads and parses the plan file `named` (relative to `cwd`, as the user named it).
+pub fn read_plan(workdir: &Path, cwd: &Path, named: &Path) -> Result<PlanFile, RunError> {
+    let full = cwd.join(named);
+    let bytes = std::fs::read(&full).map_err(|source| RunError::ReadPlan {
+        path: named.to_path_buf(),
+        source,
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| RunError::PlanNotUtf8 {
+        path: named.to_path_buf(),
+    })?;
+    let path =
+        crate::files::repo_relative(workdir, &full).unwrap_or_else(|| named.display().to_string());
+    let plan = crate::plan::parse(&path, &text)?;
+    Ok(PlanFile { plan, text, path })
+}
+
 pub struct CreateOptions<'a> {
     pub plan: &'a Plan,
     /// The plan file's text, snapshotted into the run.

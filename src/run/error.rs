@@ -29,6 +29,14 @@ pub enum RunError {
         #[source]
         source: io::Error,
     },
+    #[error("cannot read plan {}: {}", .path.display(), io_reason(.source))]
+    ReadPlan {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("plan {} is not valid UTF-8", .path.display())]
+    PlanNotUtf8 { path: PathBuf },
     #[error("cannot read the plan snapshot of run {run} ({}): {}", .path.display(), io_reason(.source))]
     PlanSnapshot {
         run: String,
@@ -277,6 +285,8 @@ impl RunError {
             RunError::NoAttempt { count, .. } => Some(format!("it has {count} attempt(s)")),
             RunError::Store(_)
             | RunError::Io { .. }
+            | RunError::ReadPlan { .. }
+            | RunError::PlanNotUtf8 { .. }
             | RunError::PlanSnapshot { .. }
             | RunError::BadId { .. }
             | RunError::NoRunId

@@ -7,14 +7,17 @@
 mod create;
 pub mod doctor;
 mod error;
+pub mod history;
 pub mod lifecycle;
 pub mod prompt;
+pub mod request;
+pub mod resume;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-pub use create::{CreateOptions, Created, create};
+pub use create::{CreateOptions, Created, PlanFile, create, read_plan};
 pub use error::RunError;
 
 use crate::coverage::{self, Report};
