@@ -8,6 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
+mod normalize;
+
+pub use normalize::{normalize, shown};
+
 /// The environment every child process gets, and nothing else (plus PATH to find git and sh).
 fn hermetic(cmd: &mut Command, home: &Path) {
     cmd.env_clear()
