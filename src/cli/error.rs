@@ -12,7 +12,6 @@ use std::error::Error as StdError;
 use std::io::Write;
 
 use crate::config::ConfigError;
-use crate::coverage::EvidenceError;
 use crate::demo::DemoError;
 use crate::exec::ExecError;
 use crate::git::GitError;
@@ -134,12 +133,6 @@ impl From<PlanError> for CliError {
     }
 }
 
-impl From<EvidenceError> for CliError {
-    fn from(err: EvidenceError) -> CliError {
-        VerifyError::from(err).into()
-    }
-}
-
 impl From<ConfigError> for CliError {
     fn from(err: ConfigError) -> CliError {
         let hint = err.hint();
@@ -227,6 +220,54 @@ mod tests {
         hint:
         hint: 	indented
         ");
+    }
+
+    #[test]
+    fn run_errors_bring_their_variants_hints_and_kind() {
+        let not_a_repo = || GitError::NotARepository {
+            path: "wt/abc".into(),
+        };
+        // A worktree problem found before resuming: the cause is said once, the hint is the
+        // inner variant's.
+        let stale = CliError::from(RunError::Stale(Box::new(RunError::NotAWorktree {
+            run: "abc".into(),
+            worktree: "wt/abc".into(),
+            source: not_a_repo(),
+        })));
+        insta::assert_snapshot!(printed(&stale), @r"
+        error: stale worktree mapping: run abc: its worktree wt/abc is not a git worktree (not a git repository (or any of the parent directories): wt/abc)
+        hint: `git worktree repair wt/abc` re-links a moved worktree; otherwise move it away and run `git baton resume abc --recreate-worktree`
+        ");
+        assert_eq!(stale.kind, ErrorKind::Input);
+        // git's own hint first, then the one of the run.
+        let kept = CliError::from(RunError::WorktreeNotRemoved {
+            run: "abc".into(),
+            worktree: "wt/abc".into(),
+            source: not_a_repo(),
+        });
+        insta::assert_snapshot!(printed(&kept), @r"
+        error: not a git repository (or any of the parent directories): wt/abc
+        hint: run git-baton inside a git repository or one of its linked worktrees
+        hint: wt/abc holds uncommitted changes; `git baton clean --force abc` removes them too
+        ");
+        let late = CliError::from(RunError::DidNotStop {
+            run: "abc".into(),
+            seconds: 30,
+        });
+        assert_eq!(late.kind, ErrorKind::Failed);
+        insta::assert_snapshot!(printed(&late), @r"
+        error: run abc did not stop within 30 seconds; the stop request stays in place
+        hint: see `git baton status abc`
+        ");
+        let busy = CliError::from(StoreError::Busy {
+            run: "abc".into(),
+            holder: "pid 1".into(),
+        });
+        assert_eq!(busy.kind, ErrorKind::Busy);
+        assert_eq!(
+            busy.hints,
+            ["wait for it to finish, or stop it with `git baton stop abc`"]
+        );
     }
 
     #[derive(Debug, thiserror::Error)]

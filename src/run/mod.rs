@@ -3,6 +3,12 @@
 //! The pipeline writes the RunState before an actor starts and after it ends, so that whatever
 //! is killed when, the state on disk says what happened up to that point. It reads nothing but
 //! the RunState and the run directory: everything it needs was recorded at creation.
+//!
+//! Around the pipeline: [`resume`] prepares a run to be driven again, [`request`] carries stop
+//! and pause requests from other processes to the driver, [`lifecycle`] finishes and removes
+//! runs, [`history`] reads the record of attempts back, and [`doctor`] checks every run. Errors
+//! are [`RunError`]s; how driving ended is a [`Driven`]. Neither names an exit code: that is the
+//! command layer's decision.
 
 mod create;
 pub mod doctor;
