@@ -7,35 +7,19 @@ fn actors_get_the_baton_environment_and_a_resume_prompt() {
     let scratch_dir = scratch();
     let dump = outside(&scratch_dir, "env-{stage}-{attempt}.txt");
     let cwd = outside(&scratch_dir, "cwd.txt");
-    let first = agent(
-        "first",
-        &[
-            "env",
-            dump.to_str().unwrap(),
-            "edit",
-            "docs/a.md",
-            "a",
-            "exit",
-            "1",
-        ],
-    );
-    let second = actor_with(
+    let first = Actor::agent("first")
+        .verbs(&["env", dump.to_str().unwrap()])
+        .edit("docs/a.md", "a")
+        .exit("1");
+    let second = Actor::shell(
         "second",
-        &[
-            "sh",
-            "-c",
-            &format!(
-                "pwd > {cwd} && exec {AGENT} env {dump} edit docs/b.md b edit docs/c.md c",
-                cwd = cwd.display(),
-                dump = dump.display(),
-            ),
-        ],
-        "",
+        &format!(
+            "pwd > {cwd} && exec {AGENT} env {dump} edit docs/b.md b edit docs/c.md c",
+            cwd = cwd.display(),
+            dump = dump.display(),
+        ),
     );
-    let repo = repo_with(&config(
-        &[first, second, writer()],
-        &pipeline_with("first", ""),
-    ));
+    let repo = repo_running(&[first, second], "");
     let base = base(&repo);
     let run = repo.baton(["run", "plans/fix.md"]);
     assert_eq!(run.code, 1, "{run}");
@@ -51,28 +35,23 @@ fn actors_get_the_baton_environment_and_a_resume_prompt() {
             &base,
         )
     };
-    assert_snapshot!(show("env-executor-1.txt"), @r#"
-                    BATON_ATTEMPT=1
-                    BATON_BASE=<BASE>
-                    BATON_EVIDENCE_FILE=$TMP/repo/.git/baton/runs/<ID>/attempts/executor-1/evidence.json
-                    BATON_PLAN_FILE=$TMP/repo/.git/baton/runs/<ID>/plan.md
-                    BATON_PROMPT_FILE=$TMP/repo/.git/baton/runs/<ID>/attempts/executor-1/prompt.md
-                    BATON_RESUMED=0
-                    BATON_RUN_ID=<ID>
-                    BATON_STAGE=executor
-                    BATON_WORKTREE=$TMP/repo/.baton/worktrees/<ID>
-                    "#);
-    assert_snapshot!(show("env-executor-2.txt"), @r#"
-        BATON_ATTEMPT=2
+    let fresh = show("env-executor-1.txt");
+    assert_snapshot!(fresh, @r#"
+        BATON_ATTEMPT=1
         BATON_BASE=<BASE>
-        BATON_EVIDENCE_FILE=$TMP/repo/.git/baton/runs/<ID>/attempts/executor-2/evidence.json
+        BATON_EVIDENCE_FILE=$TMP/repo/.git/baton/runs/<ID>/attempts/executor-1/evidence.json
         BATON_PLAN_FILE=$TMP/repo/.git/baton/runs/<ID>/plan.md
-        BATON_PROMPT_FILE=$TMP/repo/.git/baton/runs/<ID>/attempts/executor-2/prompt.md
-        BATON_RESUMED=1
+        BATON_PROMPT_FILE=$TMP/repo/.git/baton/runs/<ID>/attempts/executor-1/prompt.md
+        BATON_RESUMED=0
         BATON_RUN_ID=<ID>
         BATON_STAGE=executor
         BATON_WORKTREE=$TMP/repo/.baton/worktrees/<ID>
         "#);
+    let resumed = fresh
+        .replace("BATON_ATTEMPT=1", "BATON_ATTEMPT=2")
+        .replace("/executor-1/", "/executor-2/")
+        .replace("BATON_RESUMED=0", "BATON_RESUMED=1");
+    assert_eq!(show("env-executor-2.txt"), resumed);
     let state = status(&repo, &id);
     assert_eq!(
         Path::new(text(&cwd).trim()),
@@ -144,30 +123,24 @@ fn actors_get_the_baton_environment_and_a_resume_prompt() {
 fn prompt_templates_from_the_configuration() {
     let out = scratch();
     let copy = outside(&out, "prompt.md");
-    let copier = shell(
+    let copier = Actor::shell(
         "copier",
         &format!("cp \"$BATON_PROMPT_FILE\" '{}'", copy.display()),
     );
-    let repo = TestRepo::new();
-    repo.write("docs/a.md", "# A\n");
-    repo.write("docs/b.md", "# B\n");
-    repo.write("docs/c.md", "# C\n");
-    repo.write("plans/fix.md", PLAN);
-    repo.write(
-        "prompts/fresh.md",
-        "CUSTOM for {{stage}} of {{run_id}}\n{{targets}}{{evidence}}",
-    );
-    repo.write(
-        ".baton.yml",
-        &config(
-            &[copier, writer()],
-            &format!(
-                "{}prompts:\n  fresh: prompts/fresh.md\n",
-                pipeline_with("copier", "")
-            ),
-        ),
-    );
-    repo.commit_all("base");
+    let tail = pipeline_with("copier", "prompts:\n  fresh: prompts/fresh.md\n");
+    let repo = TestRepo::with()
+        .files(&[
+            ("docs/a.md", "# A\n"),
+            ("docs/b.md", "# B\n"),
+            ("docs/c.md", "# C\n"),
+        ])
+        .file("plans/fix.md", PLAN)
+        .file(
+            "prompts/fresh.md",
+            "CUSTOM for {{stage}} of {{run_id}}\n{{targets}}{{evidence}}",
+        )
+        .config(&config(&[copier, writer()], &tail))
+        .commit();
     let run = repo.baton(["run", "plans/fix.md"]);
     let id = run_id(&run);
     let prompt = text(&copy);

@@ -8,25 +8,8 @@ use super::*;
 fn a_second_process_cannot_drive_a_busy_run() {
     let scratch_dir = scratch();
     let pid_file = outside(&scratch_dir, "agent.pid");
-    let slow = agent(
-        "slow",
-        &[
-            "pid",
-            pid_file.to_str().unwrap(),
-            "sleep",
-            "1.5",
-            "edit",
-            "docs/a.md",
-            "a",
-            "edit",
-            "docs/b.md",
-            "b",
-            "edit",
-            "docs/c.md",
-            "c",
-        ],
-    );
-    let repo = repo_with(&config(&[slow, writer()], &pipeline_with("slow", "")));
+    let slow = Actor::agent("slow").pid(&pid_file).sleep("1.5").edit_all();
+    let repo = repo_running(&[slow], "");
     let child = spawn(&repo, &["run", "plans/fix.md"]);
     let pid = child.id();
     wait_for_line(&pid_file);
@@ -65,23 +48,7 @@ fn a_second_process_cannot_drive_a_busy_run() {
 /// is a conflict (exit 2); with the same plan, later, it returns the run.
 #[test]
 fn the_same_key_from_two_processes_makes_one_run() {
-    let slowish = agent(
-        "slowish",
-        &[
-            "sleep",
-            "1",
-            "edit",
-            "docs/a.md",
-            "a",
-            "edit",
-            "docs/b.md",
-            "b",
-            "edit",
-            "docs/c.md",
-            "c",
-        ],
-    );
-    let repo = repo_with(&config(&[slowish, writer()], &pipeline_with("slowish", "")));
+    let repo = repo_running(&[Actor::agent("slowish").sleep("1").edit_all()], "");
     let first = spawn(&repo, &["run", "plans/fix.md", "--key", "ticket-42"]);
     let second = spawn(&repo, &["run", "plans/fix.md", "--key", "ticket-42"]);
     let (first, second) = (wait(&repo, first), wait(&repo, second));

@@ -9,21 +9,12 @@ fn a_signal_to_git_baton_interrupts_the_attempt_and_exits_130() {
     for signal in ["INT", "TERM"] {
         let scratch_dir = scratch();
         let pid_file = outside(&scratch_dir, "agent.pid");
-        let slow = agent(
-            "slow",
-            &[
-                "edit",
-                "docs/a.md",
-                "edited before the interrupt",
-                "say",
-                "partial work",
-                "pid",
-                pid_file.to_str().unwrap(),
-                "sleep",
-                "2",
-            ],
-        );
-        let repo = repo_with(&config(&[slow, writer()], &pipeline_with("slow", "")));
+        let slow = Actor::agent("slow")
+            .edit("docs/a.md", "edited before the interrupt")
+            .say("partial work")
+            .pid(&pid_file)
+            .sleep("2");
+        let repo = repo_running(&[slow], "");
         let child = spawn(&repo, &["run", "plans/fix.md"]);
         let baton_pid = child.id().to_string();
         let agent_pid = wait_for_line(&pid_file);
@@ -60,31 +51,23 @@ fn a_signal_to_git_baton_interrupts_the_attempt_and_exits_130() {
 fn kill_9_leaves_a_stale_run_that_resume_recovers() {
     let scratch_dir = scratch();
     let pid_file = outside(&scratch_dir, "agent.pid");
-    let slow = agent(
-        "slow",
-        &[
-            "edit",
-            "docs/a.md",
-            "edited before the crash",
-            "pid",
-            pid_file.to_str().unwrap(),
-            "sleep",
-            "20",
-        ],
-    );
-    let lazy = agent("lazy", &["say", "nothing left to do"]);
-    let finisher = agent(
-        "finisher",
-        &["edit", "docs/b.md", "b", "edit", "docs/c.md", "c"],
-    );
-    let repo = repo_with(&config(
-        &[slow, lazy, finisher, writer()],
-        &pipeline_with("slow", ""),
-    ));
+    let slow = Actor::agent("slow")
+        .edit("docs/a.md", "edited before the crash")
+        .pid(&pid_file)
+        .sleep("20");
+    let lazy = Actor::agent("lazy").say("nothing left to do");
+    let finisher = Actor::agent("finisher")
+        .edit("docs/b.md", "b")
+        .edit("docs/c.md", "c");
+    let repo = repo_running(&[slow, lazy, finisher], "");
     let base = base(&repo);
     let child = spawn(&repo, &["run", "plans/fix.md"]);
     let agent_pid = wait_for_line(&pid_file);
     let id = wait_for_run(&repo);
+    // Killed once the driver has recorded the actor's group, which is how resume finds it (the
+    // agent can write its own pid file first, and on a loaded machine it often does).
+    let recorded = run_dir(&repo, &id).join("attempts/executor-1/actor.pid");
+    assert_eq!(wait_for_line(&recorded), agent_pid);
     assert!(kill("KILL", &child.id().to_string()));
     let run = wait(&repo, child);
     assert_eq!(run.code, -1, "killed by a signal: {run}");
@@ -185,21 +168,7 @@ fn random_below(n: u64) -> u64 {
 /// worktrees) and `.tmp-*` files are counted and printed, not failed on.
 #[test]
 fn kill_9_at_random_moments_never_leaves_a_half_written_state() {
-    let quick = agent(
-        "quick",
-        &[
-            "edit",
-            "docs/a.md",
-            "a",
-            "edit",
-            "docs/b.md",
-            "b",
-            "edit",
-            "docs/c.md",
-            "c",
-        ],
-    );
-    let repo = repo_with(&config(&[quick, writer()], &pipeline_with("quick", "")));
+    let repo = repo_running(&[Actor::agent("quick").edit_all()], "");
     let mut statuses: Vec<String> = Vec::new();
     for _ in 0..30 {
         let child = spawn(&repo, &["run", "plans/fix.md"]);

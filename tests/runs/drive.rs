@@ -92,9 +92,9 @@ fn full_run_reaches_review() {
     assert_eq!(
         coverage_rows(&state),
         [
-            ("docs/a.md".to_string(), "changed".to_string()),
-            ("docs/b.md".to_string(), "changed".to_string()),
-            ("docs/c.md".to_string(), "changed".to_string()),
+            "docs/a.md changed",
+            "docs/b.md changed",
+            "docs/c.md changed"
         ]
     );
     assert_eq!(state["coverage"]["targets"][0]["paths"][0], "docs/a.md");
@@ -150,49 +150,26 @@ fn full_run_reaches_review() {
 
 #[test]
 fn rate_limits_by_exit_code_and_by_output_and_timeouts() {
-    let rules = "    rate_limit: { exit_codes: [75], patterns: [\"usage limit\"] }\n";
-    let by_code = agent_with("by_code", &["edit", "docs/a.md", "a", "exit", "75"], rules);
-    let by_text = agent_with(
-        "by_text",
+    let rules = r#"rate_limit: { exit_codes: [75], patterns: ["usage limit"] }"#;
+    let agent = |name: &str| Actor::agent(name).set(rules);
+    let repo = repo_running(
         &[
-            "warn",
-            "Error: Usage Limit reached, try again at 5pm",
-            "exit",
-            "1",
+            agent("by_code").edit("docs/a.md", "a").exit("75"),
+            agent("by_text")
+                .warn("Error: Usage Limit reached, try again at 5pm")
+                .exit("1"),
+            agent("failing").warn("segfault").exit("3"),
+            Actor::agent("sleepy").sleep("30").set("timeout: 1"),
         ],
-        rules,
+        "",
     );
-    let failing = agent_with("failing", &["warn", "segfault", "exit", "3"], rules);
-    let sleepy = agent_with("sleepy", &["sleep", "30"], "    timeout: 1\n");
-    let repo = repo_with(&config(
-        &[by_code, by_text, failing, sleepy, writer()],
-        &pipeline_with("by_code", ""),
-    ));
+    // (actor, status, error kind, the start of the error message)
+    #[rustfmt::skip]
     let cases = [
-        (
-            "by_code",
-            "rate_limited",
-            "rate_limited",
-            "rate limited (exit code 75)",
-        ),
-        (
-            "by_text",
-            "rate_limited",
-            "rate_limited",
-            "rate limited (usage limit)",
-        ),
-        (
-            "failing",
-            "failed",
-            "failed",
-            "the actor exited with code 3",
-        ),
-        (
-            "sleepy",
-            "interrupted",
-            "interrupted",
-            "stopped: the actor's timeout elapsed",
-        ),
+        ("by_code", "rate_limited", "rate_limited", "rate limited (exit code 75)"),
+        ("by_text", "rate_limited", "rate_limited", "rate limited (usage limit)"),
+        ("failing", "failed", "failed", "the actor exited with code 3"),
+        ("sleepy", "interrupted", "interrupted", "stopped: the actor's timeout elapsed"),
     ];
     for (actor, status_word, kind, message) in cases {
         let started = Instant::now();

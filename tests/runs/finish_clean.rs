@@ -7,20 +7,11 @@ use super::*;
 #[test]
 fn finish_writes_trailers_that_verify_head_accepts() {
     let reason = r#"{"target_coverage": [{"target": "docs/c.md", "status": "unchanged", "reason": "already states the new grading rule in section 3"}]}"#;
-    let partial = agent(
-        "partial",
-        &[
-            "edit",
-            "docs/a.md",
-            "rule: grade A",
-            "edit",
-            "docs/b.md",
-            "rule: grade B",
-            "evidence",
-            reason,
-        ],
-    );
-    let repo = repo_with(&config(&[partial, writer()], &pipeline_with("partial", "")));
+    let partial = Actor::agent("partial")
+        .edit("docs/a.md", "rule: grade A")
+        .edit("docs/b.md", "rule: grade B")
+        .evidence(reason);
+    let repo = repo_running(&[partial], "");
     let run = repo.baton(["run", "plans/fix.md"]);
     assert_eq!(run.code, 0, "{run}");
     let id = run_id(&run);
@@ -58,15 +49,8 @@ fn finish_writes_trailers_that_verify_head_accepts() {
         "the main worktree is untouched"
     );
 
-    let gate = repo.baton([
-        "verify",
-        "plans/fix.md",
-        "--base",
-        "main",
-        "--head",
-        &format!("baton/{id}"),
-        "--json",
-    ]);
+    let gate =
+        repo.baton(format!("verify plans/fix.md --base main --head baton/{id} --json").split(' '));
     assert_eq!(gate.code, 0, "{gate}");
     let rows = &gate.json()["plans"][0]["coverage"]["targets"];
     assert_eq!(rows[2]["status"], "unchanged", "{gate}");

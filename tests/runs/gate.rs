@@ -8,41 +8,26 @@ use super::*;
 /// does the run reach review — with the reason in the result.
 #[test]
 fn the_incident_rate_limit_then_a_lazy_resume_is_blocked() {
-    let partial = agent_with(
-        "partial",
-        &[
-            "edit",
-            "docs/a.md",
-            "rule: grade A",
-            "warn",
-            "You have hit your usage limit.",
-            "exit",
-            "75",
-        ],
-        "    rate_limit: { exit_codes: [75] }\n",
-    );
-    let lazy = agent(
-        "lazy",
-        &["say", "The documents already state the rule. Done."],
-    );
+    let partial = Actor::agent("partial")
+        .edit("docs/a.md", "rule: grade A")
+        .warn("You have hit your usage limit.")
+        .exit("75")
+        .set("rate_limit: { exit_codes: [75] }");
+    let lazy = Actor::agent("lazy").say("The documents already state the rule. Done.");
     let reason = "already states the new grading rule in section 3";
     let evidence = format!(
         r#"{{"target_coverage": [{{"target": "docs/c.md", "status": "unchanged", "reason": "{reason}"}}]}}"#
     );
-    let diligent = agent(
-        "diligent",
-        &["edit", "docs/b.md", "rule: grade B", "evidence", &evidence],
-    );
+    let diligent = Actor::agent("diligent")
+        .edit("docs/b.md", "rule: grade B")
+        .evidence(&evidence);
     let out = scratch();
     let reporter_prompt = outside(&out, "reporter-prompt.md");
-    let reporter = shell(
-        "writer",
-        &format!("cat \"$BATON_PROMPT_FILE\" > {}", reporter_prompt.display()),
+    let copy = format!("cat \"$BATON_PROMPT_FILE\" > {}", reporter_prompt.display());
+    let repo = repo_running(
+        &[partial, lazy, diligent, Actor::shell("writer", &copy)],
+        "",
     );
-    let repo = repo_with(&config(
-        &[partial, lazy, diligent, reporter],
-        &pipeline_with("partial", ""),
-    ));
     let base = base(&repo);
 
     let run = repo.baton(["run", "plans/fix.md"]);
@@ -93,9 +78,9 @@ fn the_incident_rate_limit_then_a_lazy_resume_is_blocked() {
     assert_eq!(
         coverage_rows(&state),
         [
-            ("docs/a.md".to_string(), "changed".to_string()),
-            ("docs/b.md".to_string(), "uncovered".to_string()),
-            ("docs/c.md".to_string(), "uncovered".to_string()),
+            "docs/a.md changed",
+            "docs/b.md uncovered",
+            "docs/c.md uncovered"
         ]
     );
     assert!(attempts(&state, "reporter").is_empty(), "never reported");
@@ -119,9 +104,9 @@ fn the_incident_rate_limit_then_a_lazy_resume_is_blocked() {
     assert_eq!(
         coverage_rows(&state),
         [
-            ("docs/a.md".to_string(), "changed".to_string()),
-            ("docs/b.md".to_string(), "changed".to_string()),
-            ("docs/c.md".to_string(), "unchanged".to_string()),
+            "docs/a.md changed",
+            "docs/b.md changed",
+            "docs/c.md unchanged"
         ]
     );
     let result: Value =
@@ -173,13 +158,18 @@ fn run_with(repo: &TestRepo, actor: &str) -> (Run, Value) {
 
 #[test]
 fn the_gate_blocks_bad_evidence_and_passes_complete_work() {
-    let ab = ["edit", "docs/a.md", "a", "edit", "docs/b.md", "b"];
     let with_evidence = |name: &str, evidence: &str| {
-        let mut verbs = ab.to_vec();
-        verbs.extend(["evidence", evidence]);
-        agent(name, &verbs)
+        let ab = Actor::agent(name)
+            .edit("docs/a.md", "a")
+            .edit("docs/b.md", "b");
+        ab.evidence(evidence)
     };
     let good = "the grading rule in this document is already the new one";
+    let unchanged = |target: &str| {
+        format!(r#"{{"target": "{target}", "status": "unchanged", "reason": "{good}"}}"#)
+    };
+    let c = unchanged("docs/c.md");
+    let ab = "echo a >> docs/a.md && echo b >> docs/b.md";
     let actors = vec![
         with_evidence(
             "claims",
@@ -191,46 +181,22 @@ fn the_gate_blocks_bad_evidence_and_passes_complete_work() {
         ),
         with_evidence(
             "duplicate",
-            &format!(
-                r#"{{"target_coverage": [{{"target": "docs/c.md", "status": "unchanged", "reason": "{good}"}}, {{"target": "docs/c.md", "status": "unchanged", "reason": "{good}"}}]}}"#
-            ),
+            &format!(r#"{{"target_coverage": [{c}, {c}]}}"#),
         ),
-        agent(
-            "unknown",
-            &[
-                "edit",
-                "docs/a.md",
-                "a",
-                "edit",
-                "docs/b.md",
-                "b",
-                "edit",
-                "docs/c.md",
-                "c",
-                "evidence",
-                &format!(
-                    r#"{{"target_coverage": [{{"target": "docs/d.md", "status": "unchanged", "reason": "{good}"}}]}}"#
-                ),
-            ],
-        ),
+        Actor::agent("unknown").edit_all().evidence(&format!(
+            r#"{{"target_coverage": [{}]}}"#,
+            unchanged("docs/d.md")
+        )),
         with_evidence("broken", "{not json"),
-        with_evidence(
-            "reasoned",
-            &format!(
-                r#"{{"target_coverage": [{{"target": "docs/c.md", "status": "unchanged", "reason": "{good}"}}]}}"#
-            ),
-        ),
-        shell(
-            "deleter",
-            "echo a >> docs/a.md && echo b >> docs/b.md && rm docs/c.md",
-        ),
-        shell(
+        with_evidence("reasoned", &format!(r#"{{"target_coverage": [{c}]}}"#)),
+        Actor::shell("deleter", &format!("{ab} && rm docs/c.md")),
+        Actor::shell(
             "committer",
-            "echo a >> docs/a.md && echo b >> docs/b.md && echo c >> docs/c.md && git add -A && git commit -qm work",
+            &format!("{ab} && echo c >> docs/c.md && git add -A && git commit -qm work"),
         ),
-        shell(
+        Actor::shell(
             "renamer",
-            "echo a >> docs/a.md && echo b >> docs/b.md && git mv docs/c.md docs/c-renamed.md",
+            &format!("{ab} && git mv docs/c.md docs/c-renamed.md"),
         ),
     ];
     let repo = standard_repo(&actors);
@@ -278,12 +244,9 @@ fn the_gate_blocks_bad_evidence_and_passes_complete_work() {
 /// attempt is gated.
 #[test]
 fn coverage_resume_gates_only_resumed_attempts() {
-    let lazy = agent("lazy", &["say", "nothing to do"]);
-    let failing = agent("failing", &["exit", "1"]);
-    let repo = repo_with(&config(
-        &[lazy, failing, writer()],
-        &pipeline_with("lazy", "coverage: resume\n"),
-    ));
+    let lazy = Actor::agent("lazy").say("nothing to do");
+    let failing = Actor::agent("failing").exit("1");
+    let repo = repo_running(&[lazy, failing], "coverage: resume\n");
     let run = repo.baton(["run", "plans/fix.md"]);
     assert_eq!(run.code, 0, "{run}");
     let state = status(&repo, &run_id(&run));

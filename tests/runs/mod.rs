@@ -58,77 +58,141 @@ pipeline:
 /// Evidence with usage only: every target changed, so no entry is needed.
 const USAGE: &str = r#"{"usage": {"input_tokens": 1200, "output_tokens": 340, "cost_usd": 0.25, "model": "fake-1"}}"#;
 
-/// One actor of `.baton.yml`: `argv` as a flow sequence of JSON strings (valid YAML), plus
-/// `extra` lines (already indented by four spaces) such as `rate_limit` or `timeout`.
-fn actor_with(name: &str, argv: &[&str], extra: &str) -> String {
-    let argv: Vec<String> = argv
-        .iter()
-        .map(|a| serde_json::to_string(a).unwrap())
-        .collect();
-    format!("  {name}:\n    command: [{}]\n{extra}", argv.join(", "))
+/// One actor of `.baton.yml` under construction: a command (the fake agent and its verbs, or a
+/// shell script) and settings besides `command`, such as `rate_limit` or `timeout`.
+#[derive(Clone)]
+struct Actor {
+    name: String,
+    argv: Vec<String>,
+    extra: String,
 }
 
-/// An actor that is the fake agent performing `verbs`.
-fn agent(name: &str, verbs: &[&str]) -> String {
-    agent_with(name, verbs, "")
-}
+impl Actor {
+    fn command(name: &str, argv: &[&str]) -> Actor {
+        Actor {
+            name: name.to_owned(),
+            argv: argv.iter().map(|a| (*a).to_owned()).collect(),
+            extra: String::new(),
+        }
+    }
 
-fn agent_with(name: &str, verbs: &[&str], extra: &str) -> String {
-    let mut argv = vec![AGENT];
-    argv.extend(verbs);
-    actor_with(name, &argv, extra)
-}
+    /// The fake agent, with no verb yet (it exits 0).
+    fn agent(name: &str) -> Actor {
+        Actor::command(name, &[AGENT])
+    }
 
-/// An actor running a shell script (for what the fake agent has no verb for).
-fn shell(name: &str, script: &str) -> String {
-    actor_with(name, &["sh", "-c", script], "")
+    /// An actor running a shell script (for what the fake agent has no verb for).
+    fn shell(name: &str, script: &str) -> Actor {
+        Actor::command(name, &["sh", "-c", script])
+    }
+
+    /// Fake-agent verbs with their arguments, performed after the ones before.
+    fn verbs(mut self, verbs: &[&str]) -> Actor {
+        self.argv.extend(verbs.iter().map(|v| (*v).to_owned()));
+        self
+    }
+
+    fn say(self, text: &str) -> Actor {
+        self.verbs(&["say", text])
+    }
+
+    fn warn(self, text: &str) -> Actor {
+        self.verbs(&["warn", text])
+    }
+
+    fn edit(self, path: &str, text: &str) -> Actor {
+        self.verbs(&["edit", path, text])
+    }
+
+    /// Edits the three documents of the plan, appending `a`, `b` and `c`.
+    fn edit_all(self) -> Actor {
+        self.edit("docs/a.md", "a")
+            .edit("docs/b.md", "b")
+            .edit("docs/c.md", "c")
+    }
+
+    fn evidence(self, json: &str) -> Actor {
+        self.verbs(&["evidence", json])
+    }
+
+    /// Writes the agent's pid to `path`, for tests that wait for it or signal it.
+    fn pid(self, path: &Path) -> Actor {
+        self.verbs(&["pid", path.to_str().unwrap()])
+    }
+
+    fn sleep(self, seconds: &str) -> Actor {
+        self.verbs(&["sleep", seconds])
+    }
+
+    fn exit(self, code: &str) -> Actor {
+        self.verbs(&["exit", code])
+    }
+
+    /// One setting besides `command`, e.g. `timeout: 1`.
+    fn set(mut self, line: &str) -> Actor {
+        self.extra.push_str(&format!("    {line}\n"));
+        self
+    }
+
+    /// The actor's entry: `argv` as a flow sequence of JSON strings (valid YAML), then `extra`.
+    fn yaml(&self) -> String {
+        let argv: Vec<String> = self
+            .argv
+            .iter()
+            .map(|a| serde_json::to_string(a).unwrap())
+            .collect();
+        let (name, extra) = (&self.name, &self.extra);
+        format!("  {name}:\n    command: [{}]\n{extra}", argv.join(", "))
+    }
 }
 
 /// The agent that does the whole plan: edits all three documents and reports usage.
-fn worker() -> String {
-    agent(
-        "worker",
-        &[
-            "say",
-            "working on the grading documents",
-            "edit",
-            "docs/a.md",
-            "rule: grade A",
-            "edit",
-            "docs/b.md",
-            "rule: grade B",
-            "edit",
-            "docs/c.md",
-            "rule: grade C",
-            "evidence",
-            USAGE,
-        ],
-    )
+fn worker() -> Actor {
+    Actor::agent("worker")
+        .say("working on the grading documents")
+        .edit("docs/a.md", "rule: grade A")
+        .edit("docs/b.md", "rule: grade B")
+        .edit("docs/c.md", "rule: grade C")
+        .evidence(USAGE)
 }
 
-fn writer() -> String {
-    agent("writer", &["say", "report written"])
+fn writer() -> Actor {
+    Actor::agent("writer").say("report written")
 }
 
 /// `.baton.yml` with `actors` and `tail` (the pipeline, `coverage:` …).
-fn config(actors: &[String], tail: &str) -> String {
-    format!("actors:\n{}{tail}", actors.concat())
+fn config(actors: &[Actor], tail: &str) -> String {
+    let actors: String = actors.iter().map(Actor::yaml).collect();
+    format!("actors:\n{actors}{tail}")
 }
 
 /// A repository with the three documents, `plans/fix.md` and `.baton.yml` committed on `main`.
 fn repo_with(baton_yml: &str) -> TestRepo {
-    let repo = TestRepo::new();
-    repo.write("docs/a.md", "# A\n\nThe old rule.\n");
-    repo.write("docs/b.md", "# B\n\nThe old rule.\n");
-    repo.write("docs/c.md", "# C\n\nThe old rule.\n");
-    repo.write("plans/fix.md", PLAN);
-    repo.write(".baton.yml", baton_yml);
-    repo.commit_all("base");
-    repo
+    TestRepo::with()
+        .files(&[
+            ("docs/a.md", "# A\n\nThe old rule.\n"),
+            ("docs/b.md", "# B\n\nThe old rule.\n"),
+        ])
+        .files(&[
+            ("docs/c.md", "# C\n\nThe old rule.\n"),
+            ("plans/fix.md", PLAN),
+        ])
+        .config(baton_yml)
+        .commit()
+}
+
+/// A repository whose pipeline runs the first of `actors` as the executor and `writer` as the
+/// reporter (the standard one, unless `actors` has its own), then `tail` (`coverage:` …).
+fn repo_running(actors: &[Actor], tail: &str) -> TestRepo {
+    let mut all = actors.to_vec();
+    if !actors.iter().any(|a| a.name == "writer") {
+        all.push(writer());
+    }
+    repo_with(&config(&all, &pipeline_with(&actors[0].name, tail)))
 }
 
 /// The standard pipeline with `worker` as executor and `writer` as reporter, plus `actors`.
-fn standard_repo(actors: &[String]) -> TestRepo {
+fn standard_repo(actors: &[Actor]) -> TestRepo {
     let mut all = vec![worker(), writer()];
     all.extend(actors.iter().cloned());
     repo_with(&config(&all, PIPELINE))
@@ -230,16 +294,16 @@ fn attempt_field(state: &Value, name: &str, field: &str) -> Vec<Value> {
         .collect()
 }
 
-/// `(target, status)` of each target of the run's coverage report.
-fn coverage_rows(state: &Value) -> Vec<(String, String)> {
-    state["coverage"]["targets"]
-        .as_array()
-        .unwrap()
+/// `<target> <status>` for each target of the run's coverage report.
+fn coverage_rows(state: &Value) -> Vec<String> {
+    let targets = state["coverage"]["targets"].as_array().unwrap();
+    targets
         .iter()
         .map(|t| {
-            (
-                t["target"].as_str().unwrap().to_string(),
-                t["status"].as_str().unwrap().to_string(),
+            format!(
+                "{} {}",
+                t["target"].as_str().unwrap(),
+                t["status"].as_str().unwrap()
             )
         })
         .collect()

@@ -4,8 +4,8 @@ use super::*;
 
 #[test]
 fn resume_refusals() {
-    let failing = agent("failing", &["edit", "docs/a.md", "a", "exit", "1"]);
-    let lazy = agent("lazy", &["say", "nothing"]);
+    let failing = Actor::agent("failing").edit("docs/a.md", "a").exit("1");
+    let lazy = Actor::agent("lazy").say("nothing");
     let repo = standard_repo(&[failing, lazy]);
     let base = base(&repo);
 
@@ -159,18 +159,11 @@ fn the_hint_for_a_switched_worktree_repairs_it() {
 /// `--recreate-worktree` brings back the uncommitted work of the last attempt from its snapshot.
 #[test]
 fn recreate_worktree_restores_uncommitted_work_from_the_snapshot() {
-    let half = agent(
-        "half",
-        &["edit", "docs/a.md", "rule: grade A", "exit", "75"],
-    );
-    let half = half.replace(
-        "    command",
-        "    rate_limit: { exit_codes: [75] }\n    command",
-    );
-    let repo = repo_with(&config(
-        &[half, worker(), writer()],
-        &pipeline_with("half", ""),
-    ));
+    let half = Actor::agent("half")
+        .edit("docs/a.md", "rule: grade A")
+        .exit("75")
+        .set("rate_limit: { exit_codes: [75] }");
+    let repo = repo_running(&[half, worker()], "");
     let run = repo.baton(["run", "plans/fix.md"]);
     assert_eq!(run.code, 1, "{run}");
     let id = run_id(&run);
@@ -195,13 +188,8 @@ fn recreate_worktree_restores_uncommitted_work_from_the_snapshot() {
 
     let diff_before = repo.baton(["diff", &id, "--name-only"]);
     assert!(diff_before.stdout.contains("docs/a.md"), "{diff_before}");
-    let resumed = repo.baton([
-        "resume",
-        &id,
-        "--recreate-worktree",
-        "--actor",
-        "executor=worker",
-    ]);
+    let resumed =
+        repo.baton(format!("resume {id} --recreate-worktree --actor executor=worker").split(' '));
     assert_eq!(resumed.code, 0, "{resumed}");
     // The first attempt's edit came back from the snapshot, and the worker appended to it.
     let a = text(&worktree.join("docs/a.md"));

@@ -39,25 +39,8 @@ fn stop_after_pauses_then_resume_reaches_review() {
 fn pause_from_another_process_stops_at_the_stage_boundary() {
     let scratch_dir = scratch();
     let pid_file = outside(&scratch_dir, "agent.pid");
-    let slow = agent(
-        "slow",
-        &[
-            "pid",
-            pid_file.to_str().unwrap(),
-            "sleep",
-            "1",
-            "edit",
-            "docs/a.md",
-            "a",
-            "edit",
-            "docs/b.md",
-            "b",
-            "edit",
-            "docs/c.md",
-            "c",
-        ],
-    );
-    let repo = repo_with(&config(&[slow, writer()], &pipeline_with("slow", "")));
+    let slow = Actor::agent("slow").pid(&pid_file).sleep("1").edit_all();
+    let repo = repo_running(&[slow], "");
     let child = spawn(&repo, &["run", "plans/fix.md"]);
     wait_for_line(&pid_file);
     let id = wait_for_run(&repo);
@@ -89,23 +72,13 @@ fn pause_from_another_process_stops_at_the_stage_boundary() {
 fn stop_from_another_process_interrupts_the_attempt() {
     let scratch_dir = scratch();
     let pid_file = outside(&scratch_dir, "agent.pid");
-    let slow = agent(
-        "slow",
-        &[
-            "edit",
-            "docs/a.md",
-            "half done",
-            "say",
-            "before the stop",
-            "pid",
-            pid_file.to_str().unwrap(),
-            "sleep",
-            "2",
-            "say",
-            "after the sleep",
-        ],
-    );
-    let repo = repo_with(&config(&[slow, writer()], &pipeline_with("slow", "")));
+    let slow = Actor::agent("slow")
+        .edit("docs/a.md", "half done")
+        .say("before the stop")
+        .pid(&pid_file)
+        .sleep("2")
+        .say("after the sleep");
+    let repo = repo_running(&[slow], "");
     let child = spawn(&repo, &["run", "plans/fix.md"]);
     let agent_pid = wait_for_line(&pid_file);
     let id = wait_for_run(&repo);
@@ -151,21 +124,8 @@ fn stop_from_another_process_interrupts_the_attempt() {
 fn a_pause_request_does_not_outlive_the_driver_it_was_sent_to() {
     let out = scratch();
     let pid_file = outside(&out, "agent.pid");
-    let flaky = agent(
-        "flaky",
-        &[
-            "pid",
-            pid_file.to_str().unwrap(),
-            "sleep",
-            "0.5",
-            "exit",
-            "1",
-        ],
-    );
-    let repo = repo_with(&config(
-        &[flaky, worker(), writer()],
-        &pipeline_with("flaky", ""),
-    ));
+    let flaky = Actor::agent("flaky").pid(&pid_file).sleep("0.5").exit("1");
+    let repo = repo_running(&[flaky, worker()], "");
     let child = spawn(&repo, &["run", "plans/fix.md"]);
     wait_for_line(&pid_file);
     let id = wait_for_run(&repo);

@@ -2,75 +2,53 @@
 
 use super::*;
 
-/// Writes `plans/bad.md` and verifies it.
-fn check_plan(repo: &TestRepo, bytes: &[u8]) -> Run {
-    std::fs::write(repo.path("plans/bad.md"), bytes).unwrap();
-    verify(repo, &["plans/bad.md", "--base", "main"])
-}
-
 #[test]
 fn bad_plans_are_located() {
-    let repo = repo_on_feature(&[("plans/.keep", ""), ("docs/a.md", "a\n")]);
-
-    let run = check_plan(&repo, b"---\ntitle: Typo\ntaregts:\n  - docs/a.md\n---\n");
-    assert_snapshot!(run.to_string(), @r"
+    let repo = TestRepo::with()
+        .files(&[("plans/.keep", ""), ("docs/a.md", "a\n")])
+        .on_feature();
+    let plans: [&[u8]; 8] = [
+        b"---\ntitle: Typo\ntaregts:\n  - docs/a.md\n---\n",
+        b"---\ntargets:\n  - docs/a.md\n  - /docs/b.md\n---\n",
+        b"---\ntargets:\n  - docs/../../outside.md\n---\n",
+        b"---\ntargets:\n  - .git/hooks/pre-commit\n---\n",
+        b"---\ntargets:\n  - docs/a.md\n  - docs/b.md\n  - ./docs/a.md\n---\n",
+        b"---\ntargets:\n  - docs/[a.md\n---\n",
+        b"# A plan without frontmatter\n\ntargets: docs/a.md\n",
+        // Located like every other plan error: at the first byte that is not UTF-8.
+        b"---\ntargets:\n  - docs/caf\xe9.md\n---\n",
+    ];
+    let mut runs = String::new();
+    for bytes in plans {
+        std::fs::write(repo.path("plans/bad.md"), bytes).unwrap();
+        runs.push_str(&verify(&repo, "plans/bad.md --base main").to_string());
+    }
+    runs.push_str(&verify(&repo, "plans/missing.md --base main").to_string());
+    assert_snapshot!(runs, @r"
         exit: 2
         --- stderr
         error: plans/bad.md:3:1: unknown key `taregts` in plan frontmatter
         hint: did you mean `targets`?
-        ");
-
-    let run = check_plan(
-        &repo,
-        b"---\ntargets:\n  - docs/a.md\n  - /docs/b.md\n---\n",
-    );
-    assert_snapshot!(run.to_string(), @r"
         exit: 2
         --- stderr
         error: plans/bad.md:4:5: target `/docs/b.md` is an absolute path
         hint: targets are relative to the repository root: `docs/b.md`
-        ");
-
-    let run = check_plan(&repo, b"---\ntargets:\n  - docs/../../outside.md\n---\n");
-    assert_snapshot!(run.to_string(), @r"
         exit: 2
         --- stderr
         error: plans/bad.md:3:5: target `docs/../../outside.md` contains a `..` component
         hint: targets name paths inside the repository, relative to its root
-        ");
-
-    let run = check_plan(&repo, b"---\ntargets:\n  - .git/hooks/pre-commit\n---\n");
-    assert_snapshot!(run.to_string(), @r"
         exit: 2
         --- stderr
         error: plans/bad.md:3:5: target `.git/hooks/pre-commit` points into the `.git` directory
         hint: git's own files are never part of a change; remove this target
-        ");
-
-    let run = check_plan(
-        &repo,
-        b"---\ntargets:\n  - docs/a.md\n  - docs/b.md\n  - ./docs/a.md\n---\n",
-    );
-    assert_snapshot!(run.to_string(), @r"
         exit: 2
         --- stderr
         error: plans/bad.md:5:5: duplicate target `./docs/a.md`: line 3 already lists it as `docs/a.md`
         hint: list each path once
-        ");
-
-    let run = check_plan(&repo, b"---\ntargets:\n  - docs/[a.md\n---\n");
-    assert_snapshot!(run.to_string(), @r"
         exit: 2
         --- stderr
         error: plans/bad.md:3:5: invalid glob `docs/[a.md`: unclosed character class; missing ']'
         hint: to match `[`, `{`, `*` or `?` literally, wrap it in brackets, e.g. `[[]`
-        ");
-
-    let run = check_plan(
-        &repo,
-        b"# A plan without frontmatter\n\ntargets: docs/a.md\n",
-    );
-    assert_snapshot!(run.to_string(), @r"
         exit: 2
         --- stderr
         error: plans/bad.md:1:1: plan must start with a `---` frontmatter line, found `# A plan without frontmatter`
@@ -79,18 +57,9 @@ fn bad_plans_are_located() {
         hint: targets:
         hint:   - docs/a.md
         hint: ---
-        ");
-
-    // Located like every other plan error: at the first byte that is not UTF-8.
-    let run = check_plan(&repo, b"---\ntargets:\n  - docs/caf\xe9.md\n---\n");
-    assert_snapshot!(run.to_string(), @r"
         exit: 2
         --- stderr
         error: plans/bad.md:3:13: plan is not valid UTF-8
-        ");
-
-    let run = verify(&repo, &["plans/missing.md", "--base", "main"]);
-    assert_snapshot!(run.to_string(), @r"
         exit: 2
         --- stderr
         error: cannot read plan plans/missing.md: no such file
@@ -99,12 +68,11 @@ fn bad_plans_are_located() {
 
 #[test]
 fn bad_config_is_located() {
-    let repo = repo_on_feature(&[
-        (".baton.yml", "# gate settings\nplan_dir: work/plans\n"),
-        ("plans/p.md", &plan("Docs", &["docs/a.md"])),
-    ]);
-    let run = verify(&repo, &["plans/p.md", "--base", "main"]);
-    assert_snapshot!(run.to_string(), @r#"
+    let repo = TestRepo::with()
+        .config("# gate settings\nplan_dir: work/plans\n")
+        .plan("plans/p.md", "Docs", &["docs/a.md"])
+        .on_feature();
+    assert_snapshot!(verify(&repo, "plans/p.md --base main").to_string(), @r#"
         exit: 2
         --- stderr
         error: .baton.yml:2:1: unknown field `plan_dir`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets

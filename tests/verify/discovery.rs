@@ -7,14 +7,13 @@ use super::*;
 /// checked; a deleted plan and other files are not; no changed plan is not a failure.
 #[test]
 fn plans_are_discovered_under_plans_dir() {
-    let repo = repo_on_feature(&[
-        ("plans/old.md", &plan("Old", &["docs/old.md"])),
-        ("plans/kept.md", &plan("Kept", &["docs/never-touched.md"])),
-        ("docs/old.md", "old\n"),
-    ]);
+    let repo = TestRepo::with()
+        .plan("plans/old.md", "Old", &["docs/old.md"])
+        .plan("plans/kept.md", "Kept", &["docs/never-touched.md"])
+        .named(&["docs/old.md"])
+        .on_feature();
 
-    let run = verify(&repo, &["--base", "main"]);
-    assert_snapshot!(run.to_string(), @r"
+    assert_snapshot!(verify(&repo, "--base main").to_string(), @r"
         exit: 0
         --- stdout
         no plans to verify: none was named, and none under plans/ changed in the worktree against main
@@ -26,8 +25,8 @@ fn plans_are_discovered_under_plans_dir() {
     repo.write("plans/notes.txt", "not a plan\n");
     repo.write("docs/new.md", "new\n");
     repo.write("docs/nested.md", "nested\n");
-    let run = verify(&repo, &["--base", "main"]);
-    assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r"
+    let worktree = gate(&repo, "--base main");
+    assert_snapshot!(worktree, @r"
         exit: 0
         --- stdout
         verifying the worktree against main (merge base <main>)
@@ -43,33 +42,23 @@ fn plans_are_discovered_under_plans_dir() {
 
     // The same, committed, checked as a commit.
     repo.commit_all("new plans");
-    let run = verify(&repo, &["--base", "main", "--head", "feature"]);
-    assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r"
-        exit: 0
-        --- stdout
-        verifying main...feature (merge base <main>)
-
-        plan plans/deep/nested.md (nested): passed: 1 target covered
-          changed    docs/nested.md  docs/nested.md
-
-        plan plans/new.md (new): passed: 1 target covered
-          changed    docs/new.md  docs/new.md
-
-        gate passed
-        ");
+    assert_same(
+        &gate(&repo, "--base main --head feature"),
+        &worktree,
+        &[("the worktree against main", "main...feature")],
+    );
 }
 
 /// `plans_dir` in .baton.yml moves discovery; `plans/` is then an ordinary directory, whose
 /// (broken) plan is never read.
 #[test]
 fn plans_are_discovered_under_a_configured_plans_dir() {
-    let repo = repo_on_feature(&[
-        (".baton.yml", "plans_dir: work/plans/\n"),
-        ("docs/a.md", "a\n"),
-    ]);
+    let repo = TestRepo::with()
+        .config("plans_dir: work/plans/\n")
+        .named(&["docs/a.md"])
+        .on_feature();
 
-    let run = verify(&repo, &["--base", "main"]);
-    assert_snapshot!(run.to_string(), @r"
+    assert_snapshot!(verify(&repo, "--base main").to_string(), @r"
         exit: 0
         --- stdout
         no plans to verify: none was named, and none under work/plans/ changed in the worktree against main
@@ -78,8 +67,7 @@ fn plans_are_discovered_under_a_configured_plans_dir() {
     repo.write("work/plans/a.md", &plan("A", &["docs/a.md"]));
     repo.write("plans/broken.md", "no frontmatter\n");
     repo.write("docs/a.md", "a, edited\n");
-    let run = verify(&repo, &["--base", "main"]);
-    assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r"
+    assert_snapshot!(gate(&repo, "--base main"), @r"
         exit: 0
         --- stdout
         verifying the worktree against main (merge base <main>)
@@ -103,7 +91,8 @@ fn outside_a_repository() {
         ["verify", "--base", "main"],
         &[("GIT_CEILING_DIRECTORIES", repo.tmp().as_os_str())],
     );
-    assert_snapshot!(run.to_string(), @r#"
+    let at_the_ceiling = run.to_string();
+    assert_snapshot!(at_the_ceiling, @r#"
         exit: 2
         --- stderr
         error: not a git repository (or any of the parent directories): $TMP/outside/sub
@@ -124,12 +113,7 @@ fn outside_a_repository() {
         return;
     }
     let run = repo.baton_in(&outside, ["verify", "--base", "main"]);
-    assert_snapshot!(run.to_string(), @r#"
-        exit: 2
-        --- stderr
-        error: not a git repository (or any of the parent directories): $TMP/outside/sub
-        hint: run git-baton inside a git repository or one of its linked worktrees
-        "#);
+    assert_same(&run.to_string(), &at_the_ceiling, &[]);
 }
 
 /// `chown -R` for a test tree, symlinks included.
@@ -147,18 +131,16 @@ fn chown_tree(path: &Path, uid: u32, gid: u32) -> std::io::Result<()> {
 /// until `safe.directory` allows it. CI runs as root, so the ownership part runs there.
 #[test]
 fn dubious_ownership_until_safe_directory() {
-    let repo = repo_on_feature(&[
-        ("plans/p.md", &plan("Docs", &["docs/a.md"])),
-        ("docs/a.md", "a\n"),
-    ]);
+    let repo = TestRepo::with()
+        .plan("plans/p.md", "Docs", &["docs/a.md"])
+        .named(&["docs/a.md"])
+        .on_feature();
     repo.write("docs/a.md", "a2\n");
-    let args = ["verify", "plans/p.md", "--base", "main"];
-    let main = repo.git(["rev-parse", "--short=12", "main"]);
+    let args = "plans/p.md --base main";
 
     match chown_tree(&repo.root, 65534, 65534) {
         Ok(()) => {
-            let run = repo.baton(args);
-            assert_snapshot!(run.to_string(), @r"
+            assert_snapshot!(verify(&repo, args).to_string(), @r"
                 exit: 2
                 --- stderr
                 error: detected dubious ownership in repository at '$TMP/repo'
@@ -167,16 +149,14 @@ fn dubious_ownership_until_safe_directory() {
                 hint: 	git config --global --add safe.directory $TMP/repo
                 ");
             let root = repo.root.display().to_string();
-            repo.git_in(
-                &repo.home,
-                [
-                    "config",
-                    "--global",
-                    "--add",
-                    "safe.directory",
-                    root.as_str(),
-                ],
-            );
+            let add = [
+                "config",
+                "--global",
+                "--add",
+                "safe.directory",
+                root.as_str(),
+            ];
+            repo.git_in(&repo.home, add);
         }
         Err(err) if err.kind() == std::io::ErrorKind::PermissionDenied => {
             eprintln!("not root, so the dubious-ownership part could not run: chown failed: {err}");
@@ -184,8 +164,7 @@ fn dubious_ownership_until_safe_directory() {
         Err(err) => panic!("chown failed: {err}"),
     }
 
-    let run = repo.baton(args).replace(main.trim(), "<main>");
-    assert_snapshot!(run.to_string(), @r"
+    assert_snapshot!(gate(&repo, args), @r"
         exit: 0
         --- stdout
         verifying the worktree against main (merge base <main>)

@@ -5,13 +5,11 @@ use super::*;
 /// Several named plans: each gets the evidence for its own targets.
 #[test]
 fn several_plans_share_one_evidence_file() {
-    let repo = repo_on_feature(&[
-        ("plans/one.md", &plan("One", &["docs/a.md"])),
-        ("plans/two.md", &plan("Two", &["docs/b.md", "docs/c.md"])),
-        ("docs/a.md", "a\n"),
-        ("docs/b.md", "b\n"),
-        ("docs/c.md", "c\n"),
-    ]);
+    let repo = TestRepo::with()
+        .plan("plans/one.md", "One", &["docs/a.md"])
+        .plan("plans/two.md", "Two", &["docs/b.md", "docs/c.md"])
+        .named(&["docs/a.md", "docs/b.md", "docs/c.md"])
+        .on_feature();
     repo.write("docs/a.md", "a2\n");
     repo.write(
         "evidence.json",
@@ -19,18 +17,8 @@ fn several_plans_share_one_evidence_file() {
   {"target": "docs/b.md", "status": "unchanged", "reason": "page b describes the old API, which stays"}
 ]}"#,
     );
-    let run = verify(
-        &repo,
-        &[
-            "plans/one.md",
-            "plans/two.md",
-            "--base",
-            "main",
-            "--evidence",
-            "evidence.json",
-        ],
-    );
-    assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r"
+    let args = "plans/one.md plans/two.md --base main --evidence evidence.json";
+    assert_snapshot!(gate(&repo, args), @r"
         exit: 1
         --- stdout
         verifying the worktree against main (merge base <main>)
@@ -52,19 +40,11 @@ fn several_plans_share_one_evidence_file() {
 /// Every kind of bad evidence fails the gate, each named with its entry.
 #[test]
 fn evidence_problems_fail_the_gate() {
-    let repo = repo_on_feature(&[
-        (
-            "plans/p.md",
-            &plan(
-                "Docs",
-                &["docs/a.md", "docs/b.md", "docs/c.md", "docs/d.md"],
-            ),
-        ),
-        ("docs/a.md", "a\n"),
-        ("docs/b.md", "b\n"),
-        ("docs/c.md", "c\n"),
-        ("docs/d.md", "d\n"),
-    ]);
+    let docs = ["docs/a.md", "docs/b.md", "docs/c.md", "docs/d.md"];
+    let repo = TestRepo::with()
+        .plan("plans/p.md", "Docs", &docs)
+        .named(&docs)
+        .on_feature();
     repo.write("docs/a.md", "a2\n");
     repo.write(
         "evidence.json",
@@ -77,17 +57,7 @@ fn evidence_problems_fail_the_gate() {
   {"target": "docs/a.md", "status": "changed", "paths": ["docs/a.md", "docs/z.md"]}
 ]}"#,
     );
-    let run = verify(
-        &repo,
-        &[
-            "plans/p.md",
-            "--base",
-            "main",
-            "--evidence",
-            "evidence.json",
-        ],
-    );
-    assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r#"
+    assert_snapshot!(gate(&repo, "plans/p.md --base main --evidence evidence.json"), @r#"
         exit: 1
         --- stdout
         verifying the worktree against main (merge base <main>)
@@ -115,26 +85,17 @@ fn evidence_problems_fail_the_gate() {
 /// contradiction is on the record.
 #[test]
 fn contradicting_evidence_is_noted_but_passes() {
-    let repo = repo_on_feature(&[
-        ("plans/p.md", &plan("Docs", &["docs/a.md"])),
-        ("docs/a.md", "a\n"),
-    ]);
+    let repo = TestRepo::with()
+        .plan("plans/p.md", "Docs", &["docs/a.md"])
+        .named(&["docs/a.md"])
+        .on_feature();
     repo.write("docs/a.md", "a2\n");
     repo.write(
         "evidence.json",
         r#"{"target_coverage": [{"target": "docs/a.md", "status": "unchanged", "reason": "the agent believed it needed no edit"}]}"#,
     );
-    let run = verify(
-        &repo,
-        &[
-            "plans/p.md",
-            "--base",
-            "main",
-            "--evidence",
-            "evidence.json",
-        ],
-    );
-    assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r"
+    let args = "plans/p.md --base main --evidence evidence.json";
+    assert_snapshot!(gate(&repo, args), @r"
         exit: 0
         --- stdout
         verifying the worktree against main (merge base <main>)
@@ -145,18 +106,7 @@ fn contradicting_evidence_is_noted_but_passes() {
 
         gate passed
         ");
-    let json = verify(
-        &repo,
-        &[
-            "plans/p.md",
-            "--base",
-            "main",
-            "--evidence",
-            "evidence.json",
-            "--json",
-        ],
-    )
-    .json();
+    let json = verify(&repo, &format!("{args} --json")).json();
     assert_eq!(json["passed"], true);
     assert_eq!(
         json["plans"][0]["coverage"]["contradictions"],
@@ -172,91 +122,55 @@ fn contradicting_evidence_is_noted_but_passes() {
 /// An evidence file that is not shaped like one is bad input (exit 2), located in the file.
 #[test]
 fn evidence_shape_errors_are_located() {
-    let repo = repo_on_feature(&[
-        ("plans/p.md", &plan("Docs", &["docs/a.md"])),
-        ("docs/a.md", "a\n"),
-    ]);
-    let check = |text: &str| {
-        repo.write("evidence.json", text);
-        verify(
-            &repo,
-            &[
-                "plans/p.md",
-                "--base",
-                "main",
-                "--evidence",
-                "evidence.json",
-            ],
-        )
-    };
-
-    let run = check(
+    let repo = TestRepo::with()
+        .plan("plans/p.md", "Docs", &["docs/a.md"])
+        .named(&["docs/a.md"])
+        .on_feature();
+    let files = [
         "{\"target_coverage\": [\n  {\"target\": \"docs/a.md\", \"status\": \"unchanged\",}\n]}\n",
-    );
-    assert_snapshot!(run.to_string(), @r"
+        "{\"target_coverage\": [],\n \"notes\": \"hi\"}\n",
+        "{\"target_coverage\": [\n  {\"target\": \"docs/a.md\", \"status\": \"skipped\", \"reason\": \"the page is fine as it is\"}\n]}\n",
+        // An entry that breaks a rule of its own is located at its closing brace, as serde's
+        // "missing field" is, whether or not another entry follows it on the next line.
+        "{\"target_coverage\": [\n  {\"status\": \"unchanged\", \"reason\": \"a reason for nothing\"}\n]}\n",
+        "{\"target_coverage\": [\n  {\"target\": \"docs/a.md\", \"status\": \"unchanged\"}\n]}\n",
+        "{\"target_coverage\": [\n  {\"target\": \"docs/a.md\", \"status\": \"unchanged\"},\n  {\"target\": \"docs/b.md\", \"status\": \"changed\", \"paths\": [\"docs/b.md\"]}\n]}\n",
+    ];
+    let mut runs = String::new();
+    for text in files {
+        repo.write("evidence.json", text);
+        let run = verify(&repo, "plans/p.md --base main --evidence evidence.json");
+        runs.push_str(&run.to_string());
+    }
+    let run = verify(&repo, "plans/p.md --base main --evidence missing.json");
+    runs.push_str(&run.to_string());
+    assert_snapshot!(runs, @r#"
         exit: 2
         --- stderr
         error: evidence.json:2:49: entry 0: trailing comma
         hint: see docs/plan-format.md#evidence for the evidence format
-        ");
-
-    let run = check("{\"target_coverage\": [],\n \"notes\": \"hi\"}\n");
-    assert_snapshot!(run.to_string(), @r"
         exit: 2
         --- stderr
         error: evidence.json:2:8: unknown field `notes`, expected `target_coverage` or `usage`
         hint: see docs/plan-format.md#evidence for the evidence format
-        ");
-
-    let run = check(
-        "{\"target_coverage\": [\n  {\"target\": \"docs/a.md\", \"status\": \"skipped\", \"reason\": \"the page is fine as it is\"}\n]}\n",
-    );
-    assert_snapshot!(run.to_string(), @r"
         exit: 2
         --- stderr
         error: evidence.json:2:45: entry 0: unknown variant `skipped`, expected `changed` or `unchanged`
         hint: see docs/plan-format.md#evidence for the evidence format
-        ");
-
-    // An entry that breaks a rule of its own is located at its closing brace, as serde's
-    // "missing field" is, whether or not another entry follows it on the next line.
-    let run = check(
-        "{\"target_coverage\": [\n  {\"status\": \"unchanged\", \"reason\": \"a reason for nothing\"}\n]}\n",
-    );
-    assert_snapshot!(run.to_string(), @r"
         exit: 2
         --- stderr
         error: evidence.json:2:59: entry 0: missing field `target`
         hint: see docs/plan-format.md#evidence for the evidence format
-        ");
-
-    let run = check(
-        "{\"target_coverage\": [\n  {\"target\": \"docs/a.md\", \"status\": \"unchanged\"}\n]}\n",
-    );
-    assert_snapshot!(run.to_string(), @r#"
         exit: 2
         --- stderr
         error: evidence.json:2:48: entry 0: target "docs/a.md": status "unchanged" requires "reason": why the target needed no change
         hint: see docs/plan-format.md#evidence for the evidence format
-        "#);
-
-    let run = check(
-        "{\"target_coverage\": [\n  {\"target\": \"docs/a.md\", \"status\": \"unchanged\"},\n  {\"target\": \"docs/b.md\", \"status\": \"changed\", \"paths\": [\"docs/b.md\"]}\n]}\n",
-    );
-    assert_snapshot!(run.to_string(), @r#"
         exit: 2
         --- stderr
         error: evidence.json:2:48: entry 0: target "docs/a.md": status "unchanged" requires "reason": why the target needed no change
         hint: see docs/plan-format.md#evidence for the evidence format
-        "#);
-
-    let run = verify(
-        &repo,
-        &["plans/p.md", "--base", "main", "--evidence", "missing.json"],
-    );
-    assert_snapshot!(run.to_string(), @r"
         exit: 2
         --- stderr
         error: cannot read evidence missing.json: no such file
-        ");
+        "#);
 }

@@ -9,20 +9,15 @@ fn github_format_annotations_and_step_summary() {
     let targets: Vec<String> = (1..=12).map(|i| format!("docs/page-{i:02}.md")).collect();
     let mut targets: Vec<&str> = targets.iter().map(String::as_str).collect();
     targets[1] = "docs/a,b:c.md";
-    let repo = repo_on_feature(&[("plans/x.md", &plan("Many pages", &targets))]);
+    let repo = TestRepo::with()
+        .plan("plans/x.md", "Many pages", &targets)
+        .on_feature();
     let summary = repo.tmp().join("summary.md");
     std::fs::write(&summary, "# Earlier step\n\n").unwrap();
 
     let run = repo.baton_env(
         &repo.root,
-        [
-            "verify",
-            "plans/x.md",
-            "--base",
-            "main",
-            "--format",
-            "github",
-        ],
+        "verify plans/x.md --base main --format github".split(' '),
         &[("GITHUB_STEP_SUMMARY", summary.as_os_str())],
     );
     assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r"
@@ -94,22 +89,15 @@ fn github_format_annotations_and_step_summary() {
 /// A $GITHUB_STEP_SUMMARY that cannot be appended to is an error of the environment (exit 2).
 #[test]
 fn github_format_with_an_unwritable_step_summary() {
-    let repo = repo_on_feature(&[
-        ("plans/x.md", &plan("One", &["docs/a.md"])),
-        ("docs/a.md", "a\n"),
-    ]);
+    let repo = TestRepo::with()
+        .plan("plans/x.md", "One", &["docs/a.md"])
+        .named(&["docs/a.md"])
+        .on_feature();
     repo.write("docs/a.md", "a2\n");
     let dir = repo.tmp().join("no/such/dir/summary.md");
     let run = repo.baton_env(
         &repo.root,
-        [
-            "verify",
-            "plans/x.md",
-            "--base",
-            "main",
-            "--format",
-            "github",
-        ],
+        "verify plans/x.md --base main --format github".split(' '),
         &[("GITHUB_STEP_SUMMARY", dir.as_os_str())],
     );
     assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r#"
@@ -129,30 +117,19 @@ fn github_format_with_an_unwritable_step_summary() {
 /// One plan with a changed, an unchanged and an uncovered target, in Markdown and JSON.
 #[test]
 fn markdown_and_json_formats() {
-    let repo = repo_on_feature(&[
-        (
-            "plans/p.md",
-            &plan("Docs | pipes", &["docs/a.md", "docs/b.md", "docs/c.md"]),
-        ),
-        ("docs/a.md", "a\n"),
-        ("docs/b.md", "b\n"),
-        ("docs/c.md", "c\n"),
-    ]);
+    let docs = ["docs/a.md", "docs/b.md", "docs/c.md"];
+    let repo = TestRepo::with()
+        .plan("plans/p.md", "Docs | pipes", &docs)
+        .named(&docs)
+        .on_feature();
     repo.write("docs/a.md", "a2\n");
     repo.write(
         "evidence.json",
         r#"{"target_coverage": [{"target": "docs/b.md", "status": "unchanged", "reason": "page b | the table cell must escape this pipe"}]}"#,
     );
-    let args = [
-        "plans/p.md",
-        "--base",
-        "main",
-        "--evidence",
-        "evidence.json",
-    ];
+    let args = "plans/p.md --base main --evidence evidence.json";
 
-    let run = verify(&repo, &[&args[..], &["--format", "markdown"]].concat());
-    assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r"
+    assert_snapshot!(gate(&repo, &format!("{args} --format markdown")), @r"
         exit: 1
         --- stdout
         ## git-baton coverage: failed
@@ -168,7 +145,7 @@ fn markdown_and_json_formats() {
         | `docs/c.md` | uncovered | **no change and no reason** |
         ");
 
-    let run = verify(&repo, &[&args[..], &["--json"]].concat());
+    let run = verify(&repo, &format!("{args} --json"));
     let json = run.json();
     assert_eq!(json["passed"], false);
     assert_eq!(json["base"], "main");
@@ -259,10 +236,7 @@ fn markdown_and_json_formats() {
         "#);
 
     // --json is --format json, and the two do not combine.
-    let run = verify(
-        &repo,
-        &[&args[..], &["--json", "--format", "text"]].concat(),
-    );
+    let run = verify(&repo, &format!("{args} --json --format text"));
     assert_snapshot!(run.to_string(), @r"
         exit: 2
         --- stderr

@@ -2,14 +2,16 @@
 //! directories, the real binary, and one snapshot of exit code, stdout and stderr per run.
 //!
 //! Commit ids are deterministic (the harness pins names and dates) but change whenever a test's
-//! history does, so snapshots show them by name (`<fork>`, `<trailer>`) via [`named`].
+//! history does, so snapshots show them by name (`<fork>`, `<trailer>`) via [`named`]. A run
+//! whose output differs from an earlier snapshot only in a known part is checked against that
+//! snapshot with [`assert_same`] instead of repeating it.
 
 use std::path::Path;
 
 use insta::assert_snapshot;
 use serde_json::json;
 
-use crate::support::{Run, TestRepo};
+use crate::support::{Run, TestRepo, plan_text as plan};
 
 mod bad_input;
 mod discovery;
@@ -18,27 +20,6 @@ mod formats;
 mod range;
 mod rule;
 mod worktree;
-
-/// Plan text with a title on line 2 and one target per line from line 4 on.
-fn plan(title: &str, targets: &[&str]) -> String {
-    let mut text = format!("---\ntitle: {title}\ntargets:\n");
-    for target in targets {
-        text.push_str(&format!("  - \"{target}\"\n"));
-    }
-    text.push_str("---\n# The work\n\nDo it.\n");
-    text
-}
-
-/// A repository with `files` committed on `main`, and a new branch `feature` checked out.
-fn repo_on_feature(files: &[(&str, &str)]) -> TestRepo {
-    let repo = TestRepo::new();
-    for (path, content) in files {
-        repo.write(path, content);
-    }
-    repo.commit_all("base");
-    repo.git(["checkout", "-q", "-b", "feature"]);
-    repo
-}
 
 /// The run with the commit ids of `revs` (full, 12- and 7-character forms) replaced by names.
 fn named(run: Run, repo: &TestRepo, revs: &[(&str, &str)]) -> Run {
@@ -53,6 +34,23 @@ fn named(run: Run, repo: &TestRepo, revs: &[(&str, &str)]) -> Run {
     run
 }
 
-fn verify(repo: &TestRepo, args: &[&str]) -> Run {
-    repo.baton(["verify"].iter().chain(args))
+/// `git baton verify ARGS`, with the arguments written as a command line (none has a space).
+fn verify(repo: &TestRepo, args: &str) -> Run {
+    repo.baton(["verify"].into_iter().chain(args.split_whitespace()))
+}
+
+/// [`verify`] shown for a snapshot, with the commit `main` names shown as `<main>`.
+fn gate(repo: &TestRepo, args: &str) -> String {
+    named(verify(repo, args), repo, &[("main", "<main>")]).to_string()
+}
+
+/// Asserts that `actual` is `earlier` (an output already checked against a snapshot) with each
+/// `(from, to)` replaced: the same verdict reached another way, without a second copy of it.
+#[track_caller]
+fn assert_same(actual: &str, earlier: &str, edits: &[(&str, &str)]) {
+    let expected = edits.iter().fold(earlier.to_owned(), |text, (from, to)| {
+        assert!(text.contains(from), "{from:?} is not in:\n{text}");
+        text.replace(from, to)
+    });
+    assert_eq!(actual, expected);
 }

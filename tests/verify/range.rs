@@ -7,11 +7,10 @@ use super::*;
 /// mode; with --head, uncommitted changes in the worktree are not either.
 #[test]
 fn head_mode_diffs_against_the_merge_base() {
-    let repo = repo_on_feature(&[
-        ("plans/p.md", &plan("Two docs", &["docs/a.md", "docs/b.md"])),
-        ("docs/a.md", "a\n"),
-        ("docs/b.md", "b\n"),
-    ]);
+    let repo = TestRepo::with()
+        .plan("plans/p.md", "Two docs", &["docs/a.md", "docs/b.md"])
+        .named(&["docs/a.md", "docs/b.md"])
+        .on_feature();
     repo.write("docs/a.md", "a on the branch\n");
     repo.commit_all("feature: a");
     repo.git(["checkout", "-q", "main"]);
@@ -25,8 +24,9 @@ fn head_mode_diffs_against_the_merge_base() {
     ];
 
     // The worktree of the branch, against main: b was changed by main, not by this branch.
-    let run = verify(&repo, &["plans/p.md", "--base", "main"]);
-    assert_snapshot!(named(run, &repo, &names).to_string(), @r"
+    let run = verify(&repo, "plans/p.md --base main");
+    let worktree = named(run, &repo, &names).to_string();
+    assert_snapshot!(worktree, @r"
         exit: 1
         --- stdout
         verifying the worktree against main (merge base <fork>)
@@ -43,37 +43,14 @@ fn head_mode_diffs_against_the_merge_base() {
 
     // The commit, from a worktree that has changed b without committing it.
     repo.write("docs/b.md", "uncommitted\n");
-    let run = verify(
-        &repo,
-        &["plans/p.md", "--base", "main", "--head", "feature"],
+    let run = verify(&repo, "plans/p.md --base main --head feature");
+    assert_same(
+        &named(run, &repo, &names).to_string(),
+        &worktree,
+        &[("the worktree against main", "main...feature")],
     );
-    assert_snapshot!(named(run, &repo, &names).to_string(), @r"
-        exit: 1
-        --- stdout
-        verifying main...feature (merge base <fork>)
 
-        plan plans/p.md (p): failed: 1 of 2 targets uncovered
-          changed    docs/a.md  docs/a.md
-          uncovered  docs/b.md  no change and no reason (plans/p.md:5)
-
-        gate failed: 1 of 1 plan(s) not covered
-        hint: change each uncovered target, or record why it needed no change:
-        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
-        hint:   an `unchanged` entry with a reason in an --evidence file
-        ");
-
-    let run = verify(
-        &repo,
-        &[
-            "plans/p.md",
-            "--base",
-            "main",
-            "--head",
-            "feature",
-            "--json",
-        ],
-    );
-    let json = run.json();
+    let json = verify(&repo, "plans/p.md --base main --head feature --json").json();
     let fork = repo.git(["merge-base", "main", "feature"]);
     let feature = repo.git(["rev-parse", "feature"]);
     assert_eq!(json["merge_base"], fork.trim());
@@ -87,28 +64,24 @@ fn head_mode_diffs_against_the_merge_base() {
 
 #[test]
 fn bad_revisions_and_usage() {
-    let repo = repo_on_feature(&[("plans/p.md", &plan("Docs", &["docs/a.md"]))]);
+    let repo = TestRepo::with()
+        .plan("plans/p.md", "Docs", &["docs/a.md"])
+        .on_feature();
 
-    let run = verify(&repo, &["plans/p.md", "--base", "origin/main"]);
-    assert_snapshot!(run.to_string(), @r"
+    let unknown_base = verify(&repo, "plans/p.md --base origin/main").to_string();
+    assert_snapshot!(unknown_base, @r"
         exit: 2
         --- stderr
         error: unknown revision `origin/main`
         hint: name a branch, tag or commit that exists here; in CI, fetch it first
         ");
-
-    let run = verify(
-        &repo,
-        &["plans/p.md", "--base", "main", "--head", "no-such-branch"],
+    assert_same(
+        &verify(&repo, "plans/p.md --base main --head no-such-branch").to_string(),
+        &unknown_base,
+        &[("`origin/main`", "`no-such-branch`")],
     );
-    assert_snapshot!(run.to_string(), @r"
-        exit: 2
-        --- stderr
-        error: unknown revision `no-such-branch`
-        hint: name a branch, tag or commit that exists here; in CI, fetch it first
-        ");
 
-    let run = verify(&repo, &["plans/p.md"]);
+    let run = verify(&repo, "plans/p.md");
     assert_snapshot!(run.to_string(), @r#"
         exit: 1
         --- stdout
@@ -128,12 +101,10 @@ fn bad_revisions_and_usage() {
 /// a hint to fetch more history, never a guessed base. Once the history is there, it works.
 #[test]
 fn shallow_clone_never_guesses_a_base() {
-    let repo = TestRepo::new();
-    repo.write("plans/p.md", &plan("Docs", &["docs/a.md", "docs/b.md"]));
-    repo.write("docs/a.md", "a\n");
-    repo.write("docs/b.md", "b\n");
-    repo.commit_all("base");
-    repo.git(["checkout", "-q", "-b", "feature"]);
+    let repo = TestRepo::with()
+        .plan("plans/p.md", "Docs", &["docs/a.md", "docs/b.md"])
+        .named(&["docs/a.md", "docs/b.md"])
+        .on_feature();
     for i in 1..=2 {
         repo.write("docs/a.md", &format!("a{i}\n"));
         repo.commit_all(&format!("feature {i}"));
@@ -177,8 +148,8 @@ fn shallow_clone_never_guesses_a_base() {
         "--head",
         "origin/feature",
     ];
-    let run = repo.baton_in(&clone, args);
-    assert_snapshot!(run.to_string(), @r"
+    let shallow = repo.baton_in(&clone, args).to_string();
+    assert_snapshot!(shallow, @r"
         exit: 2
         --- stderr
         error: `origin/main` and `origin/feature` have no common history visible in this repository
@@ -187,12 +158,14 @@ fn shallow_clone_never_guesses_a_base() {
 
     // The worktree mode needs the same merge base.
     let run = repo.baton_in(&clone, ["verify", "plans/p.md", "--base", "origin/feature"]);
-    assert_snapshot!(run.to_string(), @r"
-        exit: 2
-        --- stderr
-        error: `origin/feature` and `HEAD` have no common history visible in this repository
-        hint: this is a shallow clone: fetch more history (`git fetch --unshallow`, or `fetch-depth: 0` with actions/checkout) so the merge base is reachable
-        ");
+    assert_same(
+        &run.to_string(),
+        &shallow,
+        &[(
+            "`origin/main` and `origin/feature`",
+            "`origin/feature` and `HEAD`",
+        )],
+    );
 
     repo.git_in(
         &clone,

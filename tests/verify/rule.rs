@@ -9,23 +9,19 @@ use super::*;
 /// then lets it pass.
 #[test]
 fn incident_uncovered_targets_then_reasons() {
-    let repo = repo_on_feature(&[
-        (
-            "plans/docs-refresh.md",
-            &plan(
-                "Refresh the docs",
-                &["docs/install.md", "docs/usage.md", "docs/faq.md"],
-            ),
-        ),
-        ("docs/install.md", "Install it.\n"),
-        ("docs/usage.md", "Use it.\n"),
-        ("docs/faq.md", "Ask.\n"),
-    ]);
+    let docs = ["docs/install.md", "docs/usage.md", "docs/faq.md"];
+    let repo = TestRepo::with()
+        .plan("plans/docs-refresh.md", "Refresh the docs", &docs)
+        .files(&[
+            (docs[0], "Install it.\n"),
+            (docs[1], "Use it.\n"),
+            (docs[2], "Ask.\n"),
+        ])
+        .on_feature();
     repo.write("docs/install.md", "Install it with cargo.\n");
     repo.commit_all("Update the install docs");
 
-    let run = verify(&repo, &["plans/docs-refresh.md", "--base", "main"]);
-    assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r"
+    assert_snapshot!(gate(&repo, "plans/docs-refresh.md --base main"), @r"
         exit: 1
         --- stdout
         verifying the worktree against main (merge base <main>)
@@ -60,13 +56,7 @@ fn incident_uncovered_targets_then_reasons() {
     ]);
     let run = verify(
         &repo,
-        &[
-            "plans/docs-refresh.md",
-            "--base",
-            "main",
-            "--evidence",
-            "evidence.json",
-        ],
+        "plans/docs-refresh.md --base main --evidence evidence.json",
     );
     assert_snapshot!(named(run, &repo, &[("main", "<main>"), ("HEAD", "<trailer>")]).to_string(), @r"
         exit: 0
@@ -84,30 +74,27 @@ fn incident_uncovered_targets_then_reasons() {
 
 #[test]
 fn directory_and_glob_targets() {
-    let repo = repo_on_feature(&[
-        (
-            "plans/p.md",
-            &plan(
-                "Parser",
-                &[
-                    "src/parser/",
-                    "src/lexer/",
-                    "tests/**/*_golden.txt",
-                    "docs/*.md",
-                    "pages/[id].tsx",
-                ],
-            ),
-        ),
-        ("src/parser/mod.rs", "mod deep;\n"),
-        ("src/parser/deep/mod.rs", "\n"),
-        ("src/lexer/mod.rs", "\n"),
-        ("src/lexer-old.rs", "\n"),
-        ("tests/x/y_golden.txt", "y\n"),
-        ("tests/golden.txt", "g\n"),
-        ("docs/guide.md", "guide\n"),
-        ("docs/deep/page.md", "page\n"),
-        ("pages/[id].tsx", "page\n"),
-    ]);
+    let targets = [
+        "src/parser/",
+        "src/lexer/",
+        "tests/**/*_golden.txt",
+        "docs/*.md",
+        "pages/[id].tsx",
+    ];
+    let repo = TestRepo::with()
+        .plan("plans/p.md", "Parser", &targets)
+        .files(&[
+            ("src/parser/mod.rs", "mod deep;\n"),
+            ("src/parser/deep/mod.rs", "\n"),
+        ])
+        .files(&[("src/lexer/mod.rs", "\n"), ("src/lexer-old.rs", "\n")])
+        .files(&[("tests/x/y_golden.txt", "y\n"), ("tests/golden.txt", "g\n")])
+        .files(&[
+            ("docs/guide.md", "guide\n"),
+            ("docs/deep/page.md", "page\n"),
+        ])
+        .file("pages/[id].tsx", "page\n")
+        .on_feature();
     repo.write("src/parser/deep/mod.rs", "// deeper\n");
     repo.write("src/lexer-old.rs", "// not under src/lexer/\n");
     repo.write("tests/x/y_golden.txt", "y2\n");
@@ -118,8 +105,7 @@ fn directory_and_glob_targets() {
         "pages/[id].tsx",
         "a literal file name that reads as a glob\n",
     );
-    let run = verify(&repo, &["plans/p.md", "--base", "main"]);
-    assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r"
+    assert_snapshot!(gate(&repo, "plans/p.md --base main"), @r"
         exit: 1
         --- stdout
         verifying the worktree against main (merge base <main>)
@@ -142,24 +128,19 @@ fn directory_and_glob_targets() {
 /// detection must not hide the old one), in the worktree and between commits.
 #[test]
 fn deleted_and_renamed_paths_count_as_changed() {
-    let repo = repo_on_feature(&[
-        (
-            "plans/p.md",
-            &plan(
-                "Move docs",
-                &["docs/removed.md", "docs/old-name.md", "docs/new-name.md"],
-            ),
-        ),
-        ("docs/removed.md", "going away\n"),
-        (
+    let targets = ["docs/removed.md", "docs/old-name.md", "docs/new-name.md"];
+    let repo = TestRepo::with()
+        .plan("plans/p.md", "Move docs", &targets)
+        .file("docs/removed.md", "going away\n")
+        .file(
             "docs/old-name.md",
             "a page long enough for rename detection\nwith a second line\n",
-        ),
-    ]);
+        )
+        .on_feature();
     repo.git(["rm", "-q", "docs/removed.md"]);
     repo.git(["mv", "docs/old-name.md", "docs/new-name.md"]);
-    let run = verify(&repo, &["plans/p.md", "--base", "main"]);
-    assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r"
+    let worktree = gate(&repo, "plans/p.md --base main");
+    assert_snapshot!(worktree, @r"
         exit: 0
         --- stdout
         verifying the worktree against main (merge base <main>)
@@ -178,28 +159,22 @@ fn deleted_and_renamed_paths_count_as_changed() {
         status.contains("R100\tdocs/old-name.md\tdocs/new-name.md"),
         "{status}"
     );
-    let run = verify(&repo, &["plans/p.md", "--base", "main", "--head", "HEAD"]);
-    assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r"
-        exit: 0
-        --- stdout
-        verifying main...HEAD (merge base <main>)
-
-        plan plans/p.md (p): passed: all 3 targets covered
-          changed    docs/removed.md   docs/removed.md
-          changed    docs/old-name.md  docs/old-name.md
-          changed    docs/new-name.md  docs/new-name.md
-
-        gate passed
-        ");
+    assert_same(
+        &gate(&repo, "plans/p.md --base main --head HEAD"),
+        &worktree,
+        &[("the worktree against main", "main...HEAD")],
+    );
 }
 
 #[test]
 fn plan_without_targets_is_unverified() {
-    let repo = repo_on_feature(&[("plans/notes.md", "---\ntitle: Just notes\n---\n# Notes\n")]);
+    let repo = TestRepo::with()
+        .file("plans/notes.md", "---\ntitle: Just notes\n---\n# Notes\n")
+        .on_feature();
     repo.write("docs/a.md", "anything\n");
 
-    let run = verify(&repo, &["plans/notes.md", "--base", "main"]);
-    assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r"
+    let unverified = gate(&repo, "plans/notes.md --base main");
+    assert_snapshot!(unverified, @r"
         exit: 0
         --- stdout
         verifying the worktree against main (merge base <main>)
@@ -209,18 +184,13 @@ fn plan_without_targets_is_unverified() {
         gate passed
         ");
 
-    let run = verify(&repo, &["plans/notes.md", "--base", "main", "--json"]);
-    let json = run.json();
+    let json = verify(&repo, "plans/notes.md --base main --json").json();
     assert_eq!(json["passed"], true);
     assert_eq!(json["plans"][0]["coverage"]["verified"], false);
     assert_eq!(json["plans"][0]["coverage"]["passed"], true);
     assert_eq!(json["plans"][0]["coverage"]["targets"], json!([]));
 
-    let run = verify(
-        &repo,
-        &["plans/notes.md", "--base", "main", "--require-targets"],
-    );
-    assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r"
+    assert_snapshot!(gate(&repo, "plans/notes.md --base main --require-targets"), @r"
         exit: 1
         --- stdout
         verifying the worktree against main (merge base <main>)
@@ -230,18 +200,10 @@ fn plan_without_targets_is_unverified() {
         gate failed: 1 of 1 plan(s) not covered
         ");
 
-    let run = verify(
-        &repo,
-        &["plans/notes.md", "--base", "main", "--format", "github"],
+    let warning = "::warning file=plans/notes.md,line=1::the plan declares no targets, so the coverage gate verified nothing";
+    assert_same(
+        &gate(&repo, "plans/notes.md --base main --format github"),
+        &unverified,
+        &[("--- stdout\n", &format!("--- stdout\n{warning}\n"))],
     );
-    assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r"
-        exit: 0
-        --- stdout
-        ::warning file=plans/notes.md,line=1::the plan declares no targets, so the coverage gate verified nothing
-        verifying the worktree against main (merge base <main>)
-
-        plan plans/notes.md (notes): unverified: the plan declares no targets, so nothing was checked
-
-        gate passed
-        ");
 }
