@@ -37,7 +37,7 @@ pub fn run(cwd: &Path, args: DiffArgs, out: &mut dyn Write) -> Result<Exit, CliE
     let state = ctx.store.load(&id).map_err(super::store_error)?;
     // Attempts in the order they ran: stages run one after another.
     let order: Vec<(&str, &crate::state::Attempt)> = state
-        .stages
+        .stages()
         .iter()
         .flat_map(|s| s.attempts.iter().map(move |a| (s.name.as_str(), a)))
         .collect();
@@ -47,7 +47,7 @@ pub fn run(cwd: &Path, args: DiffArgs, out: &mut dyn Write) -> Result<Exit, CliE
         .iter()
         .position(|(s, a)| *s == stage.name && a.n == n)
         .expect("the picked attempt is one of the run's attempts");
-    let Some(snapshot) = &attempt.snapshot else {
+    let Some(snapshot) = attempt.snapshot else {
         return Err(CliError::input(format!(
             "attempt {n} of stage `{}` has no snapshot (it is still running, or its snapshot failed)",
             stage.name
@@ -56,20 +56,16 @@ pub fn run(cwd: &Path, args: DiffArgs, out: &mut dyn Write) -> Result<Exit, CliE
     let previous = order[..position]
         .iter()
         .rev()
-        .find_map(|(s, a)| a.snapshot.as_ref().map(|id| (*s, a, id)));
-    let parse = |hex: &str| {
-        gix::ObjectId::from_hex(hex.as_bytes())
-            .map_err(|_| CliError::input(format!("run {id}: `{hex}` is not a commit id")))
-    };
-    let new = parse(snapshot)?;
+        .find_map(|(s, a)| a.snapshot.map(|id| (*s, a, id)));
+    let new = crate::run::gix_id(snapshot);
     let (old, old_label) = match previous {
-        Some((s, a, hex)) => (
-            parse(hex)?,
+        Some((s, a, old)) => (
+            crate::run::gix_id(old),
             format!("attempt {} of {s} (actor {})", a.n, a.actor),
         ),
         None => (
-            parse(&state.base)?,
-            format!("the base {}", &state.base[..12.min(state.base.len())]),
+            crate::run::gix_id(state.base),
+            format!("the base {}", state.base.short()),
         ),
     };
     let outcome = attempt

@@ -28,7 +28,7 @@ pub fn run(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<Exit, Cl
         .lock(&id, "git baton finish")
         .map_err(super::store_error)?;
     let mut state = ctx.store.load(&id).map_err(super::store_error)?;
-    let done = crate::run::lifecycle::finish(&ctx.repo, lock.dir(), &mut state)?;
+    let done = crate::run::lifecycle::finish(&ctx.repo, lock.dir(), &mut state, ctx.store.now())?;
     match &done.commit {
         Some(commit) => {
             let _ = writeln!(

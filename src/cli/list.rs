@@ -43,14 +43,11 @@ pub fn run(cwd: &Path, args: ListArgs, out: &mut dyn Write) -> Result<Exit, CliE
         .iter()
         .map(|s| {
             [
-                s.run_id.clone(),
+                s.run_id.to_string(),
                 super::status_word(&ctx.store, s),
-                s.current_stage.clone().unwrap_or_else(|| "-".into()),
+                s.current_stage().unwrap_or("-").to_string(),
                 s.plan.path.clone(),
-                s.created_at
-                    .get(..16)
-                    .unwrap_or(&s.created_at)
-                    .replace('T', " "),
+                s.created_at.strftime("%Y-%m-%d %H:%M").to_string(),
             ]
         })
         .collect();

@@ -26,7 +26,7 @@ use clap::{Parser, Subcommand};
 use crate::error::{CliError, Exit};
 use crate::git::Repo;
 use crate::state::store::{Store, StoreError};
-use crate::state::{RunState, RunStatus};
+use crate::state::{RunId, RunState, RunStatus};
 
 /// git-baton: a stage of coding-agent work counts as succeeded only when the repository proves it.
 ///
@@ -121,7 +121,8 @@ struct Context {
 impl Context {
     fn open(cwd: &Path) -> Result<Context, CliError> {
         let repo = Repo::discover(cwd)?;
-        let store = Store::new(repo.common_dir());
+        let clock = crate::state::Clock::from_env().map_err(|e| CliError::input(e.to_string()))?;
+        let store = Store::new(repo.common_dir(), clock);
         Ok(Context { repo, store })
     }
 
@@ -140,7 +141,7 @@ impl Context {
         main_worktree(&self.repo)
     }
 
-    fn resolve(&self, name: &str) -> Result<String, CliError> {
+    fn resolve(&self, name: &str) -> Result<RunId, CliError> {
         self.store.resolve(name).map_err(store_error)
     }
 }
@@ -160,20 +161,20 @@ fn pick_attempt<'a>(
     state: &'a RunState,
     stage: Option<&str>,
     n: Option<u32>,
-) -> Result<(&'a crate::state::StageState, &'a crate::state::Attempt), CliError> {
+) -> Result<(&'a crate::state::Stage, &'a crate::state::Attempt), CliError> {
     let id = &state.run_id;
     let stage = match stage {
         Some(name) => state
-            .stages
+            .stages()
             .iter()
             .find(|s| s.name == name)
             .ok_or_else(|| {
-                let names: Vec<&str> = state.stages.iter().map(|s| s.name.as_str()).collect();
+                let names: Vec<&str> = state.stages().iter().map(|s| s.name.as_str()).collect();
                 CliError::input(format!("run {id} has no stage `{name}`"))
                     .hinted(format!("its stages: {}", names.join(", ")))
             })?,
         None => state
-            .stages
+            .stages()
             .iter()
             .rev()
             .find(|s| !s.attempts.is_empty())
@@ -192,7 +193,7 @@ fn pick_attempt<'a>(
 }
 
 /// Refuses a request (`stop`, `pause`) to a run that no live process drives.
-fn require_driver(ctx: &Context, id: &str) -> Result<(), CliError> {
+fn require_driver(ctx: &Context, id: &RunId) -> Result<(), CliError> {
     if ctx.store.holder(id).map_err(store_error)?.is_some() {
         return Ok(());
     }
@@ -235,7 +236,7 @@ fn parse_actor(value: &str) -> Result<(String, String), String> {
 
 /// A run's status word, with `(stale)` when the state says running but nobody holds the lock.
 fn status_word(store: &Store, state: &RunState) -> String {
-    let name = crate::report::status::word(state.status);
+    let name = crate::report::status::word(state.status());
     if is_stale(store, state) {
         format!("{name} (stale)")
     } else {
@@ -249,7 +250,7 @@ fn is_stale(store: &Store, state: &RunState) -> bool {
 
 /// The exit code a run's state means (design §6).
 fn exit_for(store: &Store, state: &RunState) -> Exit {
-    match state.status {
+    match state.status() {
         RunStatus::Review | RunStatus::Paused | RunStatus::Finished => Exit::Success,
         RunStatus::Running | RunStatus::Pending if !is_stale(store, state) => Exit::Busy,
         _ => Exit::Failed,
@@ -275,7 +276,7 @@ fn finish(
     if json {
         print_state_json(store, state, out)?;
     } else {
-        let text = crate::report::status::render(state, false, None, &crate::state::store::now());
+        let text = crate::report::status::render(state, false, None, store.now());
         eprint!("\n{text}");
     }
     Ok(exit)

@@ -7,7 +7,8 @@ use clap::Args;
 
 use crate::error::{CliError, Exit};
 use crate::run::Driver;
-use crate::state::{RunStatus, StageStatus};
+use crate::state::RunStatus;
+use crate::state::transition::{self, Event};
 
 /// Continue a run from its RunState.
 ///
@@ -36,16 +37,6 @@ pub struct ResumeArgs {
     pub json: bool,
 }
 
-/// The stage and number of the attempt a crash left open.
-fn crashed_attempt(state: &crate::state::RunState) -> Option<(String, u32)> {
-    let stage = state
-        .stages
-        .iter()
-        .find(|s| s.status == StageStatus::Running)?;
-    let attempt = stage.attempts.last().filter(|a| a.outcome.is_none())?;
-    Some((stage.name.clone(), attempt.n))
-}
-
 pub fn run(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
     let ctx = super::Context::open(cwd)?;
     let config = ctx.config()?;
@@ -57,47 +48,38 @@ pub fn run(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<Exit, Cl
         .map_err(super::store_error)?;
     let mut state = ctx.store.load(&id).map_err(super::store_error)?;
 
-    match state.status {
-        RunStatus::Review | RunStatus::Finished => {
-            return Err(CliError::input(format!(
-                "run {id} is in {}: there is nothing to resume",
-                crate::report::status::word(state.status)
-            ))
-            .hinted(format!("see `git baton status {id}`")));
-        }
-        RunStatus::Running => {
-            // We hold the lock, so whoever left it running is gone. Its work is still in the
-            // worktree; record it as the crashed attempt's snapshot before anything else runs.
-            // What the dead driver's actor left running would keep editing the worktree
-            // under the resumed attempt: stop it first.
-            if let Some(dir) = state
-                .stages
-                .iter()
-                .find(|s| s.status == StageStatus::Running)
-                .and_then(|s| s.attempts.last())
-                .map(|a| lock.dir().join(&a.dir))
-            {
-                let killed = crate::exec::kill_leftovers(
-                    &dir.join(crate::run::ACTOR_PID),
-                    Path::new(&state.worktree),
-                );
-                if killed > 0 {
-                    eprintln!(
-                        "note: stopped {killed} process(es) the crashed attempt left running in the worktree"
-                    );
-                }
-            }
-            let snapshot = crashed_attempt(&state)
-                .and_then(|(stage, n)| crate::run::snapshot_for(&ctx.repo, &state, &stage, n));
-            state.record_crash(&crate::state::store::now(), snapshot);
-            crate::state::store::save_in(lock.dir(), &state).map_err(super::store_error)?;
-            eprintln!(
-                "note: the previous process driving this run died; its attempt is recorded as interrupted (crash)"
+    transition::check_resumable(&state).map_err(|e| {
+        CliError::input(e.to_string()).hinted(format!("see `git baton status {id}`"))
+    })?;
+    if state.status() == RunStatus::Running {
+        // We hold the lock, so whoever left it running is gone. Its work is still in the
+        // worktree; record it as the crashed attempt's snapshot before anything else runs.
+        // What the dead driver's actor left running would keep editing the worktree under the
+        // resumed attempt: stop it first.
+        let open = state
+            .open_attempt()
+            .map(|(i, a)| (state.stages()[i].name.clone(), a.n, lock.dir().join(&a.dir)));
+        let mut snapshot = None;
+        if let Some((stage, n, dir)) = open {
+            let killed = crate::exec::kill_leftovers(
+                &dir.join(crate::run::ACTOR_PID),
+                Path::new(&state.worktree),
             );
+            if killed > 0 {
+                eprintln!(
+                    "note: stopped {killed} process(es) the crashed attempt left running in the worktree"
+                );
+            }
+            snapshot = crate::run::snapshot_for(&ctx.repo, &state, &stage, n);
         }
-        _ => {}
+        state = transition::apply(&state, Event::CrashFound { snapshot }, ctx.store.now())
+            .map_err(|e| CliError::input(e.to_string()))?;
+        crate::state::store::save_in(lock.dir(), &state).map_err(super::store_error)?;
+        eprintln!(
+            "note: the previous process driving this run died; its attempt is recorded as interrupted (crash)"
+        );
     }
-    let next = state.next_stage().map(|i| state.stages[i].name.clone());
+    let next = state.next_stage().map(|i| state.stages()[i].name.clone());
     if let Some((stage, actor)) = &args.actor {
         if next.as_deref() != Some(stage.as_str()) {
             return Err(CliError::input(format!(

@@ -24,21 +24,13 @@ pub fn run(cwd: &Path, args: ReviewArgs, out: &mut dyn Write) -> Result<Exit, Cl
     let ctx = super::Context::open(cwd)?;
     let id = ctx.resolve(&args.run)?;
     let state = ctx.store.load(&id).map_err(super::store_error)?;
-    let base = gix::ObjectId::from_hex(state.base.as_bytes()).map_err(|_| {
-        CliError::input(format!(
-            "run {id}: the RunState's base `{}` is not a commit id",
-            state.base
-        ))
-    })?;
+    let base = crate::run::gix_id(state.base);
 
     let mut attempts = Vec::new();
     let mut previous = base;
-    for stage in &state.stages {
+    for stage in state.stages() {
         for a in &stage.attempts {
-            let snapshot = a
-                .snapshot
-                .as_deref()
-                .and_then(|h| gix::ObjectId::from_hex(h.as_bytes()).ok());
+            let snapshot = a.snapshot.map(crate::run::gix_id);
             let paths = match snapshot {
                 Some(id) => {
                     let paths = ctx.repo.tree_changes(previous, id, &Scope::All)?;

@@ -25,11 +25,11 @@ pub struct StatusArgs {
     pub json: bool,
 }
 
-/// The RunState as written, plus what is derived at read time.
+/// The RunState with every derived fact, plus what only the store knows at read time.
 #[derive(Serialize)]
 pub struct JsonView<'a> {
     #[serde(flatten)]
-    pub state: &'a RunState,
+    pub state: crate::state::view::RunView<'a>,
     /// `status` is `running` but no live process holds the run: it crashed.
     pub stale: bool,
     /// Who drives the run right now, if anyone.
@@ -39,7 +39,7 @@ pub struct JsonView<'a> {
 
 pub fn json_view<'a>(store: &Store, state: &'a RunState) -> JsonView<'a> {
     JsonView {
-        state,
+        state: state.view(),
         stale: super::is_stale(store, state),
         lock: store.holder(&state.run_id).ok().flatten(),
         run_dir: store.run_dir(&state.run_id).display().to_string(),
@@ -66,12 +66,7 @@ pub fn run(cwd: &Path, args: StatusArgs, out: &mut dyn Write) -> Result<Exit, Cl
     } else {
         let holder = ctx.store.holder(&id).ok().flatten();
         let stale = super::is_stale(&ctx.store, &state);
-        let text = crate::report::status::render(
-            &state,
-            stale,
-            holder.as_ref(),
-            &crate::state::store::now(),
-        );
+        let text = crate::report::status::render(&state, stale, holder.as_ref(), ctx.store.now());
         let _ = out.write_all(text.as_bytes());
     }
     Ok(Exit::Success)

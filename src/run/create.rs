@@ -43,14 +43,15 @@ pub enum Created {
     Existing(Box<RunState>),
 }
 
-/// Checks the plan and configuration against each other; everything here is exit 2.
+/// Checks the plan and configuration against each other and returns the run's pipeline and
+/// policy; everything here is exit 2.
 pub fn policy(
     config: &Config,
     plan: &Plan,
     plan_path: &str,
     stop_after: Option<&str>,
     actors: &[(String, String)],
-) -> Result<Policy, CliError> {
+) -> Result<(Vec<StagePolicy>, Policy), CliError> {
     if config.pipeline.is_empty() {
         return Err(CliError::input("no pipeline is configured: .baton.yml has no `pipeline`").hinted(
             "for example:\n\nactors:\n  agent: { command: [my-agent, \"{prompt_file}\"] }\npipeline:\n  - { stage: executor, actor: agent, gate: coverage }",
@@ -113,11 +114,13 @@ pub fn policy(
         ))
         .hinted(format!("the run's stages: {}", known.join(", "))));
     }
-    Ok(Policy {
+    Ok((
         pipeline,
-        coverage: config.coverage,
-        stop_after: stop_after.map(String::from),
-    })
+        Policy {
+            coverage: config.coverage,
+            stop_after: stop_after.map(String::from),
+        },
+    ))
 }
 
 pub fn create(
@@ -126,7 +129,7 @@ pub fn create(
     config: &Config,
     options: &CreateOptions,
 ) -> Result<Created, CliError> {
-    let policy = policy(
+    let (pipeline, policy) = policy(
         config,
         options.plan,
         &options.plan_path,
@@ -153,7 +156,7 @@ pub fn create(
         return Ok(Created::Existing(Box::new(existing)));
     }
 
-    let id = allocate_id(store)?;
+    let id = store.allocate_id().map_err(store_err)?;
     let branch = format!("baton/{id}");
     let worktree = worktree_path(options.main_worktree, &config.worktree_root, &id);
     let mut undo = Undo {
@@ -188,7 +191,6 @@ pub fn create(
     repo.add_worktree(&worktree, &branch)?;
 
     fail_at("state")?;
-    let now = store::now();
     let state = RunState::new(
         NewRun {
             run_id: id.clone(),
@@ -205,16 +207,19 @@ pub fn create(
                     .map(|t| t.spec.clone())
                     .collect(),
             },
-            base: options.base.to_string(),
+            base: super::commit_id(options.base),
             base_rev: options.base_rev.into(),
             branch: branch.clone(),
             worktree: worktree.display().to_string(),
+            pipeline,
             policy,
         },
-        &now,
-    );
+        store.now(),
+    )
+    .map_err(|e| CliError::input(e.to_string()))?;
     store::save_in(&staging, &state).map_err(store_err)?;
-    let mut lock = RunLock::acquire_in(&staging, &id, options.command).map_err(store_err)?;
+    let mut lock =
+        RunLock::acquire_in(&staging, &id, options.command, store.clock()).map_err(store_err)?;
 
     fail_at("publish")?;
     let final_dir = store.run_dir(&id);
@@ -246,46 +251,6 @@ fn find_by_key(store: &Store, key: &str) -> Result<Option<RunState>, CliError> {
         }
     }
     Ok(None)
-}
-
-/// A run id: creation time in seconds then three random characters, in lowercase Crockford
-/// base32 — ten characters that sort by creation time and are short enough to type.
-fn allocate_id(store: &Store) -> Result<String, CliError> {
-    const ALPHABET: &[u8] = b"0123456789abcdefghjkmnpqrstvwxyz";
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    for attempt in 0..64u64 {
-        let mut id = String::with_capacity(10);
-        for shift in (0..7).rev() {
-            id.push(ALPHABET[((secs >> (shift * 5)) & 31) as usize] as char);
-        }
-        let mut noise = random_u64() ^ attempt;
-        for _ in 0..3 {
-            id.push(ALPHABET[(noise & 31) as usize] as char);
-            noise >>= 5;
-        }
-        if !store.run_dir(&id).exists() && !store.staging_dir(&id).exists() {
-            return Ok(id);
-        }
-    }
-    Err(CliError::input(
-        "cannot allocate a run id: too many runs created this second",
-    ))
-}
-
-fn random_u64() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-    );
-    h.write_u32(std::process::id());
-    h.finish()
 }
 
 fn fail_at(step: &str) -> Result<(), CliError> {

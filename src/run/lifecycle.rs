@@ -8,6 +8,7 @@ use crate::coverage::TargetStatus;
 use crate::error::CliError;
 use crate::git::{Identity, Repo, Scope};
 use crate::state::store::{self, Store};
+use crate::state::transition::{self, Event};
 use crate::state::{RunState, RunStatus};
 
 pub struct Finished {
@@ -37,8 +38,8 @@ pub fn finish_message(state: &RunState) -> String {
 
 fn unchanged(state: &RunState) -> Vec<(String, String)> {
     state
-        .coverage
-        .iter()
+        .coverage()
+        .into_iter()
         .flat_map(|r| &r.targets)
         .filter(|t| t.status == TargetStatus::Unchanged)
         .filter_map(|t| t.reason.clone().map(|r| (t.target.clone(), r)))
@@ -46,17 +47,18 @@ fn unchanged(state: &RunState) -> Vec<(String, String)> {
 }
 
 /// Commits what is left in the worktree onto the run's branch with `Baton-Run` and
-/// `Baton-Unchanged` trailers, marks the run finished, and removes the worktree when nothing
-/// is left uncommitted in it.
-pub fn finish(repo: &Repo, lock_dir: &Path, state: &mut RunState) -> Result<Finished, CliError> {
-    if state.status != RunStatus::Review {
-        return Err(CliError::input(format!(
-            "run {} is {}, not in review: only a run whose stages all succeeded can be finished",
-            state.run_id,
-            crate::report::status::word(state.status)
-        ))
-        .hinted(format!("see `git baton status {}`", state.run_id)));
-    }
+/// `Baton-Unchanged` trailers, marks the run finished (as of `at`, when it was asked to), and
+/// removes the worktree when nothing is left uncommitted in it.
+pub fn finish(
+    repo: &Repo,
+    lock_dir: &Path,
+    state: &mut RunState,
+    at: jiff::Timestamp,
+) -> Result<Finished, CliError> {
+    // Refused before anything is committed: only a run in review may be finished.
+    let finished = transition::apply(state, Event::Finished, at).map_err(|e| {
+        CliError::input(e.to_string()).hinted(format!("see `git baton status {}`", state.run_id))
+    })?;
     super::check_worktree(repo, state)?;
     let worktree = Path::new(&state.worktree);
     let tip = repo.branch_tip(&state.branch)?.ok_or_else(|| {
@@ -78,16 +80,14 @@ pub fn finish(repo: &Repo, lock_dir: &Path, state: &mut RunState) -> Result<Fini
     if committed {
         repo.advance_branch(worktree, &state.branch, tip, commit)?;
     }
-    state.status = RunStatus::Finished;
-    state.current_stage = None;
-    state.updated_at = store::now();
-    store::save_in(lock_dir, state).map_err(|e| CliError::input(e.to_string()))?;
-    super::write_result(lock_dir, state)?;
+    store::save_in(lock_dir, &finished).map_err(|e| CliError::input(e.to_string()))?;
+    super::write_result(lock_dir, &finished)?;
 
     let clean = Repo::discover(worktree)
         .and_then(|wt| wt.worktree_changes(commit, &Scope::All))
         .is_ok_and(|changes| changes.is_empty());
     let worktree_removed = clean && repo.remove_worktree(worktree, false).is_ok();
+    *state = finished;
     Ok(Finished {
         commit: committed.then(|| commit.to_string()),
         unchanged_trailers: reasons,
@@ -99,11 +99,11 @@ pub fn finish(repo: &Repo, lock_dir: &Path, state: &mut RunState) -> Result<Fini
 /// the work. An unfinished run is refused unless `force`, because its worktree may hold work
 /// that exists nowhere else.
 pub fn clean(repo: &Repo, store: &Store, state: &RunState, force: bool) -> Result<(), CliError> {
-    if state.status != RunStatus::Finished && !force {
+    if state.status() != RunStatus::Finished && !force {
         return Err(CliError::input(format!(
             "run {} is {}, not finished",
             state.run_id,
-            crate::report::status::word(state.status)
+            state.status()
         ))
         .hinted(format!(
             "`git baton clean --force {}` removes it anyway, with any uncommitted work in {}",
@@ -156,20 +156,8 @@ pub fn recreate_worktree(repo: &Repo, state: &RunState) -> Result<(), CliError> 
             .map_err(|e| CliError::input(format!("cannot create {}: {e}", parent.display())))?;
     }
     repo.add_worktree(worktree, &state.branch)?;
-    let last_snapshot = state
-        .stages
-        .iter()
-        .flat_map(|s| &s.attempts)
-        .filter_map(|a| a.snapshot.as_deref())
-        .next_back();
-    if let Some(hex) = last_snapshot {
-        let id = gix::ObjectId::from_hex(hex.as_bytes()).map_err(|_| {
-            CliError::input(format!(
-                "run {}: snapshot `{hex}` is not a commit id",
-                state.run_id
-            ))
-        })?;
-        repo.restore_files(worktree, id)?;
+    if let Some(id) = state.attempts().filter_map(|a| a.snapshot).next_back() {
+        repo.restore_files(worktree, super::gix_id(id))?;
     }
     Ok(())
 }

@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use jiff::Timestamp;
+
 pub use create::{CreateOptions, Created, create};
 
 use crate::coverage::{self, Report};
@@ -21,7 +23,8 @@ use crate::exec;
 use crate::git::{Repo, Scope};
 use crate::plan::{Plan, Target};
 use crate::state::store::{self, RunLock, Store};
-use crate::state::{AttemptEnd, Cause, CoverageMode, Outcome, RunState};
+use crate::state::transition::{self, AttemptEnd, Event};
+use crate::state::{Cause, CommitId, CoverageMode, Outcome, RunState};
 
 /// Time between SIGTERM to an actor's process group and SIGKILL.
 const GRACE: Duration = Duration::from_secs(5);
@@ -54,6 +57,16 @@ impl Driver<'_> {
         store::save_in(self.run_dir(), state).map_err(|e| CliError::input(e.to_string()))
     }
 
+    /// Applies `event`, now, and saves the result before anything else happens.
+    fn record(&self, state: &mut RunState, event: Event) -> Result<(), CliError> {
+        self.record_at(state, event, self.store.now())
+    }
+
+    fn record_at(&self, state: &mut RunState, event: Event, at: Timestamp) -> Result<(), CliError> {
+        *state = transition::apply(state, event, at).map_err(|e| CliError::input(e.to_string()))?;
+        self.save(state)
+    }
+
     fn take_request(&self, name: &str) -> bool {
         std::fs::remove_file(self.run_dir().join(name)).is_ok()
     }
@@ -68,45 +81,43 @@ impl Driver<'_> {
         let plan = self.plan(state)?;
         loop {
             let Some(index) = state.next_stage() else {
-                state.enter_review(&store::now());
-                self.save(state)?;
+                self.record(state, Event::ReviewEntered)?;
                 write_result(self.run_dir(), state)?;
                 return Ok(Exit::Success);
             };
+            let halted = |message: &str| Event::Halted {
+                message: message.into(),
+            };
             if self.interrupted.load(std::sync::atomic::Ordering::Acquire) {
-                state.halt(
-                    "git-baton was interrupted before this stage started",
-                    &store::now(),
-                );
-                self.save(state)?;
+                self.record(
+                    state,
+                    halted("git-baton was interrupted before this stage started"),
+                )?;
                 return Ok(Exit::Interrupted);
             }
             if self.take_request(STOP_REQUEST) {
-                state.halt(
-                    "stopped by request before this stage started",
-                    &store::now(),
-                );
-                self.save(state)?;
+                self.record(
+                    state,
+                    halted("stopped by request before this stage started"),
+                )?;
                 return Ok(Exit::Failed);
             }
             if self.take_request(PAUSE_REQUEST) {
-                state.pause(&store::now());
-                self.save(state)?;
+                self.record(state, Event::Paused)?;
                 return Ok(Exit::Success);
             }
             match self.attempt(state, index, &plan)? {
                 Outcome::Succeeded => {
-                    let name = &state.stages[index].name;
+                    let name = &state.stages()[index].name;
                     if state.policy.stop_after.as_deref() == Some(name.as_str())
                         && state.next_stage().is_some()
                     {
-                        state.pause(&store::now());
-                        self.save(state)?;
+                        self.record(state, Event::Paused)?;
                         return Ok(Exit::Success);
                     }
                 }
                 Outcome::Interrupted => {
-                    let manual = state.stages[index].attempts.last().and_then(|a| a.cause)
+                    let manual = state.stages()[index].attempts.last().and_then(|a| a.cause)
                         == Some(Cause::Manual);
                     let signalled = self.interrupted.load(std::sync::atomic::Ordering::Acquire);
                     return Ok(if manual && signalled {
@@ -140,17 +151,14 @@ impl Driver<'_> {
         index: usize,
         plan: &Plan,
     ) -> Result<Outcome, CliError> {
-        let stage_name = state.stages[index].name.clone();
+        let stage = &state.stages()[index];
+        let stage_name = stage.name.clone();
         let actor_name = match &self.actor_override {
-            Some((stage, actor)) if *stage == stage_name => actor.clone(),
-            _ => state
-                .policy
-                .pipeline
-                .get(index)
-                .map_or_else(|| state.stages[index].actor.clone(), |p| p.actor.clone()),
+            Some((name, actor)) if *name == stage_name => actor.clone(),
+            _ => stage.configured_actor.clone(),
         };
-        let n = state.stages[index].attempts.len() as u32 + 1;
-        let resumed = n > 1;
+        let n = stage.next_attempt();
+        let resumed = crate::state::is_resumed(n);
         let rel_dir = format!("attempts/{stage_name}-{n}");
         let dir = self.run_dir().join(&rel_dir);
         std::fs::create_dir_all(&dir).map_err(|e| {
@@ -175,7 +183,7 @@ impl Driver<'_> {
                 plan_body: &plan.body,
                 targets: &plan.targets,
                 changed: &changed,
-                coverage: state.coverage.as_ref(),
+                coverage: state.coverage(),
             },
             self.config.prompts.for_attempt(resumed),
         );
@@ -185,10 +193,22 @@ impl Driver<'_> {
         store::write_atomic(&prompt_file, prompt_text.as_bytes())
             .map_err(|e| CliError::input(e.to_string()))?;
 
-        state.start_attempt(index, &actor_name, rel_dir, &store::now());
-        self.save(state)?;
+        self.record(
+            state,
+            Event::AttemptStarted {
+                stage: index,
+                actor: actor_name.clone(),
+                dir: rel_dir,
+            },
+        )?;
+        let started_at = state.stages()[index]
+            .attempts
+            .last()
+            .map_or_else(|| self.store.now(), |a| a.started_at);
 
         // From here on the attempt is open in the RunState: every way out records its end.
+        // The monotonic measurement of the actor, when it ran at all.
+        let mut measured = None;
         let mut end = match self.config.actors.get(&actor_name) {
             None => AttemptEnd {
                 outcome: Outcome::Failed,
@@ -213,7 +233,7 @@ impl Driver<'_> {
                 let plan_file = self.run_dir().join(&state.plan.snapshot);
                 let path = |p: &Path| p.display().to_string();
                 let env = vec![
-                    ("BATON_RUN_ID".to_string(), state.run_id.clone()),
+                    ("BATON_RUN_ID".to_string(), state.run_id.to_string()),
                     ("BATON_STAGE".into(), stage_name.clone()),
                     ("BATON_ATTEMPT".into(), n.to_string()),
                     (
@@ -223,14 +243,14 @@ impl Driver<'_> {
                     ("BATON_PROMPT_FILE".into(), path(&prompt_file)),
                     ("BATON_EVIDENCE_FILE".into(), path(&evidence_file)),
                     ("BATON_PLAN_FILE".into(), path(&plan_file)),
-                    ("BATON_BASE".into(), state.base.clone()),
+                    ("BATON_BASE".into(), state.base.to_string()),
                     ("BATON_WORKTREE".into(), state.worktree.clone()),
                 ];
                 let placeholders = vec![
                     ("prompt_file", path(&prompt_file)),
                     ("evidence_file", path(&evidence_file)),
                     ("worktree", state.worktree.clone()),
-                    ("run_id", state.run_id.clone()),
+                    ("run_id", state.run_id.to_string()),
                     ("stage", stage_name.clone()),
                     ("attempt", n.to_string()),
                 ];
@@ -261,6 +281,7 @@ impl Driver<'_> {
                         ..AttemptEnd::default()
                     },
                     Ok(f) => {
+                        measured = Some(f.duration);
                         if matches!(f.outcome, exec::Outcome::Interrupted { .. }) {
                             // Acted on; a request that arrives after the actor ended stays for
                             // the boundary check.
@@ -276,7 +297,7 @@ impl Driver<'_> {
         if let Ok(Some(e)) = &evidence {
             end.usage = e.usage.clone();
         }
-        let stage = &state.stages[index];
+        let stage = &state.stages()[index];
         if end.outcome == Outcome::Succeeded && stage.gated {
             // The gate applies to every attempt, or (`coverage: resume`) to resumed ones; its
             // report is recorded either way, so what was not enforced is still visible.
@@ -299,8 +320,15 @@ impl Driver<'_> {
             }
         }
         let outcome = end.outcome;
-        state.end_attempt(index, end, &store::now());
-        self.save(state)?;
+        let ended_at = self.store.now();
+        if let Some(measured) = measured {
+            end.duration_ms = Some(
+                self.store
+                    .clock()
+                    .duration_ms(measured, started_at, ended_at),
+            );
+        }
+        self.record_at(state, Event::AttemptEnded(end), ended_at)?;
         Ok(outcome)
     }
 
@@ -333,13 +361,18 @@ impl Driver<'_> {
     }
 
     fn base(&self, state: &RunState) -> Result<gix::ObjectId, CliError> {
-        gix::ObjectId::from_hex(state.base.as_bytes()).map_err(|_| {
-            CliError::input(format!(
-                "run {}: the RunState's base `{}` is not a commit id",
-                state.run_id, state.base
-            ))
-        })
+        Ok(gix_id(state.base))
     }
+}
+
+/// A RunState's commit id as `Repo` takes it, until `Repo` speaks [`CommitId`] itself.
+pub fn gix_id(id: CommitId) -> gix::ObjectId {
+    gix::ObjectId::from_hex(id.to_string().as_bytes()).expect("a CommitId is a full object id")
+}
+
+/// A commit id `Repo` returned, as the RunState records it.
+pub fn commit_id(id: gix::ObjectId) -> CommitId {
+    id.to_string().parse().expect("git returns full object ids")
 }
 
 /// The run's own worktree as a repository, refusing anything else: an actor that deleted the
@@ -379,11 +412,11 @@ pub fn open_run_worktree(repo: &Repo, state: &RunState) -> Result<Repo, CliError
 
 /// Records the worktree as attempt `n` of `stage` left it. A failure is reported but changes
 /// no outcome: the work itself is still in the worktree.
-pub fn snapshot_for(repo: &Repo, state: &RunState, stage: &str, n: u32) -> Option<String> {
+pub fn snapshot_for(repo: &Repo, state: &RunState, stage: &str, n: u32) -> Option<CommitId> {
     let refname = snapshot_ref(&state.run_id, stage, n);
     let parent = match repo.branch_tip(&state.branch) {
         Ok(Some(tip)) => tip,
-        _ => gix::ObjectId::from_hex(state.base.as_bytes()).ok()?,
+        _ => gix_id(state.base),
     };
     let message = format!("baton: run {}, stage {stage}, attempt {n}", state.run_id);
     if let Err(err) = open_run_worktree(repo, state) {
@@ -394,7 +427,7 @@ pub fn snapshot_for(repo: &Repo, state: &RunState, stage: &str, n: u32) -> Optio
         return None;
     }
     match repo.snapshot_worktree(Path::new(&state.worktree), &refname, parent, &message) {
-        Ok(id) => Some(id.to_string()),
+        Ok(id) => Some(commit_id(id)),
         Err(err) => {
             eprintln!("warning: could not snapshot attempt {n} of stage {stage}: {err}");
             None
@@ -446,14 +479,11 @@ pub fn check_worktree(repo: &Repo, state: &RunState) -> Result<(), CliError> {
             ),
         ));
     }
-    let base = gix::ObjectId::from_hex(state.base.as_bytes())
-        .ok()
-        .filter(|base| {
-            theirs
-                .head_commit()
-                .is_some_and(|head| theirs.is_ancestor(*base, head))
-        });
-    if base.is_none() {
+    let base = gix_id(state.base);
+    let contains_base = theirs
+        .head_commit()
+        .is_some_and(|head| theirs.is_ancestor(base, head));
+    if !contains_base {
         return Err(stale(
             format!(
                 "the history of {} does not contain the run's base {}",
@@ -551,17 +581,17 @@ pub fn write_result(run_dir: &Path, state: &RunState) -> Result<(), CliError> {
         run_id: &'a str,
         status: crate::state::RunStatus,
         plan: &'a crate::state::PlanRef,
-        base: &'a str,
+        base: CommitId,
         branch: &'a str,
         coverage: Option<&'a Report>,
     }
     let result = ResultFile {
         run_id: &state.run_id,
-        status: state.status,
+        status: state.status(),
         plan: &state.plan,
-        base: &state.base,
+        base: state.base,
         branch: &state.branch,
-        coverage: state.coverage.as_ref(),
+        coverage: state.coverage(),
     };
     let mut json = serde_json::to_vec_pretty(&result).expect("serializes");
     json.push(b'\n');
@@ -571,7 +601,7 @@ pub fn write_result(run_dir: &Path, state: &RunState) -> Result<(), CliError> {
         "# Result of run {}\n\nPlan `{}` ({}), branch `{}`.\n\n",
         state.run_id, state.plan.path, state.plan.id, state.branch
     );
-    match &state.coverage {
+    match state.coverage() {
         None if state.plan.targets.is_empty() => {
             md.push_str("The plan declares no targets: coverage was not verified.\n")
         }
