@@ -20,11 +20,12 @@ pub use create::{CreateOptions, Created, create};
 use crate::coverage::{self, Report};
 use crate::error::{CliError, Exit};
 use crate::exec;
+use crate::git::CommitId;
 use crate::git::{Repo, Scope};
 use crate::plan::{Plan, Target};
 use crate::state::store::{self, RunLock, Store};
 use crate::state::transition::{self, AttemptEnd, Event};
-use crate::state::{Cause, CommitId, CoverageMode, Outcome, RunState};
+use crate::state::{Cause, CoverageMode, Outcome, RunState};
 
 /// Time between SIGTERM to an actor's process group and SIGKILL.
 const GRACE: Duration = Duration::from_secs(5);
@@ -169,7 +170,7 @@ impl Driver<'_> {
             ))
         })?;
         let worktree = PathBuf::from(&state.worktree);
-        let base = self.base(state)?;
+        let base = gix_id(state.base);
 
         let changed = if resumed {
             open_run_worktree(self.repo, state)?.worktree_changes(base, &Scope::All)?
@@ -193,18 +194,16 @@ impl Driver<'_> {
         store::write_atomic(&prompt_file, prompt_text.as_bytes())
             .map_err(|e| CliError::input(e.to_string()))?;
 
-        self.record(
+        let started_at = self.store.now();
+        self.record_at(
             state,
             Event::AttemptStarted {
                 stage: index,
                 actor: actor_name.clone(),
                 dir: rel_dir,
             },
+            started_at,
         )?;
-        let started_at = state.stages()[index]
-            .attempts
-            .last()
-            .map_or_else(|| self.store.now(), |a| a.started_at);
 
         // From here on the attempt is open in the RunState: every way out records its end.
         // The monotonic measurement of the actor, when it ran at all.
@@ -358,10 +357,6 @@ impl Driver<'_> {
                 .map_err(|e| format!("coverage gate: cannot compute the diff: {e}"))?
         };
         Ok(coverage::evaluate(targets, &changed, &entries, &[]))
-    }
-
-    fn base(&self, state: &RunState) -> Result<gix::ObjectId, CliError> {
-        Ok(gix_id(state.base))
     }
 }
 

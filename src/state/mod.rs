@@ -24,7 +24,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::coverage::{Report, Usage};
-pub use crate::git::CommitId;
+use crate::git::CommitId;
 pub use check::InvalidState;
 pub use clock::Clock;
 pub use id::{BadRunId, RunId};
