@@ -19,7 +19,6 @@
 //! every RunState read is checked against the invariants the transitions keep.
 
 use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -95,22 +94,13 @@ fn host() -> String {
         .unwrap_or_else(|| "unknown-host".into())
 }
 
-/// Writes `bytes` to `path` so that a reader sees either the old or the new content, whatever is
-/// killed when: temp file in the same directory, fsync, rename over, fsync the directory.
+/// [`crate::files::write_atomic`], failing as the store does.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().expect("a file inside a directory");
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .tempfile_in(dir)
-        .map_err(io("create a temporary file in", dir))?;
-    tmp.write_all(bytes).map_err(io("write", tmp.path()))?;
-    tmp.as_file().sync_all().map_err(io("sync", tmp.path()))?;
-    tmp.persist(path)
-        .map_err(|e| io("replace", path)(e.error))?;
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io("sync", dir))?;
-    Ok(())
+    crate::files::write_atomic(path, bytes).map_err(|e| StoreError::Io {
+        action: e.action,
+        reason: crate::files::io_reason(&e.source),
+        path: e.path,
+    })
 }
 
 #[derive(Debug, Clone)]
