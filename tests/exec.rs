@@ -118,7 +118,9 @@ impl Case {
                 stop_requested: &stop_requested,
                 interrupted: &self.interrupted,
                 grace: self.grace,
+                token_file: None,
                 pid_file: None,
+                log_limit: exec::DEFAULT_LOG_LIMIT,
             };
             let _ = send.send(exec::run(&inv));
         });

@@ -35,22 +35,18 @@ pub fn run(cwd: &Path, args: LogArgs, out: &mut dyn Write) -> Result<Exit, CliEr
     let state = ctx.store.load(&id).map_err(super::store_error)?;
     let (stage, attempt) = super::pick_attempt(&state, args.stage.as_deref(), args.attempt)?;
     let dir = ctx.store.run_dir(&id).join(&attempt.dir);
-    let read = |name: &str| {
-        std::fs::read(dir.join(name))
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default()
-    };
-    let (stdout, stderr) = (read("stdout.log"), read("stderr.log"));
+    // Streamed from the files, never read whole: a log can be large.
+    let logs = [
+        ("stdout", dir.join("stdout.log")),
+        ("stderr", dir.join("stderr.log")),
+    ];
     if args.json {
         let value = serde_json::json!({
             "run_id": id, "stage": stage.name, "attempt": attempt,
-            "stdout": stdout, "stderr": stderr, "dir": dir.display().to_string(),
+            "dir": dir.display().to_string(),
         });
-        let _ = writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&value).expect("serializes")
-        );
+        let logs: Vec<(&str, &Path)> = logs.iter().map(|(k, p)| (*k, p.as_path())).collect();
+        let _ = crate::exec::write_json_with_logs(value, &logs, out);
         return Ok(Exit::Success);
     }
     let outcome = attempt
@@ -62,15 +58,13 @@ pub fn run(cwd: &Path, args: LogArgs, out: &mut dyn Write) -> Result<Exit, CliEr
         "== run {id}, stage {}, attempt {} ({}, actor {}, started {})",
         stage.name, attempt.n, outcome, attempt.actor, attempt.started_at
     );
-    for (name, text) in [("stdout", stdout), ("stderr", stderr)] {
+    for (name, path) in &logs {
         let _ = writeln!(out, "-- {name}");
-        if text.is_empty() {
+        let shown = crate::exec::copy_log_text(path, out);
+        if shown.bytes == 0 {
             let _ = writeln!(out, "(empty)");
-        } else {
-            let _ = write!(out, "{text}");
-            if !text.ends_with('\n') {
-                let _ = writeln!(out);
-            }
+        } else if !shown.ends_with_newline {
+            let _ = writeln!(out);
         }
     }
     Ok(Exit::Success)

@@ -78,9 +78,12 @@ pub fn run(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<Exit, Cl
                 .map(|a| lock.dir().join(&a.dir))
             {
                 let killed = crate::exec::kill_leftovers(
+                    &dir.join(crate::run::ATTEMPT_TOKEN),
                     &dir.join(crate::run::ACTOR_PID),
                     Path::new(&state.worktree),
-                );
+                    crate::run::GRACE,
+                )
+                .map_err(|e| CliError::input(e.to_string()))?;
                 if killed > 0 {
                     eprintln!(
                         "note: stopped {killed} process(es) the crashed attempt left running in the worktree"
