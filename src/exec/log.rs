@@ -174,7 +174,7 @@ pub fn write_json_with_logs(
     slots.sort_by_key(|(at, ..)| *at);
     let mut from = 0;
     for (start, end, path) in slots {
-        out.write_all(text[from..start].as_bytes())?;
+        out.write_all(&text.as_bytes()[from..start])?;
         out.write_all(b"\"")?;
         // A read error ends the string where it happened; a write error ends everything.
         let mut write_error = None;
@@ -193,7 +193,7 @@ pub fn write_json_with_logs(
         out.write_all(b"\"")?;
         from = end;
     }
-    out.write_all(text[from..].as_bytes())?;
+    out.write_all(&text.as_bytes()[from..])?;
     out.write_all(b"\n")
 }
 

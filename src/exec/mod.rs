@@ -391,11 +391,13 @@ pub fn run(inv: &Invocation) -> Result<Finished, ExecError> {
     let swept = group.sweep(stop.is_none().then_some(inv.grace));
     Reader::settle(&readers, SETTLE);
     let status = group.reap().map_err(wait_error)?;
-    if let Swept::Survivors(count) = swept {
-        return Err(ExecError::Survivors { count, token });
-    }
     let mut stdout = stdout.map(Reader::finish);
     let mut stderr = stderr.map(Reader::finish);
+    if let Swept::Survivors(count) = swept {
+        // Whatever they do from now on happens after the attempt: it cannot be recorded as
+        // the attempt's work, so the attempt is not recorded as having done any.
+        return Err(ExecError::Survivors { count, token });
+    }
 
     for (drained, path) in [(&mut stdout, inv.stdout_log), (&mut stderr, inv.stderr_log)] {
         if let Some(source) = drained.as_mut().and_then(|d| d.log_error.take()) {
