@@ -15,25 +15,9 @@ use serde_saphyr::Spanned;
 use crate::state::{CoverageMode, StagePolicy};
 use crate::suggest::edit_distance;
 
+mod schema;
+
 pub const FILE_NAME: &str = ".baton.yml";
-const KNOWN_KEYS: &[&str] = &[
-    "plans_dir",
-    "actors",
-    "pipeline",
-    "coverage",
-    "worktree_root",
-    "log_limit",
-];
-const ACTOR_KEYS: &[&str] = &[
-    "command",
-    "stdin",
-    "env",
-    "timeout",
-    "rate_limit",
-    "model",
-    "provider",
-];
-const STAGE_KEYS: &[&str] = &["stage", "actor", "gate"];
 
 /// The default worktree root, relative to the main worktree (see docs/config.md for why).
 pub const DEFAULT_WORKTREE_ROOT: &str = ".baton/worktrees";
@@ -568,22 +552,14 @@ fn located(file: &str, err: &serde_saphyr::Error) -> ConfigError {
         Some(at) => rendered[..at].to_string(),
         None => rendered,
     };
-    let hint = message
-        .strip_prefix("unknown field `")
-        .and_then(|rest| rest.split('`').next())
-        .map(|key| {
-            let known: &[&str] = if message.contains("expected one of command") {
-                ACTOR_KEYS
-            } else if message.contains("expected one of stage") {
-                STAGE_KEYS
-            } else {
-                KNOWN_KEYS
-            };
-            match closest(key, known) {
-                Some(k) => format!("did you mean `{k}`?"),
-                None => format!("known keys: {}", known.join(", ")),
-            }
-        });
+    // The keys of the mapping the unknown key is in: serde names them with the key, from the
+    // type that reads that mapping.
+    let hint = match err.without_snippet() {
+        serde_saphyr::Error::SerdeUnknownField {
+            field, expected, ..
+        } => Some(schema::unknown_key_hint(field, expected)),
+        _ => None,
+    };
     ConfigError::Invalid {
         file: file.into(),
         line,

@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::Value;
 
 use crate::error::{CliError, Exit};
+use crate::hermetic::{Hermetic, Person};
 
 /// The plan of the demo, repo-relative.
 pub const PLAN: &str = "plans/cdfd-grade-review.md";
@@ -295,23 +296,13 @@ impl Sandbox {
     /// A command run in the demo repository with the hermetic environment and nothing else
     /// (besides PATH, to find git and sh, and TMPDIR).
     fn command(&self, program: &Path) -> Command {
-        let mut cmd = Command::new(program);
-        cmd.current_dir(&self.repo)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", self.home.join(".config"))
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", self.home.join(".gitconfig"))
-            .env("GIT_AUTHOR_NAME", "git-baton demo")
-            .env("GIT_AUTHOR_EMAIL", "demo@git-baton.invalid")
-            .env("GIT_COMMITTER_NAME", "git-baton demo")
-            .env("GIT_COMMITTER_EMAIL", "demo@git-baton.invalid")
-            .env("LC_ALL", "C")
-            .stdin(Stdio::null());
-        if let Some(tmp) = std::env::var_os("TMPDIR") {
-            cmd.env("TMPDIR", tmp);
-        }
+        let demo = Person::new("git-baton demo", "demo@git-baton.invalid");
+        let mut cmd = Hermetic::new(&self.home)
+            .identity(demo.clone(), demo)
+            .unpinned_dates()
+            .keep("TMPDIR")
+            .command(program);
+        cmd.current_dir(&self.repo).stdin(Stdio::null());
         cmd
     }
 
@@ -320,8 +311,7 @@ impl Sandbox {
         let mut cmd = self.command(Path::new("git"));
         cmd.args(args)
             // The base commit is the same in every demo.
-            .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
-            .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z");
+            .envs(crate::hermetic::pinned_dates());
         let output = cmd.output().map_err(|e| {
             let error = CliError::input(format!("cannot run git: {e}"));
             if e.kind() == std::io::ErrorKind::NotFound {

@@ -13,6 +13,8 @@
 //!   annotations and Markdown;
 //! - [`verify`] runs the coverage gate over plans, a diff and evidence;
 //! - [`demo`] replays the incident git-baton exists for, with the real binary and demo actors;
+//! - [`hermetic`] is the environment that makes git the same everywhere, for the demo, the
+//!   tests and the benchmarks;
 //! - [`cli`] translates command lines into calls of the above, and [`error`] maps failures to
 //!   one `error:` line, `hint:` lines and an exit code.
 //!
@@ -51,6 +53,7 @@ pub mod error;
 pub mod exec;
 pub mod files;
 pub mod git;
+pub mod hermetic;
 pub mod plan;
 pub mod report;
 pub mod run;
