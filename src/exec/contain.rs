@@ -145,10 +145,16 @@ impl Marker {
         }
     }
 
-    /// Sends `signal` to every member; how many it reached (`Err`: no process table).
-    pub(super) fn signal(&self, signal: Signal) -> io::Result<usize> {
+    /// Sends `signal` to every member outside the leader's process group, which its owner
+    /// signals as a whole (one signal each: some programs take a second SIGTERM or SIGINT as
+    /// "quit now, skip the cleanup"); how many it reached (`Err`: no process table).
+    pub(super) fn signal_outside_group(&self, signal: Signal) -> io::Result<usize> {
         let members = self.members()?;
-        Ok(members.iter().filter(|p| procs::signal(p, signal)).count())
+        Ok(members
+            .iter()
+            .filter(|p| Some(p.pgrp) != self.leader)
+            .filter(|p| procs::signal(p, signal))
+            .count())
     }
 }
 

@@ -95,7 +95,7 @@ impl Group {
         self.signal_group(signal);
         if !self.reaped {
             // Without a process table the group signal above is all there is.
-            let _ = self.marker.signal(signal);
+            let _ = self.marker.signal_outside_group(signal);
         }
     }
 
