@@ -442,7 +442,7 @@ fn load_prompts(config: &mut Config, workdir: &Path, text: &str) -> Result<(), C
             ),
             hint: Some("give a path relative to the repository root".into()),
         })?;
-        if let Some((line, column, name)) = crate::run::prompt::unknown_placeholder(&template) {
+        if let Some((line, column, name)) = crate::template::unknown_placeholder(&template) {
             return Err(ConfigError::Invalid {
                 file: entry.value.clone(),
                 line: line as u64,
@@ -450,7 +450,7 @@ fn load_prompts(config: &mut Config, workdir: &Path, text: &str) -> Result<(), C
                 message: format!("unknown placeholder `{{{{{name}}}}}` in prompt template"),
                 hint: Some(format!(
                     "the placeholders are {}",
-                    crate::run::prompt::PLACEHOLDERS
+                    crate::template::PLACEHOLDERS
                         .map(|p| format!("{{{{{p}}}}}"))
                         .join(", ")
                 )),
