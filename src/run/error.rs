@@ -30,6 +30,9 @@ pub enum RunError {
     /// A RunState that breaks its invariants: made from a pipeline no run can have.
     #[error(transparent)]
     Invalid(#[from] InvalidState),
+    /// What a crashed attempt left running could not be ended.
+    #[error(transparent)]
+    Leftovers(#[from] crate::exec::ExecError),
     #[error("cannot {action} {}: {}", .path.display(), io_reason(.source))]
     Io {
         action: &'static str,
@@ -209,6 +212,7 @@ impl RunError {
         let hint = match self {
             RunError::Git(err) => err.hint(),
             RunError::Plan(err) => err.hint.clone(),
+            RunError::Leftovers(err) => err.hint(),
             RunError::Stale(inner) => return inner.hints(),
             RunError::NotAWorktree { run, worktree, .. }
             | RunError::NotRegistered { run, worktree } => Some(repair(run, worktree)),

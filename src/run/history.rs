@@ -184,17 +184,12 @@ pub fn review(repo: &Repo, state: &RunState) -> Result<ReviewData, RunError> {
     })
 }
 
-/// What an actor printed during an attempt, as its logs hold it (empty when a log is missing).
+/// Where what an actor printed during an attempt is: its logs, read when shown.
 pub fn logs(run_dir: &Path, attempt: &Attempt) -> Logs {
     let dir = run_dir.join(&attempt.dir);
-    let read = |name: &str| {
-        std::fs::read(dir.join(name))
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default()
-    };
     Logs {
-        stdout: read("stdout.log"),
-        stderr: read("stderr.log"),
+        stdout: dir.join("stdout.log"),
+        stderr: dir.join("stderr.log"),
         dir,
     }
 }

@@ -51,7 +51,7 @@ pub enum Driven {
     StageEnded(Outcome),
 }
 
-/// Time between SIGTERM to an actor's process group and SIGKILL.
+/// Time between SIGTERM to an attempt's processes and SIGKILL.
 const GRACE: Duration = Duration::from_secs(5);
 
 /// Files in the run directory that other processes create to ask the driver to stop or pause.
@@ -59,6 +59,9 @@ pub const STOP_REQUEST: &str = "stop.request";
 pub const PAUSE_REQUEST: &str = "pause.request";
 /// In an attempt's directory: the actor's pid, which is also its process group id.
 pub const ACTOR_PID: &str = "actor.pid";
+/// In an attempt's directory, written before the actor starts: the token that marks every
+/// process of the attempt (see `exec::kill_leftovers`).
+pub const ATTEMPT_TOKEN: &str = "attempt.token";
 
 /// What driving a run needs besides its state.
 pub struct Driver<'a> {
@@ -285,7 +288,9 @@ impl Driver<'_> {
                     stop_requested: &stop_requested,
                     interrupted: self.interrupted,
                     grace: GRACE,
+                    token_file: Some(&dir.join(ATTEMPT_TOKEN)),
                     pid_file: Some(&dir.join(ACTOR_PID)),
+                    log_limit: self.config.log_limit,
                 };
                 match exec::run(&invocation) {
                     Err(err) => AttemptEnd {

@@ -109,8 +109,12 @@ fn recover_crash(
         .map(|(i, a)| (state.stages()[i].name.clone(), a.n, lock.dir().join(&a.dir)));
     let mut snapshot = None;
     if let Some((stage, n, dir)) = open {
-        let killed =
-            crate::exec::kill_leftovers(&dir.join(super::ACTOR_PID), Path::new(&state.worktree));
+        let killed = crate::exec::kill_leftovers(
+            &dir.join(super::ATTEMPT_TOKEN),
+            &dir.join(super::ACTOR_PID),
+            Path::new(&state.worktree),
+            super::GRACE,
+        )?;
         if killed > 0 {
             note(Note::StoppedLeftovers(killed));
         }
