@@ -307,8 +307,9 @@ pub struct UsageTotals {
     pub attempts_without_usage: u32,
 }
 
-/// A run. Serialized as it is stored (schema version 2, see [`store`]); the fields that
-/// [`transition::apply`] owns are private.
+/// A run. Serialized as it is stored (schema version 2); read it through [`store::parse`], which
+/// also reads version 1 and checks the invariants. The fields that [`transition::apply`] owns are
+/// private.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunState {
     pub run_id: RunId,

@@ -15,7 +15,7 @@
 //! The OS lock (`File::try_lock`, released by the kernel when the holder dies) is the truth
 //! about liveness, so a crashed runner is detected without trusting pids, which get reused.
 //!
-//! `state.json` is written with schema version 2 and read in version 1 too (see [`super::v1`]);
+//! `state.json` is written with schema version 2 and read in version 1 too (see `state::v1`);
 //! every RunState read is checked against the invariants the transitions keep.
 
 use std::fs::File;
