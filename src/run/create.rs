@@ -209,6 +209,9 @@ pub fn create(
     if let Some(parent) = worktree.parent() {
         std::fs::create_dir_all(parent).map_err(io_err("create", parent))?;
     }
+    // A creation killed while git registered its worktree leaves an entry that makes every
+    // later worktree operation fail; it holds no work.
+    repo.discard_broken_worktrees(is_run_id)?;
     undo.worktree = Some(worktree.clone());
     repo.add_worktree(&worktree, &branch)?;
 
@@ -323,4 +326,9 @@ impl Drop for Undo<'_> {
             let _ = std::fs::remove_dir_all(staging);
         }
     }
+}
+
+/// Worktree registrations named like a run id are git-baton's own.
+pub(super) fn is_run_id(name: &str) -> bool {
+    name.parse::<crate::state::RunId>().is_ok()
 }

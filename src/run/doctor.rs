@@ -11,7 +11,7 @@ use crate::state::{RunState, RunStatus};
 #[derive(Debug, Serialize)]
 pub struct Finding {
     /// `stale_run`, `broken_worktree`, `orphaned_branch`, `orphaned_creation`,
-    /// `orphaned_worktree`, `dubious_ownership`, `unreadable_state`.
+    /// `orphaned_worktree`, `broken_registration`, `dubious_ownership`, `unreadable_state`.
     pub kind: &'static str,
     pub run: Option<String>,
     pub message: String,
@@ -110,6 +110,18 @@ pub fn check(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
                 fix: format!("rm -rf '{}'", path.display()),
             });
         }
+    }
+    for broken in repo.broken_worktrees(super::create::is_run_id) {
+        findings.push(Finding {
+            kind: "broken_registration",
+            run: None,
+            message: format!(
+                "{} is a worktree registration a killed creation left unusable ({}); the next run discards it",
+                broken.path.display(),
+                broken.why
+            ),
+            fix: format!("rm -rf '{}'", broken.path.display()),
+        });
     }
     for (name, path) in entries(worktree_root) {
         if !known.contains(&name.as_str()) {

@@ -151,6 +151,7 @@ pub fn recreate_worktree(repo: &Repo, state: &RunState) -> Result<(), RunError> 
             source,
         })?;
     }
+    repo.discard_broken_worktrees(super::create::is_run_id)?;
     repo.add_worktree(worktree, &state.branch)?;
     if let Some(id) = state.attempts().filter_map(|a| a.snapshot).next_back() {
         repo.restore_files(worktree, super::gix_id(id))?;
