@@ -130,8 +130,7 @@ pub fn parse_evidence(path: &str, text: &str) -> Result<Evidence, EvidenceError>
         };
         EvidenceError {
             path: path.to_owned(),
-            // serde_json reports column 0 for errors at a line start; editors count from 1.
-            position: position.map(|(line, column)| (line, column.max(1))),
+            position: position.map(|(line, column)| (line, char_column(text, line, column))),
             message,
         }
     })?;
@@ -155,6 +154,18 @@ pub fn parse_evidence(path: &str, text: &str) -> Result<Evidence, EvidenceError>
         entries,
         usage: raw.usage,
     })
+}
+
+/// serde_json counts the bytes read on the line; editors, and plan and configuration errors,
+/// count characters, from 1 (serde_json says 0 at a line start).
+fn char_column(text: &str, line: usize, column: usize) -> usize {
+    let chars = text
+        .split('\n')
+        .nth(line.saturating_sub(1))
+        .map_or(column, |l| {
+            l.char_indices().take_while(|(at, _)| *at < column).count()
+        });
+    chars.max(1)
 }
 
 #[derive(Deserialize)]

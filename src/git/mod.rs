@@ -231,6 +231,7 @@ impl Repo {
     pub fn worktree_changes(&self, base: ObjectId, scope: &Scope) -> Result<Vec<String>> {
         let tree = self.tree_of(base)?;
         status::worktree_changes(&self.repo, tree, scope)
+            .map_err(|err| index::damage(&self.repo).unwrap_or(err))
     }
 
     /// The contents of `path` in `commit`, or `None` when it is not a file there.

@@ -7,7 +7,8 @@
 //! is visibly driven.
 //!
 //! Debug builds honour `GIT_BATON_FAIL_AT=<step>` (`snapshot`, `branch`, `worktree`, `state`,
-//! `publish`) to inject a failure at that step; the tests use it to prove the rollback.
+//! `publish`) to inject a failure at that step, and `GIT_BATON_FAIL_AT=<step>:kill` to die there
+//! of SIGKILL; the tests use them to prove the rollback and what a crash leaves.
 
 use std::path::{Path, PathBuf};
 
@@ -279,6 +280,13 @@ fn find_by_key(store: &Store, key: &str) -> Result<Option<RunState>, RunError> {
 fn fail_at(step: &str) -> Result<(), RunError> {
     if cfg!(debug_assertions) && std::env::var("GIT_BATON_FAIL_AT").is_ok_and(|v| v == step) {
         return Err(RunError::Injected { step: step.into() });
+    }
+    // `<step>:kill` dies right there as `kill -9` would, for the crash-consistency test.
+    if cfg!(debug_assertions)
+        && std::env::var("GIT_BATON_FAIL_AT").is_ok_and(|v| v == format!("{step}:kill"))
+    {
+        let _ =
+            rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
     }
     Ok(())
 }

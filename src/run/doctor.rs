@@ -10,8 +10,9 @@ use crate::state::{RunState, RunStatus};
 
 #[derive(Debug, Serialize)]
 pub struct Finding {
-    /// `stale_run`, `broken_worktree`, `orphaned_branch`, `orphaned_creation`,
-    /// `orphaned_worktree`, `broken_registration`, `dubious_ownership`, `unreadable_state`.
+    /// `stale_run`, `broken_worktree`, `orphaned_branch`, `orphaned_creation`, `orphaned_removal`,
+    /// `orphaned_worktree`, `broken_registration`, `temporary_file`, `dubious_ownership`,
+    /// `unreadable_state`.
     pub kind: &'static str,
     pub run: Option<String>,
     pub message: String,
@@ -34,6 +35,25 @@ pub fn check(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
                     store.run_dir(id).display()
                 ),
             }),
+        }
+    }
+    for id in &ids {
+        // A live driver may be between writing and renaming one; a killed one leaves it.
+        if !matches!(store.holder(id), Ok(None)) {
+            continue;
+        }
+        for (name, path) in entries(&store.run_dir(id)) {
+            if name.starts_with(".tmp-") {
+                findings.push(Finding {
+                    kind: "temporary_file",
+                    run: Some(id.to_string()),
+                    message: format!(
+                        "{} is left over from a write that did not complete",
+                        path.display()
+                    ),
+                    fix: format!("rm -f '{}'", path.display()),
+                });
+            }
         }
     }
     for state in &states {
@@ -105,6 +125,17 @@ pub fn check(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
                 run: None,
                 message: format!(
                     "{} is left over from a run creation that did not complete",
+                    path.display()
+                ),
+                fix: format!("rm -rf '{}'", path.display()),
+            });
+        }
+        if name.starts_with(".clean-") {
+            findings.push(Finding {
+                kind: "orphaned_removal",
+                run: None,
+                message: format!(
+                    "{} is left over from a `git baton clean` that did not complete",
                     path.display()
                 ),
                 fix: format!("rm -rf '{}'", path.display()),

@@ -121,8 +121,15 @@ pub fn clean(repo: &Repo, store: &Store, state: &RunState, force: bool) -> Resul
     repo.delete_refs_under(&format!("refs/baton/runs/{}/", state.run_id))?;
     let dir = store.run_dir(&state.run_id);
     store.record_cleaned(&state.run_id)?;
-    std::fs::remove_dir_all(&dir).map_err(|source| RunError::Remove {
+    // Renamed aside first, in one step: a kill midway leaves the run whole or a hidden remnant
+    // that `doctor` reports, never a run directory without its state that nothing sees.
+    let aside = store.runs_dir().join(format!(".clean-{}", state.run_id));
+    std::fs::rename(&dir, &aside).map_err(|source| RunError::Remove {
         path: dir.clone(),
+        source,
+    })?;
+    std::fs::remove_dir_all(&aside).map_err(|source| RunError::Remove {
+        path: aside.clone(),
         source,
     })?;
     Ok(())

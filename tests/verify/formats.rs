@@ -8,7 +8,7 @@ use super::*;
 fn github_format_annotations_and_step_summary() {
     let targets: Vec<String> = (1..=12).map(|i| format!("docs/page-{i:02}.md")).collect();
     let mut targets: Vec<&str> = targets.iter().map(String::as_str).collect();
-    targets[1] = "docs/a,b: c.md";
+    targets[1] = "docs/a,b:c.md";
     let repo = TestRepo::with()
         .plan("plans/x.md", "Many pages", &targets)
         .on_feature();
@@ -24,7 +24,7 @@ fn github_format_annotations_and_step_summary() {
         exit: 1
         --- stdout
         ::error file=plans/x.md,line=4,title=uncovered target docs/page-01.md::`docs/page-01.md` has no changed path in the worktree against main and no recorded reason why it needed no change
-        ::error file=plans/x.md,line=5,title=uncovered target docs/a%2Cb%3A c.md::`docs/a,b: c.md` has no changed path in the worktree against main and no recorded reason why it needed no change
+        ::error file=plans/x.md,line=5,title=uncovered target docs/a%2Cb%3Ac.md::`docs/a,b:c.md` has no changed path in the worktree against main and no recorded reason why it needed no change
         ::error file=plans/x.md,line=6,title=uncovered target docs/page-03.md::`docs/page-03.md` has no changed path in the worktree against main and no recorded reason why it needed no change
         ::error file=plans/x.md,line=7,title=uncovered target docs/page-04.md::`docs/page-04.md` has no changed path in the worktree against main and no recorded reason why it needed no change
         ::error file=plans/x.md,line=8,title=uncovered target docs/page-05.md::`docs/page-05.md` has no changed path in the worktree against main and no recorded reason why it needed no change
@@ -38,7 +38,7 @@ fn github_format_annotations_and_step_summary() {
 
         plan plans/x.md (x): failed: 12 of 12 targets uncovered
           uncovered  docs/page-01.md  no change and no reason (plans/x.md:4)
-          uncovered  docs/a,b: c.md   no change and no reason (plans/x.md:5)
+          uncovered  docs/a,b:c.md    no change and no reason (plans/x.md:5)
           uncovered  docs/page-03.md  no change and no reason (plans/x.md:6)
           uncovered  docs/page-04.md  no change and no reason (plans/x.md:7)
           uncovered  docs/page-05.md  no change and no reason (plans/x.md:8)
@@ -72,7 +72,7 @@ fn github_format_annotations_and_step_summary() {
         | target | status | paths or reason |
         |---|---|---|
         | `docs/page-01.md` | uncovered | **no change and no reason** |
-        | `docs/a,b: c.md` | uncovered | **no change and no reason** |
+        | `docs/a,b:c.md` | uncovered | **no change and no reason** |
         | `docs/page-03.md` | uncovered | **no change and no reason** |
         | `docs/page-04.md` | uncovered | **no change and no reason** |
         | `docs/page-05.md` | uncovered | **no change and no reason** |
