@@ -16,7 +16,7 @@ pub fn render(runs: &[(&RunState, bool)]) -> String {
                 s.run_id.clone(),
                 label(s.status, *stale),
                 s.current_stage.clone().unwrap_or_else(|| "-".into()),
-                s.plan.path.clone(),
+                crate::report::escape::line(&s.plan.path).into_owned(),
                 s.created_at
                     .get(..16)
                     .unwrap_or(&s.created_at)

@@ -500,10 +500,18 @@ fn attempt_end(f: &exec::Finished) -> AttemptEnd {
 
 /// The evidence an actor wrote: `Ok(None)` when it wrote none, `Err` when it is not evidence.
 fn read_evidence(path: &Path, shown: &str) -> Result<Option<coverage::Evidence>, String> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => coverage::parse_evidence(shown, &text)
-            .map(Some)
-            .map_err(|e| format!("invalid evidence: {e}")),
+    // Bounded, as an agent could write any amount (see coverage::MAX_EVIDENCE_BYTES).
+    match crate::files::read_limited(path, coverage::MAX_EVIDENCE_BYTES) {
+        Ok(None) => Err(format!(
+            "invalid evidence: {shown}: {}",
+            coverage::too_large_message()
+        )),
+        Ok(Some(bytes)) => match String::from_utf8(bytes) {
+            Ok(text) => coverage::parse_evidence(shown, &text)
+                .map(Some)
+                .map_err(|e| format!("invalid evidence: {e}")),
+            Err(_) => Err(format!("invalid evidence: {shown}: the file is not UTF-8")),
+        },
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(err) => Err(format!("cannot read the evidence file: {err}")),
     }
