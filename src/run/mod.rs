@@ -569,21 +569,24 @@ pub fn write_result(run_dir: &Path, state: &RunState) -> Result<(), RunError> {
         None => md.push_str("No coverage gate ran in this run.\n"),
         Some(report) => {
             md.push_str("| target | status | paths or reason |\n|---|---|---|\n");
+            // Paths and reasons are the agent's: escaped so that none leaves its cell.
+            use crate::report::markdown::{code, text};
             for t in &report.targets {
                 let detail = match t.status {
-                    coverage::TargetStatus::Changed => t.paths.join(", "),
+                    coverage::TargetStatus::Changed => t
+                        .paths
+                        .iter()
+                        .map(|p| code(p))
+                        .collect::<Vec<_>>()
+                        .join(", "),
                     coverage::TargetStatus::Unchanged => format!(
                         "needed no change, because: {}",
-                        t.reason.as_deref().unwrap_or("")
+                        text(t.reason.as_deref().unwrap_or(""))
                     ),
                     coverage::TargetStatus::Uncovered => "uncovered".into(),
                 };
                 let status = crate::report::status::word(t.status);
-                md.push_str(&format!(
-                    "| `{}` | {status} | {} |\n",
-                    t.target,
-                    detail.replace('|', "\\|")
-                ));
+                md.push_str(&format!("| {} | {status} | {detail} |\n", code(&t.target)));
             }
         }
     }
