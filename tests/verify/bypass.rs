@@ -48,8 +48,11 @@ fn verdict(run: &Run) -> String {
     lines.join("\n")
 }
 
+/// A scenario: its name, and what the pull request does besides the work.
+type Case<'a> = (&'a str, &'a dyn Fn(&TestRepo));
+
 /// Each scenario on a fresh pull request, committed, then the gate.
-fn scenarios(cases: &[(&str, &dyn Fn(&TestRepo))], args: &str) -> String {
+fn scenarios(cases: &[Case<'_>], args: &str) -> String {
     let mut out = String::new();
     for (name, change) in cases {
         let repo = pull_request();
@@ -104,7 +107,7 @@ fn the_pull_requests_configuration_is_not_the_gates() {
         repo.write("plans/new.md", &plan("New", &["docs/a.md", "docs/b.md"]));
         repo.write(".baton.yml", config);
     };
-    let cases: [(&str, &dyn Fn(&TestRepo)); 4] = [
+    let cases: [Case<'_>; 4] = [
         ("plans_dir elsewhere", &|r| add_plan(r, "plans_dir: docs\n")),
         ("plans_dir in another case", &|r| {
             add_plan(r, "plans_dir: Plans\n")
@@ -219,7 +222,7 @@ fn deleting_or_hiding_a_plan_fails() {
         mv("Plans/p.md"),
         mv("plans/done/p.md"),
     );
-    let cases: [(&str, &dyn Fn(&TestRepo)); 7] = [
+    let cases: [Case<'_>; 7] = [
         ("deleted", &|r| {
             r.git(["rm", "-q", "plans/p.md"]);
         }),
@@ -332,7 +335,7 @@ fn removing_targets_fails() {
         rewrite(""),
         rewrite("targets:\n  - \"docs/a*.md\"\n"),
     );
-    let cases: [(&str, &dyn Fn(&TestRepo)); 4] = [
+    let cases: [Case<'_>; 4] = [
         ("untouched target removed", &one),
         ("targets emptied", &empty),
         ("targets key removed", &none),
@@ -416,7 +419,7 @@ fn adding_a_plan_discovery_would_not_see_fails() {
         add("plans/new.markdown"),
         add("PLANS/new.md"),
     );
-    let cases: [(&str, &dyn Fn(&TestRepo)); 4] = [
+    let cases: [Case<'_>; 4] = [
         ("plans/new.MD", &upper),
         ("plans/new.markdown", &markdown),
         ("PLANS/new.md", &dir_case),
