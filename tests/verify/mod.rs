@@ -18,6 +18,7 @@ mod bypass;
 mod discovery;
 mod evidence;
 mod formats;
+mod hostile;
 mod range;
 mod rule;
 mod worktree;
