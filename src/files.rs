@@ -1,7 +1,46 @@
 //! File-system helpers every module shares: I/O errors as short phrases for `error:` lines,
-//! and paths as the repository names them.
+//! paths as the repository names them, and files replaced whole or not at all.
 
-use std::path::Path;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// A step of [`write_atomic`] that failed, with the path it failed on.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {action} {}: {}", .path.display(), io_reason(.source))]
+pub struct AtomicWriteError {
+    pub action: &'static str,
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Writes `bytes` to `path` so that a reader sees either the old or the new content, whatever is
+/// killed when: temp file in the same directory, fsync, rename over, fsync the directory.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), AtomicWriteError> {
+    let failed = |action: &'static str, path: &Path| {
+        let path = path.to_path_buf();
+        move |source| AtomicWriteError {
+            action,
+            path,
+            source,
+        }
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(dir)
+        .map_err(failed("create a temporary file in", dir))?;
+    tmp.write_all(bytes).map_err(failed("write", tmp.path()))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(failed("sync", tmp.path()))?;
+    tmp.persist(path)
+        .map_err(|e| failed("replace", path)(e.error))?;
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(failed("sync", dir))
+}
 
 /// The path of `full` relative to the worktree root, `/`-separated, when it lies inside it.
 pub fn repo_relative(workdir: &Path, full: &Path) -> Option<String> {

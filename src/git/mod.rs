@@ -10,6 +10,7 @@
 //! which is the form [`crate::coverage`] expects.
 
 mod at_commit;
+mod debris;
 mod id;
 mod index;
 mod snapshot;
@@ -25,6 +26,7 @@ use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
 pub use at_commit::PathKind;
+pub use debris::BrokenWorktree;
 pub use id::{BadCommitId, CommitId};
 pub use snapshot::Identity;
 pub use status::Scope;

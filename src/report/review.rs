@@ -45,13 +45,13 @@ pub fn render(
         out,
         "review of run {} ({}){title}",
         state.run_id,
-        word(state.status)
+        word(state.status())
     );
     let _ = writeln!(out, "  plan      {}", escape::line(&state.plan.path));
     crate::report::status::where_lines(&mut out, state);
 
     let _ = writeln!(out, "\ncoverage");
-    match &state.coverage {
+    match state.coverage() {
         _ if state.plan.targets.is_empty() => {
             let _ = writeln!(
                 out,
@@ -134,7 +134,7 @@ pub fn render(
     if !stats.is_empty() {
         let _ = writeln!(out, "  {} path(s), +{added} -{removed}", stats.len());
     }
-    let next = if state.status == crate::state::RunStatus::Review {
+    let next = if state.status() == crate::state::RunStatus::Review {
         format!(
             "git baton finish {}   (commits the rest with its reasons), then merge branch {}",
             state.run_id, state.branch

@@ -75,9 +75,8 @@ fn kill_9_leaves_a_stale_run_that_resume_recovers() {
     assert!(group_alive(&agent_pid), "the agent outlived git-baton");
 
     let raw = text(&run_dir(&repo, &id).join("state.json"));
-    let parsed: git_baton::state::RunState =
-        serde_json::from_str(&raw).expect("state.json is a whole RunState");
-    assert_eq!(parsed.status, git_baton::state::RunStatus::Running);
+    let parsed = git_baton::state::store::parse(raw.as_bytes()).expect("a whole RunState");
+    assert_eq!(parsed.status(), git_baton::state::RunStatus::Running);
 
     let state = status(&repo, &id);
     assert_eq!(state["status"], "running");
@@ -85,22 +84,22 @@ fn kill_9_leaves_a_stale_run_that_resume_recovers() {
     assert_eq!(state["lock"], Value::Null);
     assert_eq!(attempt_field(&state, "executor", "outcome"), [Value::Null]);
     let human = repo.baton(["status", &id]);
-    assert_snapshot!(shown(&human, &id, &base), @r"
-    exit: 0
-    --- stdout
-    run <ID>: running (stale: no process is driving it; it crashed or was killed)
-      plan      plans/fix.md (fix) — Fix the grading documents
-      base      <BASE> (HEAD)
-      branch    baton/<ID>
-      worktree  $TMP/repo/.baton/worktrees/<ID>
-      current   executor
+    assert_snapshot!(shown(&human, &base), @r"
+        exit: 0
+        --- stdout
+        run 1mnbe80fdk: running (stale: no process is driving it; it crashed or was killed)
+          plan      plans/fix.md (fix) — Fix the grading documents
+          base      <BASE> (HEAD)
+          branch    baton/1mnbe80fdk
+          worktree  $TMP/repo/.baton/worktrees/1mnbe80fdk
+          current   executor
 
-      STAGE      STATUS       ACTOR      ATTEMPTS   DURATION       TOKENS      COST
-      executor   running      slow              1          -            -         -
-      reporter   pending      writer            0          -            -         -
+          STAGE      STATUS       ACTOR      ATTEMPTS   DURATION       TOKENS      COST
+          executor   running      slow              1          -            -         -
+          reporter   pending      writer            0          -            -         -
 
-      next: git baton resume <ID>   (records the crash, then re-runs the stage)
-    ");
+          next: git baton resume 1mnbe80fdk   (records the crash, then re-runs the stage)
+        ");
     let list = repo.baton(["list"]);
     assert!(list.stdout.contains("running (stale)"), "{list}");
 
@@ -184,14 +183,13 @@ fn kill_9_at_random_moments_never_leaves_a_half_written_state() {
             let raw = std::fs::read(&path).unwrap_or_else(|e| {
                 panic!("{}: {e} (a published run without a state)", path.display())
             });
-            let state: git_baton::state::RunState =
-                serde_json::from_slice(&raw).unwrap_or_else(|e| {
-                    panic!(
-                        "{} is not a RunState ({e}):\n{}",
-                        path.display(),
-                        String::from_utf8_lossy(&raw)
-                    )
-                });
+            let state = git_baton::state::store::parse(&raw).unwrap_or_else(|e| {
+                panic!(
+                    "{} is not a RunState ({e}):\n{}",
+                    path.display(),
+                    String::from_utf8_lossy(&raw)
+                )
+            });
             assert_eq!(state.run_id, name);
         }
         let list = repo.baton(["list"]);

@@ -37,22 +37,22 @@ fn the_incident_rate_limit_then_a_lazy_resume_is_blocked() {
 
     let lazy_run = repo.baton(["resume", &id, "--actor", "executor=lazy"]);
     assert_eq!(lazy_run.code, 1, "{lazy_run}");
-    assert_snapshot!(shown(&lazy_run, &id, &base), @r#"
+    assert_snapshot!(shown(&lazy_run, &base), @r"
         exit: 1
         --- stdout
         The documents already state the rule. Done.
         --- stderr
-        run <ID>
+        run 1mnbe80fdk
 
-        run <ID>: blocked
+        run 1mnbe80fdk: blocked
           plan      plans/fix.md (fix) — Fix the grading documents
           base      <BASE> (HEAD)
-          branch    baton/<ID>
-          worktree  $TMP/repo/.baton/worktrees/<ID>
+          branch    baton/1mnbe80fdk
+          worktree  $TMP/repo/.baton/worktrees/1mnbe80fdk
           current   executor
 
           STAGE      STATUS       ACTOR      ATTEMPTS   DURATION       TOKENS      COST
-          executor   blocked      lazy              2      <DUR>            -         -
+          executor   blocked      lazy              2       2.0s            -         -
             #1 partial rate_limited
             #2 lazy blocked, resumed
           reporter   pending      writer            0          -            -         -
@@ -65,8 +65,8 @@ fn the_incident_rate_limit_then_a_lazy_resume_is_blocked() {
             uncovered  docs/b.md  no change and no reason
             uncovered  docs/c.md  no change and no reason
 
-          next: git baton resume <ID>   (the stage re-runs; it must change or give a reason for every uncovered target)
-        "#);
+          next: git baton resume 1mnbe80fdk   (the stage re-runs; it must change or give a reason for every uncovered target)
+        ");
     let state = status(&repo, &id);
     assert_eq!(state["status"], "blocked");
     assert_eq!(state["error"]["kind"], "blocked");
@@ -118,29 +118,29 @@ fn the_incident_rate_limit_then_a_lazy_resume_is_blocked() {
     assert!(reporter_prompt.contains(reason), "{reporter_prompt}");
 
     let human = repo.baton(["status", &id]);
-    assert_snapshot!(shown(&human, &id, &base), @r#"
+    assert_snapshot!(shown(&human, &base), @r"
         exit: 0
         --- stdout
-        run <ID>: review
+        run 1mnbe80fdk: review
           plan      plans/fix.md (fix) — Fix the grading documents
           base      <BASE> (HEAD)
-          branch    baton/<ID>
-          worktree  $TMP/repo/.baton/worktrees/<ID>
+          branch    baton/1mnbe80fdk
+          worktree  $TMP/repo/.baton/worktrees/1mnbe80fdk
 
           STAGE      STATUS       ACTOR      ATTEMPTS   DURATION       TOKENS      COST
-          executor   succeeded    diligent          3      <DUR>            -         -
+          executor   succeeded    diligent          3       3.0s            -         -
             #1 partial rate_limited
             #2 lazy blocked, resumed
             #3 diligent succeeded, resumed
-          reporter   succeeded    writer            1      <DUR>            -         -
+          reporter   succeeded    writer            1       1.0s            -         -
 
           coverage: passed
             changed    docs/a.md  docs/a.md
             changed    docs/b.md  docs/b.md
             unchanged  docs/c.md  because: already states the new grading rule in section 3
 
-          next: git baton review <ID>, then `git baton finish <ID>` and merge branch baton/<ID>
-        "#);
+          next: git baton review 1mnbe80fdk, then `git baton finish 1mnbe80fdk` and merge branch baton/1mnbe80fdk
+        ");
 }
 
 /// Runs the plan with executor `actor` and returns the final state.
