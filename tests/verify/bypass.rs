@@ -189,6 +189,28 @@ fn the_merge_base_plans_dir_must_exist() {
         hint: the gate reads plans_dir from .baton.yml at the merge base: create `work/plans/` on the base branch (an empty `work/plans/.gitkeep` will do), set plans_dir there, or name the plans to check
         ");
 
+    // A configuration that does not parse at the merge base is an error located there; the
+    // pull request's own, broken or not, is not read.
+    let broken = run("plan_dir: plans\n");
+    assert!(
+        broken.starts_with(
+            "exit: 2\n--- stderr\nerror: <main>:.baton.yml:1:1: unknown field `plan_dir`"
+        ),
+        "{broken}"
+    );
+    let repo = pull_request();
+    repo.write(
+        "plans/p.md",
+        &plan("Two docs, reworded", &["docs/a.md", "docs/b.md"]),
+    );
+    repo.write(".baton.yml", "plan_dir: [\n");
+    repo.commit_all("touch the plan, break the configuration");
+    assert_eq!(
+        verify(&repo, RANGE).code,
+        1,
+        "the gate ran, and failed on docs/b.md"
+    );
+
     // The default too: a range of a repository without `plans/` at the merge base.
     let repo = TestRepo::with().named(&["docs/a.md"]).on_feature();
     repo.write("plans/p.md", &plan("New", &["docs/a.md"]));
