@@ -225,10 +225,7 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
 
     let selection = match head_commit {
         None => {
-            let config = match local_config {
-                Some(config) => config,
-                None => crate::config::load(&workdir)?,
-            };
+            let config = local_config.map_or_else(|| crate::config::load(&workdir), Ok)?;
             let plans = if options.plans.is_empty() {
                 select::discover_in_worktree(&workdir, &config.plans_dir, diff)?
             } else {
@@ -263,22 +260,7 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
         let shown = path.display().to_string();
         file_entries.extend(coverage::parse_evidence(&shown, &text)?.entries);
     }
-    let mut trailer_entries = Vec::new();
-    let mut ignored_trailers = Vec::new();
-    for (id, message) in repo.commit_messages(merge_base, tip)? {
-        let entries = coverage::parse_trailers(&id.to_string(), &message);
-        if entries.is_empty() {
-            continue;
-        }
-        if repo.is_merge(id)? {
-            ignored_trailers.push(IgnoredTrailers {
-                commit: id.to_string(),
-                count: entries.len(),
-            });
-        } else {
-            trailer_entries.extend(entries);
-        }
-    }
+    let (trailer_entries, ignored_trailers) = trailers(&repo, merge_base, tip)?;
 
     let scope = Scope::prefixes(
         plans
@@ -330,6 +312,31 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
         ignored_trailers,
         notes: selection.notes,
     })
+}
+
+/// The `Baton-Unchanged` trailers of `base..tip`, newest first, and the merge commits whose
+/// trailers were left out.
+fn trailers(
+    repo: &Repo,
+    base: gix::ObjectId,
+    tip: gix::ObjectId,
+) -> Result<(Vec<EvidenceEntry>, Vec<IgnoredTrailers>), VerifyError> {
+    let (mut used, mut ignored) = (Vec::new(), Vec::new());
+    for (id, message) in repo.commit_messages(base, tip)? {
+        let entries = coverage::parse_trailers(&id.to_string(), &message);
+        if entries.is_empty() {
+            continue;
+        }
+        if repo.is_merge(id)? {
+            ignored.push(IgnoredTrailers {
+                commit: id.to_string(),
+                count: entries.len(),
+            });
+        } else {
+            used.extend(entries);
+        }
+    }
+    Ok((used, ignored))
 }
 
 /// `.baton.yml` as the merge base has it (the defaults when it has none), named in messages the
