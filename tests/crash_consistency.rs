@@ -267,7 +267,7 @@ fn check_consistent(fx: &Fixture, context: &str) -> Vec<String> {
     let mut stale = BTreeSet::new();
     for (id, state) in &states {
         let status = fx.status(id);
-        let on_disk = serde_json::to_value(state.status).unwrap();
+        let on_disk = serde_json::to_value(state.status()).unwrap();
         assert_eq!(
             status["status"], on_disk,
             "{context}: status {id} vs state.json"

@@ -9,6 +9,8 @@
 //! Paths leave this module as repo-relative, `/`-separated `String`s, sorted by bytes and unique,
 //! which is the form [`crate::coverage`] expects.
 
+mod at_commit;
+mod debris;
 mod id;
 mod index;
 mod snapshot;
@@ -23,6 +25,8 @@ use std::path::{Path, PathBuf};
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
+pub use at_commit::PathKind;
+pub use debris::BrokenWorktree;
 pub use id::{BadCommitId, CommitId};
 pub use snapshot::Identity;
 pub use status::Scope;

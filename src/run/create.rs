@@ -70,14 +70,15 @@ pub enum Created {
     Existing(Box<RunState>),
 }
 
-/// Checks the plan and configuration against each other.
+/// Checks the plan and configuration against each other and returns the run's pipeline and
+/// policy.
 pub fn policy(
     config: &Config,
     plan: &Plan,
     plan_path: &str,
     stop_after: Option<&str>,
     actors: &[(String, String)],
-) -> Result<Policy, RunError> {
+) -> Result<(Vec<StagePolicy>, Policy), RunError> {
     if config.pipeline.is_empty() {
         return Err(RunError::NoPipeline);
     }
@@ -137,11 +138,13 @@ pub fn policy(
             known: stage_names(&pipeline),
         });
     }
-    Ok(Policy {
+    Ok((
         pipeline,
-        coverage: config.coverage,
-        stop_after: stop_after.map(String::from),
-    })
+        Policy {
+            coverage: config.coverage,
+            stop_after: stop_after.map(String::from),
+        },
+    ))
 }
 
 pub fn create(
@@ -150,7 +153,7 @@ pub fn create(
     config: &Config,
     options: &CreateOptions,
 ) -> Result<Created, RunError> {
-    let policy = policy(
+    let (pipeline, policy) = policy(
         config,
         options.plan,
         &options.plan_path,
@@ -170,14 +173,14 @@ pub fn create(
         if snapshot != options.plan_text || existing.plan.path != options.plan_path {
             return Err(RunError::KeyConflict {
                 key: key.into(),
-                run: existing.run_id,
+                run: existing.run_id.to_string(),
                 plan: existing.plan.path,
             });
         }
         return Ok(Created::Existing(Box::new(existing)));
     }
 
-    let id = allocate_id(store)?;
+    let id = store.allocate_id()?;
     let branch = format!("baton/{id}");
     let worktree = worktree_path(options.main_worktree, &config.worktree_root, &id);
     let mut undo = Undo {
@@ -207,11 +210,13 @@ pub fn create(
     if let Some(parent) = worktree.parent() {
         std::fs::create_dir_all(parent).map_err(io_err("create", parent))?;
     }
+    // A creation killed while git registered its worktree leaves an entry that makes every
+    // later worktree operation fail; it holds no work.
+    repo.discard_broken_worktrees(is_run_id)?;
     undo.worktree = Some(worktree.clone());
     repo.add_worktree(&worktree, &branch)?;
 
     fail_at("state")?;
-    let now = store::now();
     let state = RunState::new(
         NewRun {
             run_id: id.clone(),
@@ -228,16 +233,17 @@ pub fn create(
                     .map(|t| t.spec.clone())
                     .collect(),
             },
-            base: options.base.to_string(),
+            base: super::commit_id(options.base),
             base_rev: options.base_rev.into(),
             branch: branch.clone(),
             worktree: worktree.display().to_string(),
+            pipeline,
             policy,
         },
-        &now,
-    );
+        store.now(),
+    )?;
     store::save_in(&staging, &state)?;
-    let mut lock = RunLock::acquire_in(&staging, &id, options.command)?;
+    let mut lock = RunLock::acquire_in(&staging, &id, options.command, store.clock())?;
 
     fail_at("publish")?;
     let final_dir = store.run_dir(&id);
@@ -269,44 +275,6 @@ fn find_by_key(store: &Store, key: &str) -> Result<Option<RunState>, RunError> {
         }
     }
     Ok(None)
-}
-
-/// A run id: creation time in seconds then three random characters, in lowercase Crockford
-/// base32 — ten characters that sort by creation time and are short enough to type.
-fn allocate_id(store: &Store) -> Result<String, RunError> {
-    const ALPHABET: &[u8] = b"0123456789abcdefghjkmnpqrstvwxyz";
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    for attempt in 0..64u64 {
-        let mut id = String::with_capacity(10);
-        for shift in (0..7).rev() {
-            id.push(ALPHABET[((secs >> (shift * 5)) & 31) as usize] as char);
-        }
-        let mut noise = random_u64() ^ attempt;
-        for _ in 0..3 {
-            id.push(ALPHABET[(noise & 31) as usize] as char);
-            noise >>= 5;
-        }
-        if !store.run_dir(&id).exists() && !store.staging_dir(&id).exists() {
-            return Ok(id);
-        }
-    }
-    Err(RunError::NoRunId)
-}
-
-fn random_u64() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-    );
-    h.write_u32(std::process::id());
-    h.finish()
 }
 
 fn fail_at(step: &str) -> Result<(), RunError> {
@@ -366,4 +334,9 @@ impl Drop for Undo<'_> {
             let _ = std::fs::remove_dir_all(staging);
         }
     }
+}
+
+/// Worktree registrations named like a run id are git-baton's own.
+pub(super) fn is_run_id(name: &str) -> bool {
+    name.parse::<crate::state::RunId>().is_ok()
 }

@@ -20,7 +20,7 @@ fn github_format_annotations_and_step_summary() {
         "verify plans/x.md --base main --format github".split(' '),
         &[("GITHUB_STEP_SUMMARY", summary.as_os_str())],
     );
-    assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r"
+    assert_snapshot!(named(tokenless(run, &repo), &repo, &[("main", "<main>")]).to_string(), @r"
         exit: 1
         --- stdout
         ::error file=plans/x.md,line=4,title=uncovered target docs/page-01.md::`docs/page-01.md` has no changed path in the worktree against main and no recorded reason why it needed no change
@@ -34,6 +34,7 @@ fn github_format_annotations_and_step_summary() {
         ::error file=plans/x.md,line=12,title=uncovered target docs/page-09.md::`docs/page-09.md` has no changed path in the worktree against main and no recorded reason why it needed no change
         ::error file=plans/x.md,line=13,title=uncovered target docs/page-10.md::`docs/page-10.md` has no changed path in the worktree against main and no recorded reason why it needed no change
         ::notice::2 more annotation(s) left out (GitHub shows 10 per step); see the job summary
+        ::stop-commands::<token>
         verifying the worktree against main (merge base <main>)
 
         plan plans/x.md (x): failed: 12 of 12 targets uncovered
@@ -54,6 +55,7 @@ fn github_format_annotations_and_step_summary() {
         hint: change each uncovered target, or record why it needed no change:
         hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
         hint:   an `unchanged` entry with a reason in an --evidence file
+        ::<token>::
         ");
 
     let head = repo.git(["rev-parse", "--short=12", "main"]);
@@ -100,18 +102,20 @@ fn github_format_with_an_unwritable_step_summary() {
         "verify plans/x.md --base main --format github".split(' '),
         &[("GITHUB_STEP_SUMMARY", dir.as_os_str())],
     );
-    assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r#"
+    assert_snapshot!(named(tokenless(run, &repo), &repo, &[("main", "<main>")]).to_string(), @r"
         exit: 2
         --- stdout
+        ::stop-commands::<token>
         verifying the worktree against main (merge base <main>)
 
         plan plans/x.md (x): passed: 1 target covered
           changed    docs/a.md  docs/a.md
 
         gate passed
+        ::<token>::
         --- stderr
         error: cannot append to $GITHUB_STEP_SUMMARY ($TMP/no/such/dir/summary.md): no such file
-        "#);
+        ");
 }
 
 /// One plan with a changed, an unchanged and an uncovered target, in Markdown and JSON.
