@@ -230,9 +230,9 @@ fn check_runs(bench: &Bench, ids: &[String]) -> Result<()> {
             .map_err(|n| format!("a run directory named {n:?}"))?;
         let path = runs_dir.join(&name).join("state.json");
         let raw = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let state: git_baton::state::RunState = serde_json::from_slice(&raw)
-            .map_err(|e| format!("{} is not a RunState: {e}", path.display()))?;
-        let status = serde_json::to_value(state.status).map_err(|e| e.to_string())?;
+        let state =
+            git_baton::state::store::parse(&raw).map_err(|e| format!("{}: {e}", path.display()))?;
+        let status = serde_json::to_value(state.status()).map_err(|e| e.to_string())?;
         if state.run_id != name || status != "review" {
             return Err(format!(
                 "{}: run {} is {status}, expected run {name} in review",
