@@ -142,7 +142,9 @@ pub fn check(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
             });
         }
     }
-    for broken in repo.broken_worktrees(super::create::is_run_id) {
+    // While a creation holds the lock, its registration is half-written by design.
+    let creating = store.creation_in_progress();
+    for broken in repo.broken_worktrees(|name| !creating && super::create::is_run_id(name)) {
         findings.push(Finding {
             kind: "broken_registration",
             run: None,

@@ -165,6 +165,15 @@ impl Store {
         Ok(file)
     }
 
+    /// Whether another process holds the creation lock now (a run is being created).
+    pub fn creation_in_progress(&self) -> bool {
+        let path = self.root.join("create.lock");
+        File::options()
+            .write(true)
+            .open(&path)
+            .is_ok_and(|file| matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock)))
+    }
+
     /// Ids of the complete runs, oldest first (ids sort by creation time). What is not named
     /// like a run was not made by git-baton and is not listed.
     pub fn list(&self) -> Result<Vec<RunId>> {
