@@ -625,7 +625,13 @@ fn detector_works() {
         .env("BATON_WORKTREE", &marker["BATON_WORKTREE=".len()..])
         .spawn()
         .unwrap();
-    let seen = attempt_processes(marker);
+    // Until the child has exec'd, /proc shows the environment it was forked with.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut seen = attempt_processes(marker);
+    while seen.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+        seen = attempt_processes(marker);
+    }
     let _ = child.kill();
     let _ = child.wait();
     assert_eq!(seen.len(), 1, "the process detector is blind: {seen:?}");
