@@ -183,16 +183,36 @@ impl TestRepo {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_git-baton"));
-        cmd.args(args)
-            .current_dir(dir)
-            .stdin(Stdio::null())
+        let mut cmd = self.baton_command(dir, &[], args);
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .stderr(Stdio::piped())
+            .envs(env.iter().copied());
+        cmd.spawn().unwrap()
+    }
+
+    /// The command that runs the real git-baton binary in `dir` with the hermetic environment and
+    /// the next clock, for tests that choose its streams themselves. A non-empty `wrapper` is
+    /// the program that starts the binary, with its first arguments (`sh -c '…; exec "$@"' sh`):
+    /// the binary's path and `args` follow them.
+    pub fn baton_command<I, S>(&self, dir: &Path, wrapper: &[&str], args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let bin = env!("CARGO_BIN_EXE_git-baton");
+        let mut cmd = match wrapper {
+            [] => Command::new(bin),
+            [program, first @ ..] => {
+                let mut cmd = Command::new(program);
+                cmd.args(first).arg(bin);
+                cmd
+            }
+        };
+        cmd.args(args).current_dir(dir);
         hermetic(&mut cmd, &self.home);
         self.next_clock(&mut cmd);
-        cmd.envs(env.iter().copied());
-        cmd.spawn().unwrap()
+        cmd
     }
 
     /// Waits for a process started by [`Self::baton_spawn`] and collects it as a [`Run`]; kills
