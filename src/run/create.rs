@@ -7,7 +7,8 @@
 //! is visibly driven.
 //!
 //! Debug builds honour `GIT_BATON_FAIL_AT=<step>` (`snapshot`, `branch`, `worktree`, `state`,
-//! `publish`) to inject a failure at that step; the tests use it to prove the rollback.
+//! `publish`) to inject a failure at that step, and `GIT_BATON_FAIL_AT=<step>:kill` to die there
+//! of SIGKILL; the tests use them to prove the rollback and what a crash leaves.
 
 use std::path::{Path, PathBuf};
 
@@ -276,8 +277,9 @@ fn find_by_key(store: &Store, key: &str) -> Result<Option<RunState>, RunError> {
     Ok(None)
 }
 
-fn fail_at(step: &str) -> Result<(), RunError> {
-    if cfg!(debug_assertions) && std::env::var("GIT_BATON_FAIL_AT").is_ok_and(|v| v == step) {
+/// An injected failure at `step` (see [`crate::files::fail_point`]).
+pub(super) fn fail_at(step: &str) -> Result<(), RunError> {
+    if crate::files::fail_point(step) {
         return Err(RunError::Injected { step: step.into() });
     }
     Ok(())

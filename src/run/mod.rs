@@ -421,6 +421,19 @@ pub fn open_run_worktree(repo: &Repo, state: &RunState) -> Result<Repo, RunError
     Ok(theirs)
 }
 
+/// The linked worktree of `repo` whose root is `path`, if that is what `path` is: not another
+/// repository's, and not a plain directory inside one of this repository's worktrees.
+pub(crate) fn worktree_at(repo: &Repo, path: &Path) -> Option<Repo> {
+    let same = |a: &Path, b: &Path| {
+        a.canonicalize()
+            .ok()
+            .is_some_and(|a| b.canonicalize().ok() == Some(a))
+    };
+    Repo::discover(path).ok().filter(|wt| {
+        same(wt.common_dir(), repo.common_dir()) && wt.workdir().is_ok_and(|dir| same(dir, path))
+    })
+}
+
 /// Records the worktree as attempt `n` of `stage` left it. A failure is reported but changes
 /// no outcome: the work itself is still in the worktree.
 pub fn snapshot_for(repo: &Repo, state: &RunState, stage: &str, n: u32) -> Option<CommitId> {

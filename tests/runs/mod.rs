@@ -28,6 +28,7 @@ mod actors;
 mod concurrency;
 mod crash;
 mod create;
+mod debris;
 mod drive;
 mod finish_clean;
 mod gate;

@@ -234,6 +234,23 @@ impl TestRepo {
         }
     }
 
+    /// Runs `script` with `sh -e` in the repository, in the hermetic environment with the
+    /// git-baton binary first on PATH, so that `git baton …` in it runs the binary under test:
+    /// for commands git-baton prints for people to run.
+    pub fn shell(&self, script: &str) -> Run {
+        let bin_dir = Path::new(env!("CARGO_BIN_EXE_git-baton")).parent().unwrap();
+        let mut path = std::ffi::OsString::from(bin_dir);
+        if let Some(rest) = std::env::var_os("PATH") {
+            path.push(":");
+            path.push(rest);
+        }
+        let mut cmd = Command::new("sh");
+        cmd.args(["-e", "-c", script]).current_dir(&self.root);
+        hermetic(&mut cmd, &self.home);
+        cmd.env("PATH", path);
+        Run::new(cmd.output().unwrap(), &[(self.tmp(), "$TMP")])
+    }
+
     pub fn baton<I, S>(&self, args: I) -> Run
     where
         I: IntoIterator<Item = S>,
