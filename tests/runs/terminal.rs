@@ -142,3 +142,40 @@ fn a_hang_up_is_ignored_when_git_baton_was_started_to_outlive_its_terminal() {
     assert_eq!(state["status"], "review");
     assert_eq!(attempt_field(&state, "executor", "outcome"), ["succeeded"]);
 }
+
+/// Every command whose reader has gone ends as it would have with one: the same exit code, and
+/// nothing on stderr but what it says anyway — no panic, no "Broken pipe".
+#[test]
+fn every_command_ends_the_same_when_its_stdout_is_closed() {
+    let repo = repo_running(&[loud_worker()], "");
+    let id = run_id(&repo.baton(["run", "plans/fix.md"]));
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["status", &id],
+        vec!["status", "--json", &id],
+        vec!["list"],
+        vec!["list", "--json"],
+        vec!["log", &id, "--stage", "executor"],
+        vec!["log", "--json", &id, "--stage", "executor"],
+        vec!["review", &id],
+        vec!["diff", &id, "--stage", "executor"],
+        vec!["doctor"],
+        vec!["verify", "plans/fix.md"],
+        vec!["--help"],
+        vec!["status", "no-such-run"],
+    ];
+    for args in commands {
+        let open = repo.baton(&args);
+        let mut cmd = repo.baton_command(&repo.root, &[], &args);
+        let (read, write) = std::io::pipe().unwrap();
+        drop(read);
+        let (mut errors, error_end) = std::io::pipe().unwrap();
+        cmd.stdin(Stdio::null()).stdout(write).stderr(error_end);
+        let child = cmd.spawn().unwrap();
+        drop(cmd);
+        let mut stderr = String::new();
+        errors.read_to_string(&mut stderr).unwrap();
+        let code = exit_code(child);
+        assert_eq!(code, open.code, "{args:?}: {stderr}");
+        assert_eq!(stderr, open.stderr, "{args:?}");
+    }
+}
