@@ -234,6 +234,15 @@ pub fn parse(file: &str, text: &str) -> Result<Config, ConfigError> {
     Ok(config)
 }
 
+/// The repository's configuration as committed, from its text alone: no user overlay, no prompt
+/// files read, and no check that needs either (a pipeline's actors may be defined by the user).
+/// For the gate, which reads it from a commit it trusts rather than from the worktree.
+pub fn parse_committed(file: &str, text: &str) -> Result<Config, ConfigError> {
+    let mut config = Config::default();
+    apply(&mut config, file, text, false)?;
+    Ok(config)
+}
+
 /// Layers one file over `config`. The user file may only add or replace actors: the pipeline
 /// and the gate policy belong to the repository, so every clone gates the same way.
 fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), ConfigError> {
@@ -272,9 +281,14 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
         }
     }
     if let Some(dir) = raw.plans_dir {
-        let trimmed = dir.value.trim_matches('/');
-        if trimmed.is_empty() || dir.value.starts_with('/') || trimmed.split('/').any(|c| c == "..")
-        {
+        // `./plans`, `plans/` and `plans//` name one directory; written differently, they must not
+        // make discovery look for a prefix that no path has.
+        let normalized: Vec<&str> = dir
+            .value
+            .split('/')
+            .filter(|c| !c.is_empty() && *c != ".")
+            .collect();
+        if normalized.is_empty() || dir.value.starts_with('/') || normalized.contains(&"..") {
             return Err(invalid(
                 dir.referenced.line(),
                 dir.referenced.column(),
@@ -285,7 +299,7 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
                 Some("for example `plans_dir: plans`".into()),
             ));
         }
-        config.plans_dir = trimmed.to_string();
+        config.plans_dir = normalized.join("/");
     }
     if let Some(root) = raw.worktree_root {
         config.worktree_root = root;
@@ -636,6 +650,32 @@ coverage: resume
                 .plans_dir,
             "work/plans"
         );
+    }
+
+    /// Every spelling of one directory is that directory; one that leaves the repository or
+    /// names its root is refused, however it is spelled.
+    #[test]
+    fn plans_dir_is_normalized() {
+        let dir =
+            |text: &str| parse(".baton.yml", &format!("plans_dir: {text}\n")).map(|c| c.plans_dir);
+        for spelling in [
+            "plans",
+            "./plans",
+            "plans/",
+            "./plans/",
+            "plans//",
+            "././plans/.",
+        ] {
+            assert_eq!(dir(spelling).unwrap(), "plans", "{spelling}");
+        }
+        assert_eq!(dir("./work//plans/./").unwrap(), "work/plans");
+        for refused in [".", "./", "/", "/plans", "plans/../..", "./../plans"] {
+            let err = dir(&format!("'{refused}'")).unwrap_err().to_string();
+            assert!(
+                err.contains("must be a repo-relative directory"),
+                "{refused}: {err}"
+            );
+        }
     }
 
     #[test]

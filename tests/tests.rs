@@ -3,6 +3,8 @@
 
 mod support;
 
+mod crash_consistency;
+
 mod demo;
 
 mod diff_oracle;
@@ -12,3 +14,5 @@ mod exec;
 mod runs;
 
 mod verify;
+
+mod fuzz;

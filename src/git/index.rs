@@ -69,18 +69,27 @@ impl Verification {
 /// checksum, and starts verifying it on another thread.
 pub(super) fn load(repo: &gix::Repository) -> Result<(gix::index::File, Decoded, Verification)> {
     let verification = verify(repo);
-    let index = gix::index::File::at_or_default(
-        repo.index_path(),
-        repo.object_hash(),
-        true,
-        Default::default(),
-    )
-    .map_err(|err| GitError::op("read the index", err))?;
+    let path = repo.index_path();
+    // gix's decoding errors do not say which file they are about.
+    let index =
+        gix::index::File::at_or_default(&path, repo.object_hash(), true, Default::default())
+            .map_err(|err| GitError::op("read the index", format!("{}: {err}", path.display())))?;
+    check_entries(&index)?;
     let decoded = Decoded {
         checksum: index.checksum(),
         empty: index.entries().is_empty(),
     };
     Ok((index, decoded, verification))
+}
+
+/// Why the index of `repo` is damaged, if its checksum says it is: when a diff fails, this is the
+/// cause to report rather than whatever the damage tripped first (gix, for one, may read the
+/// index again itself and report a checksum mismatch without naming the file).
+pub(super) fn damage(repo: &gix::Repository) -> Option<GitError> {
+    match verify(repo).thread.join() {
+        Ok(Err(message)) => Some(GitError::op("verify the index", message)),
+        _ => None,
+    }
 }
 
 /// Starts verifying the index of `repo` on another thread.
@@ -154,8 +163,16 @@ fn verify_with_gix(path: &Path, kind: gix::hash::Kind) -> Result<Seen, String> {
     if !path.exists() {
         return Ok(Seen::Missing);
     }
-    let file = gix::index::File::at(path, kind, false, Default::default())
-        .map_err(|err| format!("{err:#}"))?;
+    let file = gix::index::File::at(path, kind, false, Default::default()).map_err(|err| {
+        // Named, and with its causes: gix's own messages name no file.
+        let mut message = format!("{}: {err}", path.display());
+        let mut source = std::error::Error::source(&err);
+        while let Some(cause) = source {
+            message.push_str(&format!(": {cause}"));
+            source = cause.source();
+        }
+        message
+    })?;
     Ok(match file.checksum() {
         Some(id) => Seen::Verified(id),
         None => Seen::Unverifiable,
@@ -212,11 +229,34 @@ pub(super) fn load_scoped(
         checksum,
         empty: state.entries().is_empty(),
     };
-    Ok(Some((
-        gix::index::File::from_state(state, path),
-        decoded,
-        verification,
-    )))
+    let index = gix::index::File::from_state(state, path);
+    check_entries(&index)?;
+    Ok(Some((index, decoded, verification)))
+}
+
+/// Refuses what git never writes and the diff cannot handle: entries out of (path, stage) order,
+/// as git does (the diff finds entries by walking directories in order, and one out of place
+/// would be skipped, or trip the walk), and a path with a NUL byte, which no file can have.
+fn check_entries(index: &gix::index::File) -> Result<()> {
+    let corrupt = |message: String| {
+        GitError::op(
+            "read the index",
+            format!("{}: {message}", index.path().display()),
+        )
+    };
+    index
+        .verify_entries()
+        .map_err(|err| corrupt(err.to_string()))?;
+    // Paths share one buffer (which may also hold dropped ones): search it once.
+    if index.path_backing().find_byte(0).is_some()
+        && let Some(entry) = index.entries().iter().find(|e| e.path(index).contains(&0))
+    {
+        return Err(corrupt(format!(
+            "the path of entry {:?} has a NUL byte",
+            entry.path(index)
+        )));
+    }
+    Ok(())
 }
 
 /// Which entries [`load_scoped`] keeps. All lists are sorted, and entries arrive sorted, so each is
@@ -352,6 +392,8 @@ fn scan(
     let mut state = gix::index::State::new(kind);
     let mut cursors = Cursors::default();
     let mut path = Vec::new();
+    let mut previous: Vec<u8> = Vec::new();
+    let mut previous_stage = None;
     let fixed = 40 + hash_len + 2;
     for _ in 0..num_entries {
         let truncated = || corrupt("truncated entry");
@@ -397,13 +439,22 @@ fn scan(
             }
             let name = &entry[header_len..header_len + path_len];
             let kept = selection.keeps(&mut cursors, name);
-            if kept {
-                path.clear();
-                path.extend_from_slice(name);
-            }
+            path.clear();
+            path.extend_from_slice(name);
             input.consume(padded);
             kept
         };
+        // The selection's cursors rely on git's order (by path, then stage). An entry out of it,
+        // or a path with a NUL byte, is damage: gix's decoder and `check_entries` report it.
+        let stage = (stored >> 12) & 3;
+        if previous_stage.is_some_and(|p| (path.as_slice(), stage) <= (previous.as_slice(), p))
+            || path.contains(&0)
+        {
+            return Ok(None);
+        }
+        previous.clear();
+        previous.extend_from_slice(&path);
+        previous_stage = Some(stage);
         let mode = Mode::from_bits_truncate(be32(&header[24..28]));
         if mode.is_sparse() {
             return Ok(None);

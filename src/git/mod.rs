@@ -9,6 +9,7 @@
 //! Paths leave this module as repo-relative, `/`-separated `String`s, sorted by bytes and unique,
 //! which is the form [`crate::coverage`] expects.
 
+mod at_commit;
 mod debris;
 mod id;
 mod index;
@@ -24,6 +25,7 @@ use std::path::{Path, PathBuf};
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
+pub use at_commit::PathKind;
 pub use debris::BrokenWorktree;
 pub use id::{BadCommitId, CommitId};
 pub use snapshot::Identity;
@@ -231,6 +233,7 @@ impl Repo {
     pub fn worktree_changes(&self, base: ObjectId, scope: &Scope) -> Result<Vec<String>> {
         let tree = self.tree_of(base)?;
         status::worktree_changes(&self.repo, tree, scope)
+            .map_err(|err| index::damage(&self.repo).unwrap_or(err))
     }
 
     /// The contents of `path` in `commit`, or `None` when it is not a file there.

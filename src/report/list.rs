@@ -16,7 +16,7 @@ pub fn render(runs: &[(&RunState, bool)]) -> String {
                 s.run_id.to_string(),
                 label(s.status(), *stale),
                 s.current_stage().unwrap_or("-").to_string(),
-                s.plan.path.clone(),
+                crate::report::escape::line(&s.plan.path).into_owned(),
                 s.created_at.strftime("%Y-%m-%d %H:%M").to_string(),
             ]
         })

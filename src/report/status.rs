@@ -6,6 +6,7 @@
 use std::fmt::Write;
 
 use crate::coverage::TargetStatus;
+use crate::report::escape;
 use crate::state::store::Holder;
 use crate::state::{RunState, RunStatus, StageStatus};
 
@@ -63,12 +64,13 @@ pub fn render(
         .plan
         .title
         .as_deref()
-        .map(|t| format!(" — {t}"))
+        .map(|t| format!(" — {}", escape::line(t)))
         .unwrap_or_default();
     let _ = writeln!(
         out,
         "  plan      {} ({}){title}",
-        state.plan.path, state.plan.id
+        escape::line(&state.plan.path),
+        state.plan.id
     );
     where_lines(&mut out, state);
     if let Some(h) = holder {
@@ -180,7 +182,7 @@ pub fn render(
             err.stage
         );
         for line in err.message.lines() {
-            let _ = writeln!(out, "    {line}");
+            let _ = writeln!(out, "    {}", escape::line(line));
         }
     }
     if state.plan.targets.is_empty() {
@@ -191,26 +193,24 @@ pub fn render(
     } else if let Some(report) = state.coverage() {
         let verdict = if report.passed { "passed" } else { "failed" };
         let _ = writeln!(out, "\n  coverage: {verdict}");
-        let width = report
+        let targets: Vec<_> = report
             .targets
             .iter()
-            .map(|t| t.target.chars().count())
-            .max()
-            .unwrap_or(0);
-        for t in &report.targets {
+            .map(|t| escape::line(&t.target))
+            .collect();
+        let width = targets.iter().map(|t| t.chars().count()).max().unwrap_or(0);
+        for (t, target) in report.targets.iter().zip(&targets) {
             let detail = match t.status {
-                TargetStatus::Changed => t.paths.join(", "),
+                TargetStatus::Changed => escape::line(&t.paths.join(", ")).into_owned(),
                 TargetStatus::Unchanged => {
-                    format!("because: {}", t.reason.as_deref().unwrap_or(""))
+                    format!(
+                        "because: {}",
+                        escape::line(t.reason.as_deref().unwrap_or(""))
+                    )
                 }
                 TargetStatus::Uncovered => "no change and no reason".into(),
             };
-            let _ = writeln!(
-                out,
-                "    {:<10} {:<width$}  {detail}",
-                word(t.status),
-                t.target
-            );
+            let _ = writeln!(out, "    {:<10} {target:<width$}  {detail}", word(t.status));
         }
     }
     let _ = writeln!(out, "\n  next: {}", next_command(state, stale));

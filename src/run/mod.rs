@@ -545,10 +545,18 @@ fn attempt_end(f: &exec::Finished) -> AttemptEnd {
 
 /// The evidence an actor wrote: `Ok(None)` when it wrote none, `Err` when it is not evidence.
 fn read_evidence(path: &Path, shown: &str) -> Result<Option<coverage::Evidence>, String> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => coverage::parse_evidence(shown, &text)
-            .map(Some)
-            .map_err(|e| format!("invalid evidence: {e}")),
+    // Bounded, as an agent could write any amount (see coverage::MAX_EVIDENCE_BYTES).
+    match crate::files::read_limited(path, coverage::MAX_EVIDENCE_BYTES) {
+        Ok(None) => Err(format!(
+            "invalid evidence: {shown}: {}",
+            coverage::too_large_message()
+        )),
+        Ok(Some(bytes)) => match String::from_utf8(bytes) {
+            Ok(text) => coverage::parse_evidence(shown, &text)
+                .map(Some)
+                .map_err(|e| format!("invalid evidence: {e}")),
+            Err(_) => Err(format!("invalid evidence: {shown}: the file is not UTF-8")),
+        },
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(err) => Err(format!("cannot read the evidence file: {err}")),
     }
@@ -606,21 +614,24 @@ pub fn write_result(run_dir: &Path, state: &RunState) -> Result<(), RunError> {
         None => md.push_str("No coverage gate ran in this run.\n"),
         Some(report) => {
             md.push_str("| target | status | paths or reason |\n|---|---|---|\n");
+            // Paths and reasons are the agent's: escaped so that none leaves its cell.
+            use crate::report::markdown::{code, text};
             for t in &report.targets {
                 let detail = match t.status {
-                    coverage::TargetStatus::Changed => t.paths.join(", "),
+                    coverage::TargetStatus::Changed => t
+                        .paths
+                        .iter()
+                        .map(|p| code(p))
+                        .collect::<Vec<_>>()
+                        .join(", "),
                     coverage::TargetStatus::Unchanged => format!(
                         "needed no change, because: {}",
-                        t.reason.as_deref().unwrap_or("")
+                        text(t.reason.as_deref().unwrap_or(""))
                     ),
                     coverage::TargetStatus::Uncovered => "uncovered".into(),
                 };
                 let status = crate::report::status::word(t.status);
-                md.push_str(&format!(
-                    "| `{}` | {status} | {} |\n",
-                    t.target,
-                    detail.replace('|', "\\|")
-                ));
+                md.push_str(&format!("| {} | {status} | {detail} |\n", code(&t.target)));
             }
         }
     }

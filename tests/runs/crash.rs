@@ -197,6 +197,26 @@ fn kill_9_at_random_moments_never_leaves_a_half_written_state() {
         assert_eq!(list.code, 0, "{list}");
         assert!(!list.stderr.contains("warning"), "{list}");
     }
+    // A kill while git registered a worktree leaves a registration that git itself cannot read
+    // (`git branch` and `git worktree list` die on it): doctor names it, and the next run
+    // discards it before it creates its own worktree.
+    let broken = half_written_registrations(&repo);
+    if !broken.is_empty() {
+        let doctor = repo.baton(["doctor"]);
+        for name in &broken {
+            assert!(
+                doctor.stdout.contains(&format!("worktrees/{name} ")),
+                "{doctor}"
+            );
+        }
+        let run = repo.baton(["run", "plans/fix.md"]);
+        assert_eq!(run.code, 0, "{run}");
+        assert_eq!(
+            half_written_registrations(&repo),
+            Vec::<String>::new(),
+            "after the discarding run {run}; broken before: {broken:?}"
+        );
+    }
     let mut hidden = Vec::new();
     let mut tmp_files = Vec::new();
     for name in run_entries(&repo) {
@@ -236,7 +256,29 @@ fn kill_9_at_random_moments_never_leaves_a_half_written_state() {
     }
     eprintln!(
         "kill -9 loop: published runs: {statuses:?}; hidden entries left under runs/: {hidden:?}; \
-         .tmp-* files left: {tmp_files:?}; baton branches: {}",
+         .tmp-* files left: {tmp_files:?}; half-written worktree registrations discarded: {}; \
+         baton branches: {}",
+        broken.len(),
         branches(&repo).lines().count()
     );
+}
+
+/// Registrations under `.git/worktrees/` that a killed creation left without the files git
+/// needs to read them.
+fn half_written_registrations(repo: &TestRepo) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(repo.root.join(".git/worktrees")) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .map(|e| e.unwrap().path())
+        .filter(|dir| {
+            let gitdir = std::fs::read(dir.join("gitdir")).unwrap_or_default();
+            gitdir.trim_ascii().is_empty()
+                || !dir.join("commondir").is_file()
+                || !dir.join("HEAD").is_file()
+        })
+        .map(|dir| dir.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }

@@ -271,3 +271,73 @@ fn coverage_resume_gates_only_resumed_attempts() {
         "coverage gate: 3 of 3 targets uncovered: docs/a.md, docs/b.md, docs/c.md"
     );
 }
+
+/// Evidence is the agent's text. A file over 1 MiB blocks the stage unread, a reason over 2,000
+/// characters is a bad reason, and a hostile reason reaches `status`, `review` and result.md
+/// escaped (raw in the JSON, which is exact).
+#[test]
+fn agent_text_is_bounded_and_escaped() {
+    let hostile = "kept\u{1b}[2J as it was\r\n::error::forged | cell | \u{202e}and more words";
+    let reason = |reason: &str| {
+        serde_json::json!({"target_coverage": [
+            {"target": "docs/c.md", "status": "unchanged", "reason": reason}
+        ]})
+        .to_string()
+    };
+    let ab = |name: &str| {
+        Actor::agent(name)
+            .edit("docs/a.md", "a")
+            .edit("docs/b.md", "b")
+    };
+    let actors = vec![
+        ab("hostile").evidence(&reason(hostile)),
+        ab("verbose").evidence(&reason(&"because ".repeat(300))),
+        Actor::shell(
+            "flooder",
+            "echo a >> docs/a.md && echo b >> docs/b.md && \
+             head -c 1100000 /dev/zero | tr '\\0' ' ' > \"$BATON_EVIDENCE_FILE\"",
+        ),
+    ];
+    let repo = standard_repo(&actors);
+    let mut blocked = String::new();
+    for actor in ["verbose", "flooder"] {
+        let (run, state) = run_with(&repo, actor);
+        assert_eq!(run.code, 1, "{actor}: {run}");
+        assert_eq!(state["status"], "blocked", "{actor}");
+        blocked.push_str(&format!(
+            "{actor}: {}\n",
+            state["error"]["message"].as_str().unwrap()
+        ));
+    }
+    assert_snapshot!(blocked, @r#"
+        verbose: coverage gate: 1 of 3 targets uncovered: docs/c.md; attempts/executor-1/evidence.json: entry 0: reason for target "docs/c.md" is 2399 characters long, over the limit of 2000: give the specific reason in a sentence or two
+        flooder: invalid evidence: attempts/executor-1/evidence.json: the file is larger than 1 MiB, the limit for an evidence file; give one short entry per target
+        "#);
+
+    let (run, state) = run_with(&repo, "hostile");
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(state["coverage"]["targets"][2]["reason"], hostile);
+    let id = state["run_id"].as_str().unwrap();
+    let inert = |text: &str| {
+        !text
+            .chars()
+            .any(|c| (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c))
+    };
+    for command in ["status", "review"] {
+        let shown = repo.baton([command, id]);
+        assert!(inert(&shown.stdout), "{command}:\n{shown}");
+        assert!(
+            shown
+                .stdout
+                .contains(r"kept\u{1b}[2J as it was\r\n::error::forged"),
+            "{command}:\n{shown}"
+        );
+    }
+    let result = text(&run_dir(&repo, id).join("result.md"));
+    assert!(inert(&result), "{result}");
+    let row = result.lines().find(|l| l.contains("docs/c.md")).unwrap();
+    assert_eq!(
+        row,
+        r"| `docs/c.md` | unchanged | needed no change, because: kept\\u{1b}\[2J as it was\\r\\n::error::forged \| cell \| \\u{202e}and more words |"
+    );
+}
