@@ -194,19 +194,27 @@ pub fn finish_removal(
         // left half-deleted; a directory that is no worktree of ours is left alone.
         Some(worktree) if worktree.exists() => {
             if let Err(source) = repo.remove_worktree(worktree, true) {
-                if super::worktree_at(repo, worktree).is_some() {
+                if super::worktree_at(repo, worktree).is_some() || foreign(repo, worktree) {
                     return Err(RunError::WorktreeNotRemoved {
                         run: id.to_string(),
                         worktree: worktree.display().to_string(),
                         source,
                     });
                 }
+                // What a removal killed inside git left: the files without their registration.
+                std::fs::remove_dir_all(worktree).map_err(|source| RunError::Remove {
+                    path: worktree.to_path_buf(),
+                    source,
+                })?;
                 repo.prune_worktrees();
             }
         }
         _ => repo.prune_worktrees(),
     }
     super::create::fail_at("clean:worktree")?;
+    // Nothing else writes a run's refs while its lock is held: a lock file there is a killed
+    // git's, and would fail the deletion.
+    repo.discard_ref_locks(&format!("baton/runs/{id}"))?;
     repo.delete_refs_under(&format!("refs/baton/runs/{id}/"))?;
     super::create::fail_at("clean:refs")?;
     let aside = store.removal_dir(id);
@@ -225,6 +233,20 @@ pub fn finish_removal(
             }
         }
     }
+}
+
+/// Whether `path` is the worktree of another repository, which took the place of the run's.
+fn foreign(repo: &Repo, path: &Path) -> bool {
+    Repo::discover(path).is_ok_and(|other| {
+        other.workdir().is_ok_and(|dir| same_dir(dir, path))
+            && !same_dir(other.common_dir(), repo.common_dir())
+    })
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    a.canonicalize()
+        .ok()
+        .is_some_and(|a| b.canonicalize().ok() == Some(a))
 }
 
 /// The worktree the RunState in a removal's directory names, when it is still readable (the
