@@ -212,6 +212,7 @@ pub fn create(
     }
     // A creation killed while git registered its worktree leaves an entry that makes every
     // later worktree operation fail; it holds no work.
+    // No other creation is under way: this one holds the creation lock.
     repo.discard_broken_worktrees(is_run_id)?;
     undo.worktree = Some(worktree.clone());
     repo.add_worktree(&worktree, &branch)?;

@@ -280,7 +280,9 @@ pub fn recreate_worktree(repo: &Repo, state: &RunState) -> Result<(), RunError> 
             source,
         })?;
     }
-    repo.discard_broken_worktrees(super::create::is_run_id)?;
+    // Only this run's own registration: the caller holds the run's lock, so nothing else is
+    // creating it, while other runs may be creating theirs.
+    repo.discard_broken_worktrees(|name| name == state.run_id.as_str())?;
     repo.add_worktree(worktree, &state.branch)?;
     if let Some(id) = state.attempts().filter_map(|a| a.snapshot).next_back() {
         repo.restore_files(worktree, super::gix_id(id))?;
