@@ -417,10 +417,12 @@ fn recover(fx: &Fixture, command: &str, context: &str, tally: &mut Tally) {
     }
     if command == "clean" {
         // What a clean killed after its one rename leaves: doctor reports it (checked above) with
-        // `rm -rf` as the fix, applied here.
+        // `git baton clean <id>` as the fix, applied here.
         for name in entries(fx).iter().filter(|n| n.starts_with(".clean-")) {
-            std::fs::remove_dir_all(fx.runs_dir().join(name)).unwrap();
-            tally.add("half-removed run directory removed as doctor says");
+            let id = name.trim_start_matches(".clean-");
+            let finished = fx.baton(&["clean", id]);
+            assert_eq!(finished.code, 0, "{context}: {finished}");
+            tally.add("half-removed run finished by `git baton clean <id>`, as doctor says");
         }
         assert_eq!(
             entries(fx),

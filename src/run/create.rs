@@ -278,16 +278,10 @@ fn find_by_key(store: &Store, key: &str) -> Result<Option<RunState>, RunError> {
     Ok(None)
 }
 
-fn fail_at(step: &str) -> Result<(), RunError> {
-    if cfg!(debug_assertions) && std::env::var("GIT_BATON_FAIL_AT").is_ok_and(|v| v == step) {
+/// An injected failure at `step` (see [`crate::files::fail_point`]).
+pub(super) fn fail_at(step: &str) -> Result<(), RunError> {
+    if crate::files::fail_point(step) {
         return Err(RunError::Injected { step: step.into() });
-    }
-    // `<step>:kill` dies right there as `kill -9` would, for the crash-consistency test.
-    if cfg!(debug_assertions)
-        && std::env::var("GIT_BATON_FAIL_AT").is_ok_and(|v| v == format!("{step}:kill"))
-    {
-        let _ =
-            rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
     }
     Ok(())
 }
