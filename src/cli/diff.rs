@@ -58,7 +58,7 @@ pub fn run(cwd: &Path, args: DiffArgs, out: &mut dyn Write) -> Result<Exit, CliE
         .rev()
         .find_map(|(s, a)| a.snapshot.as_ref().map(|id| (*s, a, id)));
     let parse = |hex: &str| {
-        gix::ObjectId::from_hex(hex.as_bytes())
+        hex.parse::<crate::git::CommitId>()
             .map_err(|_| CliError::input(format!("run {id}: `{hex}` is not a commit id")))
     };
     let new = parse(snapshot)?;

@@ -24,7 +24,7 @@ pub fn run(cwd: &Path, args: ReviewArgs, out: &mut dyn Write) -> Result<Exit, Cl
     let ctx = super::Context::open(cwd)?;
     let id = ctx.resolve(&args.run)?;
     let state = ctx.store.load(&id).map_err(super::store_error)?;
-    let base = gix::ObjectId::from_hex(state.base.as_bytes()).map_err(|_| {
+    let base = state.base.parse::<crate::git::CommitId>().map_err(|_| {
         CliError::input(format!(
             "run {id}: the RunState's base `{}` is not a commit id",
             state.base
@@ -38,7 +38,7 @@ pub fn run(cwd: &Path, args: ReviewArgs, out: &mut dyn Write) -> Result<Exit, Cl
             let snapshot = a
                 .snapshot
                 .as_deref()
-                .and_then(|h| gix::ObjectId::from_hex(h.as_bytes()).ok());
+                .and_then(|h| h.parse::<crate::git::CommitId>().ok());
             let paths = match snapshot {
                 Some(id) => {
                     let paths = ctx.repo.tree_changes(previous, id, &Scope::All)?;
@@ -61,7 +61,7 @@ pub fn run(cwd: &Path, args: ReviewArgs, out: &mut dyn Write) -> Result<Exit, Cl
     let mut stats = Vec::new();
     let mut source = "worktree now";
     let worktree = Path::new(&state.worktree);
-    if let Ok(wt) = crate::git::Repo::discover(worktree) {
+    if let Ok(wt) = crate::git::Repo::open_worktree(worktree) {
         for path in wt.worktree_changes(base, &Scope::All)? {
             let before = ctx.repo.read_file_at(base, &path)?;
             let after = std::fs::read(worktree.join(&path)).ok();

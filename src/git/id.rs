@@ -18,8 +18,6 @@ pub struct CommitId(ObjectId);
 #[error("`{0}` is not a full object id")]
 pub struct BadCommitId(pub String);
 
-// Used as soon as `Repo`'s API speaks `CommitId` instead of gix's `ObjectId`.
-#[expect(dead_code)]
 impl CommitId {
     pub(in crate::git) fn from_gix(id: ObjectId) -> CommitId {
         CommitId(id)

@@ -9,9 +9,11 @@
 //! Paths leave this module as repo-relative, `/`-separated `String`s, sorted by bytes and unique,
 //! which is the form [`crate::coverage`] expects.
 
+mod command;
 mod id;
 mod index;
 mod snapshot;
+mod sparse;
 mod status;
 mod tree;
 #[cfg(unix)]
@@ -23,9 +25,10 @@ use std::path::{Path, PathBuf};
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
+pub use command::{LOCAL_ENV_VARS, local_env_vars};
 pub use id::{BadCommitId, CommitId};
 pub use snapshot::Identity;
-pub use status::Scope;
+pub use status::{DiffEngine, Scope};
 
 /// Failures of git operations, each naming what it was working on.
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +53,31 @@ pub enum GitError {
     },
     #[error("cannot {action}: {message}")]
     Operation { action: String, message: String },
+    #[error("cannot run `{command}`: {source}")]
+    Spawn {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("`{command}` failed in {} ({status}){}", .at.display(), stderr_suffix(.stderr))]
+    Command {
+        command: String,
+        /// The worktree or git directory it ran on.
+        at: PathBuf,
+        status: String,
+        /// The start of what it wrote to stderr.
+        stderr: String,
+    },
+    #[error("the {engine} diff engine cannot diff this repository: {why}")]
+    EngineUnsupported { engine: DiffEngine, why: String },
+}
+
+fn stderr_suffix(stderr: &str) -> String {
+    if stderr.is_empty() {
+        String::new()
+    } else {
+        format!(": {stderr}")
+    }
 }
 
 impl GitError {
@@ -105,6 +133,51 @@ impl Repo {
         Ok(Repo { repo })
     }
 
+    /// The repository of the worktree containing `dir`, a worktree git-baton names itself (a
+    /// run's): unlike [`Self::discover`], none of [`LOCAL_ENV_VARS`] applies, because they
+    /// describe the repository git-baton was started in — with `GIT_DIR` set, discovery would
+    /// open that one instead, and with `GIT_INDEX_FILE` set it would read that index.
+    pub fn open_worktree(dir: &Path) -> Result<Repo> {
+        let found =
+            gix::ThreadSafeRepository::discover_opts(dir, Default::default(), Default::default())
+                .map_err(|err| classify_open_error(dir, err))?
+                .to_thread_local();
+        // gix applies GIT_WORK_TREE, GIT_INDEX_FILE… to any repository it opens by path, but not
+        // to a linked worktree it opens through the main repository's registry of them.
+        let repo = if found.kind() == gix::repository::Kind::LinkedWorkTree {
+            let open = |err: &dyn std::fmt::Display| GitError::Open {
+                path: dir.to_path_buf(),
+                message: err.to_string(),
+            };
+            let main = found.main_repo().map_err(|err| open(&err))?;
+            let git_dir = std::fs::canonicalize(found.git_dir());
+            let proxy = main
+                .worktrees()
+                .map_err(|err| open(&err))?
+                .into_iter()
+                .find(|proxy| {
+                    std::fs::canonicalize(proxy.git_dir()).ok() == git_dir.as_ref().ok().cloned()
+                });
+            match proxy {
+                Some(proxy) => proxy
+                    .into_repo_with_possibly_inaccessible_worktree()
+                    .map_err(|err| open(&err))?,
+                None => {
+                    return Err(open(
+                        &"it is not registered as a worktree of its repository",
+                    ));
+                }
+            }
+        } else {
+            found
+        };
+        if repo.git_dir_trust() != gix::sec::Trust::Full {
+            let path = repo.workdir().unwrap_or(repo.git_dir()).to_path_buf();
+            return Err(GitError::DubiousOwnership { path });
+        }
+        Ok(Repo { repo })
+    }
+
     /// The top of the worktree this repository was opened at.
     pub fn workdir(&self) -> Result<&Path> {
         self.repo.workdir().ok_or_else(|| GitError::Bare {
@@ -127,7 +200,7 @@ impl Repo {
     }
 
     /// Resolves `rev` (anything `git rev-parse` takes) to a commit.
-    pub fn resolve_commit(&self, rev: &str) -> Result<ObjectId> {
+    pub fn resolve_commit(&self, rev: &str) -> Result<CommitId> {
         let id = self
             .repo
             .rev_parse_single(rev)
@@ -138,25 +211,25 @@ impl Repo {
         let commit = object
             .peel_to_commit()
             .map_err(|_| GitError::NotACommit { rev: rev.into() })?;
-        Ok(commit.id)
+        Ok(CommitId::from_gix(commit.id))
     }
 
     /// The best common ancestor of two commits, as `git merge-base` picks it. A missing one is an
     /// error that says whether the clone is shallow: a base is never guessed.
     pub fn merge_base(
         &self,
-        base: ObjectId,
-        head: ObjectId,
+        base: CommitId,
+        head: CommitId,
         names: (&str, &str),
-    ) -> Result<ObjectId> {
-        let found = self.repo.merge_base(base, head).map_err(|err| {
+    ) -> Result<CommitId> {
+        let found = self.repo.merge_base(base.gix(), head.gix()).map_err(|err| {
             GitError::op(
                 format!("find the merge base of `{}` and `{}`", names.0, names.1),
                 err,
             )
         });
         match found {
-            Ok(Some(id)) => Ok(id.detach()),
+            Ok(Some(id)) => Ok(CommitId::from_gix(id.detach())),
             // A shallow boundary makes the walk fail or come back empty; both mean "not reachable".
             Ok(None) | Err(_) if self.is_shallow() => Err(GitError::NoMergeBase {
                 base: names.0.into(),
@@ -188,21 +261,25 @@ impl Repo {
     }
 
     /// Whether `ancestor` is in the history of `commit` (or is it).
-    pub fn is_ancestor(&self, ancestor: ObjectId, commit: ObjectId) -> bool {
+    pub fn is_ancestor(&self, ancestor: CommitId, commit: CommitId) -> bool {
+        let (ancestor, commit) = (ancestor.gix(), commit.gix());
         ancestor == commit
             || matches!(self.repo.merge_base(ancestor, commit), Ok(Some(id)) if id.detach() == ancestor)
     }
 
     /// The commit HEAD points at, if any.
-    pub fn head_commit(&self) -> Option<ObjectId> {
-        self.repo.head_id().ok().map(|id| id.detach())
+    pub fn head_commit(&self) -> Option<CommitId> {
+        self.repo
+            .head_id()
+            .ok()
+            .map(|id| CommitId::from_gix(id.detach()))
     }
 
     /// The tree of a commit.
-    pub fn tree_of(&self, commit: ObjectId) -> Result<ObjectId> {
+    fn tree_of(&self, commit: CommitId) -> Result<ObjectId> {
         let commit = self
             .repo
-            .find_commit(commit)
+            .find_commit(commit.gix())
             .map_err(|err| GitError::op(format!("read commit {commit}"), err))?;
         commit
             .tree_id()
@@ -211,7 +288,7 @@ impl Repo {
     }
 
     /// Every path that differs between two commits' trees (both sides of a rename), scoped.
-    pub fn tree_changes(&self, from: ObjectId, to: ObjectId, scope: &Scope) -> Result<Vec<String>> {
+    pub fn tree_changes(&self, from: CommitId, to: CommitId, scope: &Scope) -> Result<Vec<String>> {
         let (a, b) = (self.tree_of(from)?, self.tree_of(to)?);
         let mut out = Vec::new();
         for prefix in scope.prefix_list() {
@@ -226,13 +303,24 @@ impl Repo {
     /// mode or existence differs between `base`'s tree and the files as they are now, plus
     /// untracked files that are not ignored. Equals `git diff --no-renames --name-only BASE` ∪
     /// `git ls-files --others --exclude-standard`.
-    pub fn worktree_changes(&self, base: ObjectId, scope: &Scope) -> Result<Vec<String>> {
+    pub fn worktree_changes(&self, base: CommitId, scope: &Scope) -> Result<Vec<String>> {
+        self.worktree_changes_with(base, scope, DiffEngine::Auto)
+    }
+
+    /// [`Self::worktree_changes`] computed by the given engine; one that does not support this
+    /// repository is an error (see [`DiffEngine`]).
+    pub fn worktree_changes_with(
+        &self,
+        base: CommitId,
+        scope: &Scope,
+        engine: DiffEngine,
+    ) -> Result<Vec<String>> {
         let tree = self.tree_of(base)?;
-        status::worktree_changes(&self.repo, tree, scope)
+        status::worktree_changes(&self.repo, tree, scope, engine)
     }
 
     /// The contents of `path` in `commit`, or `None` when it is not a file there.
-    pub fn read_file_at(&self, commit: ObjectId, path: &str) -> Result<Option<Vec<u8>>> {
+    pub fn read_file_at(&self, commit: CommitId, path: &str) -> Result<Option<Vec<u8>>> {
         let tree = self.tree_of(commit)?;
         let tree = self
             .repo
@@ -255,14 +343,14 @@ impl Repo {
     /// Messages of the commits reachable from `head` but not from `base`, newest first.
     pub fn commit_messages(
         &self,
-        base: ObjectId,
-        head: ObjectId,
-    ) -> Result<Vec<(ObjectId, String)>> {
+        base: CommitId,
+        head: CommitId,
+    ) -> Result<Vec<(CommitId, String)>> {
         let action = || format!("list the commits of {base}..{head}");
         let walk = self
             .repo
-            .rev_walk([head])
-            .with_hidden([base])
+            .rev_walk([head.gix()])
+            .with_hidden([base.gix()])
             .sorting(gix::revision::walk::Sorting::ByCommitTime(
                 Default::default(),
             ))
@@ -273,7 +361,7 @@ impl Repo {
             let info = info.map_err(|err| GitError::op(action(), err))?;
             let commit = info.object().map_err(|err| GitError::op(action(), err))?;
             let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
-            out.push((info.id, message));
+            out.push((CommitId::from_gix(info.id), message));
         }
         Ok(out)
     }

@@ -11,16 +11,18 @@
 //!   the same filters `git add` would apply and compared with the base leaf directly, as
 //!   `git diff` does after its stat check fails.
 //!
-//! Untracked names are filtered through the ignore rules; whole untracked directories are listed
-//! by gix's directory walk, limited to them. When the repository's configuration is one the walk
-//! does not model (case-insensitive or precomposing file systems, no symlinks, a sparse index, a
-//! git directory inside the worktree) or the walk meets something unexpected, gix's own
-//! index→worktree status answers the middle side instead.
+//! Untracked names are filtered through the ignore rules; whole untracked directories are read
+//! through, as `git ls-files --others` does. When the repository's configuration is one the walk
+//! does not model (case-insensitive or precomposing file systems, no symlinks, a git directory
+//! inside the worktree) or the walk meets something unexpected, gix's own index→worktree status
+//! answers the middle side instead ([`DiffEngine`] chooses; the product lets it be automatic).
+//! Either way the index is first read as git reads it ([`sparse`](super::sparse)).
 
 use std::path::Path;
 
 use gix::ObjectId;
 use gix::bstr::{BStr, BString, ByteSlice};
+use gix::index::entry::Flags;
 use gix::objs::tree::EntryKind;
 
 use super::tree::{IndexVsBase, Leaf, Trees, index_leaf};
@@ -118,22 +120,49 @@ mod state {
     pub const SUBMODULE_MODIFIED: u8 = 7;
 }
 
+/// Which code supplies the index→worktree side of the cumulative diff. Both give git's answer;
+/// the differential test holds each to git on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DiffEngine {
+    /// The walk where it models the repository, gix's status elsewhere: what the product uses.
+    #[default]
+    Auto,
+    /// git-baton's own one-pass walk of the worktree (Unix only). A repository it does not model
+    /// (see the module documentation) is an error rather than a fallback.
+    Walk,
+    /// gix's index→worktree status and directory walk, for every repository.
+    Status,
+}
+
+impl std::fmt::Display for DiffEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DiffEngine::Auto => "auto",
+            DiffEngine::Walk => "walk",
+            DiffEngine::Status => "status",
+        })
+    }
+}
+
 pub(super) fn worktree_changes(
     repo: &gix::Repository,
     base_tree: ObjectId,
     scope: &Scope,
+    engine: DiffEngine,
 ) -> Result<Vec<String>> {
     let workdir = repo.workdir().ok_or_else(|| GitError::Bare {
         path: repo.git_dir().display().to_string(),
     })?;
     let prefixes = scope.prefix_list();
-    // Debug builds only: `GIT_BATON_DIFF_ENGINE=status` forces the fallback and `=walk` makes
-    // falling back a panic, so the differential test can hold each engine to git on its own.
-    #[cfg(debug_assertions)]
-    let engine = std::env::var("GIT_BATON_DIFF_ENGINE").unwrap_or_default();
-    #[cfg(not(debug_assertions))]
-    let engine = "";
-    let walkable = cfg!(unix) && engine != "status" && walk_supported(repo, workdir)?;
+    let unsupported = |why: String| GitError::EngineUnsupported { engine, why };
+    let walkable = match engine {
+        DiffEngine::Status => false,
+        DiffEngine::Auto => walk_unsupported(repo, workdir)?.is_none(),
+        DiffEngine::Walk => match walk_unsupported(repo, workdir)? {
+            Some(why) => return Err(unsupported(why)),
+            None => true,
+        },
+    };
     // The index is verified while the diff runs; should it be replaced by another git process in
     // the meantime, the diff is computed again from the new one.
     for _ in 0..3 {
@@ -146,26 +175,25 @@ pub(super) fn worktree_changes(
             Some(loaded) => loaded,
             None => super::index::load(repo)?,
         };
+        super::sparse::prepare(repo, workdir, &mut index)?;
         let mut changed = None;
-        #[cfg(unix)]
-        if walkable && !index.is_sparse() {
+        if walkable {
+            #[cfg(unix)]
             match walked_changes(repo, workdir, base_tree, scope, &prefixes, &index) {
                 Ok(paths) => changed = Some(paths),
                 Err(Fallback::Error(err)) => return Err(err),
-                Err(Fallback::Unsupported(why)) => {
-                    assert!(engine != "walk", "the worktree walk fell back: {}", why.0);
+                Err(Fallback::Unsupported(why)) if engine == DiffEngine::Walk => {
+                    return Err(unsupported(why.0));
                 }
+                Err(Fallback::Unsupported(_)) => {}
             }
         }
         let changed = match changed {
             Some(changed) => changed,
             None => {
-                assert!(
-                    engine != "walk",
-                    "the worktree walk does not support this repository"
-                );
                 if partial {
                     (index, decoded, verification) = super::index::load(repo)?;
+                    super::sparse::prepare(repo, workdir, &mut index)?;
                 }
                 gix_status_changes(repo, workdir, base_tree, scope, &prefixes, &index)?
             }
@@ -193,24 +221,33 @@ impl From<GitError> for Fallback {
     }
 }
 
-/// Whether [`walk`] models this repository's configuration (see the module documentation); a
-/// sparse index is checked once it is loaded.
-fn walk_supported(repo: &gix::Repository, workdir: &Path) -> Result<bool> {
+/// Why [`walk`] does not model this repository's configuration (see the module documentation),
+/// if it does not.
+fn walk_unsupported(repo: &gix::Repository, workdir: &Path) -> Result<Option<String>> {
+    if cfg!(not(unix)) {
+        return Ok(Some("it needs a Unix file system".into()));
+    }
     let fs = repo
         .filesystem_options()
         .map_err(|err| GitError::op("read the file-system configuration", err))?;
-    if fs.ignore_case || fs.precompose_unicode || !fs.symlink {
-        return Ok(false);
+    if fs.ignore_case {
+        return Ok(Some("core.ignoreCase is set".into()));
+    }
+    if fs.precompose_unicode {
+        return Ok(Some("core.precomposeUnicode is set".into()));
+    }
+    if !fs.symlink {
+        return Ok(Some("core.symlinks is off".into()));
     }
     // The walk skips every `.git`; a git directory by another name inside the worktree would
     // look untracked.
     let git_dir = std::fs::canonicalize(repo.git_dir());
     let top = std::fs::canonicalize(workdir);
     Ok(match (git_dir, top) {
-        (Ok(git_dir), Ok(top)) => {
-            !git_dir.starts_with(&top) || git_dir.starts_with(top.join(".git"))
-        }
-        _ => false,
+        (Ok(git_dir), Ok(top)) => (git_dir.starts_with(&top)
+            && !git_dir.starts_with(top.join(".git")))
+        .then(|| "the git directory is inside the worktree under another name".into()),
+        _ => Some("the git directory or the worktree cannot be resolved".into()),
     })
 }
 
@@ -579,12 +616,19 @@ fn gix_status_changes(
             .map(|p| format!(":(top,literal){p}").into())
             .collect(),
     };
+    // gix's directory walk trusts a skip-worktree or assume-unchanged entry to be what the index
+    // says without looking (a file where there is a directory now; a directory of skip-worktree
+    // entries as tracked, whatever it holds), where git reads the worktree. So gix gets a copy
+    // without those bits, and their entries are taken as clean below, as git takes them.
+    let trusted = Flags::SKIP_WORKTREE | Flags::ASSUME_VALID;
+    let mut for_gix = index.clone();
+    for entry in for_gix.entries_mut() {
+        entry.flags.remove(trusted);
+    }
     let worktree_walk = repo
         .status(gix::progress::Discard)
         .map_err(|err| GitError::op("start the worktree status", err))?
-        .index(gix::worktree::IndexPersistedOrInMemory::InMemory(
-            index.clone(),
-        ))
+        .index(gix::worktree::IndexPersistedOrInMemory::InMemory(for_gix))
         .untracked_files(gix::status::UntrackedFiles::Files)
         .index_worktree_submodules(gix::status::Submodule::AsConfigured { check_dirty: false })
         .index_worktree_rewrites(None)
@@ -606,6 +650,7 @@ fn gix_status_changes(
                 ..
             } => {
                 states[entry_index] = match status {
+                    _ if index.entries()[entry_index].flags.intersects(trusted) => state::CLEAN,
                     EntryStatus::Change(Change::Removed) => state::REMOVED,
                     EntryStatus::Change(Change::SubmoduleModification(_)) => {
                         state::SUBMODULE_MODIFIED

@@ -332,6 +332,17 @@ impl Trees {
         result
     }
 
+    /// Calls `leaf` for every leaf below the tree `id`, whose own path is `path`, in stored order
+    /// (the index's).
+    pub fn leaves(
+        &mut self,
+        id: &gix::oid,
+        path: &mut Vec<u8>,
+        leaf: &mut dyn FnMut(&[u8], EntryKind, &gix::oid),
+    ) -> Result<()> {
+        self.flatten(id, 0, path, leaf)
+    }
+
     /// Calls `leaf` for every leaf below the tree `id`, whose own path is `path`, in stored order.
     fn flatten(
         &mut self,

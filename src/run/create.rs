@@ -11,8 +11,6 @@
 
 use std::path::{Path, PathBuf};
 
-use gix::ObjectId;
-
 use crate::config::Config;
 use crate::error::CliError;
 use crate::git::Repo;
@@ -27,7 +25,7 @@ pub struct CreateOptions<'a> {
     /// Repo-relative path of the plan.
     pub plan_path: String,
     pub base_rev: &'a str,
-    pub base: ObjectId,
+    pub base: crate::git::CommitId,
     pub key: Option<&'a str>,
     pub stop_after: Option<&'a str>,
     pub actors: &'a [(String, String)],

@@ -52,7 +52,7 @@ pub fn check(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
         if state.status == RunStatus::Finished {
             continue;
         }
-        match Repo::discover(Path::new(&state.worktree)) {
+        match Repo::open_worktree(Path::new(&state.worktree)) {
             Err(GitError::DubiousOwnership { path }) => findings.push(Finding {
                 kind: "dubious_ownership",
                 run: Some(id.clone()),

@@ -84,7 +84,7 @@ pub fn finish(repo: &Repo, lock_dir: &Path, state: &mut RunState) -> Result<Fini
     store::save_in(lock_dir, state).map_err(|e| CliError::input(e.to_string()))?;
     super::write_result(lock_dir, state)?;
 
-    let clean = Repo::discover(worktree)
+    let clean = Repo::open_worktree(worktree)
         .and_then(|wt| wt.worktree_changes(commit, &Scope::All))
         .is_ok_and(|changes| changes.is_empty());
     let worktree_removed = clean && repo.remove_worktree(worktree, false).is_ok();
@@ -163,7 +163,7 @@ pub fn recreate_worktree(repo: &Repo, state: &RunState) -> Result<(), CliError> 
         .filter_map(|a| a.snapshot.as_deref())
         .next_back();
     if let Some(hex) = last_snapshot {
-        let id = gix::ObjectId::from_hex(hex.as_bytes()).map_err(|_| {
+        let id = hex.parse::<crate::git::CommitId>().map_err(|_| {
             CliError::input(format!(
                 "run {}: snapshot `{hex}` is not a commit id",
                 state.run_id

@@ -18,7 +18,7 @@ pub use create::{CreateOptions, Created, create};
 use crate::coverage::{self, Report};
 use crate::error::{CliError, Exit};
 use crate::exec;
-use crate::git::{Repo, Scope};
+use crate::git::{CommitId, Repo, Scope};
 use crate::plan::{Plan, Target};
 use crate::state::store::{self, RunLock, Store};
 use crate::state::{AttemptEnd, Cause, CoverageMode, Outcome, RunState};
@@ -309,7 +309,7 @@ impl Driver<'_> {
     fn gate(
         &self,
         state: &RunState,
-        base: gix::ObjectId,
+        base: CommitId,
         targets: &[Target],
         evidence: &Result<Option<coverage::Evidence>, String>,
     ) -> Result<Report, String> {
@@ -332,8 +332,8 @@ impl Driver<'_> {
         Ok(coverage::evaluate(targets, &changed, &entries, &[]))
     }
 
-    fn base(&self, state: &RunState) -> Result<gix::ObjectId, CliError> {
-        gix::ObjectId::from_hex(state.base.as_bytes()).map_err(|_| {
+    fn base(&self, state: &RunState) -> Result<CommitId, CliError> {
+        state.base.parse::<CommitId>().map_err(|_| {
             CliError::input(format!(
                 "run {}: the RunState's base `{}` is not a commit id",
                 state.run_id, state.base
@@ -354,7 +354,7 @@ pub fn open_run_worktree(repo: &Repo, state: &RunState) -> Result<Repo, CliError
             state.worktree, state.run_id
         ))
     };
-    let theirs = Repo::discover(path).map_err(|e| {
+    let theirs = Repo::open_worktree(path).map_err(|e| {
         wrong(format!(
             "its worktree {} is not a git worktree ({e})",
             state.worktree
@@ -383,7 +383,7 @@ pub fn snapshot_for(repo: &Repo, state: &RunState, stage: &str, n: u32) -> Optio
     let refname = snapshot_ref(&state.run_id, stage, n);
     let parent = match repo.branch_tip(&state.branch) {
         Ok(Some(tip)) => tip,
-        _ => gix::ObjectId::from_hex(state.base.as_bytes()).ok()?,
+        _ => state.base.parse::<CommitId>().ok()?,
     };
     let message = format!("baton: run {}, stage {stage}, attempt {n}", state.run_id);
     if let Err(err) = open_run_worktree(repo, state) {
@@ -446,13 +446,11 @@ pub fn check_worktree(repo: &Repo, state: &RunState) -> Result<(), CliError> {
             ),
         ));
     }
-    let base = gix::ObjectId::from_hex(state.base.as_bytes())
-        .ok()
-        .filter(|base| {
-            theirs
-                .head_commit()
-                .is_some_and(|head| theirs.is_ancestor(*base, head))
-        });
+    let base = state.base.parse::<CommitId>().ok().filter(|base| {
+        theirs
+            .head_commit()
+            .is_some_and(|head| theirs.is_ancestor(*base, head))
+    });
     if base.is_none() {
         return Err(stale(
             format!(
