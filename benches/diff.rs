@@ -237,7 +237,7 @@ fn verify_options(plan: &str, head: Option<&str>) -> git_baton::verify::Options 
 fn verify_in_process(root: &Path, plan: &str, head: Option<&str>) -> Result<bool> {
     git_baton::verify::verify(root, &verify_options(plan, head))
         .map(|v| v.passed)
-        .map_err(|e| e.message)
+        .map_err(|e| e.to_string())
 }
 
 fn verify_args<'a>(plan: &'a str, head: Option<&'a str>) -> Vec<&'a str> {

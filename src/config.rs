@@ -15,24 +15,9 @@ use serde_saphyr::Spanned;
 use crate::state::{CoverageMode, StagePolicy};
 use crate::suggest::edit_distance;
 
+mod schema;
+
 pub const FILE_NAME: &str = ".baton.yml";
-const KNOWN_KEYS: &[&str] = &[
-    "plans_dir",
-    "actors",
-    "pipeline",
-    "coverage",
-    "worktree_root",
-];
-const ACTOR_KEYS: &[&str] = &[
-    "command",
-    "stdin",
-    "env",
-    "timeout",
-    "rate_limit",
-    "model",
-    "provider",
-];
-const STAGE_KEYS: &[&str] = &["stage", "actor", "gate"];
 
 /// The default worktree root, relative to the main worktree (see docs/config.md for why).
 pub const DEFAULT_WORKTREE_ROOT: &str = ".baton/worktrees";
@@ -431,7 +416,7 @@ fn load_prompts(config: &mut Config, workdir: &Path, text: &str) -> Result<(), C
             ),
             hint: Some("give a path relative to the repository root".into()),
         })?;
-        if let Some((line, column, name)) = crate::run::prompt::unknown_placeholder(&template) {
+        if let Some((line, column, name)) = crate::template::unknown_placeholder(&template) {
             return Err(ConfigError::Invalid {
                 file: entry.value.clone(),
                 line: line as u64,
@@ -439,7 +424,7 @@ fn load_prompts(config: &mut Config, workdir: &Path, text: &str) -> Result<(), C
                 message: format!("unknown placeholder `{{{{{name}}}}}` in prompt template"),
                 hint: Some(format!(
                     "the placeholders are {}",
-                    crate::run::prompt::PLACEHOLDERS
+                    crate::template::PLACEHOLDERS
                         .map(|p| format!("{{{{{p}}}}}"))
                         .join(", ")
                 )),
@@ -517,22 +502,14 @@ fn located(file: &str, err: &serde_saphyr::Error) -> ConfigError {
         Some(at) => rendered[..at].to_string(),
         None => rendered,
     };
-    let hint = message
-        .strip_prefix("unknown field `")
-        .and_then(|rest| rest.split('`').next())
-        .map(|key| {
-            let known: &[&str] = if message.contains("expected one of command") {
-                ACTOR_KEYS
-            } else if message.contains("expected one of stage") {
-                STAGE_KEYS
-            } else {
-                KNOWN_KEYS
-            };
-            match closest(key, known) {
-                Some(k) => format!("did you mean `{k}`?"),
-                None => format!("known keys: {}", known.join(", ")),
-            }
-        });
+    // The keys of the mapping the unknown key is in: serde names them with the key, from the
+    // type that reads that mapping.
+    let hint = match err.without_snippet() {
+        serde_saphyr::Error::SerdeUnknownField {
+            field, expected, ..
+        } => Some(schema::unknown_key_hint(field, expected)),
+        _ => None,
+    };
     ConfigError::Invalid {
         file: file.into(),
         line,

@@ -21,7 +21,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 
-use crate::error::{CliError, Exit};
+use crate::exec::ExecError;
+use crate::files::io_reason;
+use crate::hermetic::{Hermetic, Person};
 
 /// The plan of the demo, repo-relative.
 pub const PLAN: &str = "plans/cdfd-grade-review.md";
@@ -199,36 +201,106 @@ pub struct Options {
     pub keep: bool,
 }
 
+/// Why the demo did not complete. [`DemoError::Deviated`] means git-baton did not behave as the
+/// incident's script says; the others, that the demo could not be set up or run.
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    /// `removed`: the demo repository was removed afterwards (so `--keep` would help).
+    #[error("demo step `{step}` deviated: {problem}")]
+    Deviated {
+        step: String,
+        problem: String,
+        removed: bool,
+    },
+    #[error("the demo was interrupted")]
+    Interrupted,
+    #[error(transparent)]
+    Signals(#[from] ExecError),
+    #[error("cannot find the git-baton binary: {0}")]
+    NoBinary(#[source] std::io::Error),
+    #[error("cannot create a temporary directory in {}: {}", .dir.display(), io_reason(.source))]
+    TempDir {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot create {}: {}", .path.display(), io_reason(.source))]
+    CreateDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write the demo's git configuration: {0}")]
+    GitConfig(#[source] std::io::Error),
+    #[error("cannot run git: {0}")]
+    NoGit(#[source] std::io::Error),
+    #[error("demo setup: `git {args}` failed: {stderr}")]
+    Setup { args: String, stderr: String },
+    /// `action` is `create` or `write`; `file` is repo-relative.
+    #[error("cannot {action} {file}: {source}")]
+    File {
+        action: &'static str,
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("demo: cannot run `{line}`: {source}")]
+    Spawn {
+        line: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("could not remove the demo directory {dir}: {}", io_reason(.source))]
+    Cleanup {
+        dir: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl DemoError {
+    /// What to do next, for this variant.
+    pub fn hints(&self) -> Vec<String> {
+        let hint = match self {
+            DemoError::Deviated { removed: true, .. } => {
+                "run `git baton demo --keep` to keep the demo repository and look at the run"
+            }
+            DemoError::TempDir { .. } => "set TMPDIR to a writable directory",
+            DemoError::NoGit(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                "the demo needs git on PATH"
+            }
+            _ => return Vec::new(),
+        };
+        vec![hint.to_string()]
+    }
+}
+
 /// Runs the demo, narrating to `out`. `Ok` means every step went as the incident says it
-/// should under git-baton; a step that deviates is an error (exit 1) naming the step.
-pub fn run(options: &Options, out: &mut dyn Write) -> Result<Exit, CliError> {
-    let interrupted = crate::exec::interrupt_flag().map_err(|e| CliError::input(e.to_string()))?;
+/// should under git-baton; a step that deviates is [`DemoError::Deviated`], naming the step.
+pub fn replay(options: &Options, out: &mut dyn Write) -> Result<(), DemoError> {
+    let interrupted = crate::exec::interrupt_flag()?;
     let sandbox = Sandbox::create(options.keep)?;
     let mut demo = Demo {
         sandbox,
         out,
         interrupted,
     };
-    let result = demo.replay();
+    let result = demo.steps();
     let Demo { sandbox, out, .. } = demo;
     let result = match result {
-        Ok(()) => sandbox
-            .finish(out)
-            .map(|()| Exit::Success)
-            .map_err(CliError::input),
-        Err(err) => {
+        Ok(()) => sandbox.finish(out),
+        Err(mut err) => {
             let cleanup = sandbox.finish(out);
             let _ = out.flush();
-            Err(match cleanup {
-                Ok(()) if !options.keep && err.exit == Exit::Failed => err.hinted(
-                    "run `git baton demo --keep` to keep the demo repository and look at the run",
-                ),
-                Ok(()) => err,
-                Err(problem) => {
-                    eprintln!("warning: {problem}");
-                    err
+            match cleanup {
+                Ok(()) => {
+                    if let DemoError::Deviated { removed, .. } = &mut err {
+                        *removed = !options.keep;
+                    }
                 }
-            })
+                Err(problem) => eprintln!("warning: {problem}"),
+            }
+            Err(err)
         }
     };
     let _ = out.flush();
@@ -247,20 +319,15 @@ struct Sandbox {
 }
 
 impl Sandbox {
-    fn create(keep: bool) -> Result<Sandbox, CliError> {
-        let exe = std::env::current_exe()
-            .map_err(|e| CliError::input(format!("cannot find the git-baton binary: {e}")))?;
+    fn create(keep: bool) -> Result<Sandbox, DemoError> {
+        let exe = std::env::current_exe().map_err(DemoError::NoBinary)?;
         let dir = tempfile::Builder::new()
             .prefix("git-baton-demo.")
             .disable_cleanup(keep)
             .tempdir()
-            .map_err(|e| {
-                CliError::input(format!(
-                    "cannot create a temporary directory in {}: {}",
-                    std::env::temp_dir().display(),
-                    crate::files::io_reason(&e)
-                ))
-                .hinted("set TMPDIR to a writable directory")
+            .map_err(|source| DemoError::TempDir {
+                dir: std::env::temp_dir(),
+                source,
             })?;
         // Canonical, so that the paths git and git-baton print agree with ours (/tmp may be a
         // symbolic link, as on macOS).
@@ -276,83 +343,65 @@ impl Sandbox {
             exe,
         };
         let created = |path: &Path| {
-            std::fs::create_dir_all(path).map_err(|e| {
-                CliError::input(format!(
-                    "cannot create {}: {}",
-                    path.display(),
-                    crate::files::io_reason(&e)
-                ))
+            std::fs::create_dir_all(path).map_err(|source| DemoError::CreateDir {
+                path: path.to_path_buf(),
+                source,
             })
         };
         created(&sandbox.repo)?;
         created(&sandbox.home.join(".config"))?;
-        std::fs::write(sandbox.home.join(".gitconfig"), "").map_err(|e| {
-            CliError::input(format!("cannot write the demo's git configuration: {e}"))
-        })?;
+        std::fs::write(sandbox.home.join(".gitconfig"), "").map_err(DemoError::GitConfig)?;
         Ok(sandbox)
     }
 
     /// A command run in the demo repository with the hermetic environment and nothing else
     /// (besides PATH, to find git and sh, and TMPDIR).
     fn command(&self, program: &Path) -> Command {
-        let mut cmd = Command::new(program);
-        cmd.current_dir(&self.repo)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", self.home.join(".config"))
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", self.home.join(".gitconfig"))
-            .env("GIT_AUTHOR_NAME", "git-baton demo")
-            .env("GIT_AUTHOR_EMAIL", "demo@git-baton.invalid")
-            .env("GIT_COMMITTER_NAME", "git-baton demo")
-            .env("GIT_COMMITTER_EMAIL", "demo@git-baton.invalid")
-            .env("LC_ALL", "C")
-            .stdin(Stdio::null());
-        if let Some(tmp) = std::env::var_os("TMPDIR") {
-            cmd.env("TMPDIR", tmp);
-        }
+        let demo = Person::new("git-baton demo", "demo@git-baton.invalid");
+        let mut cmd = Hermetic::new(&self.home)
+            .identity(demo.clone(), demo)
+            .unpinned_dates()
+            .keep("TMPDIR")
+            .command(program);
+        cmd.current_dir(&self.repo).stdin(Stdio::null());
         cmd
     }
 
     /// Runs git quietly; its failure is an environment problem.
-    fn git(&self, args: &[&str]) -> Result<(), CliError> {
+    fn git(&self, args: &[&str]) -> Result<(), DemoError> {
         let mut cmd = self.command(Path::new("git"));
         cmd.args(args)
             // The base commit is the same in every demo.
-            .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
-            .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z");
-        let output = cmd.output().map_err(|e| {
-            let error = CliError::input(format!("cannot run git: {e}"));
-            if e.kind() == std::io::ErrorKind::NotFound {
-                error.hinted("the demo needs git on PATH")
-            } else {
-                error
-            }
-        })?;
+            .envs(crate::hermetic::pinned_dates());
+        let output = cmd.output().map_err(DemoError::NoGit)?;
         if !output.status.success() {
-            return Err(CliError::input(format!(
-                "demo setup: `git {}` failed: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&output.stderr).trim()
-            )));
+            return Err(DemoError::Setup {
+                args: args.join(" "),
+                stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+            });
         }
         Ok(())
     }
 
     /// Writes the files and commits them as the base.
-    fn populate(&self) -> Result<(), CliError> {
+    fn populate(&self) -> Result<(), DemoError> {
         self.git(&["init", "-q"])?;
         // Not `init -b`: older gits lack it, and the user's init.defaultBranch is not read.
         self.git(&["symbolic-ref", "HEAD", "refs/heads/main"])?;
         for (rel, text) in FILES {
             let path = self.repo.join(rel);
             if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| CliError::input(format!("cannot create {rel}: {e}")))?;
+                std::fs::create_dir_all(parent).map_err(|source| DemoError::File {
+                    action: "create",
+                    file: rel.to_string(),
+                    source,
+                })?;
             }
-            std::fs::write(&path, text)
-                .map_err(|e| CliError::input(format!("cannot write {rel}: {e}")))?;
+            std::fs::write(&path, text).map_err(|source| DemoError::File {
+                action: "write",
+                file: rel.to_string(),
+                source,
+            })?;
         }
         self.git(&["add", "-A"])?;
         self.git(&[
@@ -364,7 +413,7 @@ impl Sandbox {
     }
 
     /// Removes the directory, or says where it is kept.
-    fn finish(self, out: &mut dyn Write) -> Result<(), String> {
+    fn finish(self, out: &mut dyn Write) -> Result<(), DemoError> {
         if self.keep {
             let repo = self.repo.display();
             let _ = writeln!(out, "\nThe demo repository is kept in {repo}. Look around:");
@@ -377,10 +426,7 @@ impl Sandbox {
                 let _ = writeln!(out, "\nThe demo repository has been removed.");
                 Ok(())
             }
-            Err(e) => Err(format!(
-                "could not remove the demo directory {shown}: {}",
-                crate::files::io_reason(&e)
-            )),
+            Err(source) => Err(DemoError::Cleanup { dir: shown, source }),
         }
     }
 }
@@ -398,11 +444,11 @@ struct Demo<'a> {
 }
 
 /// A step of the demo that deviated from the incident's script.
-fn deviated(step: &str, problem: impl std::fmt::Display) -> CliError {
-    CliError {
-        exit: Exit::Failed,
-        message: format!("demo step `{step}` deviated: {problem}"),
-        hints: Vec::new(),
+fn deviated(step: &str, problem: impl std::fmt::Display) -> DemoError {
+    DemoError::Deviated {
+        step: step.to_string(),
+        problem: problem.to_string(),
+        removed: false,
     }
 }
 
@@ -421,25 +467,22 @@ impl Demo<'_> {
         }
     }
 
-    fn check_interrupted(&self) -> Result<(), CliError> {
+    fn check_interrupted(&self) -> Result<(), DemoError> {
         if self.interrupted.load(Ordering::SeqCst) {
-            return Err(CliError {
-                exit: Exit::Interrupted,
-                message: "the demo was interrupted".into(),
-                hints: Vec::new(),
-            });
+            return Err(DemoError::Interrupted);
         }
         Ok(())
     }
 
     /// Runs `git baton ARGS` in the demo repository, showing the command, everything it
     /// printed in the order it printed it, and its exit code.
-    fn show(&mut self, args: &[&str]) -> Result<Shown, CliError> {
+    fn show(&mut self, args: &[&str]) -> Result<Shown, DemoError> {
         let line = format!("git baton {}", args.join(" "));
         self.say(&format!("$ {line}"));
-        let shown = self
-            .capture(args)
-            .map_err(|e| CliError::input(format!("demo: cannot run `{line}`: {e}")))?;
+        let shown = self.capture(args).map_err(|source| DemoError::Spawn {
+            line: line.clone(),
+            source,
+        })?;
         let _ = self.out.write_all(shown.text.as_bytes());
         if !shown.text.is_empty() && !shown.text.ends_with('\n') {
             let _ = writeln!(self.out);
@@ -473,7 +516,7 @@ impl Demo<'_> {
     }
 
     /// The run's RunState as `git baton status --json` prints it (not shown).
-    fn state(&self, step: &str, run: Option<&str>) -> Result<Value, CliError> {
+    fn state(&self, step: &str, run: Option<&str>) -> Result<Value, DemoError> {
         let mut cmd = self.sandbox.command(&self.sandbox.exe);
         cmd.args(["status", "--json"]).args(run);
         let output = cmd
@@ -496,7 +539,7 @@ impl Demo<'_> {
         })
     }
 
-    fn replay(&mut self) -> Result<(), CliError> {
+    fn steps(&mut self) -> Result<(), DemoError> {
         self.say(
             "git baton demo: a replay of the incident git-baton exists for.\n\
              \n\
@@ -644,7 +687,7 @@ impl Demo<'_> {
         )?;
 
         // 5. What the reviewer sees.
-        self.final_result(&id, &state)?;
+        self.final_result(&id)?;
 
         self.say("\n== Done\n");
         self.say(
@@ -655,31 +698,14 @@ impl Demo<'_> {
         Ok(())
     }
 
-    /// Shows what the reviewer gets: `git baton review` where this binary has it, else the
-    /// status and the run's result.md.
-    fn final_result(&mut self, id: &str, state: &Value) -> Result<(), CliError> {
-        use clap::CommandFactory;
-        let has_review = crate::cli::Cli::command()
-            .get_subcommands()
-            .any(|c| c.get_name() == "review");
+    /// Shows what the reviewer gets: `git baton review`.
+    fn final_result(&mut self, id: &str) -> Result<(), DemoError> {
         self.step(
             "5. What the reviewer sees",
             "Every target with its change, or with the reason it needed no change:",
         );
-        if has_review {
-            let step = format!("git baton review {id}");
-            let shown = self.show(&["review", id])?;
-            expect_exit(&step, &shown, 0)?;
-            if !shown.text.contains(REASON) {
-                return Err(deviated(
-                    &step,
-                    format!("its output lacks the reason \"{REASON}\""),
-                ));
-            }
-            return Ok(());
-        }
-        let step = format!("git baton status {id}");
-        let shown = self.show(&["status", id])?;
+        let step = format!("git baton review {id}");
+        let shown = self.show(&["review", id])?;
         expect_exit(&step, &shown, 0)?;
         if !shown.text.contains(REASON) {
             return Err(deviated(
@@ -687,26 +713,11 @@ impl Demo<'_> {
                 format!("its output lacks the reason \"{REASON}\""),
             ));
         }
-        let run_dir = PathBuf::from(str_at(state, "run_dir"));
-        let result = run_dir.join("result.md");
-        let shown_path = result
-            .strip_prefix(&self.sandbox.repo)
-            .unwrap_or(&result)
-            .display()
-            .to_string();
-        let step = format!("cat {shown_path}");
-        self.say(&format!("\n$ {step}"));
-        let text = std::fs::read_to_string(&result)
-            .map_err(|e| deviated(&step, format!("cannot read the run's result: {e}")))?;
-        let _ = self.out.write_all(text.as_bytes());
-        if !text.contains(REASON) {
-            return Err(deviated(&step, format!("it lacks the reason \"{REASON}\"")));
-        }
         Ok(())
     }
 }
 
-fn expect_exit(step: &str, shown: &Shown, want: i32) -> Result<(), CliError> {
+fn expect_exit(step: &str, shown: &Shown, want: i32) -> Result<(), DemoError> {
     match shown.code {
         Some(code) if code == want => Ok(()),
         Some(code) => Err(deviated(
@@ -725,7 +736,7 @@ fn expect_eq<T: PartialEq + std::fmt::Debug>(
     what: &str,
     got: T,
     want: T,
-) -> Result<(), CliError> {
+) -> Result<(), DemoError> {
     if got == want {
         return Ok(());
     }
@@ -740,7 +751,7 @@ fn expect_coverage(
     step: &str,
     state: &Value,
     want: &[(&str, Option<&str>); 3],
-) -> Result<(), CliError> {
+) -> Result<(), DemoError> {
     for (target, (status, reason)) in TARGETS.iter().zip(want) {
         let entry = state
             .pointer("/coverage/targets")

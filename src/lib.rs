@@ -13,8 +13,13 @@
 //!   annotations and Markdown;
 //! - [`verify`] runs the coverage gate over plans, a diff and evidence;
 //! - [`demo`] replays the incident git-baton exists for, with the real binary and demo actors;
-//! - [`cli`] translates command lines into calls of the above, and [`error`] maps failures to
-//!   one `error:` line, `hint:` lines and an exit code.
+//! - [`hermetic`] is the environment that makes git the same everywhere, for the demo, the
+//!   tests and the benchmarks;
+//! - [`template`] is the `{{name}}` syntax of prompt templates, shared by `config` and `run`;
+//! - [`cli`] translates command lines into calls of the above; it alone prints errors as one
+//!   `error:` line and `hint:` lines, and decides exit codes.
+//!
+//! No module uses one above it; the layers, and the test that keeps them, are in `layers.rs`.
 //!
 //! The coverage rule in a few lines — the diff is the truth, evidence only supplies reasons:
 //!
@@ -47,13 +52,17 @@ pub mod cli;
 pub mod config;
 pub mod coverage;
 pub mod demo;
-pub mod error;
 pub mod exec;
 pub mod files;
 pub mod git;
+pub mod hermetic;
 pub mod plan;
 pub mod report;
 pub mod run;
 pub mod state;
 pub mod suggest;
+pub mod template;
 pub mod verify;
+
+#[cfg(test)]
+mod layers;

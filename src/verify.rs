@@ -11,11 +11,62 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::coverage::{self, EvidenceEntry, Report};
-use crate::error::CliError;
+use crate::config::ConfigError;
+use crate::coverage::{self, EvidenceEntry, EvidenceError, Report};
 use crate::files::{io_reason, repo_relative};
-use crate::git::{Repo, Scope};
-use crate::plan::{self, Plan};
+use crate::git::{GitError, Repo, Scope};
+use crate::plan::{self, Plan, PlanError};
+
+/// Why the gate could not be evaluated (as opposed to evaluated and failed).
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error(transparent)]
+    Evidence(#[from] EvidenceError),
+    #[error("{path}:{line}:{column}: plan is not valid UTF-8")]
+    NotUtf8 {
+        path: String,
+        line: usize,
+        column: usize,
+    },
+    /// `what` is `plan` or `evidence`; `path` as the user named it.
+    #[error("cannot read {what} {}: {}", .path.display(), io_reason(.source))]
+    ReadNamed {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot read {}: {}", .path.display(), io_reason(.source))]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl VerifyError {
+    /// What to do next, for this variant.
+    pub fn hints(&self) -> Vec<String> {
+        let hint = match self {
+            VerifyError::Git(err) => err.hint(),
+            VerifyError::Config(err) => err.hint(),
+            VerifyError::Plan(err) => err.hint.clone(),
+            VerifyError::Evidence(_) => {
+                Some("see docs/plan-format.md#evidence for the evidence format".into())
+            }
+            VerifyError::NotUtf8 { .. }
+            | VerifyError::ReadNamed { .. }
+            | VerifyError::Read { .. } => None,
+        };
+        hint.into_iter().collect()
+    }
+}
 
 /// What to verify, as the CLI received it.
 pub struct Options {
@@ -52,7 +103,7 @@ pub struct PlanResult {
     pub coverage: Report,
 }
 
-pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, CliError> {
+pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError> {
     let repo = Repo::discover(cwd)?;
     let workdir = repo.workdir()?.to_path_buf();
     let config = crate::config::load(&workdir)?;
@@ -112,12 +163,10 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, CliError> {
             };
             let bytes = match committed {
                 Some(bytes) => bytes,
-                None => std::fs::read(&full).map_err(|err| {
-                    CliError::input(format!(
-                        "cannot read plan {}: {}",
-                        arg.display(),
-                        io_reason(&err)
-                    ))
+                None => std::fs::read(&full).map_err(|source| VerifyError::ReadNamed {
+                    what: "plan",
+                    path: arg.clone(),
+                    source,
                 })?,
             };
             plans.push(parse_plan(&shown, bytes)?);
@@ -128,9 +177,12 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, CliError> {
     let mut file_entries: Vec<EvidenceEntry> = Vec::new();
     for path in &options.evidence {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(cwd.join(path)).map_err(|err| {
-            CliError::input(format!("cannot read evidence {shown}: {}", io_reason(&err)))
-        })?;
+        let text =
+            std::fs::read_to_string(cwd.join(path)).map_err(|source| VerifyError::ReadNamed {
+                what: "evidence",
+                path: path.clone(),
+                source,
+            })?;
         file_entries.extend(coverage::parse_evidence(&shown, &text)?.entries);
     }
     let mut trailer_entries = Vec::new();
@@ -201,7 +253,7 @@ fn entries_for(
         .collect()
 }
 
-pub fn parse_plan(path: &str, bytes: Vec<u8>) -> Result<(String, Plan), CliError> {
+pub fn parse_plan(path: &str, bytes: Vec<u8>) -> Result<(String, Plan), VerifyError> {
     let text = String::from_utf8(bytes).map_err(|err| {
         // Located like every other plan error: the line and column of the first bad byte.
         let valid = &err.as_bytes()[..err.utf8_error().valid_up_to()];
@@ -214,20 +266,23 @@ pub fn parse_plan(path: &str, bytes: Vec<u8>) -> Result<(String, Plan), CliError
             .chars()
             .count()
             + 1;
-        CliError::input(format!("{path}:{line}:{column}: plan is not valid UTF-8"))
+        VerifyError::NotUtf8 {
+            path: path.into(),
+            line,
+            column,
+        }
     })?;
     let plan = plan::parse(path, &text)?;
     Ok((path.to_string(), plan))
 }
 
-fn read_optional(path: &Path) -> Result<Option<Vec<u8>>, CliError> {
+fn read_optional(path: &Path) -> Result<Option<Vec<u8>>, VerifyError> {
     match std::fs::read(path) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(CliError::input(format!(
-            "cannot read {}: {}",
-            path.display(),
-            io_reason(&err)
-        ))),
+        Err(source) => Err(VerifyError::Read {
+            path: path.to_path_buf(),
+            source,
+        }),
     }
 }

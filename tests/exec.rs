@@ -58,10 +58,41 @@ struct Case {
     interrupted: Arc<AtomicBool>,
 }
 
-/// The fake agent performing `verbs`.
-fn case(verbs: &[&str]) -> Case {
+/// Stopped by us: a SIGINT/SIGTERM to git-baton or a stop request.
+const MANUAL: Outcome = Outcome::Interrupted {
+    cause: Cause::Manual,
+};
+
+/// The fake agent performing `script`: verbs and their arguments as `verb arg; verb arg …`.
+/// A verb's last argument runs to the next `;`, so texts may hold spaces.
+fn case(script: &str) -> Case {
+    let mut argv = Vec::new();
+    for step in script.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+        let (verb, mut rest) = step.split_once(' ').unwrap_or((step, ""));
+        argv.push(verb.to_owned());
+        let arity = match verb {
+            "trap-term" => 0,
+            "edit" | "spawn-child-sleep" => 2,
+            _ => 1,
+        };
+        for i in 1..=arity {
+            let arg = if i == arity {
+                rest
+            } else {
+                let (arg, tail) = rest.split_once(' ').expect("an argument per word");
+                rest = tail;
+                arg
+            };
+            argv.push(arg.to_owned());
+        }
+    }
+    case_argv(argv)
+}
+
+/// The fake agent performing the verbs and arguments `verbs`.
+fn case_argv(verbs: Vec<String>) -> Case {
     let mut command = vec![AGENT.to_string()];
-    command.extend(verbs.iter().map(|verb| verb.to_string()));
+    command.extend(verbs);
     Case {
         actor: ActorSpec {
             name: "fake".into(),
@@ -149,21 +180,9 @@ fn dead(pid: &str) -> bool {
 #[test]
 fn success_captures_logs_and_expands_placeholders() {
     let dir = Dir::new();
-    let finished = case(&[
-        "say",
-        "stage={stage} attempt={attempt} run={run_id}",
-        "say",
-        "{prompt_file}",
-        "warn",
-        "a warning",
-        "edit",
-        "{worktree}/notes.txt",
-        "edited",
-        "evidence",
-        "{\"targets\": {}}",
-    ])
-    .run(&dir)
-    .unwrap();
+    let script = "say stage={stage} attempt={attempt} run={run_id}; say {prompt_file}; \
+                  warn a warning; edit {worktree}/notes.txt edited; evidence {\"targets\": {}}";
+    let finished = case(script).run(&dir).unwrap();
 
     assert_eq!(finished.outcome, Outcome::Succeeded);
     assert_eq!((finished.exit_code, finished.signal), (Some(0), None));
@@ -185,12 +204,12 @@ fn success_captures_logs_and_expands_placeholders() {
 #[test]
 fn the_prompt_is_the_stdin_only_when_asked() {
     let dir = Dir::new();
-    let mut with_prompt = case(&["cat-stdin", "{worktree}/stdin.txt"]);
+    let mut with_prompt = case("cat-stdin {worktree}/stdin.txt");
     with_prompt.actor.stdin_prompt = true;
     assert_eq!(with_prompt.run(&dir).unwrap().outcome, Outcome::Succeeded);
     assert_eq!(dir.read("work/stdin.txt"), dir.read("prompt.md"));
 
-    let without = case(&["cat-stdin", "{worktree}/stdin.txt"]);
+    let without = case("cat-stdin {worktree}/stdin.txt");
     assert_eq!(without.run(&dir).unwrap().outcome, Outcome::Succeeded);
     assert_eq!(dir.read("work/stdin.txt"), "");
 }
@@ -198,7 +217,7 @@ fn the_prompt_is_the_stdin_only_when_asked() {
 #[test]
 fn baton_variables_are_visible_and_win_over_the_actor_env() {
     let dir = Dir::new();
-    let mut case = case(&["env", "{worktree}/env.txt"]);
+    let mut case = case("env {worktree}/env.txt");
     case.actor.env = vec![
         ("BATON_STAGE".into(), "from-config".into()),
         ("BATON_FROM_CONFIG".into(), "yes".into()),
@@ -217,13 +236,11 @@ fn baton_variables_are_visible_and_win_over_the_actor_env() {
 #[test]
 fn a_non_zero_exit_fails_with_its_code_and_the_stderr_tail() {
     let dir = Dir::new();
-    let mut verbs = Vec::new();
     let lines: Vec<String> = (1..=25).map(|i| format!("problem {i}")).collect();
-    for line in &lines {
-        verbs.extend(["warn", line.as_str()]);
-    }
-    verbs.extend(["exit", "3"]);
-    let finished = case(&verbs).run(&dir).unwrap();
+    let warnings: Vec<String> = lines.iter().map(|line| format!("warn {line}")).collect();
+    let finished = case(&format!("{}; exit 3", warnings.join("; ")))
+        .run(&dir)
+        .unwrap();
 
     assert_eq!(
         finished.outcome,
@@ -240,7 +257,7 @@ fn a_non_zero_exit_fails_with_its_code_and_the_stderr_tail() {
 #[test]
 fn death_by_a_signal_we_did_not_send_is_a_failure() {
     let dir = Dir::new();
-    let finished = case(&["kill-self", "KILL"]).run(&dir).unwrap();
+    let finished = case("kill-self KILL").run(&dir).unwrap();
     assert_eq!(
         finished.outcome,
         Outcome::Failed {
@@ -253,7 +270,7 @@ fn death_by_a_signal_we_did_not_send_is_a_failure() {
 #[test]
 fn rate_limit_by_exit_code() {
     let dir = Dir::new();
-    let mut case = case(&["warn", "slow down", "exit", "75"]);
+    let mut case = case("warn slow down; exit 75");
     case.actor.rate_limit.exit_codes = vec![75];
     let finished = case.run(&dir).unwrap();
     assert_eq!(
@@ -268,17 +285,7 @@ fn rate_limit_by_exit_code() {
 #[test]
 fn rate_limit_by_a_pattern_split_across_writes() {
     let dir = Dir::new();
-    let verbs = [
-        "print",
-        "Error: Rate Li",
-        "sleep",
-        "0.2",
-        "print",
-        "mit exceeded",
-        "exit",
-        "1",
-    ];
-    let mut case = case(&verbs);
+    let mut case = case("print Error: Rate Li; sleep 0.2; print mit exceeded; exit 1");
     case.actor.rate_limit.patterns = vec!["quota".into(), "rate limit exceeded".into()];
     let finished = case.run(&dir).unwrap();
     assert_eq!(
@@ -294,7 +301,7 @@ fn rate_limit_by_a_pattern_split_across_writes() {
 #[test]
 fn a_rate_limit_message_with_exit_0_is_still_a_success() {
     let dir = Dir::new();
-    let mut case = case(&["warn", "429 rate limit, retrying", "say", "done"]);
+    let mut case = case("warn 429 rate limit, retrying; say done");
     case.actor.rate_limit.patterns = vec!["rate limit".into()];
     assert_eq!(case.run(&dir).unwrap().outcome, Outcome::Succeeded);
 }
@@ -302,17 +309,9 @@ fn a_rate_limit_message_with_exit_0_is_still_a_success() {
 #[test]
 fn a_timeout_kills_the_whole_group() {
     let dir = Dir::new();
-    let mut case = case(&[
-        "pid",
-        "{worktree}/leader.pid",
-        "spawn-child-sleep",
-        "30",
-        "{worktree}/child.pid",
-        "say",
-        "started",
-        "sleep",
-        "30",
-    ]);
+    let mut case = case(
+        "pid {worktree}/leader.pid; spawn-child-sleep 30 {worktree}/child.pid; say started; sleep 30",
+    );
     let timeout = Duration::from_millis(300);
     case.actor.timeout = Some(timeout);
     let finished = case.run(&dir).unwrap();
@@ -333,25 +332,11 @@ fn a_timeout_kills_the_whole_group() {
 #[test]
 fn a_stop_request_interrupts_and_keeps_what_was_written() {
     let dir = Dir::new();
-    let mut case = case(&[
-        "warn",
-        "working on it",
-        "say",
-        "halfway",
-        "sleep",
-        "30",
-        "say",
-        "never",
-    ]);
+    let mut case = case("warn working on it; say halfway; sleep 30; say never");
     case.stop_when_stdout_has = Some("halfway");
     let finished = case.run(&dir).unwrap();
 
-    assert_eq!(
-        finished.outcome,
-        Outcome::Interrupted {
-            cause: Cause::Manual
-        }
-    );
+    assert_eq!(finished.outcome, MANUAL);
     assert_eq!(dir.read("stdout.log"), "halfway\n");
     assert_eq!(dir.read("stderr.log"), "working on it\n");
     assert_eq!(finished.stderr_tail, "working on it");
@@ -360,7 +345,7 @@ fn a_stop_request_interrupts_and_keeps_what_was_written() {
 #[test]
 fn the_interrupt_flag_stops_the_attempt() {
     let dir = Dir::new();
-    let case = case(&["say", "ready", "sleep", "30"]);
+    let case = case("say ready; sleep 30");
     let flag = Arc::clone(&case.interrupted);
     let log = dir.path("stdout.log");
     // Plays our SIGINT handler, once the actor is under way.
@@ -374,53 +359,30 @@ fn the_interrupt_flag_stops_the_attempt() {
         flag.store(true, Ordering::SeqCst);
     });
     let finished = case.run(&dir).unwrap();
-    assert_eq!(
-        finished.outcome,
-        Outcome::Interrupted {
-            cause: Cause::Manual
-        }
-    );
+    assert_eq!(finished.outcome, MANUAL);
     assert_eq!(finished.signal, Some(15));
 }
 
 #[test]
 fn an_interrupt_before_the_start_starts_nothing() {
     let dir = Dir::new();
-    let case = case(&["pid", "{worktree}/leader.pid"]);
+    let case = case("pid {worktree}/leader.pid");
     case.interrupted.store(true, Ordering::SeqCst);
     let finished = case.run(&dir).unwrap();
-    assert_eq!(
-        finished.outcome,
-        Outcome::Interrupted {
-            cause: Cause::Manual
-        }
-    );
+    assert_eq!(finished.outcome, MANUAL);
     assert!(!dir.path("work/leader.pid").exists());
 }
 
 #[test]
 fn an_actor_ignoring_sigterm_is_killed_after_the_grace_period() {
     let dir = Dir::new();
-    let mut case = case(&[
-        "trap-term",
-        "spawn-child-sleep",
-        "30",
-        "{worktree}/child.pid",
-        "say",
-        "ready",
-        "sleep",
-        "30",
-    ]);
+    let mut case =
+        case("trap-term; spawn-child-sleep 30 {worktree}/child.pid; say ready; sleep 30");
     case.stop_when_stdout_has = Some("ready");
     case.grace = Duration::from_millis(300);
     let finished = case.run(&dir).unwrap();
 
-    assert_eq!(
-        finished.outcome,
-        Outcome::Interrupted {
-            cause: Cause::Manual
-        }
-    );
+    assert_eq!(finished.outcome, MANUAL);
     assert_eq!(finished.signal, Some(9));
     assert!(finished.duration >= Duration::from_millis(300));
     assert!(dead(&dir.read("work/child.pid")));
@@ -429,15 +391,9 @@ fn an_actor_ignoring_sigterm_is_killed_after_the_grace_period() {
 #[test]
 fn a_grandchild_holding_the_pipes_does_not_hang_run() {
     let dir = Dir::new();
-    let finished = case(&[
-        "spawn-child-sleep",
-        "30",
-        "{worktree}/child.pid",
-        "say",
-        "done",
-    ])
-    .run(&dir)
-    .unwrap();
+    let finished = case("spawn-child-sleep 30 {worktree}/child.pid; say done")
+        .run(&dir)
+        .unwrap();
 
     assert_eq!(finished.outcome, Outcome::Succeeded);
     assert_eq!(dir.read("stdout.log"), "done\n");
@@ -447,9 +403,7 @@ fn a_grandchild_holding_the_pipes_does_not_hang_run() {
 #[test]
 fn output_larger_than_a_pipe_buffer_is_logged_whole() {
     let dir = Dir::new();
-    let finished = case(&["flood", "1000000", "warn", "end"])
-        .run(&dir)
-        .unwrap();
+    let finished = case("flood 1000000; warn end").run(&dir).unwrap();
     assert_eq!(finished.outcome, Outcome::Succeeded);
     let stdout = dir.read("stdout.log");
     assert_eq!(stdout.len(), 1_000_000);
@@ -459,7 +413,7 @@ fn output_larger_than_a_pipe_buffer_is_logged_whole() {
 #[test]
 fn a_missing_program_is_an_error_naming_actor_and_program() {
     let dir = Dir::new();
-    let mut case = case(&[]);
+    let mut case = case("");
     case.actor.name = "codex".into();
     case.actor.command = vec!["git-baton-test-no-such-agent".into(), "--yes".into()];
     let err = case.run(&dir).unwrap_err();
@@ -476,7 +430,7 @@ fn a_program_without_the_executable_bit_is_an_error() {
     let dir = Dir::new();
     let script = dir.path("work/agent.sh");
     fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
-    let mut case = case(&[]);
+    let mut case = case("");
     case.actor.command = vec![script.to_str().unwrap().into()];
     let err = case.run(&dir).unwrap_err();
     assert_eq!(
@@ -492,7 +446,7 @@ fn a_program_without_the_executable_bit_is_an_error() {
 fn a_missing_working_directory_is_not_reported_as_a_missing_program() {
     let dir = Dir::new();
     fs::remove_dir(dir.path("work")).unwrap();
-    let err = case(&["say", "hi"]).run(&dir).unwrap_err();
+    let err = case("say hi").run(&dir).unwrap_err();
     assert!(matches!(err, ExecError::Workdir { .. }), "{err:?}");
     assert!(err.to_string().starts_with("actor `fake`: cannot run in "));
 }
@@ -500,14 +454,14 @@ fn a_missing_working_directory_is_not_reported_as_a_missing_program() {
 #[test]
 fn bad_commands_are_errors_before_anything_runs() {
     let dir = Dir::new();
-    let err = case(&["say", "{worktre}"]).run(&dir).unwrap_err();
+    let err = case("say {worktre}").run(&dir).unwrap_err();
     assert_eq!(
         err.to_string(),
         "unknown placeholder `{worktre}` in the command of actor `fake`"
     );
     assert!(err.hint().unwrap().contains("{worktree}"));
 
-    let mut empty = case(&[]);
+    let mut empty = case("");
     empty.actor.command.clear();
     let err = empty.run(&dir).unwrap_err();
     assert_eq!(err.to_string(), "actor `fake` has an empty command");
@@ -517,7 +471,7 @@ fn bad_commands_are_errors_before_anything_runs() {
 fn an_unwritable_log_is_an_error_naming_it() {
     let dir = Dir::new();
     fs::create_dir(dir.path("stdout.log")).unwrap();
-    let err = case(&["say", "hi"]).run(&dir).unwrap_err();
+    let err = case("say hi").run(&dir).unwrap_err();
     let message = err.to_string();
     assert!(
         message.starts_with(&format!(
@@ -546,7 +500,7 @@ fn a_log_that_cannot_take_more_stops_the_attempt() {
     let dir = Dir::new();
     // Every write to /dev/full fails with ENOSPC, like a full disk.
     std::os::unix::fs::symlink("/dev/full", dir.path("stdout.log")).unwrap();
-    let err = case(&["say", "hi", "pid", "{worktree}/leader.pid", "sleep", "30"])
+    let err = case("say hi; pid {worktree}/leader.pid; sleep 30")
         .run(&dir)
         .unwrap_err();
     assert!(matches!(err, ExecError::Log { .. }), "{err:?}");

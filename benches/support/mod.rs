@@ -20,6 +20,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use git_baton::hermetic::{Hermetic, Person};
+
 /// Written into the git directory once the repository is complete, so `--keep` can tell a finished
 /// reference repository (of the right size) from a half-built one.
 const MARKER: &str = "baton-bench-shape";
@@ -35,26 +37,15 @@ pub const IGNORED: usize = 1000;
 /// identity, and nothing else from the caller but PATH and TMPDIR. Applied by re-executing the
 /// benchmark, since changing the environment of the running process needs unsafe code.
 pub fn hermetic_command(program: &Path, home: &Path) -> Command {
-    let mut cmd = Command::new(program);
-    cmd.env_clear();
-    for keep in ["PATH", "TMPDIR", "RUST_BACKTRACE"] {
-        if let Some(value) = std::env::var_os(keep) {
-            cmd.env(keep, value);
-        }
-    }
-    cmd.env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Bench Author")
-        .env("GIT_AUTHOR_EMAIL", "author@example.com")
-        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
-        .env("GIT_COMMITTER_NAME", "Bench Committer")
-        .env("GIT_COMMITTER_EMAIL", "committer@example.com")
-        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
-        .env("LC_ALL", "C")
-        .env("TZ", "UTC");
-    cmd
+    Hermetic::new(home)
+        .identity(
+            Person::new("Bench Author", "author@example.com"),
+            Person::new("Bench Committer", "committer@example.com"),
+        )
+        .global_config("/dev/null")
+        .keep("TMPDIR")
+        .keep("RUST_BACKTRACE")
+        .command(program)
 }
 
 pub type Result<T> = std::result::Result<T, String>;

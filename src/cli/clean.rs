@@ -5,7 +5,8 @@ use std::path::Path;
 
 use clap::Args;
 
-use crate::error::{CliError, Exit};
+use super::args::RunArg;
+use super::{CliError, Context, Outcome};
 
 /// Remove a run: its worktree, its attempt snapshots and its record. The branch stays.
 ///
@@ -13,23 +14,19 @@ use crate::error::{CliError, Exit};
 /// exists nowhere else.
 #[derive(Debug, Args)]
 pub struct CleanArgs {
-    /// The run: its id or any unique prefix.
-    #[arg(value_name = "RUN")]
-    pub run: String,
+    #[command(flatten)]
+    pub run: RunArg,
 
     /// Remove an unfinished run too, with any uncommitted work in its worktree.
     #[arg(long)]
     pub force: bool,
 }
 
-pub fn run(cwd: &Path, args: CleanArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
-    let ctx = super::Context::open(cwd)?;
-    let id = ctx.resolve(&args.run)?;
-    let lock = ctx
-        .store
-        .lock(&id, "git baton clean")
-        .map_err(super::store_error)?;
-    let state = ctx.store.load(&id).map_err(super::store_error)?;
+pub fn cmd_clean(cwd: &Path, args: CleanArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    let ctx = Context::open(cwd)?;
+    let id = ctx.resolve(&args.run.run)?;
+    let lock = ctx.store.lock(&id, "git baton clean")?;
+    let state = ctx.store.load(&id)?;
     crate::run::lifecycle::clean(&ctx.repo, &ctx.store, &state, args.force)?;
     drop(lock);
     let _ = writeln!(
@@ -37,5 +34,5 @@ pub fn run(cwd: &Path, args: CleanArgs, out: &mut dyn Write) -> Result<Exit, Cli
         "removed run {id}; branch {} is kept (`git branch -D {}` deletes it)",
         state.branch, state.branch
     );
-    Ok(Exit::Success)
+    Ok(Outcome::Done)
 }

@@ -1,11 +1,10 @@
 //! `git baton demo`: replays the incident git-baton exists for, in a throw-away repository.
 
 use std::io::Write;
-use std::path::Path;
 
 use clap::Args;
 
-use crate::error::{CliError, Exit};
+use super::{CliError, Outcome};
 
 /// Replay the incident git-baton exists for, in a temporary repository.
 #[derive(Debug, Args)]
@@ -15,6 +14,7 @@ pub struct DemoArgs {
     pub keep: bool,
 }
 
-pub fn run(_cwd: &Path, args: DemoArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
-    crate::demo::run(&crate::demo::Options { keep: args.keep }, out)
+pub fn cmd_demo(args: DemoArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    crate::demo::replay(&crate::demo::Options { keep: args.keep }, out)?;
+    Ok(Outcome::Done)
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use crate::error::{CliError, Exit};
+use super::{CliError, Context, Outcome};
 
 /// Find stale runs, broken worktree mappings, leftovers of failed creations and ownership
 /// problems, each with the command that fixes it.
@@ -18,17 +18,13 @@ pub struct DoctorArgs {
     pub json: bool,
 }
 
-pub fn run(cwd: &Path, args: DoctorArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
-    let ctx = super::Context::open(cwd)?;
+pub fn cmd_doctor(cwd: &Path, args: DoctorArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    let ctx = Context::open(cwd)?;
     let config = ctx.config()?;
     let root = ctx.main_worktree()?.join(&config.worktree_root);
     let findings = crate::run::doctor::check(&ctx.repo, &ctx.store, &root);
     if args.json {
-        let _ = writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&findings).expect("serializes")
-        );
+        super::write_json(out, &findings);
     } else if findings.is_empty() {
         let _ = writeln!(out, "no problems found");
     } else {
@@ -36,9 +32,7 @@ pub fn run(cwd: &Path, args: DoctorArgs, out: &mut dyn Write) -> Result<Exit, Cl
             let _ = writeln!(out, "{}: {}\n  fix: {}", f.kind, f.message, f.fix);
         }
     }
-    Ok(if findings.is_empty() {
-        Exit::Success
-    } else {
-        Exit::Failed
+    Ok(Outcome::Checked {
+        passed: findings.is_empty(),
     })
 }

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use clap::Args;
 
-use crate::error::{CliError, Exit};
+use super::args::RunArg;
+use super::{CliError, Context, Outcome};
 
 /// Commit what is left in a reviewed run's worktree and mark the run finished.
 ///
@@ -15,19 +16,15 @@ use crate::error::{CliError, Exit};
 /// Nothing is merged.
 #[derive(Debug, Args)]
 pub struct FinishArgs {
-    /// The run: its id or any unique prefix.
-    #[arg(value_name = "RUN")]
-    pub run: String,
+    #[command(flatten)]
+    pub run: RunArg,
 }
 
-pub fn run(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
-    let ctx = super::Context::open(cwd)?;
-    let id = ctx.resolve(&args.run)?;
-    let lock = ctx
-        .store
-        .lock(&id, "git baton finish")
-        .map_err(super::store_error)?;
-    let mut state = ctx.store.load(&id).map_err(super::store_error)?;
+pub fn cmd_finish(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    let ctx = Context::open(cwd)?;
+    let id = ctx.resolve(&args.run.run)?;
+    let lock = ctx.store.lock(&id, "git baton finish")?;
+    let mut state = ctx.store.load(&id)?;
     let done = crate::run::lifecycle::finish(&ctx.repo, lock.dir(), &mut state)?;
     match &done.commit {
         Some(commit) => {
@@ -57,5 +54,5 @@ pub fn run(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<Exit, Cl
         "next: merge branch {} (e.g. `git merge {}`)",
         state.branch, state.branch
     );
-    Ok(Exit::Success)
+    Ok(Outcome::Done)
 }

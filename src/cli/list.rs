@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use crate::error::{CliError, Exit};
+use super::{CliError, Context, Outcome};
 
 /// List the runs of this repository, oldest first, one line each.
 #[derive(Debug, Args)]
@@ -15,10 +15,10 @@ pub struct ListArgs {
     pub json: bool,
 }
 
-pub fn run(cwd: &Path, args: ListArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
-    let ctx = super::Context::open(cwd)?;
+pub fn cmd_list(cwd: &Path, args: ListArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    let ctx = Context::open(cwd)?;
     let mut states = Vec::new();
-    for id in ctx.store.list().map_err(super::store_error)? {
+    for id in ctx.store.list()? {
         match ctx.store.load(&id) {
             Ok(state) => states.push(state),
             // One unreadable run must not hide the others.
@@ -28,49 +28,12 @@ pub fn run(cwd: &Path, args: ListArgs, out: &mut dyn Write) -> Result<Exit, CliE
     if args.json {
         let views: Vec<_> = states
             .iter()
-            .map(|s| super::status::json_view(&ctx.store, s))
+            .map(|s| super::json_view(&ctx.store, s))
             .collect();
-        let mut text = serde_json::to_string_pretty(&views).expect("serializes");
-        text.push('\n');
-        let _ = out.write_all(text.as_bytes());
-        return Ok(Exit::Success);
+        super::write_json(out, &views);
+    } else {
+        let runs: Vec<_> = states.iter().map(|s| (s, ctx.store.is_stale(s))).collect();
+        let _ = out.write_all(crate::report::list::render(&runs).as_bytes());
     }
-    if states.is_empty() {
-        let _ = writeln!(out, "no runs yet; start one with `git baton run <PLAN>`");
-        return Ok(Exit::Success);
-    }
-    let rows: Vec<[String; 5]> = states
-        .iter()
-        .map(|s| {
-            [
-                s.run_id.clone(),
-                super::status_word(&ctx.store, s),
-                s.current_stage.clone().unwrap_or_else(|| "-".into()),
-                s.plan.path.clone(),
-                s.created_at
-                    .get(..16)
-                    .unwrap_or(&s.created_at)
-                    .replace('T', " "),
-            ]
-        })
-        .collect();
-    let header = ["RUN", "STATUS", "STAGE", "PLAN", "CREATED"];
-    let widths: Vec<usize> = (0..5)
-        .map(|i| {
-            rows.iter()
-                .map(|r| r[i].chars().count())
-                .chain([header[i].len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for row in std::iter::once(header.map(String::from)).chain(rows) {
-        let line: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        let _ = writeln!(out, "{}", line.join("  ").trim_end());
-    }
-    Ok(Exit::Success)
+    Ok(Outcome::Done)
 }

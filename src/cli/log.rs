@@ -5,73 +5,44 @@ use std::path::Path;
 
 use clap::Args;
 
-use crate::error::{CliError, Exit};
+use super::args::{AttemptArgs, RunArg};
+use super::{CliError, Context, Outcome};
 
 /// Show what an actor printed during an attempt.
 ///
 /// By default the latest attempt of the latest stage that ran.
 #[derive(Debug, Args)]
 pub struct LogArgs {
-    /// The run: its id or any unique prefix.
-    #[arg(value_name = "RUN")]
-    pub run: String,
+    #[command(flatten)]
+    pub run: RunArg,
 
-    /// The stage (default: the latest stage that ran).
-    #[arg(long, value_name = "STAGE")]
-    pub stage: Option<String>,
-
-    /// The attempt number within the stage (default: its latest).
-    #[arg(long, value_name = "N")]
-    pub attempt: Option<u32>,
+    #[command(flatten)]
+    pub attempt: AttemptArgs,
 
     /// Print the attempt's record and its logs as JSON.
     #[arg(long)]
     pub json: bool,
 }
 
-pub fn run(cwd: &Path, args: LogArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
-    let ctx = super::Context::open(cwd)?;
-    let id = ctx.resolve(&args.run)?;
-    let state = ctx.store.load(&id).map_err(super::store_error)?;
-    let (stage, attempt) = super::pick_attempt(&state, args.stage.as_deref(), args.attempt)?;
-    let dir = ctx.store.run_dir(&id).join(&attempt.dir);
-    let read = |name: &str| {
-        std::fs::read(dir.join(name))
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default()
-    };
-    let (stdout, stderr) = (read("stdout.log"), read("stderr.log"));
+pub fn cmd_log(cwd: &Path, args: LogArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    let ctx = Context::open(cwd)?;
+    let state = ctx.load(&args.run.run)?;
+    let id = &state.run_id;
+    let (stage, attempt) = crate::run::history::pick_attempt(
+        &state,
+        args.attempt.stage.as_deref(),
+        args.attempt.attempt,
+    )?;
+    let logs = crate::run::history::logs(&ctx.store.run_dir(id), attempt);
     if args.json {
         let value = serde_json::json!({
             "run_id": id, "stage": stage.name, "attempt": attempt,
-            "stdout": stdout, "stderr": stderr, "dir": dir.display().to_string(),
+            "stdout": logs.stdout, "stderr": logs.stderr, "dir": logs.dir.display().to_string(),
         });
-        let _ = writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&value).expect("serializes")
-        );
-        return Ok(Exit::Success);
+        super::write_json(out, &value);
+    } else {
+        let text = crate::report::log::render(id, &stage.name, attempt, &logs);
+        let _ = out.write_all(text.as_bytes());
     }
-    let outcome = attempt
-        .outcome
-        .map(|o| o.name().to_string())
-        .unwrap_or_else(|| "running".into());
-    let _ = writeln!(
-        out,
-        "== run {id}, stage {}, attempt {} ({}, actor {}, started {})",
-        stage.name, attempt.n, outcome, attempt.actor, attempt.started_at
-    );
-    for (name, text) in [("stdout", stdout), ("stderr", stderr)] {
-        let _ = writeln!(out, "-- {name}");
-        if text.is_empty() {
-            let _ = writeln!(out, "(empty)");
-        } else {
-            let _ = write!(out, "{text}");
-            if !text.ends_with('\n') {
-                let _ = writeln!(out);
-            }
-        }
-    }
-    Ok(Exit::Success)
+    Ok(Outcome::Done)
 }

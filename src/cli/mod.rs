@@ -1,11 +1,15 @@
 //! The command line: one file per command, each a clap `Args` struct (its doc comment is the
-//! help text) and a `run` function that translates arguments into a call of the domain.
-//! No business logic lives here.
+//! help text) and a `cmd_<verb>` function: arguments in, a library call, output out. No
+//! business logic lives here. Arguments several commands share are in [`args`]; the CLI error
+//! is in [`error`], and [`exit`] is the one place where outcomes become exit codes.
 
+mod args;
 mod clean;
 mod demo;
 mod diff;
 mod doctor;
+mod error;
+mod exit;
 mod finish;
 mod list;
 mod log;
@@ -22,11 +26,15 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use serde::Serialize;
 
-use crate::error::{CliError, Exit};
+pub use error::{CliError, ErrorKind};
+pub use exit::{Exit, Outcome};
+
 use crate::git::Repo;
-use crate::state::store::{Store, StoreError};
-use crate::state::{RunState, RunStatus};
+use crate::run::Driven;
+use crate::state::RunState;
+use crate::state::store::{Holder, Store};
 
 /// git-baton: a stage of coding-agent work counts as succeeded only when the repository proves it.
 ///
@@ -63,53 +71,50 @@ pub enum Command {
     Demo(demo::DemoArgs),
 }
 
-/// Parses the process arguments, runs the command and maps the outcome to an exit code.
+/// Parses the process arguments, runs the command, prints its error if it failed, and exits
+/// with the code [`exit::code`] gives its outcome.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let result = match Cli::try_parse() {
+        Ok(cli) => dispatch(cli),
+        // clap words usage errors itself; help and version are not errors.
+        Err(err) if err.use_stderr() => Err(CliError::usage(err)),
         Err(err) => {
-            // clap prints usage errors as `error: …` with exit 2, and help/version with exit 0.
             let _ = err.print();
-            return ExitCode::from(if err.use_stderr() {
-                Exit::Input as u8
-            } else {
-                0
-            });
+            Ok(Outcome::Done)
         }
     };
-    match run(cli) {
-        Ok(exit) => exit.into(),
-        Err(err) => {
-            err.print(&mut std::io::stderr().lock());
-            err.exit.into()
-        }
+    if let Err(err) = &result {
+        err.print(&mut std::io::stderr().lock());
     }
+    exit::code(&result).into()
 }
 
-pub fn run(cli: Cli) -> Result<Exit, CliError> {
+/// Runs the command a parsed command line names.
+pub fn dispatch(cli: Cli) -> Result<Outcome, CliError> {
     let cwd = std::env::current_dir()
         .map_err(|err| CliError::input(format!("cannot read the current directory: {err}")))?;
     // Not locked for the whole command: actors' output is echoed from other threads meanwhile.
     let mut stdout = std::io::stdout();
-    let exit = match cli.command {
-        Command::Run(args) => run::run(&cwd, args, &mut stdout)?,
-        Command::Resume(args) => resume::run(&cwd, args, &mut stdout)?,
-        Command::Status(args) => status::run(&cwd, args, &mut stdout)?,
-        Command::List(args) => list::run(&cwd, args, &mut stdout)?,
-        Command::Log(args) => log::run(&cwd, args, &mut stdout)?,
-        Command::Diff(args) => diff::run(&cwd, args, &mut stdout)?,
-        Command::Review(args) => review::run(&cwd, args, &mut stdout)?,
-        Command::Finish(args) => finish::run(&cwd, args, &mut stdout)?,
-        Command::Clean(args) => clean::run(&cwd, args, &mut stdout)?,
-        Command::Doctor(args) => doctor::run(&cwd, args, &mut stdout)?,
-        Command::Stop(args) => stop::run(&cwd, args, &mut stdout)?,
-        Command::Pause(args) => pause::run(&cwd, args, &mut stdout)?,
-        Command::Verify(args) => verify::run(&cwd, args, &mut stdout)?,
-        Command::Demo(args) => demo::run(&cwd, args, &mut stdout)?,
-    };
+    let out = &mut stdout;
+    let outcome = match cli.command {
+        Command::Run(args) => run::cmd_run(&cwd, args, out),
+        Command::Resume(args) => resume::cmd_resume(&cwd, args, out),
+        Command::Status(args) => status::cmd_status(&cwd, args, out),
+        Command::List(args) => list::cmd_list(&cwd, args, out),
+        Command::Log(args) => log::cmd_log(&cwd, args, out),
+        Command::Diff(args) => diff::cmd_diff(&cwd, args, out),
+        Command::Review(args) => review::cmd_review(&cwd, args, out),
+        Command::Finish(args) => finish::cmd_finish(&cwd, args, out),
+        Command::Clean(args) => clean::cmd_clean(&cwd, args, out),
+        Command::Doctor(args) => doctor::cmd_doctor(&cwd, args, out),
+        Command::Stop(args) => stop::cmd_stop(&cwd, args, out),
+        Command::Pause(args) => pause::cmd_pause(&cwd, args, out),
+        Command::Verify(args) => verify::cmd_verify(&cwd, args, out),
+        Command::Demo(args) => demo::cmd_demo(args, out),
+    }?;
     // A closed pipe (`| head`) is not a failure of the command.
     let _ = stdout.flush();
-    Ok(exit)
+    Ok(outcome)
 }
 
 /// The repository and its run store, as every run command needs them.
@@ -129,7 +134,7 @@ impl Context {
     /// not hide the runs from `status` and `list`. It comes from the main worktree, so that every
     /// worktree of a repository, the runs' own included, drives runs the same way.
     fn config(&self) -> Result<crate::config::Config, CliError> {
-        Ok(crate::config::load(&main_worktree(&self.repo)?)?)
+        Ok(crate::config::load(&self.main_worktree()?)?)
     }
 
     fn workdir(&self) -> &Path {
@@ -137,148 +142,74 @@ impl Context {
     }
 
     fn main_worktree(&self) -> Result<PathBuf, CliError> {
-        main_worktree(&self.repo)
+        // The common dir of a non-bare repository is `<main worktree>/.git`.
+        let common = self.repo.common_dir();
+        match common.file_name() {
+            Some(name) if name == ".git" => Ok(common.parent().unwrap_or(common).to_path_buf()),
+            _ => Ok(self.repo.workdir()?.to_path_buf()),
+        }
     }
 
+    /// The id of the run `name` names: its id or a unique prefix.
     fn resolve(&self, name: &str) -> Result<String, CliError> {
-        self.store.resolve(name).map_err(store_error)
+        Ok(self.store.resolve(name)?)
+    }
+
+    /// The RunState of the run `name` names.
+    fn load(&self, name: &str) -> Result<RunState, CliError> {
+        Ok(self.store.load(&self.resolve(name)?)?)
+    }
+
+    /// A run's status word, with `(stale)` when it says running but nobody holds the lock.
+    fn status_label(&self, state: &RunState) -> String {
+        crate::report::status::label(state.status, self.store.is_stale(state))
     }
 }
 
-fn main_worktree(repo: &Repo) -> Result<PathBuf, CliError> {
-    // The common dir of a non-bare repository is `<main worktree>/.git`.
-    let common = repo.common_dir();
-    match common.file_name() {
-        Some(name) if name == ".git" => Ok(common.parent().unwrap_or(common).to_path_buf()),
-        _ => Ok(repo.workdir()?.to_path_buf()),
-    }
-}
-
-/// The attempt `--stage S --attempt N` names: by default the latest attempt of the latest stage
-/// that ran. Shared by `log` and `diff`.
-fn pick_attempt<'a>(
+/// The RunState as written, plus what is derived at read time: what `--json` prints for a run
+/// (`status`, `list`, `run`, `resume`).
+#[derive(Serialize)]
+struct JsonView<'a> {
+    #[serde(flatten)]
     state: &'a RunState,
-    stage: Option<&str>,
-    n: Option<u32>,
-) -> Result<(&'a crate::state::StageState, &'a crate::state::Attempt), CliError> {
-    let id = &state.run_id;
-    let stage = match stage {
-        Some(name) => state
-            .stages
-            .iter()
-            .find(|s| s.name == name)
-            .ok_or_else(|| {
-                let names: Vec<&str> = state.stages.iter().map(|s| s.name.as_str()).collect();
-                CliError::input(format!("run {id} has no stage `{name}`"))
-                    .hinted(format!("its stages: {}", names.join(", ")))
-            })?,
-        None => state
-            .stages
-            .iter()
-            .rev()
-            .find(|s| !s.attempts.is_empty())
-            .ok_or_else(|| CliError::input(format!("run {id} has no attempts yet")))?,
-    };
-    let attempt = match n {
-        Some(n) => stage.attempts.iter().find(|a| a.n == n),
-        None => stage.attempts.last(),
-    };
-    let attempt = attempt.ok_or_else(|| {
-        let which = n.map_or("any attempts yet".to_string(), |n| format!("attempt {n}"));
-        CliError::input(format!("stage `{}` of run {id} has no {which}", stage.name))
-            .hinted(format!("it has {} attempt(s)", stage.attempts.len()))
-    })?;
-    Ok((stage, attempt))
+    /// `status` is `running` but no live process holds the run: it crashed.
+    stale: bool,
+    /// Who drives the run right now, if anyone.
+    lock: Option<Holder>,
+    run_dir: String,
 }
 
-/// Refuses a request (`stop`, `pause`) to a run that no live process drives.
-fn require_driver(ctx: &Context, id: &str) -> Result<(), CliError> {
-    if ctx.store.holder(id).map_err(store_error)?.is_some() {
-        return Ok(());
-    }
-    let state = ctx.store.load(id).map_err(store_error)?;
-    Err(CliError::input(format!(
-        "run {id} is not being driven by any process (status: {})",
-        status_word(&ctx.store, &state)
-    ))
-    .hinted(format!("see `git baton status {id}`")))
-}
-
-fn store_error(err: StoreError) -> CliError {
-    match err {
-        StoreError::Busy { ref run, .. } => CliError {
-            exit: Exit::Busy,
-            hints: vec![format!(
-                "wait for it to finish, or stop it with `git baton stop {run}`"
-            )],
-            message: err.to_string(),
-        },
-        StoreError::Unknown(_) => {
-            CliError::input(err.to_string()).hinted("see the runs with `git baton list`")
-        }
-        StoreError::Ambiguous { .. } => {
-            CliError::input(err.to_string()).hinted("type more of the run id")
-        }
-        other => CliError::input(other.to_string()),
+fn json_view<'a>(store: &Store, state: &'a RunState) -> JsonView<'a> {
+    JsonView {
+        state,
+        stale: store.is_stale(state),
+        lock: store.holder(&state.run_id).ok().flatten(),
+        run_dir: store.run_dir(&state.run_id).display().to_string(),
     }
 }
 
-/// `--actor STAGE=NAME`.
-fn parse_actor(value: &str) -> Result<(String, String), String> {
-    match value.split_once('=') {
-        Some((stage, actor)) if !stage.is_empty() && !actor.is_empty() => {
-            Ok((stage.to_string(), actor.to_string()))
-        }
-        _ => Err(format!("expected STAGE=NAME, got `{value}`")),
-    }
-}
-
-/// A run's status word, with `(stale)` when the state says running but nobody holds the lock.
-fn status_word(store: &Store, state: &RunState) -> String {
-    let name = crate::report::status::word(state.status);
-    if is_stale(store, state) {
-        format!("{name} (stale)")
-    } else {
-        name
-    }
-}
-
-fn is_stale(store: &Store, state: &RunState) -> bool {
-    store.is_stale(state)
-}
-
-/// The exit code a run's state means (design §6).
-fn exit_for(store: &Store, state: &RunState) -> Exit {
-    match state.status {
-        RunStatus::Review | RunStatus::Paused | RunStatus::Finished => Exit::Success,
-        RunStatus::Running | RunStatus::Pending if !is_stale(store, state) => Exit::Busy,
-        _ => Exit::Failed,
-    }
-}
-
-fn print_state_json(store: &Store, state: &RunState, out: &mut dyn Write) -> Result<(), CliError> {
-    let view = status::json_view(store, state);
-    let mut text = serde_json::to_string_pretty(&view).expect("serializes");
+/// Every `--json`: pretty-printed, one trailing newline.
+fn write_json(out: &mut dyn Write, value: &impl Serialize) {
+    let mut text = serde_json::to_string_pretty(value).expect("serializes");
     text.push('\n');
     let _ = out.write_all(text.as_bytes());
-    Ok(())
 }
 
-/// After driving: the summary (or JSON) and the exit code.
-fn finish(
+/// After driving: the summary on stderr (or the RunState as JSON), and how the drive ended.
+fn print_summary(
     store: &Store,
     state: &RunState,
-    exit: Exit,
+    driven: Driven,
     json: bool,
     out: &mut dyn Write,
-) -> Result<Exit, CliError> {
+) -> Result<Outcome, CliError> {
     if json {
-        print_state_json(store, state, out)?;
+        write_json(out, &json_view(store, state));
     } else {
         let text = crate::report::status::render(state, false, None, &crate::state::store::now());
         eprint!("\n{text}");
     }
-    Ok(exit)
+    Ok(Outcome::Driven(driven))
 }
 
 #[cfg(test)]

@@ -5,24 +5,23 @@ use std::path::Path;
 
 use clap::Args;
 
-use crate::error::{CliError, Exit};
+use super::args::RunArg;
+use super::{CliError, Context, Outcome};
+use crate::run::request::{self, Request};
 
 /// Pause a run at the next stage boundary.
 ///
 /// The stage in progress finishes, then the run stops as `paused`; resume continues it.
 #[derive(Debug, Args)]
 pub struct PauseArgs {
-    /// The run: its id or any unique prefix.
-    #[arg(value_name = "RUN")]
-    pub run: String,
+    #[command(flatten)]
+    pub run: RunArg,
 }
 
-pub fn run(cwd: &Path, args: PauseArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
-    let ctx = super::Context::open(cwd)?;
-    let id = ctx.resolve(&args.run)?;
-    super::require_driver(&ctx, &id)?;
-    let request = ctx.store.run_dir(&id).join(crate::run::PAUSE_REQUEST);
-    crate::state::store::write_atomic(&request, b"pause\n").map_err(super::store_error)?;
+pub fn cmd_pause(cwd: &Path, args: PauseArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    let ctx = Context::open(cwd)?;
+    let id = ctx.resolve(&args.run.run)?;
+    request::send(&ctx.store, &id, Request::Pause)?;
     let _ = writeln!(out, "run {id} will pause after its current stage");
-    Ok(Exit::Success)
+    Ok(Outcome::Done)
 }

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::error::{CliError, Exit};
+use super::args::parse_actor;
+use super::{CliError, Context, Outcome};
 use crate::run::{CreateOptions, Created, Driver};
 
 /// Create a run of a plan and execute its stages.
@@ -34,7 +35,7 @@ pub struct RunArgs {
     pub stop_after: Option<String>,
 
     /// Use actor NAME for stage STAGE in this run (repeatable).
-    #[arg(long, value_name = "STAGE=NAME", value_parser = super::parse_actor)]
+    #[arg(long, value_name = "STAGE=NAME", value_parser = parse_actor)]
     pub actor: Vec<(String, String)>,
 
     /// Print the final RunState as JSON on stdout.
@@ -42,32 +43,21 @@ pub struct RunArgs {
     pub json: bool,
 }
 
-pub fn run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
-    let ctx = super::Context::open(cwd)?;
+pub fn cmd_run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    let ctx = Context::open(cwd)?;
     let config = ctx.config()?;
-    let full = cwd.join(&args.plan);
-    let shown = args.plan.display().to_string();
-    let bytes = std::fs::read(&full).map_err(|e| {
-        CliError::input(format!(
-            "cannot read plan {shown}: {}",
-            crate::files::io_reason(&e)
-        ))
-    })?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| CliError::input(format!("plan {shown} is not valid UTF-8")))?;
-    let plan_path = crate::files::repo_relative(ctx.workdir(), &full).unwrap_or(shown);
-    let plan = crate::plan::parse(&plan_path, &text)?;
+    let plan = crate::run::read_plan(ctx.workdir(), cwd, &args.plan)?;
     let base = ctx.repo.resolve_commit(&args.base)?;
-    let interrupted = crate::exec::interrupt_flag().map_err(|e| CliError::input(e.to_string()))?;
+    let interrupted = crate::exec::interrupt_flag()?;
 
     let created = crate::run::create(
         &ctx.repo,
         &ctx.store,
         &config,
         &CreateOptions {
-            plan: &plan,
-            plan_text: &text,
-            plan_path,
+            plan: &plan.plan,
+            plan_text: &plan.text,
+            plan_path: plan.path.clone(),
             base_rev: &args.base,
             base,
             key: args.key.as_deref(),
@@ -83,12 +73,15 @@ pub fn run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Exit, CliEr
             eprintln!(
                 "note: key `{}` names this existing run ({}); not creating another",
                 args.key.as_deref().unwrap_or_default(),
-                super::status_word(&ctx.store, &state)
+                ctx.status_label(&state)
             );
             if args.json {
-                super::print_state_json(&ctx.store, &state, out)?;
+                super::write_json(out, &super::json_view(&ctx.store, &state));
             }
-            return Ok(super::exit_for(&ctx.store, &state));
+            return Ok(Outcome::Existing {
+                status: state.status,
+                stale: ctx.store.is_stale(&state),
+            });
         }
         Created::New(state, lock) => (state, lock),
     };
@@ -103,7 +96,7 @@ pub fn run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Exit, CliEr
         echo: !args.json,
         actor_override: None,
     };
-    let exit = driver.drive(&mut state)?;
+    let driven = driver.drive(&mut state)?;
     drop(lock);
-    super::finish(&ctx.store, &state, exit, args.json, out)
+    super::print_summary(&ctx.store, &state, driven, args.json, out)
 }

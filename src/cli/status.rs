@@ -4,11 +4,8 @@ use std::io::Write;
 use std::path::Path;
 
 use clap::Args;
-use serde::Serialize;
 
-use crate::error::{CliError, Exit};
-use crate::state::RunState;
-use crate::state::store::{Holder, Store};
+use super::{CliError, Context, Outcome};
 
 /// Show one run (without RUN, the most recent).
 ///
@@ -25,54 +22,27 @@ pub struct StatusArgs {
     pub json: bool,
 }
 
-/// The RunState as written, plus what is derived at read time.
-#[derive(Serialize)]
-pub struct JsonView<'a> {
-    #[serde(flatten)]
-    pub state: &'a RunState,
-    /// `status` is `running` but no live process holds the run: it crashed.
-    pub stale: bool,
-    /// Who drives the run right now, if anyone.
-    pub lock: Option<Holder>,
-    pub run_dir: String,
-}
-
-pub fn json_view<'a>(store: &Store, state: &'a RunState) -> JsonView<'a> {
-    JsonView {
-        state,
-        stale: super::is_stale(store, state),
-        lock: store.holder(&state.run_id).ok().flatten(),
-        run_dir: store.run_dir(&state.run_id).display().to_string(),
-    }
-}
-
-pub fn run(cwd: &Path, args: StatusArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
-    let ctx = super::Context::open(cwd)?;
+pub fn cmd_status(cwd: &Path, args: StatusArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    let ctx = Context::open(cwd)?;
     let id = match &args.run {
         Some(name) => ctx.resolve(name)?,
-        None => ctx
-            .store
-            .list()
-            .map_err(super::store_error)?
-            .pop()
-            .ok_or_else(|| {
-                CliError::input("there are no runs in this repository")
-                    .hinted("start one with `git baton run <PLAN>`")
-            })?,
+        None => ctx.store.list()?.pop().ok_or_else(|| {
+            CliError::input("there are no runs in this repository")
+                .hinted("start one with `git baton run <PLAN>`")
+        })?,
     };
-    let state = ctx.store.load(&id).map_err(super::store_error)?;
+    let state = ctx.store.load(&id)?;
     if args.json {
-        super::print_state_json(&ctx.store, &state, out)?;
+        super::write_json(out, &super::json_view(&ctx.store, &state));
     } else {
         let holder = ctx.store.holder(&id).ok().flatten();
-        let stale = super::is_stale(&ctx.store, &state);
         let text = crate::report::status::render(
             &state,
-            stale,
+            ctx.store.is_stale(&state),
             holder.as_ref(),
             &crate::state::store::now(),
         );
         let _ = out.write_all(text.as_bytes());
     }
-    Ok(Exit::Success)
+    Ok(Outcome::Done)
 }

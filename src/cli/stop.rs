@@ -2,11 +2,16 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Args;
 
-use crate::error::{CliError, Exit};
+use super::args::RunArg;
+use super::{CliError, Context, Outcome};
+use crate::run::request::{self, Request};
+
+/// How long `stop` waits for the driver to act on the request.
+const WAIT: Duration = Duration::from_secs(30);
 
 /// Stop a run now, from another terminal.
 ///
@@ -14,36 +19,15 @@ use crate::error::{CliError, Exit};
 /// after a grace period) and records the attempt as interrupted (manual).
 #[derive(Debug, Args)]
 pub struct StopArgs {
-    /// The run: its id or any unique prefix.
-    #[arg(value_name = "RUN")]
-    pub run: String,
+    #[command(flatten)]
+    pub run: RunArg,
 }
 
-pub fn run(cwd: &Path, args: StopArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
-    let ctx = super::Context::open(cwd)?;
-    let id = ctx.resolve(&args.run)?;
-    super::require_driver(&ctx, &id)?;
-    // A request file rather than a signal: the driver polls it, and no pid can be reused wrongly.
-    let request = ctx.store.run_dir(&id).join(crate::run::STOP_REQUEST);
-    crate::state::store::write_atomic(&request, b"stop\n").map_err(super::store_error)?;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while Instant::now() < deadline {
-        if ctx.store.holder(&id).map_err(super::store_error)?.is_none() {
-            let state = ctx.store.load(&id).map_err(super::store_error)?;
-            let _ = writeln!(
-                out,
-                "stopped run {id}: {}",
-                super::status_word(&ctx.store, &state)
-            );
-            return Ok(Exit::Success);
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    Err(CliError {
-        exit: Exit::Failed,
-        message: format!(
-            "run {id} did not stop within 30 seconds; the stop request stays in place"
-        ),
-        hints: vec![format!("see `git baton status {id}`")],
-    })
+pub fn cmd_stop(cwd: &Path, args: StopArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    let ctx = Context::open(cwd)?;
+    let id = ctx.resolve(&args.run.run)?;
+    request::send(&ctx.store, &id, Request::Stop)?;
+    let state = request::wait_released(&ctx.store, &id, WAIT)?;
+    let _ = writeln!(out, "stopped run {id}: {}", ctx.status_label(&state));
+    Ok(Outcome::Done)
 }

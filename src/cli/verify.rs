@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
-use crate::error::{CliError, Exit};
+use super::{CliError, Outcome};
 use crate::{report, verify};
 
 /// The coverage gate: every target changed, or a recorded reason.
@@ -59,7 +59,7 @@ pub enum Format {
     Markdown,
 }
 
-pub fn run(cwd: &Path, args: VerifyArgs, out: &mut dyn Write) -> Result<Exit, CliError> {
+pub fn cmd_verify(cwd: &Path, args: VerifyArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let options = verify::Options {
         plans: args.plans,
         base: args.base,
@@ -80,10 +80,8 @@ pub fn run(cwd: &Path, args: VerifyArgs, out: &mut dyn Write) -> Result<Exit, Cl
     if format == Format::Github {
         append_step_summary(&report::markdown(&result))?;
     }
-    Ok(if result.passed {
-        Exit::Success
-    } else {
-        Exit::Failed
+    Ok(Outcome::Checked {
+        passed: result.passed,
     })
 }
 

@@ -14,7 +14,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::{GitError, Result};
+use super::{CommandFailed, GitError, Result};
 
 /// The repository-local environment variables of git 2.47 (`git rev-parse --local-env-vars`):
 /// each redirects git to another repository, worktree, index, object store or configuration.
@@ -115,12 +115,12 @@ impl Git {
                 source,
             })?;
         if !out.status.success() {
-            return Err(GitError::Command {
+            return Err(GitError::Command(Box::new(CommandFailed {
                 command,
                 at: self.at,
                 status: out.status.to_string(),
                 stderr: excerpt(&out.stderr),
-            });
+            })));
         }
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
     }

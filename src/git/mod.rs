@@ -59,17 +59,23 @@ pub enum GitError {
         #[source]
         source: std::io::Error,
     },
-    #[error("`{command}` failed in {} ({status}){}", .at.display(), stderr_suffix(.stderr))]
-    Command {
-        command: String,
-        /// The worktree or git directory it ran on.
-        at: PathBuf,
-        status: String,
-        /// The start of what it wrote to stderr.
-        stderr: String,
-    },
+    #[error(transparent)]
+    Command(Box<CommandFailed>),
     #[error("the {engine} diff engine cannot diff this repository: {why}")]
     EngineUnsupported { engine: DiffEngine, why: String },
+}
+
+/// A git child process that ran and failed.
+#[derive(Debug, thiserror::Error)]
+#[error("`{command}` failed in {} ({status}){}", .at.display(), stderr_suffix(.stderr))]
+pub struct CommandFailed {
+    /// `git` and its arguments after the repository options.
+    pub command: String,
+    /// The worktree or git directory it ran on.
+    pub at: PathBuf,
+    pub status: String,
+    /// The start of what it wrote to stderr.
+    pub stderr: String,
 }
 
 fn stderr_suffix(stderr: &str) -> String {

@@ -1,4 +1,75 @@
-//! Unified diffs of one file between two snapshots, rendered with `similar`.
+//! What one attempt changed: the summary line, and unified diffs of each file between two
+//! snapshots, rendered with `similar`.
+
+use crate::report::status::duration;
+use crate::state::Attempt;
+
+/// What an attempt is compared with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Against {
+    /// The latest earlier attempt that has a snapshot.
+    Attempt {
+        stage: String,
+        n: u32,
+        actor: String,
+    },
+    /// The run's base commit: no earlier attempt has a snapshot.
+    Base(String),
+}
+
+/// One changed file of an attempt; the contents are read only when asked for.
+#[derive(Debug)]
+pub struct FileChange {
+    pub path: String,
+    /// `None`: the file is absent on that side (or its contents were not asked for).
+    pub before: Option<Vec<u8>>,
+    pub after: Option<Vec<u8>>,
+}
+
+/// What one attempt changed relative to the snapshot before it.
+#[derive(Debug)]
+pub struct AttemptDiff {
+    pub stage: String,
+    pub attempt: Attempt,
+    pub against: Against,
+    pub files: Vec<FileChange>,
+}
+
+/// `git baton diff`: one summary line, then each file's diff, or with `name_only` its path.
+pub fn attempt(diff: &AttemptDiff, name_only: bool) -> String {
+    let a = &diff.attempt;
+    let outcome = a.outcome.map_or("running", |o| o.name());
+    let took = a
+        .duration_ms
+        .map(|ms| format!(", {}", duration(ms)))
+        .unwrap_or_default();
+    let against = match &diff.against {
+        Against::Attempt { stage, n, actor } => format!("attempt {n} of {stage} (actor {actor})"),
+        Against::Base(base) => format!("the base {}", &base[..12.min(base.len())]),
+    };
+    let changed = match diff.files.len() {
+        0 => "changed nothing".to_string(),
+        1 => "1 path changed".to_string(),
+        k => format!("{k} paths changed"),
+    };
+    let mut out = format!(
+        "attempt {} of {} (actor {}, {outcome}{took}) against {against}: {changed}\n",
+        a.n, diff.stage, a.actor
+    );
+    for file in &diff.files {
+        if name_only {
+            out.push_str(&file.path);
+            out.push('\n');
+        } else {
+            out.push_str(&render(
+                &file.path,
+                file.before.as_deref(),
+                file.after.as_deref(),
+            ));
+        }
+    }
+    out
+}
 
 /// A git-style unified diff of `path` from `before` to `after` (`None`: the file is absent).
 pub fn render(path: &str, before: Option<&[u8]>, after: Option<&[u8]>) -> String {

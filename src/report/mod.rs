@@ -9,6 +9,8 @@ use crate::report::status::short;
 use crate::verify::{PlanResult, Verification};
 
 pub mod diff;
+pub mod list;
+pub mod log;
 pub mod review;
 pub mod status;
 

@@ -17,6 +17,16 @@ pub fn word<T: serde::Serialize>(value: T) -> String {
         .unwrap_or_default()
 }
 
+/// A run's status word, with `(stale)` when it says running but no live process drives it.
+pub fn label(status: RunStatus, stale: bool) -> String {
+    let word = word(status);
+    if stale {
+        format!("{word} (stale)")
+    } else {
+        word
+    }
+}
+
 /// Milliseconds as `1m 05s`, `2.3s` or `45ms`.
 pub fn duration(ms: u64) -> String {
     match ms {

@@ -12,11 +12,37 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::Config;
-use crate::error::CliError;
 use crate::git::Repo;
 use crate::plan::Plan;
 use crate::state::store::{self, RunLock, Store};
 use crate::state::{NewRun, PlanRef, Policy, RunState, StagePolicy};
+
+use super::RunError;
+
+/// A plan file as a run records it.
+pub struct PlanFile {
+    pub plan: Plan,
+    /// The file's text, snapshotted into the run.
+    pub text: String,
+    /// Repo-relative when the file is inside the worktree, else as the user named it.
+    pub path: String,
+}
+
+/// Reads and parses the plan file `named` (relative to `cwd`, as the user named it).
+pub fn read_plan(workdir: &Path, cwd: &Path, named: &Path) -> Result<PlanFile, RunError> {
+    let full = cwd.join(named);
+    let bytes = std::fs::read(&full).map_err(|source| RunError::ReadPlan {
+        path: named.to_path_buf(),
+        source,
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| RunError::PlanNotUtf8 {
+        path: named.to_path_buf(),
+    })?;
+    let path =
+        crate::files::repo_relative(workdir, &full).unwrap_or_else(|| named.display().to_string());
+    let plan = crate::plan::parse(&path, &text)?;
+    Ok(PlanFile { plan, text, path })
+}
 
 pub struct CreateOptions<'a> {
     pub plan: &'a Plan,
@@ -41,18 +67,16 @@ pub enum Created {
     Existing(Box<RunState>),
 }
 
-/// Checks the plan and configuration against each other; everything here is exit 2.
+/// Checks the plan and configuration against each other.
 pub fn policy(
     config: &Config,
     plan: &Plan,
     plan_path: &str,
     stop_after: Option<&str>,
     actors: &[(String, String)],
-) -> Result<Policy, CliError> {
+) -> Result<Policy, RunError> {
     if config.pipeline.is_empty() {
-        return Err(CliError::input("no pipeline is configured: .baton.yml has no `pipeline`").hinted(
-            "for example:\n\nactors:\n  agent: { command: [my-agent, \"{prompt_file}\"] }\npipeline:\n  - { stage: executor, actor: agent, gate: coverage }",
-        ));
+        return Err(RunError::NoPipeline);
     }
     let mut pipeline: Vec<StagePolicy> = match &plan.stages {
         None => config.pipeline.clone(),
@@ -60,13 +84,14 @@ pub fn policy(
             let mut stages = Vec::new();
             for (i, name) in names.iter().enumerate() {
                 let Some(stage) = config.pipeline.iter().find(|s| &s.stage == name) else {
-                    let known: Vec<&str> =
-                        config.pipeline.iter().map(|s| s.stage.as_str()).collect();
                     let (line, column) = plan.stage_positions.get(i).copied().unwrap_or((1, 1));
-                    return Err(CliError::input(format!(
-                        "{plan_path}:{line}:{column}: plan stage `{name}` is not in the configured pipeline"
-                    ))
-                    .hinted(format!("configured stages: {}", known.join(", "))));
+                    return Err(RunError::UnknownPlanStage {
+                        plan: plan_path.into(),
+                        line,
+                        column,
+                        stage: name.clone(),
+                        known: stage_names(&config.pipeline),
+                    });
                 };
                 stages.push(stage.clone());
             }
@@ -74,42 +99,40 @@ pub fn policy(
         }
     };
     if plan.targets.is_empty() && config.require_targets {
-        return Err(CliError::input(format!(
-            "{plan_path}: the plan declares no targets, and .baton.yml sets `require_targets: true`"
-        ))
-        .hinted("list the paths the work must touch under `targets:`"));
+        return Err(RunError::NoTargets {
+            plan: plan_path.into(),
+        });
     }
     if !plan.targets.is_empty() && !pipeline.iter().any(|s| s.gated) {
-        return Err(CliError::input(format!(
-            "no stage of this run has `gate: coverage`, so the targets of {plan_path} would never be checked"
-        ))
-        .hinted("add `gate: coverage` to the stage that does the work in .baton.yml's `pipeline`"));
+        return Err(RunError::Ungated {
+            plan: plan_path.into(),
+        });
     }
     for (stage, actor) in actors {
+        let known = stage_names(&pipeline);
         let Some(entry) = pipeline.iter_mut().find(|s| &s.stage == stage) else {
-            let known: Vec<&str> = pipeline.iter().map(|s| s.stage.as_str()).collect();
-            return Err(CliError::input(format!(
-                "--actor names stage `{stage}`, which this run does not have"
-            ))
-            .hinted(format!("the run's stages: {}", known.join(", "))));
+            return Err(RunError::UnknownRunStage {
+                option: "--actor",
+                stage: stage.clone(),
+                known,
+            });
         };
         if !config.actors.contains_key(actor) {
-            let names: Vec<&str> = config.actors.keys().map(String::as_str).collect();
-            return Err(CliError::input(format!(
-                "--actor names actor `{actor}`, which is not configured"
-            ))
-            .hinted(format!("configured actors: {}", names.join(", "))));
+            return Err(RunError::UnknownActor {
+                actor: actor.clone(),
+                known: config.actors.keys().cloned().collect(),
+            });
         }
         entry.actor = actor.clone();
     }
     if let Some(stop) = stop_after
         && !pipeline.iter().any(|s| s.stage == stop)
     {
-        let known: Vec<&str> = pipeline.iter().map(|s| s.stage.as_str()).collect();
-        return Err(CliError::input(format!(
-            "--stop-after names stage `{stop}`, which this run does not have"
-        ))
-        .hinted(format!("the run's stages: {}", known.join(", "))));
+        return Err(RunError::UnknownRunStage {
+            option: "--stop-after",
+            stage: stop.into(),
+            known: stage_names(&pipeline),
+        });
     }
     Ok(Policy {
         pipeline,
@@ -123,7 +146,7 @@ pub fn create(
     store: &Store,
     config: &Config,
     options: &CreateOptions,
-) -> Result<Created, CliError> {
+) -> Result<Created, RunError> {
     let policy = policy(
         config,
         options.plan,
@@ -131,7 +154,7 @@ pub fn create(
         options.stop_after,
         options.actors,
     )?;
-    let _creating = store.creation_lock().map_err(store_err)?;
+    let _creating = store.creation_lock()?;
     if let Some(key) = options.key
         && let Some(existing) = find_by_key(store, key)?
     {
@@ -142,11 +165,11 @@ pub fn create(
         )
         .unwrap_or_default();
         if snapshot != options.plan_text || existing.plan.path != options.plan_path {
-            return Err(CliError::input(format!(
-                "key `{key}` already names run {} of plan {}, with a different plan",
-                existing.run_id, existing.plan.path
-            ))
-            .hinted("use another --key for another plan, or the same plan to get that run back"));
+            return Err(RunError::KeyConflict {
+                key: key.into(),
+                run: existing.run_id,
+                plan: existing.plan.path,
+            });
         }
         return Ok(Created::Existing(Box::new(existing)));
     }
@@ -162,11 +185,10 @@ pub fn create(
     };
 
     let staging = store.staging_dir(&id);
-    std::fs::create_dir_all(&staging).map_err(|e| io_err("create", &staging, &e))?;
+    std::fs::create_dir_all(&staging).map_err(io_err("create", &staging))?;
     undo.staging = Some(staging.clone());
     fail_at("snapshot")?;
-    store::write_atomic(&staging.join("plan.md"), options.plan_text.as_bytes())
-        .map_err(store_err)?;
+    store::write_atomic(&staging.join("plan.md"), options.plan_text.as_bytes())?;
 
     fail_at("branch")?;
     repo.create_branch(&branch, options.base)?;
@@ -180,7 +202,7 @@ pub fn create(
         repo.ensure_excluded(&format!("/{}/", first.as_os_str().to_string_lossy()))?;
     }
     if let Some(parent) = worktree.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| io_err("create", parent, &e))?;
+        std::fs::create_dir_all(parent).map_err(io_err("create", parent))?;
     }
     undo.worktree = Some(worktree.clone());
     repo.add_worktree(&worktree, &branch)?;
@@ -211,12 +233,12 @@ pub fn create(
         },
         &now,
     );
-    store::save_in(&staging, &state).map_err(store_err)?;
-    let mut lock = RunLock::acquire_in(&staging, &id, options.command).map_err(store_err)?;
+    store::save_in(&staging, &state)?;
+    let mut lock = RunLock::acquire_in(&staging, &id, options.command)?;
 
     fail_at("publish")?;
     let final_dir = store.run_dir(&id);
-    std::fs::rename(&staging, &final_dir).map_err(|e| io_err("publish", &final_dir, &e))?;
+    std::fs::rename(&staging, &final_dir).map_err(io_err("publish", &final_dir))?;
     lock.moved_to(final_dir);
     undo.disarm();
     Ok(Created::New(Box::new(state), lock))
@@ -235,8 +257,8 @@ fn worktree_path(main_worktree: &Path, root: &str, id: &str) -> PathBuf {
     root.join(id)
 }
 
-fn find_by_key(store: &Store, key: &str) -> Result<Option<RunState>, CliError> {
-    for id in store.list().map_err(store_err)? {
+fn find_by_key(store: &Store, key: &str) -> Result<Option<RunState>, RunError> {
+    for id in store.list()? {
         if let Ok(state) = store.load(&id)
             && state.key.as_deref() == Some(key)
         {
@@ -248,7 +270,7 @@ fn find_by_key(store: &Store, key: &str) -> Result<Option<RunState>, CliError> {
 
 /// A run id: creation time in seconds then three random characters, in lowercase Crockford
 /// base32 — ten characters that sort by creation time and are short enough to type.
-fn allocate_id(store: &Store) -> Result<String, CliError> {
+fn allocate_id(store: &Store) -> Result<String, RunError> {
     const ALPHABET: &[u8] = b"0123456789abcdefghjkmnpqrstvwxyz";
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -268,9 +290,7 @@ fn allocate_id(store: &Store) -> Result<String, CliError> {
             return Ok(id);
         }
     }
-    Err(CliError::input(
-        "cannot allocate a run id: too many runs created this second",
-    ))
+    Err(RunError::NoRunId)
 }
 
 fn random_u64() -> u64 {
@@ -286,25 +306,24 @@ fn random_u64() -> u64 {
     h.finish()
 }
 
-fn fail_at(step: &str) -> Result<(), CliError> {
+fn fail_at(step: &str) -> Result<(), RunError> {
     if cfg!(debug_assertions) && std::env::var("GIT_BATON_FAIL_AT").is_ok_and(|v| v == step) {
-        return Err(CliError::input(format!(
-            "injected failure at step `{step}` (GIT_BATON_FAIL_AT)"
-        )));
+        return Err(RunError::Injected { step: step.into() });
     }
     Ok(())
 }
 
-fn store_err(e: store::StoreError) -> CliError {
-    CliError::input(e.to_string())
+fn stage_names(pipeline: &[StagePolicy]) -> Vec<String> {
+    pipeline.iter().map(|s| s.stage.clone()).collect()
 }
 
-fn io_err(action: &str, path: &Path, e: &std::io::Error) -> CliError {
-    CliError::input(format!(
-        "cannot {action} {}: {}",
-        path.display(),
-        crate::files::io_reason(e)
-    ))
+fn io_err(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> RunError {
+    let path = path.to_path_buf();
+    move |source| RunError::Io {
+        action,
+        path,
+        source,
+    }
 }
 
 /// Undoes the steps made so far unless disarmed: worktree, then branch, then the staged directory.

@@ -70,8 +70,8 @@ pub fn check(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
                     findings.push(Finding {
                         kind: "broken_worktree",
                         run: Some(id.clone()),
-                        message: err.message,
-                        fix: err.hints.join("; "),
+                        message: err.to_string(),
+                        fix: err.hints().join("; "),
                     });
                 }
             }

@@ -5,10 +5,11 @@
 use std::path::Path;
 
 use crate::coverage::TargetStatus;
-use crate::error::CliError;
 use crate::git::{Identity, Repo, Scope};
 use crate::state::store::{self, Store};
 use crate::state::{RunState, RunStatus};
+
+use super::RunError;
 
 pub struct Finished {
     /// The commit made on the run's branch, if there was anything to commit.
@@ -48,23 +49,21 @@ fn unchanged(state: &RunState) -> Vec<(String, String)> {
 /// Commits what is left in the worktree onto the run's branch with `Baton-Run` and
 /// `Baton-Unchanged` trailers, marks the run finished, and removes the worktree when nothing
 /// is left uncommitted in it.
-pub fn finish(repo: &Repo, lock_dir: &Path, state: &mut RunState) -> Result<Finished, CliError> {
+pub fn finish(repo: &Repo, lock_dir: &Path, state: &mut RunState) -> Result<Finished, RunError> {
     if state.status != RunStatus::Review {
-        return Err(CliError::input(format!(
-            "run {} is {}, not in review: only a run whose stages all succeeded can be finished",
-            state.run_id,
-            crate::report::status::word(state.status)
-        ))
-        .hinted(format!("see `git baton status {}`", state.run_id)));
+        return Err(RunError::NotInReview {
+            run: state.run_id.clone(),
+            status: state.status,
+        });
     }
     super::check_worktree(repo, state)?;
     let worktree = Path::new(&state.worktree);
-    let tip = repo.branch_tip(&state.branch)?.ok_or_else(|| {
-        CliError::input(format!(
-            "run {}: branch {} does not exist",
-            state.run_id, state.branch
-        ))
-    })?;
+    let tip = repo
+        .branch_tip(&state.branch)?
+        .ok_or_else(|| RunError::NoBranch {
+            run: state.run_id.clone(),
+            branch: state.branch.clone(),
+        })?;
     let reasons = unchanged(state).len();
     // Reasons must reach the branch even when every change is already committed: CI reads them.
     let (commit, _) = repo.commit_worktree(
@@ -81,7 +80,7 @@ pub fn finish(repo: &Repo, lock_dir: &Path, state: &mut RunState) -> Result<Fini
     state.status = RunStatus::Finished;
     state.current_stage = None;
     state.updated_at = store::now();
-    store::save_in(lock_dir, state).map_err(|e| CliError::input(e.to_string()))?;
+    store::save_in(lock_dir, state)?;
     super::write_result(lock_dir, state)?;
 
     let clean = Repo::open_worktree(worktree)
@@ -98,62 +97,59 @@ pub fn finish(repo: &Repo, lock_dir: &Path, state: &mut RunState) -> Result<Fini
 /// Removes a run: its worktree, its snapshot refs and its directory. The branch stays: it holds
 /// the work. An unfinished run is refused unless `force`, because its worktree may hold work
 /// that exists nowhere else.
-pub fn clean(repo: &Repo, store: &Store, state: &RunState, force: bool) -> Result<(), CliError> {
+pub fn clean(repo: &Repo, store: &Store, state: &RunState, force: bool) -> Result<(), RunError> {
     if state.status != RunStatus::Finished && !force {
-        return Err(CliError::input(format!(
-            "run {} is {}, not finished",
-            state.run_id,
-            crate::report::status::word(state.status)
-        ))
-        .hinted(format!(
-            "`git baton clean --force {}` removes it anyway, with any uncommitted work in {}",
-            state.run_id, state.worktree
-        )));
+        return Err(RunError::NotFinished {
+            run: state.run_id.clone(),
+            status: state.status,
+            worktree: state.worktree.clone(),
+        });
     }
     let worktree = Path::new(&state.worktree);
     if worktree.exists() {
         // Without --force, git refuses a worktree with uncommitted changes: `finish` keeps the
         // worktree exactly when something in it was left uncommitted.
-        repo.remove_worktree(worktree, force).map_err(|e| {
-            CliError::from(e).hinted(format!(
-                "{} holds uncommitted changes; `git baton clean --force {}` removes them too",
-                state.worktree, state.run_id
-            ))
-        })?;
+        repo.remove_worktree(worktree, force)
+            .map_err(|source| RunError::WorktreeNotRemoved {
+                run: state.run_id.clone(),
+                worktree: state.worktree.clone(),
+                source,
+            })?;
     } else {
         repo.prune_worktrees();
     }
     repo.delete_refs_under(&format!("refs/baton/runs/{}/", state.run_id))?;
     let dir = store.run_dir(&state.run_id);
-    store
-        .record_cleaned(&state.run_id)
-        .map_err(|e| CliError::input(e.to_string()))?;
-    std::fs::remove_dir_all(&dir)
-        .map_err(|e| CliError::input(format!("cannot remove {}: {e}", dir.display())))?;
+    store.record_cleaned(&state.run_id)?;
+    std::fs::remove_dir_all(&dir).map_err(|source| RunError::Remove {
+        path: dir.clone(),
+        source,
+    })?;
     Ok(())
 }
 
 /// Re-creates a run's missing worktree from its branch, then puts back the files of the last
 /// attempt's snapshot (uncommitted work included), leaving branch and index at the branch tip.
-pub fn recreate_worktree(repo: &Repo, state: &RunState) -> Result<(), CliError> {
+pub fn recreate_worktree(repo: &Repo, state: &RunState) -> Result<(), RunError> {
     let worktree = Path::new(&state.worktree);
     if worktree.exists() {
-        return Err(CliError::input(format!(
-            "run {}: {} exists; --recreate-worktree only replaces a missing worktree",
-            state.run_id, state.worktree
-        ))
-        .hinted("move it away first if it is not the run's worktree"));
+        return Err(RunError::WorktreeExists {
+            run: state.run_id.clone(),
+            worktree: state.worktree.clone(),
+        });
     }
     if repo.branch_tip(&state.branch)?.is_none() {
-        return Err(CliError::input(format!(
-            "run {}: branch {} is gone, so there is nothing to re-create the worktree from",
-            state.run_id, state.branch
-        )));
+        return Err(RunError::BranchGone {
+            run: state.run_id.clone(),
+            branch: state.branch.clone(),
+        });
     }
     repo.prune_worktrees();
     if let Some(parent) = worktree.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| CliError::input(format!("cannot create {}: {e}", parent.display())))?;
+        std::fs::create_dir_all(parent).map_err(|source| RunError::CreateDir {
+            path: parent.to_path_buf(),
+            source,
+        })?;
     }
     repo.add_worktree(worktree, &state.branch)?;
     let last_snapshot = state
@@ -163,12 +159,12 @@ pub fn recreate_worktree(repo: &Repo, state: &RunState) -> Result<(), CliError> 
         .filter_map(|a| a.snapshot.as_deref())
         .next_back();
     if let Some(hex) = last_snapshot {
-        let id = hex.parse::<crate::git::CommitId>().map_err(|_| {
-            CliError::input(format!(
-                "run {}: snapshot `{hex}` is not a commit id",
-                state.run_id
-            ))
-        })?;
+        let id = hex
+            .parse::<crate::git::CommitId>()
+            .map_err(|_| RunError::BadId {
+                run: state.run_id.clone(),
+                what: format!("snapshot `{hex}`"),
+            })?;
         repo.restore_files(worktree, id)?;
     }
     Ok(())

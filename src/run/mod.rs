@@ -3,25 +3,50 @@
 //! The pipeline writes the RunState before an actor starts and after it ends, so that whatever
 //! is killed when, the state on disk says what happened up to that point. It reads nothing but
 //! the RunState and the run directory: everything it needs was recorded at creation.
+//!
+//! Around the pipeline: [`resume`] prepares a run to be driven again, [`request`] carries stop
+//! and pause requests from other processes to the driver, [`lifecycle`] finishes and removes
+//! runs, [`history`] reads the record of attempts back, and [`doctor`] checks every run. Errors
+//! are [`RunError`]s; how driving ended is a [`Driven`]. Neither names an exit code: that is the
+//! command layer's decision.
 
 mod create;
 pub mod doctor;
+mod error;
+pub mod history;
 pub mod lifecycle;
 pub mod prompt;
+pub mod request;
+pub mod resume;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-pub use create::{CreateOptions, Created, create};
+pub use create::{CreateOptions, Created, PlanFile, create, read_plan};
+pub use error::RunError;
 
 use crate::coverage::{self, Report};
-use crate::error::{CliError, Exit};
 use crate::exec;
 use crate::git::{CommitId, Repo, Scope};
 use crate::plan::{Plan, Target};
 use crate::state::store::{self, RunLock, Store};
 use crate::state::{AttemptEnd, Cause, CoverageMode, Outcome, RunState};
+
+/// How driving a run ended; the command layer decides what each means for its exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Driven {
+    /// Every stage succeeded: the run waits for a person in `review`.
+    Review,
+    /// Paused at a stage boundary: on request, or after the `--stop-after` stage.
+    Paused,
+    /// Stopped by request before a stage started.
+    Stopped,
+    /// git-baton itself was interrupted by a signal, before a stage or during one.
+    Interrupted,
+    /// A stage ended with this outcome, other than success.
+    StageEnded(Outcome),
+}
 
 /// Time between SIGTERM to an actor's process group and SIGKILL.
 const GRACE: Duration = Duration::from_secs(5);
@@ -50,8 +75,8 @@ impl Driver<'_> {
         self.lock.dir()
     }
 
-    fn save(&self, state: &RunState) -> Result<(), CliError> {
-        store::save_in(self.run_dir(), state).map_err(|e| CliError::input(e.to_string()))
+    fn save(&self, state: &RunState) -> Result<(), RunError> {
+        Ok(store::save_in(self.run_dir(), state)?)
     }
 
     fn take_request(&self, name: &str) -> bool {
@@ -59,8 +84,8 @@ impl Driver<'_> {
     }
 
     /// Drives the run from its first unfinished stage until it reaches review, stops at a
-    /// boundary, or a stage does not succeed. The exit code follows design §6.
-    pub fn drive(&self, state: &mut RunState) -> Result<Exit, CliError> {
+    /// boundary, or a stage does not succeed.
+    pub fn drive(&self, state: &mut RunState) -> Result<Driven, RunError> {
         // Requests addressed to an earlier driver are stale: `stop` and `pause` only write them
         // while a driver lives, and that driver is gone.
         self.take_request(STOP_REQUEST);
@@ -71,7 +96,7 @@ impl Driver<'_> {
                 state.enter_review(&store::now());
                 self.save(state)?;
                 write_result(self.run_dir(), state)?;
-                return Ok(Exit::Success);
+                return Ok(Driven::Review);
             };
             if self.interrupted.load(std::sync::atomic::Ordering::Acquire) {
                 state.halt(
@@ -79,7 +104,7 @@ impl Driver<'_> {
                     &store::now(),
                 );
                 self.save(state)?;
-                return Ok(Exit::Interrupted);
+                return Ok(Driven::Interrupted);
             }
             if self.take_request(STOP_REQUEST) {
                 state.halt(
@@ -87,12 +112,12 @@ impl Driver<'_> {
                     &store::now(),
                 );
                 self.save(state)?;
-                return Ok(Exit::Failed);
+                return Ok(Driven::Stopped);
             }
             if self.take_request(PAUSE_REQUEST) {
                 state.pause(&store::now());
                 self.save(state)?;
-                return Ok(Exit::Success);
+                return Ok(Driven::Paused);
             }
             match self.attempt(state, index, &plan)? {
                 Outcome::Succeeded => {
@@ -102,7 +127,7 @@ impl Driver<'_> {
                     {
                         state.pause(&store::now());
                         self.save(state)?;
-                        return Ok(Exit::Success);
+                        return Ok(Driven::Paused);
                     }
                 }
                 Outcome::Interrupted => {
@@ -110,26 +135,23 @@ impl Driver<'_> {
                         == Some(Cause::Manual);
                     let signalled = self.interrupted.load(std::sync::atomic::Ordering::Acquire);
                     return Ok(if manual && signalled {
-                        Exit::Interrupted
+                        Driven::Interrupted
                     } else {
-                        Exit::Failed
+                        Driven::StageEnded(Outcome::Interrupted)
                     });
                 }
-                _ => return Ok(Exit::Failed),
+                outcome => return Ok(Driven::StageEnded(outcome)),
             }
         }
     }
 
     /// The plan snapshot, read and parsed once per drive: the run follows it, not the plan file.
-    fn plan(&self, state: &RunState) -> Result<crate::plan::Plan, CliError> {
+    fn plan(&self, state: &RunState) -> Result<crate::plan::Plan, RunError> {
         let path = self.run_dir().join(&state.plan.snapshot);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            CliError::input(format!(
-                "cannot read the plan snapshot of run {} ({}): {}",
-                state.run_id,
-                path.display(),
-                crate::files::io_reason(&e)
-            ))
+        let text = std::fs::read_to_string(&path).map_err(|source| RunError::PlanSnapshot {
+            run: state.run_id.clone(),
+            path: path.clone(),
+            source,
         })?;
         Ok(crate::plan::parse(&state.plan.path, &text)?)
     }
@@ -139,7 +161,7 @@ impl Driver<'_> {
         state: &mut RunState,
         index: usize,
         plan: &Plan,
-    ) -> Result<Outcome, CliError> {
+    ) -> Result<Outcome, RunError> {
         let stage_name = state.stages[index].name.clone();
         let actor_name = match &self.actor_override {
             Some((stage, actor)) if *stage == stage_name => actor.clone(),
@@ -153,12 +175,10 @@ impl Driver<'_> {
         let resumed = n > 1;
         let rel_dir = format!("attempts/{stage_name}-{n}");
         let dir = self.run_dir().join(&rel_dir);
-        std::fs::create_dir_all(&dir).map_err(|e| {
-            CliError::input(format!(
-                "cannot create {}: {}",
-                dir.display(),
-                crate::files::io_reason(&e)
-            ))
+        std::fs::create_dir_all(&dir).map_err(|source| RunError::Io {
+            action: "create",
+            path: dir.clone(),
+            source,
         })?;
         let worktree = PathBuf::from(&state.worktree);
         let base = self.base(state)?;
@@ -182,8 +202,7 @@ impl Driver<'_> {
         let prompt_file = dir.join("prompt.md");
         let evidence_file = dir.join("evidence.json");
         let evidence_shown = format!("{rel_dir}/evidence.json");
-        store::write_atomic(&prompt_file, prompt_text.as_bytes())
-            .map_err(|e| CliError::input(e.to_string()))?;
+        store::write_atomic(&prompt_file, prompt_text.as_bytes())?;
 
         state.start_attempt(index, &actor_name, rel_dir, &store::now());
         self.save(state)?;
@@ -325,19 +344,17 @@ impl Driver<'_> {
         } else {
             let scope = Scope::prefixes(targets.iter().map(Target::scope));
             open_run_worktree(self.repo, state)
-                .map_err(|e| format!("coverage gate: {}", e.message))?
+                .map_err(|e| format!("coverage gate: {e}"))?
                 .worktree_changes(base, &scope)
                 .map_err(|e| format!("coverage gate: cannot compute the diff: {e}"))?
         };
         Ok(coverage::evaluate(targets, &changed, &entries, &[]))
     }
 
-    fn base(&self, state: &RunState) -> Result<CommitId, CliError> {
-        state.base.parse::<CommitId>().map_err(|_| {
-            CliError::input(format!(
-                "run {}: the RunState's base `{}` is not a commit id",
-                state.run_id, state.base
-            ))
+    fn base(&self, state: &RunState) -> Result<CommitId, RunError> {
+        state.base.parse::<CommitId>().map_err(|_| RunError::BadId {
+            run: state.run_id.clone(),
+            what: format!("the RunState's base `{}`", state.base),
         })
     }
 }
@@ -345,20 +362,12 @@ impl Driver<'_> {
 /// The run's own worktree as a repository, refusing anything else: an actor that deleted the
 /// worktree's `.git` file would otherwise make discovery walk up to the main worktree, and the
 /// gate would read the wrong repository's changes.
-pub fn open_run_worktree(repo: &Repo, state: &RunState) -> Result<Repo, CliError> {
+pub fn open_run_worktree(repo: &Repo, state: &RunState) -> Result<Repo, RunError> {
     let path = Path::new(&state.worktree);
-    let wrong = |what: String| {
-        CliError::input(format!("run {}: {what}", state.run_id)).hinted(format!(
-            "`git worktree repair {}` re-links a moved worktree; otherwise move it away and run \
-             `git baton resume {} --recreate-worktree`",
-            state.worktree, state.run_id
-        ))
-    };
-    let theirs = Repo::open_worktree(path).map_err(|e| {
-        wrong(format!(
-            "its worktree {} is not a git worktree ({e})",
-            state.worktree
-        ))
+    let theirs = Repo::open_worktree(path).map_err(|source| RunError::NotAWorktree {
+        run: state.run_id.clone(),
+        worktree: state.worktree.clone(),
+        source,
     })?;
     let same_root = theirs
         .workdir()
@@ -369,10 +378,10 @@ pub fn open_run_worktree(repo: &Repo, state: &RunState) -> Result<Repo, CliError
     let same_repo =
         theirs.common_dir().canonicalize().ok() == repo.common_dir().canonicalize().ok();
     if !same_root || !same_repo {
-        return Err(wrong(format!(
-            "{} is not a worktree registered with this repository",
-            state.worktree
-        )));
+        return Err(RunError::NotRegistered {
+            run: state.run_id.clone(),
+            worktree: state.worktree.clone(),
+        });
     }
     Ok(theirs)
 }
@@ -387,10 +396,7 @@ pub fn snapshot_for(repo: &Repo, state: &RunState, stage: &str, n: u32) -> Optio
     };
     let message = format!("baton: run {}, stage {stage}, attempt {n}", state.run_id);
     if let Err(err) = open_run_worktree(repo, state) {
-        eprintln!(
-            "warning: no snapshot of attempt {n} of stage {stage}: {}",
-            err.message
-        );
+        eprintln!("warning: no snapshot of attempt {n} of stage {stage}: {err}");
         return None;
     }
     match repo.snapshot_worktree(Path::new(&state.worktree), &refname, parent, &message) {
@@ -410,41 +416,24 @@ pub fn snapshot_ref(run_id: &str, stage: &str, n: u32) -> String {
 /// Before anything runs on resume: the run's worktree must exist, be registered with this
 /// repository, be on the run's branch, and contain the base in its history. Anything else is a
 /// stale mapping, diagnosed with the command that repairs it, and never silently re-created.
-pub fn check_worktree(repo: &Repo, state: &RunState) -> Result<(), CliError> {
-    let stale = |problem: String, hint: String| {
-        CliError::input(format!(
-            "stale worktree mapping: run {}: {problem}",
-            state.run_id
-        ))
-        .hinted(hint)
-    };
-    if !Path::new(&state.worktree).is_dir() {
-        return Err(stale(
-            format!("its worktree {} does not exist", state.worktree),
-            format!(
-                "`git baton resume {} --recreate-worktree` rebuilds it from branch {} and the last attempt's snapshot",
-                state.run_id, state.branch
-            ),
-        ));
+pub fn check_worktree(repo: &Repo, state: &RunState) -> Result<(), RunError> {
+    let (run, worktree, branch) = (&state.run_id, &state.worktree, &state.branch);
+    if !Path::new(worktree).is_dir() {
+        return Err(RunError::WorktreeMissing {
+            run: run.clone(),
+            worktree: worktree.clone(),
+            branch: branch.clone(),
+        });
     }
-    let theirs = open_run_worktree(repo, state).map_err(|e| CliError {
-        message: format!("stale worktree mapping: {}", e.message),
-        ..e
-    })?;
-    let branch = theirs.head_branch()?;
-    if branch.as_deref() != Some(state.branch.as_str()) {
-        return Err(stale(
-            format!(
-                "its worktree {} is on {} instead of {}",
-                state.worktree,
-                branch.map_or("a detached HEAD".to_string(), |b| format!("branch {b}")),
-                state.branch
-            ),
-            format!(
-                "put it back on the run's branch with `git -C {} switch {}`",
-                state.worktree, state.branch
-            ),
-        ));
+    let theirs = open_run_worktree(repo, state).map_err(|e| RunError::Stale(Box::new(e)))?;
+    let found = theirs.head_branch()?;
+    if found.as_deref() != Some(branch.as_str()) {
+        return Err(RunError::WrongBranch {
+            run: run.clone(),
+            worktree: worktree.clone(),
+            found,
+            branch: branch.clone(),
+        });
     }
     let base = state.base.parse::<CommitId>().ok().filter(|base| {
         theirs
@@ -452,16 +441,11 @@ pub fn check_worktree(repo: &Repo, state: &RunState) -> Result<(), CliError> {
             .is_some_and(|head| theirs.is_ancestor(*base, head))
     });
     if base.is_none() {
-        return Err(stale(
-            format!(
-                "the history of {} does not contain the run's base {}",
-                state.branch, state.base
-            ),
-            format!(
-                "the branch was rewritten; restore it from `git reflog {}`, or remove the run with `git baton clean --force {}`",
-                state.branch, state.run_id
-            ),
-        ));
+        return Err(RunError::BaseNotInHistory {
+            run: run.clone(),
+            branch: branch.clone(),
+            base: state.base.clone(),
+        });
     }
     Ok(())
 }
@@ -543,7 +527,7 @@ pub fn blocked_message(report: &Report) -> String {
 
 /// `result.json` and `result.md` in the run directory: the coverage of the run and every
 /// "needed no change, because …", for the reviewer.
-pub fn write_result(run_dir: &Path, state: &RunState) -> Result<(), CliError> {
+pub fn write_result(run_dir: &Path, state: &RunState) -> Result<(), RunError> {
     #[derive(serde::Serialize)]
     struct ResultFile<'a> {
         run_id: &'a str,
@@ -563,8 +547,7 @@ pub fn write_result(run_dir: &Path, state: &RunState) -> Result<(), CliError> {
     };
     let mut json = serde_json::to_vec_pretty(&result).expect("serializes");
     json.push(b'\n');
-    store::write_atomic(&run_dir.join("result.json"), &json)
-        .map_err(|e| CliError::input(e.to_string()))?;
+    store::write_atomic(&run_dir.join("result.json"), &json)?;
     let mut md = format!(
         "# Result of run {}\n\nPlan `{}` ({}), branch `{}`.\n\n",
         state.run_id, state.plan.path, state.plan.id, state.branch
@@ -594,6 +577,8 @@ pub fn write_result(run_dir: &Path, state: &RunState) -> Result<(), CliError> {
             }
         }
     }
-    store::write_atomic(&run_dir.join("result.md"), md.as_bytes())
-        .map_err(|e| CliError::input(e.to_string()))
+    Ok(store::write_atomic(
+        &run_dir.join("result.md"),
+        md.as_bytes(),
+    )?)
 }

@@ -4,7 +4,8 @@
 //! needs no change. A resumed attempt's prompt adds what the incident showed an agent lacks when
 //! it picks up someone else's work: that the earlier attempt ended early and the work may be
 //! partly done, which paths already changed, which targets did not, and that partial changes
-//! are not completion.
+//! are not completion. A configured template replaces the layout; its `{{name}}` syntax lives in
+//! [`crate::template`].
 
 use std::fmt::Write;
 
@@ -23,11 +24,6 @@ pub struct PromptInput<'a> {
     /// The latest coverage report, for stages after the gated one.
     pub coverage: Option<&'a Report>,
 }
-
-/// The names a prompt template may use as `{{name}}`; see docs/config.md.
-pub const PLACEHOLDERS: [&str; 9] = [
-    "title", "resume", "plan", "targets", "coverage", "evidence", "run_id", "stage", "attempt",
-];
 
 /// Renders the prompt: the built-in layout, or `template` with its `{{name}}` placeholders
 /// filled from the same sections, so a custom prompt cannot lose the resume facts or the
@@ -69,57 +65,9 @@ pub fn render(input: &PromptInput, template: Option<&str>) -> String {
                 ("stage", stage.name.as_str()),
                 ("attempt", attempt.as_str()),
             ];
-            fill(template, &values)
+            crate::template::fill(template, &values)
         }
     }
-}
-
-/// Replaces every `{{name}}` by its value; anything else is kept as written.
-fn fill(template: &str, values: &[(&str, &str)]) -> String {
-    let mut out = String::with_capacity(template.len() * 2);
-    let mut rest = template;
-    while let Some(start) = rest.find("{{") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        match after.find("}}").and_then(|end| {
-            let name = after[..end].trim();
-            values
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, v)| (end, *v))
-        }) {
-            Some((end, value)) => {
-                out.push_str(value);
-                rest = &after[end + 2..];
-            }
-            None => {
-                out.push_str("{{");
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// The first `{{name}}` in `template` that is not a placeholder: its 1-based line, column and
-/// name. Checked when the configuration is read, so a typo fails before any agent runs.
-pub fn unknown_placeholder(template: &str) -> Option<(usize, usize, String)> {
-    for (i, line) in template.lines().enumerate() {
-        let mut offset = 0;
-        while let Some(start) = line[offset..].find("{{") {
-            let at = offset + start;
-            let Some(end) = line[at + 2..].find("}}") else {
-                break;
-            };
-            let name = line[at + 2..at + 2 + end].trim();
-            if !PLACEHOLDERS.contains(&name) {
-                return Some((i + 1, line[..at].chars().count() + 1, name.to_string()));
-            }
-            offset = at + 2 + end + 2;
-        }
-    }
-    None
 }
 
 fn resume_section(out: &mut String, input: &PromptInput, prev: &Attempt) {
@@ -260,26 +208,4 @@ fn evidence_section(
          \"usage\": {{\"input_tokens\": 0, \"output_tokens\": 0, \"cost_usd\": 0.0, \"model\": \"…\", \"provider\": \"…\"}}\n}}\n\
          ```"
     );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn templates_fill_known_placeholders_and_keep_other_braces() {
-        let values = [("plan", "PLAN"), ("stage", "executor")];
-        assert_eq!(
-            fill(
-                "a {{plan}} b {{ stage }} {\"json\": {}} {{other}} {{",
-                &values
-            ),
-            "a PLAN b executor {\"json\": {}} {{other}} {{"
-        );
-        assert_eq!(
-            unknown_placeholder("x {{plan}}\n  {{plna}}"),
-            Some((2, 3, "plna".into()))
-        );
-        assert_eq!(unknown_placeholder("{{resume}}{{evidence}}"), None);
-    }
 }

@@ -1,6 +1,7 @@
 //! The hermetic test harness: real git repositories in temporary directories, git and the
-//! git-baton binary run with a cleared environment, a temporary HOME, no system or global git
-//! configuration and pinned dates, so every run sees the same world.
+//! git-baton binary run in the library's hermetic environment ([`git_baton::hermetic`]: a
+//! cleared environment, a temporary HOME, no system or global git configuration and pinned
+//! dates), so every run sees the same world.
 #![allow(dead_code)]
 
 use std::ffi::OsStr;
@@ -8,22 +9,22 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
+use git_baton::hermetic::{Hermetic, Person};
+
+mod fixture;
+mod normalize;
+
+pub use fixture::plan_text;
+pub use normalize::{normalize, shown};
+
 /// The environment every child process gets, and nothing else (plus PATH to find git and sh).
 fn hermetic(cmd: &mut Command, home: &Path) {
-    cmd.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", home.join(".gitconfig"))
-        .env("GIT_AUTHOR_NAME", "Test Author")
-        .env("GIT_AUTHOR_EMAIL", "author@example.com")
-        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
-        .env("GIT_COMMITTER_NAME", "Test Committer")
-        .env("GIT_COMMITTER_EMAIL", "committer@example.com")
-        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
-        .env("LC_ALL", "C")
-        .env("TZ", "UTC");
+    Hermetic::new(home)
+        .identity(
+            Person::new("Test Author", "author@example.com"),
+            Person::new("Test Committer", "committer@example.com"),
+        )
+        .apply(cmd);
 }
 
 pub struct TestRepo {

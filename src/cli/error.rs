@@ -1,0 +1,324 @@
+//! The one error type the CLI prints: a kind that decides the exit code, the error with its
+//! cause chain, and the hints that say what to do next.
+//!
+//! Library modules have their own thiserror enums that keep their sources; this is where they
+//! meet the user. A domain error enters the CLI through one `From` impl here, which picks its
+//! kind and takes the hints the error itself gives for its variant. Every failure is printed as
+//! one `error:` line — the message, then each cause the message does not already say, git style
+//! (`cannot read X: permission denied`) — followed by `hint:` lines, the way git words its own
+//! messages. The exit code is decided in [`super::exit`], from the kind.
+
+use std::error::Error as StdError;
+use std::io::Write;
+
+use crate::config::ConfigError;
+use crate::demo::DemoError;
+use crate::exec::ExecError;
+use crate::git::GitError;
+use crate::plan::PlanError;
+use crate::run::RunError;
+use crate::state::store::StoreError;
+use crate::verify::VerifyError;
+
+/// What kind of failure an error is; [`super::exit::code`] turns it into the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The command line did not parse; clap words the message.
+    Usage,
+    /// Bad input or environment.
+    Input,
+    /// Another live process holds the run.
+    Busy,
+    /// The command ran and did not get what it was for (a demo step deviated, a run did not
+    /// stop in time): a result, reported as an error because there is nothing else to print.
+    Failed,
+    /// git-baton itself was interrupted by a signal.
+    Interrupted,
+}
+
+/// An error on its way to the user.
+#[derive(Debug)]
+pub struct CliError {
+    pub kind: ErrorKind,
+    pub error: Box<dyn StdError + Send + Sync>,
+    pub hints: Vec<String>,
+}
+
+/// A message of the command layer itself, with no cause.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Message(String);
+
+impl CliError {
+    pub fn new(kind: ErrorKind, error: impl Into<Box<dyn StdError + Send + Sync>>) -> CliError {
+        CliError {
+            kind,
+            error: error.into(),
+            hints: Vec::new(),
+        }
+    }
+
+    /// Bad input or environment, worded by the command layer.
+    pub fn input(message: impl Into<String>) -> CliError {
+        CliError::new(ErrorKind::Input, Message(message.into()))
+    }
+
+    /// A usage error clap found; clap prints it.
+    pub fn usage(error: clap::Error) -> CliError {
+        CliError::new(ErrorKind::Usage, error)
+    }
+
+    pub fn hinted(mut self, hint: impl Into<String>) -> CliError {
+        self.hints.push(hint.into());
+        self
+    }
+
+    fn with_hints(mut self, hints: impl IntoIterator<Item = String>) -> CliError {
+        self.hints.extend(hints);
+        self
+    }
+
+    /// The `error:` line's text: the message, then every cause it does not already contain.
+    pub fn line(&self) -> String {
+        let mut line = self.error.to_string();
+        let mut cause = self.error.source();
+        while let Some(error) = cause {
+            let text = error.to_string();
+            // An I/O error reads as git words it ("permission denied"); messages that name the
+            // path already carry that phrase.
+            let short = error
+                .downcast_ref::<std::io::Error>()
+                .map(crate::files::io_reason);
+            let said = line.contains(&text) || short.as_ref().is_some_and(|s| line.contains(s));
+            if !said && !text.is_empty() {
+                line.push_str(": ");
+                line.push_str(short.as_deref().unwrap_or(&text));
+            }
+            cause = error.source();
+        }
+        line
+    }
+
+    /// Writes `error: …` and one `hint: …` per hint line, as git does. Usage errors are printed
+    /// by clap, in its own words and colours.
+    pub fn print(&self, out: &mut dyn Write) {
+        if let Some(clap) = self.error.downcast_ref::<clap::Error>() {
+            let _ = clap.print();
+            return;
+        }
+        let _ = writeln!(out, "error: {}", self.line());
+        for hint in &self.hints {
+            for line in hint.lines() {
+                let _ = if line.is_empty() {
+                    writeln!(out, "hint:")
+                } else {
+                    writeln!(out, "hint: {line}")
+                };
+            }
+        }
+    }
+}
+
+impl From<GitError> for CliError {
+    fn from(err: GitError) -> CliError {
+        let hint = err.hint();
+        CliError::new(ErrorKind::Input, err).with_hints(hint)
+    }
+}
+
+impl From<PlanError> for CliError {
+    fn from(err: PlanError) -> CliError {
+        let hint = err.hint.clone();
+        CliError::new(ErrorKind::Input, err).with_hints(hint)
+    }
+}
+
+impl From<ConfigError> for CliError {
+    fn from(err: ConfigError) -> CliError {
+        let hint = err.hint();
+        CliError::new(ErrorKind::Input, err).with_hints(hint)
+    }
+}
+
+impl From<ExecError> for CliError {
+    fn from(err: ExecError) -> CliError {
+        let hint = err.hint();
+        CliError::new(ErrorKind::Input, err).with_hints(hint)
+    }
+}
+
+/// The store's hints name commands, so they are chosen here, by variant.
+impl From<StoreError> for CliError {
+    fn from(err: StoreError) -> CliError {
+        let (kind, hint) = match &err {
+            StoreError::Busy { run, .. } => (
+                ErrorKind::Busy,
+                Some(format!(
+                    "wait for it to finish, or stop it with `git baton stop {run}`"
+                )),
+            ),
+            StoreError::Unknown(_) => (
+                ErrorKind::Input,
+                Some("see the runs with `git baton list`".to_string()),
+            ),
+            StoreError::Ambiguous { .. } => (
+                ErrorKind::Input,
+                Some("type more of the run id".to_string()),
+            ),
+            _ => (ErrorKind::Input, None),
+        };
+        CliError::new(kind, err).with_hints(hint)
+    }
+}
+
+impl From<RunError> for CliError {
+    fn from(err: RunError) -> CliError {
+        let kind = match err {
+            RunError::DidNotStop { .. } => ErrorKind::Failed,
+            _ => ErrorKind::Input,
+        };
+        let hints = err.hints();
+        CliError::new(kind, err).with_hints(hints)
+    }
+}
+
+impl From<VerifyError> for CliError {
+    fn from(err: VerifyError) -> CliError {
+        let hints = err.hints();
+        CliError::new(ErrorKind::Input, err).with_hints(hints)
+    }
+}
+
+impl From<DemoError> for CliError {
+    fn from(err: DemoError) -> CliError {
+        let kind = match err {
+            DemoError::Deviated { .. } => ErrorKind::Failed,
+            DemoError::Interrupted => ErrorKind::Interrupted,
+            _ => ErrorKind::Input,
+        };
+        let hints = err.hints();
+        CliError::new(kind, err).with_hints(hints)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn printed(err: &CliError) -> String {
+        let mut out = Vec::new();
+        err.print(&mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn hints_are_prefixed_line_by_line() {
+        let err = CliError::input("bad thing in `x`").hinted("first\n\n\tindented");
+        insta::assert_snapshot!(printed(&err), @r"
+        error: bad thing in `x`
+        hint: first
+        hint:
+        hint: 	indented
+        ");
+    }
+
+    #[test]
+    fn run_errors_bring_their_variants_hints_and_kind() {
+        let not_a_repo = || GitError::NotARepository {
+            path: "wt/abc".into(),
+        };
+        // A worktree problem found before resuming: the cause is said once, the hint is the
+        // inner variant's.
+        let stale = CliError::from(RunError::Stale(Box::new(RunError::NotAWorktree {
+            run: "abc".into(),
+            worktree: "wt/abc".into(),
+            source: not_a_repo(),
+        })));
+        insta::assert_snapshot!(printed(&stale), @r"
+        error: stale worktree mapping: run abc: its worktree wt/abc is not a git worktree (not a git repository (or any of the parent directories): wt/abc)
+        hint: `git worktree repair wt/abc` re-links a moved worktree; otherwise move it away and run `git baton resume abc --recreate-worktree`
+        ");
+        assert_eq!(stale.kind, ErrorKind::Input);
+        // git's own hint first, then the one of the run.
+        let kept = CliError::from(RunError::WorktreeNotRemoved {
+            run: "abc".into(),
+            worktree: "wt/abc".into(),
+            source: not_a_repo(),
+        });
+        insta::assert_snapshot!(printed(&kept), @r"
+        error: not a git repository (or any of the parent directories): wt/abc
+        hint: run git-baton inside a git repository or one of its linked worktrees
+        hint: wt/abc holds uncommitted changes; `git baton clean --force abc` removes them too
+        ");
+        let late = CliError::from(RunError::DidNotStop {
+            run: "abc".into(),
+            seconds: 30,
+        });
+        assert_eq!(late.kind, ErrorKind::Failed);
+        insta::assert_snapshot!(printed(&late), @r"
+        error: run abc did not stop within 30 seconds; the stop request stays in place
+        hint: see `git baton status abc`
+        ");
+        let busy = CliError::from(StoreError::Busy {
+            run: "abc".into(),
+            holder: "pid 1".into(),
+        });
+        assert_eq!(busy.kind, ErrorKind::Busy);
+        assert_eq!(
+            busy.hints,
+            ["wait for it to finish, or stop it with `git baton stop abc`"]
+        );
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("{message}")]
+    struct Outer {
+        message: String,
+        #[source]
+        source: std::io::Error,
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot open the index")]
+    struct Middle {
+        #[source]
+        source: Outer,
+    }
+
+    #[test]
+    fn causes_the_message_does_not_say_are_appended_in_git_style() {
+        let denied = || std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        // The cause is appended as git words it, not as Rust does ("(os error 13)").
+        let err = CliError::new(
+            ErrorKind::Input,
+            Middle {
+                source: Outer {
+                    message: "cannot read .git/index".into(),
+                    source: denied(),
+                },
+            },
+        );
+        assert_eq!(
+            err.line(),
+            "cannot open the index: cannot read .git/index: permission denied"
+        );
+        // A cause the message already says, in either wording, is not repeated.
+        for message in [
+            "cannot read x: permission denied".to_string(),
+            format!("cannot read x: {}", denied()),
+        ] {
+            let err = CliError::new(
+                ErrorKind::Input,
+                Outer {
+                    message: message.clone(),
+                    source: denied(),
+                },
+            );
+            assert_eq!(err.line(), message);
+        }
+        insta::assert_snapshot!(printed(&err.hinted("check the permissions")), @r"
+        error: cannot open the index: cannot read .git/index: permission denied
+        hint: check the permissions
+        ");
+    }
+}

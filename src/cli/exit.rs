@@ -1,0 +1,119 @@
+//! Exit codes: the one place where what a command ended with becomes a number.
+//!
+//! Commands return an [`Outcome`] in the domain's terms or a [`CliError`]; [`code`] maps both
+//! to the codes of design §6 and docs/cli.md. Nothing below the command layer names an exit code.
+
+use std::process::ExitCode;
+
+use super::error::{CliError, ErrorKind};
+use crate::run::Driven;
+use crate::state::RunStatus;
+
+/// Exit codes are a contract with scripts and CI (see docs/cli.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// The run reached review, or the gate passed.
+    Success = 0,
+    /// The run ended in another state, or the gate failed: a result, not an error.
+    Failed = 1,
+    /// Bad input, usage or environment.
+    Input = 2,
+    /// Another live process holds the run.
+    Busy = 3,
+    /// git-baton itself was interrupted by a signal.
+    Interrupted = 130,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> ExitCode {
+        ExitCode::from(exit as u8)
+    }
+}
+
+/// What a command ended with, when it did not fail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// It did what it was asked (including printing help).
+    Done,
+    /// A check ran: the coverage gate, or `doctor`. Failing it is a result, not an error.
+    Checked { passed: bool },
+    /// A run was driven until it ended like this.
+    Driven(Driven),
+    /// `run --key` found an existing run, which was left as it is.
+    Existing { status: RunStatus, stale: bool },
+}
+
+/// The exit code of a command (design §6).
+pub fn code(result: &Result<Outcome, CliError>) -> Exit {
+    match result {
+        Ok(Outcome::Done) => Exit::Success,
+        Ok(Outcome::Checked { passed }) => {
+            if *passed {
+                Exit::Success
+            } else {
+                Exit::Failed
+            }
+        }
+        Ok(Outcome::Driven(driven)) => match driven {
+            Driven::Review | Driven::Paused => Exit::Success,
+            Driven::Stopped | Driven::StageEnded(_) => Exit::Failed,
+            Driven::Interrupted => Exit::Interrupted,
+        },
+        Ok(Outcome::Existing { status, stale }) => match status {
+            RunStatus::Review | RunStatus::Paused | RunStatus::Finished => Exit::Success,
+            RunStatus::Running | RunStatus::Pending if !stale => Exit::Busy,
+            _ => Exit::Failed,
+        },
+        Err(err) => match err.kind {
+            ErrorKind::Usage | ErrorKind::Input => Exit::Input,
+            ErrorKind::Busy => Exit::Busy,
+            ErrorKind::Failed => Exit::Failed,
+            ErrorKind::Interrupted => Exit::Interrupted,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::Outcome as StageOutcome;
+
+    #[test]
+    fn driven_runs_exit_as_design_section_6_says() {
+        let driven = |d| code(&Ok(Outcome::Driven(d)));
+        assert_eq!(driven(Driven::Review), Exit::Success);
+        assert_eq!(driven(Driven::Paused), Exit::Success);
+        assert_eq!(driven(Driven::Stopped), Exit::Failed);
+        assert_eq!(driven(Driven::Interrupted), Exit::Interrupted);
+        for outcome in [
+            StageOutcome::Failed,
+            StageOutcome::Blocked,
+            StageOutcome::RateLimited,
+            StageOutcome::Interrupted,
+        ] {
+            assert_eq!(driven(Driven::StageEnded(outcome)), Exit::Failed);
+        }
+    }
+
+    #[test]
+    fn existing_runs_exit_by_their_status() {
+        let existing = |status, stale| code(&Ok(Outcome::Existing { status, stale }));
+        assert_eq!(existing(RunStatus::Review, false), Exit::Success);
+        assert_eq!(existing(RunStatus::Finished, false), Exit::Success);
+        assert_eq!(existing(RunStatus::Running, false), Exit::Busy);
+        assert_eq!(existing(RunStatus::Running, true), Exit::Failed);
+        assert_eq!(existing(RunStatus::Blocked, false), Exit::Failed);
+    }
+
+    #[test]
+    fn errors_exit_by_their_kind() {
+        let kind = |kind| code(&Err(CliError::new(kind, "x")));
+        assert_eq!(kind(ErrorKind::Usage), Exit::Input);
+        assert_eq!(kind(ErrorKind::Input), Exit::Input);
+        assert_eq!(kind(ErrorKind::Busy), Exit::Busy);
+        assert_eq!(kind(ErrorKind::Failed), Exit::Failed);
+        assert_eq!(kind(ErrorKind::Interrupted), Exit::Interrupted);
+        assert_eq!(code(&Ok(Outcome::Checked { passed: false })), Exit::Failed);
+        assert_eq!(code(&Ok(Outcome::Checked { passed: true })), Exit::Success);
+    }
+}

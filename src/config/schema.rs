@@ -1,0 +1,175 @@
+//! The keys of each mapping of `.baton.yml`, taken from the serde types that read it, so that a
+//! "did you mean" hint offers the keys of the mapping the typo is in and can never drift from
+//! what the parser accepts.
+//!
+//! An unknown key fails deserialization with serde's `unknown_field(key, FIELDS)`, whose
+//! `FIELDS` is the derived field list of the very struct being read; serde-saphyr keeps both in
+//! a structured error, and [`unknown_key_hint`] works from them, never from the message text.
+//! [`fields_of`] reads the same lists from the types directly, for the tests that hold the two
+//! together.
+
+#[cfg(test)]
+use serde::de::{self, Deserialize, Deserializer, Visitor};
+
+use super::closest;
+
+/// The hint for `key`, unknown in a mapping whose keys are `known`: the closest known key, or
+/// all of them.
+pub(super) fn unknown_key_hint(key: &str, known: &[&str]) -> String {
+    match closest(key, known) {
+        Some(k) => format!("did you mean `{k}`?"),
+        None => format!("known keys: {}", known.join(", ")),
+    }
+}
+
+/// The field names of a struct with a derived `Deserialize`: the derive hands them to
+/// `deserialize_struct`, where a recording deserializer keeps them and stops.
+#[cfg(test)]
+fn fields_of<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
+    let mut fields: &'static [&'static str] = &[];
+    let _ = T::deserialize(Recorder(&mut fields));
+    fields
+}
+
+#[cfg(test)]
+struct Recorder<'a>(&'a mut &'static [&'static str]);
+
+#[cfg(test)]
+impl<'de> Deserializer<'de> for Recorder<'_> {
+    type Error = de::value::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+        Err(de::Error::custom("not a struct"))
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        fields: &'static [&'static str],
+        _visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        *self.0 = fields;
+        Err(de::Error::custom("fields recorded"))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+        ignored_any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{
+        Config, RawActor, RawFile, RawPrompts, RawRateLimit, RawStage, apply, parse,
+    };
+    use super::*;
+
+    fn err(text: &str) -> String {
+        let e = parse(".baton.yml", text).unwrap_err();
+        format!("{e}\nhint: {}", e.hint().unwrap_or_default())
+    }
+
+    #[test]
+    fn the_field_lists_are_the_types() {
+        let file = fields_of::<RawFile>();
+        assert_eq!(
+            file,
+            [
+                "plans_dir",
+                "actors",
+                "pipeline",
+                "coverage",
+                "worktree_root",
+                "prompts",
+                "require_targets"
+            ]
+        );
+        assert_eq!(fields_of::<RawPrompts>(), ["fresh", "resume"]);
+        assert_eq!(fields_of::<RawRateLimit>(), ["exit_codes", "patterns"]);
+        assert_eq!(fields_of::<RawStage>(), ["stage", "actor", "gate"]);
+        assert_eq!(fields_of::<RawActor>().len(), 7);
+    }
+
+    /// A key with no near neighbour lists the keys of its own mapping, exactly the fields of
+    /// the type that reads that mapping.
+    #[test]
+    fn every_mapping_offers_its_own_keys() {
+        let known = |fields: &[&str]| format!("known keys: {}", fields.join(", "));
+        let actor = "actors:\n  a:\n    command: [x]\n";
+        let cases: [(String, &[&str]); 5] = [
+            ("zzzzzzzz: 1\n".into(), fields_of::<RawFile>()),
+            (
+                "prompts:\n  zzzzzzzz: x\n".into(),
+                fields_of::<RawPrompts>(),
+            ),
+            (format!("{actor}    zzzzzzzz: 1\n"), fields_of::<RawActor>()),
+            (
+                format!("{actor}    rate_limit:\n      zzzzzzzz: 1\n"),
+                fields_of::<RawRateLimit>(),
+            ),
+            (
+                format!("{actor}pipeline:\n  - {{ stage: s, actor: a, zzzzzzzz: 1 }}\n"),
+                fields_of::<RawStage>(),
+            ),
+        ];
+        for (text, fields) in cases {
+            let e = parse(".baton.yml", &text).unwrap_err();
+            assert_eq!(e.hint(), Some(known(fields)), "{text}");
+        }
+    }
+
+    #[test]
+    fn typos_get_the_keys_of_their_own_mapping() {
+        insta::assert_snapshot!(err("require_target: true\n"), @r"
+        .baton.yml:1:1: unknown field `require_target`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets
+        hint: did you mean `require_targets`?
+        ");
+        insta::assert_snapshot!(err("prompts:\n  fresch: prompts/fresh.md\n"), @r"
+        .baton.yml:2:3: unknown field `fresch`, expected one of fresh, resume
+        hint: did you mean `fresh`?
+        ");
+        insta::assert_snapshot!(err("actors:\n  a:\n    command: [x]\n    timout: 30m\n"), @r"
+        .baton.yml:4:5: unknown field `timout`, expected one of command, stdin, env, timeout, rate_limit, model, provider
+        hint: did you mean `timeout`?
+        ");
+        insta::assert_snapshot!(err("actors:\n  a:\n    command: [x]\n    rate_limit: { exit_code: [75] }\n"), @r"
+        .baton.yml:4:19: unknown field `exit_code`, expected one of exit_codes, patterns
+        hint: did you mean `exit_codes`?
+        ");
+        insta::assert_snapshot!(err("actors:\n  a: {command: [x]}\npipeline:\n  - { stage: s, actr: a }\n"), @r"
+        .baton.yml:4:17: unknown field `actr`, expected one of stage, actor, gate
+        hint: did you mean `actor`?
+        ");
+    }
+
+    /// The user configuration may set `actors` and nothing else: every other top-level key of
+    /// the schema is refused there by name, including keys added after this test was written
+    /// (a key with no sample value here fails it).
+    #[test]
+    fn the_user_configuration_refuses_every_repository_key() {
+        let samples = [
+            ("plans_dir", "p"),
+            ("pipeline", "[]"),
+            ("coverage", "always"),
+            ("worktree_root", "w"),
+            ("prompts", "{}"),
+            ("require_targets", "true"),
+        ];
+        for key in fields_of::<RawFile>().iter().filter(|k| **k != "actors") {
+            let (_, value) = samples
+                .iter()
+                .find(|(k, _)| k == key)
+                .unwrap_or_else(|| panic!("no sample value for the new key `{key}`"));
+            let text = format!("actors: {{}}\n{key}: {value}\n");
+            let e = apply(&mut Config::default(), "user.yml", &text, true).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "user.yml:2:1: `{key}` belongs in the repository's .baton.yml, not in the user configuration"
+                )
+            );
+        }
+    }
+}

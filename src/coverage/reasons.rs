@@ -1,0 +1,254 @@
+//! Reasons: whether an `unchanged` claim says why in a way that can be checked.
+//!
+//! The gate cannot judge whether a reason is true, only whether it is the kind of answer that
+//! can be checked. A reason is trimmed and then acceptable when it
+//!
+//! - is not empty ([`ProblemKind::EmptyReason`]);
+//! - is not a placeholder ([`ProblemKind::PlaceholderReason`]): lowercased, with `-` and `_`
+//!   read as spaces, whitespace collapsed and non-alphanumeric characters stripped from both
+//!   ends, it is neither empty (`...`, `?`) nor one of [`PLACEHOLDER_REASONS`] normalized the
+//!   same way;
+//! - has at least [`MIN_REASON_WORDS`] words and [`MIN_REASON_CHARS`] characters
+//!   ([`ProblemKind::ReasonTooShort`]).
+//!
+//! Placeholders are checked before length so that `n/a` is reported as what it is. A placeholder
+//! padded to length ("no change needed here") passes: the list catches habits, not intent.
+
+use super::ProblemKind;
+
+/// Minimum number of whitespace-separated words in an acceptable reason.
+pub const MIN_REASON_WORDS: usize = 3;
+
+/// Minimum number of characters (after trimming) in an acceptable reason.
+pub const MIN_REASON_CHARS: usize = 15;
+
+/// Reasons that say nothing about why a target needed no change. Compared after normalization
+/// (see the module documentation), so `N/A.`, `No-change` and `  nothing to do!` match too.
+pub const PLACEHOLDER_REASONS: &[&str] = &[
+    "n/a",
+    "na",
+    "n.a",
+    "none",
+    "nil",
+    "null",
+    "no change",
+    "no changes",
+    "no change needed",
+    "no changes needed",
+    "no change required",
+    "no changes required",
+    "no change necessary",
+    "no update",
+    "no updates",
+    "no update needed",
+    "no updates needed",
+    "no update required",
+    "no edit needed",
+    "no edits needed",
+    "no action",
+    "no action needed",
+    "no action required",
+    "no need",
+    "no need to change",
+    "not needed",
+    "not required",
+    "not necessary",
+    "unnecessary",
+    "not applicable",
+    "not relevant",
+    "irrelevant",
+    "unchanged",
+    "not changed",
+    "left unchanged",
+    "untouched",
+    "not touched",
+    "not modified",
+    "unmodified",
+    "nothing",
+    "nothing to do",
+    "nothing to change",
+    "nothing to update",
+    "nothing needed",
+    "nothing changed",
+    "-",
+    "--",
+    "...",
+    "?",
+    "done",
+    "ok",
+    "okay",
+    "fine",
+    "good",
+    "all good",
+    "lgtm",
+    "looks good",
+    "same",
+    "same as before",
+    "as is",
+    "left as is",
+    "fine as is",
+    "already done",
+    "already correct",
+    "already up to date",
+    "up to date",
+    "skip",
+    "skipped",
+    "ignore",
+    "ignored",
+    "todo",
+    "tbd",
+    "fixme",
+    "xxx",
+    "wip",
+    "placeholder",
+    "reason",
+    "no reason",
+    "see above",
+    "see below",
+    "see diff",
+    "see commit",
+    "see pr",
+    "see notes",
+    "out of scope",
+    "noop",
+    "no op",
+    "wontfix",
+    "won't fix",
+    "yes",
+    "no",
+    "x",
+];
+
+/// Checks a reason against the policy of the module documentation.
+///
+/// # Errors
+///
+/// The [`ProblemKind`] (`EmptyReason`, `PlaceholderReason` or `ReasonTooShort`) of a reason
+/// that is not acceptable.
+pub fn check_reason(reason: &str) -> Result<(), ProblemKind> {
+    let trimmed = reason.trim();
+    if trimmed.is_empty() {
+        return Err(ProblemKind::EmptyReason);
+    }
+    let normalized = normalize_reason(trimmed);
+    if normalized.is_empty()
+        || PLACEHOLDER_REASONS
+            .iter()
+            .any(|placeholder| normalize_reason(placeholder) == normalized)
+    {
+        return Err(ProblemKind::PlaceholderReason);
+    }
+    if trimmed.split_whitespace().count() < MIN_REASON_WORDS
+        || trimmed.chars().count() < MIN_REASON_CHARS
+    {
+        return Err(ProblemKind::ReasonTooShort);
+    }
+    Ok(())
+}
+
+fn normalize_reason(reason: &str) -> String {
+    let lowered: String = reason
+        .to_lowercase()
+        .chars()
+        .map(|c| match c {
+            '-' | '_' => ' ',
+            '\u{2019}' => '\'',
+            c => c,
+        })
+        .collect();
+    let collapsed = lowered.split_whitespace().collect::<Vec<_>>().join(" ");
+    collapsed
+        .trim_matches(|c: char| !c.is_alphanumeric())
+        .to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::coverage::test_support::*;
+    use crate::coverage::*;
+    use insta::assert_snapshot;
+
+    #[test]
+    fn every_placeholder_is_rejected_however_dressed() {
+        for placeholder in PLACEHOLDER_REASONS {
+            for dressed in [
+                (*placeholder).to_owned(),
+                placeholder.to_uppercase(),
+                format!("  {placeholder}.  "),
+                format!("({placeholder})!"),
+                placeholder.replace(' ', "  -  "),
+            ] {
+                assert_eq!(
+                    check_reason(&dressed),
+                    Err(ProblemKind::PlaceholderReason),
+                    "{dressed:?}"
+                );
+            }
+        }
+        assert_eq!(check_reason("…"), Err(ProblemKind::PlaceholderReason));
+        assert_eq!(
+            check_reason("Won’t fix"),
+            Err(ProblemKind::PlaceholderReason)
+        );
+        assert_eq!(
+            check_reason("no_change_needed"),
+            Err(ProblemKind::PlaceholderReason)
+        );
+        // Padding defeats the list; that is the documented limit, not a bug.
+        assert_eq!(check_reason("no change needed here"), Ok(()));
+    }
+
+    #[test]
+    fn reason_length_rule() {
+        assert_eq!(check_reason(""), Err(ProblemKind::EmptyReason));
+        assert_eq!(check_reason(" \n\t "), Err(ProblemKind::EmptyReason));
+        assert_eq!(check_reason("kept it"), Err(ProblemKind::ReasonTooShort));
+        // Three words but under 15 characters.
+        assert_eq!(check_reason("it is fine"), Err(ProblemKind::ReasonTooShort));
+        // 15 characters but two words.
+        assert_eq!(
+            check_reason("documentation-only"),
+            Err(ProblemKind::ReasonTooShort)
+        );
+        assert_eq!(check_reason("API did not move"), Ok(()));
+    }
+
+    /// Each kind of unacceptable reason is a problem of its own that names the reason (but for
+    /// an empty one), and leaves its target uncovered.
+    #[test]
+    fn placeholder_short_and_empty_reasons_fail_the_gate() {
+        let targets = plan_targets(&["docs/a.md", "docs/b.md", "docs/c.md", "docs/d.md"]);
+        let entries = evidence(
+            r#"{"target_coverage": [
+                {"target": "docs/a.md", "status": "unchanged", "reason": "N/A."},
+                {"target": "docs/b.md", "status": "unchanged", "reason": "No change needed"},
+                {"target": "docs/c.md", "status": "unchanged", "reason": "it is fine"},
+                {"target": "docs/d.md", "status": "unchanged", "reason": "   "}
+            ]}"#,
+        );
+        let report = evaluate(&targets, &[], &entries, &[]);
+        assert!(!report.passed && report.verified && report.contradictions.is_empty());
+        let rows: Vec<String> = report
+            .targets
+            .iter()
+            .map(|row| format!("{row:?}"))
+            .collect();
+        assert_snapshot!(rows.join("\n"), @r#"
+        TargetReport { target: "docs/a.md", status: Uncovered, paths: [], reason: None, reason_source: None, line: 2 }
+        TargetReport { target: "docs/b.md", status: Uncovered, paths: [], reason: None, reason_source: None, line: 2 }
+        TargetReport { target: "docs/c.md", status: Uncovered, paths: [], reason: None, reason_source: None, line: 2 }
+        TargetReport { target: "docs/d.md", status: Uncovered, paths: [], reason: None, reason_source: None, line: 2 }
+        "#);
+        let problems: Vec<String> = report
+            .problems
+            .iter()
+            .map(|p| format!("{} | {} | {:?} | {}", p.target, p.source, p.kind, p.message))
+            .collect();
+        assert_snapshot!(problems.join("\n"), @r#"
+        docs/a.md | evidence.json: entry 0 | PlaceholderReason | reason "N/A." for target "docs/a.md" is a placeholder: give a specific reason why it needed no change
+        docs/b.md | evidence.json: entry 1 | PlaceholderReason | reason "No change needed" for target "docs/b.md" is a placeholder: give a specific reason why it needed no change
+        docs/c.md | evidence.json: entry 2 | ReasonTooShort | reason "it is fine" for target "docs/c.md" is too short: give a specific reason (at least 3 words)
+        docs/d.md | evidence.json: entry 3 | EmptyReason | reason for target "docs/d.md" is empty: give a specific reason (at least 3 words) why it needed no change
+        "#);
+    }
+}

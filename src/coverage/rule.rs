@@ -1,0 +1,867 @@
+//! The rule itself: targets, changed paths and evidence in, one [`Report`] out.
+//!
+//! The changed paths must be repo-relative, `/`-separated, and sorted by byte order (the order of
+//! `str`'s `Ord`) without duplicates: the paths under a directory are then contiguous, so a
+//! target costs a binary search plus a scan of its own range instead of a pass over the whole
+//! diff. Input that is not sorted is sorted first, which is correct but costs a copy.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Claim, EvidenceEntry, MIN_REASON_WORDS, Source, check_reason};
+use crate::plan::{Target, TargetKind};
+use crate::suggest::edit_distance;
+
+/// The verdict on one target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetStatus {
+    Changed,
+    Unchanged,
+    Uncovered,
+}
+
+/// One row per declared target, in declaration order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetReport {
+    /// The target's normalized spec.
+    pub target: String,
+    pub status: TargetStatus,
+    /// `C(t)`, sorted; empty unless `changed`.
+    pub paths: Vec<String>,
+    /// The accepted reason; only for `unchanged`.
+    pub reason: Option<String>,
+    pub reason_source: Option<Source>,
+    /// Line of the target in the plan file.
+    pub line: usize,
+}
+
+/// Why evidence is invalid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProblemKind {
+    UnknownTarget,
+    DuplicateEntry,
+    ClaimNotInDiff,
+    ReasonTooShort,
+    PlaceholderReason,
+    EmptyReason,
+}
+
+/// Invalid evidence; any problem fails the gate.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Problem {
+    /// The target as the entry named it.
+    pub target: String,
+    pub source: Source,
+    pub kind: ProblemKind,
+    /// A complete sentence naming the target; callers prefix it with the source.
+    pub message: String,
+}
+
+/// An `unchanged` entry for a target that the diff changed. The diff wins; kept for the record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Contradiction {
+    pub target: String,
+    pub source: Source,
+    pub reason: String,
+    /// What the diff changed under the target.
+    pub paths: Vec<String>,
+}
+
+/// The outcome of [`evaluate`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    /// The plan declared at least one target, so passing means something.
+    pub verified: bool,
+    /// No target is uncovered and there are no problems.
+    pub passed: bool,
+    pub targets: Vec<TargetReport>,
+    /// Evidence file problems in entry order, then trailer problems in target order.
+    pub problems: Vec<Problem>,
+    pub contradictions: Vec<Contradiction>,
+}
+
+impl Report {
+    pub fn uncovered(&self) -> impl Iterator<Item = &TargetReport> {
+        self.targets
+            .iter()
+            .filter(|row| row.status == TargetStatus::Uncovered)
+    }
+
+    /// Fails a report that verified nothing, for callers that treat a plan without targets as
+    /// a mistake rather than as nothing to check.
+    pub fn require_targets(&mut self) {
+        if !self.verified {
+            self.passed = false;
+        }
+    }
+}
+
+/// Applies the coverage rule (see the [`coverage`](super) module documentation).
+///
+/// `changed` should be sorted by byte order without duplicates. `file_entries` come from
+/// evidence files; `trailer_entries` from commit trailers, newest commit first. Trailer entries
+/// other than `unchanged` ones are ignored: trailers only supply reasons.
+#[must_use]
+pub fn evaluate(
+    targets: &[Target],
+    changed: &[String],
+    file_entries: &[EvidenceEntry],
+    trailer_entries: &[EvidenceEntry],
+) -> Report {
+    let changed: Cow<'_, [String]> = if changed.windows(2).all(|w| w[0] < w[1]) {
+        Cow::Borrowed(changed)
+    } else {
+        let mut sorted = changed.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        Cow::Owned(sorted)
+    };
+    let covered: Vec<Vec<&str>> = targets
+        .iter()
+        .map(|target| covered_paths(target, &changed))
+        .collect();
+
+    // Evidence is keyed by spec; if a plan ever declared one spec twice, both rows share the
+    // evidence of the first.
+    let mut by_spec: HashMap<&str, usize> = HashMap::with_capacity(targets.len());
+    for (i, target) in targets.iter().enumerate() {
+        by_spec.entry(target.spec.as_str()).or_insert(i);
+    }
+
+    let mut judge = Judge {
+        changed: &changed,
+        covered: &covered,
+        reasons: vec![None; targets.len()],
+        problems: Vec::new(),
+        contradictions: Vec::new(),
+    };
+
+    let mut file_entry: Vec<Option<&Source>> = vec![None; targets.len()];
+    for entry in file_entries {
+        let Some(&ti) = by_spec.get(entry.target.as_str()) else {
+            judge.problem(
+                entry,
+                ProblemKind::UnknownTarget,
+                unknown_target_message(&entry.target, targets),
+            );
+            continue;
+        };
+        if let Some(first) = file_entry[ti] {
+            judge.problem(
+                entry,
+                ProblemKind::DuplicateEntry,
+                format!(
+                    "second entry for target {:?} (the first is {first}); give one entry per target",
+                    entry.target
+                ),
+            );
+            continue;
+        }
+        file_entry[ti] = Some(&entry.source);
+        match &entry.claim {
+            Claim::Changed { paths } => judge.changed(ti, entry, paths),
+            Claim::Unchanged { reason } => judge.unchanged(ti, entry, reason),
+        }
+    }
+
+    let mut trailer: Vec<Option<&EvidenceEntry>> = vec![None; targets.len()];
+    for entry in trailer_entries {
+        if !matches!(entry.claim, Claim::Unchanged { .. }) {
+            continue;
+        }
+        if let Some(&ti) = by_spec.get(entry.target.as_str())
+            && file_entry[ti].is_none()
+            && trailer[ti].is_none()
+        {
+            trailer[ti] = Some(entry);
+        }
+    }
+    for (ti, entry) in trailer.iter().enumerate() {
+        if let Some(entry) = entry
+            && let Claim::Unchanged { reason } = &entry.claim
+        {
+            judge.unchanged(ti, entry, reason);
+        }
+    }
+
+    let rows: Vec<TargetReport> = targets
+        .iter()
+        .zip(&covered)
+        .map(|(target, paths)| {
+            target_row(
+                target,
+                paths,
+                judge.reasons[by_spec[target.spec.as_str()]].as_ref(),
+            )
+        })
+        .collect();
+
+    let passed =
+        judge.problems.is_empty() && rows.iter().all(|r| r.status != TargetStatus::Uncovered);
+    Report {
+        verified: !targets.is_empty(),
+        passed,
+        targets: rows,
+        problems: judge.problems,
+        contradictions: judge.contradictions,
+    }
+}
+
+fn target_row(target: &Target, paths: &[&str], reason: Option<&(String, Source)>) -> TargetReport {
+    let (status, reason, reason_source) = match reason {
+        _ if !paths.is_empty() => (TargetStatus::Changed, None, None),
+        Some((reason, source)) => (
+            TargetStatus::Unchanged,
+            Some(reason.clone()),
+            Some(source.clone()),
+        ),
+        None => (TargetStatus::Uncovered, None, None),
+    };
+    TargetReport {
+        target: target.spec.clone(),
+        status,
+        paths: paths.iter().map(|p| (*p).to_owned()).collect(),
+        reason,
+        reason_source,
+        line: target.line,
+    }
+}
+
+struct Judge<'a> {
+    changed: &'a [String],
+    /// `C(t)` per target index.
+    covered: &'a [Vec<&'a str>],
+    /// The accepted reason per target index.
+    reasons: Vec<Option<(String, Source)>>,
+    problems: Vec<Problem>,
+    contradictions: Vec<Contradiction>,
+}
+
+impl Judge<'_> {
+    fn problem(&mut self, entry: &EvidenceEntry, kind: ProblemKind, message: String) {
+        self.problems.push(Problem {
+            target: entry.target.clone(),
+            source: entry.source.clone(),
+            kind,
+            message,
+        });
+    }
+
+    /// A `changed` entry adds nothing to coverage; it can only be caught out.
+    fn changed(&mut self, ti: usize, entry: &EvidenceEntry, paths: &[String]) {
+        let mut claimed: Vec<&str> = paths.iter().map(String::as_str).collect();
+        claimed.sort_unstable();
+        claimed.dedup();
+        for path in claimed {
+            if self.covered[ti].binary_search(&path).is_ok() {
+                continue;
+            }
+            let target = &entry.target;
+            let in_diff = self
+                .changed
+                .binary_search_by(|p| p.as_str().cmp(path))
+                .is_ok();
+            let message = if in_diff {
+                format!(
+                    "claims {path:?} for target {target:?}, but the target does not match that path"
+                )
+            } else {
+                format!(
+                    "claims {path:?} changed for target {target:?}, but the diff does not change it"
+                )
+            };
+            self.problem(entry, ProblemKind::ClaimNotInDiff, message);
+        }
+    }
+
+    fn unchanged(&mut self, ti: usize, entry: &EvidenceEntry, reason: &str) {
+        let reason = reason.trim();
+        if !self.covered[ti].is_empty() {
+            // The reason is not used, so its quality is not the gate's business.
+            self.contradictions.push(Contradiction {
+                target: entry.target.clone(),
+                source: entry.source.clone(),
+                reason: reason.to_owned(),
+                paths: self.covered[ti].iter().map(|p| (*p).to_owned()).collect(),
+            });
+            return;
+        }
+        match check_reason(reason) {
+            Ok(()) => self.reasons[ti] = Some((reason.to_owned(), entry.source.clone())),
+            Err(kind) => {
+                let target = &entry.target;
+                let message = match kind {
+                    ProblemKind::EmptyReason => format!(
+                        "reason for target {target:?} is empty: give a specific reason (at least {MIN_REASON_WORDS} words) why it needed no change"
+                    ),
+                    ProblemKind::PlaceholderReason => format!(
+                        "reason {reason:?} for target {target:?} is a placeholder: give a specific reason why it needed no change"
+                    ),
+                    _ => format!(
+                        "reason {reason:?} for target {target:?} is too short: give a specific reason (at least {MIN_REASON_WORDS} words)"
+                    ),
+                };
+                self.problem(entry, kind, message);
+            }
+        }
+    }
+}
+
+/// `C(t)`, sorted, borrowed from the sorted `changed`.
+fn covered_paths<'a>(target: &Target, changed: &'a [String]) -> Vec<&'a str> {
+    let scope = target.scope().trim_end_matches('/');
+    if scope.is_empty() {
+        return changed
+            .iter()
+            .map(String::as_str)
+            .filter(|path| target.matches(path))
+            .collect();
+    }
+    let mut paths = Vec::new();
+    // `matches` stays the authority; the sorted order only narrows where to ask it.
+    if let Ok(i) = changed.binary_search_by(|p| p.as_str().cmp(scope))
+        && target.matches(&changed[i])
+    {
+        paths.push(changed[i].as_str());
+    }
+    if !matches!(target.kind, TargetKind::File) {
+        // Everything under `scope/` is contiguous; `scope-x` and friends sort outside it.
+        let prefix = format!("{scope}/");
+        let start = changed.partition_point(|p| p.as_str() < prefix.as_str());
+        paths.extend(
+            changed[start..]
+                .iter()
+                .take_while(|p| p.starts_with(&prefix))
+                .map(String::as_str)
+                .filter(|path| target.matches(path)),
+        );
+    }
+    paths
+}
+
+fn unknown_target_message(name: &str, targets: &[Target]) -> String {
+    match closest_target(name, targets) {
+        Some(suggestion) => {
+            format!("target {name:?} is not declared by the plan; did you mean {suggestion:?}?")
+        }
+        None => format!("target {name:?} is not declared by the plan"),
+    }
+}
+
+/// The declared target the author most likely meant: the same path up to `./`, `//`, a trailing
+/// `/` or case; else a target that covers `name` as a path (entries name targets, not files);
+/// else the nearest spec by edit distance, when near enough to be a typo.
+fn closest_target<'a>(name: &str, targets: &'a [Target]) -> Option<&'a str> {
+    fn loose(s: &str) -> String {
+        let mut s = s.trim().to_lowercase();
+        while s.contains("//") {
+            s = s.replace("//", "/");
+        }
+        let mut s = s.as_str();
+        while let Some(rest) = s.strip_prefix("./") {
+            s = rest;
+        }
+        s.trim_end_matches('/').to_owned()
+    }
+    let key = loose(name);
+    if let Some(target) = targets.iter().find(|t| loose(&t.spec) == key) {
+        return Some(&target.spec);
+    }
+    if let Some(target) = targets.iter().find(|t| t.matches(name.trim())) {
+        return Some(&target.spec);
+    }
+    targets
+        .iter()
+        .map(|t| (edit_distance(name, &t.spec), t))
+        .filter(|(distance, t)| {
+            let longer = name.chars().count().max(t.spec.chars().count());
+            *distance <= 1 || distance * 5 <= longer
+        })
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, t)| t.spec.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::coverage::parse_evidence;
+    use crate::coverage::test_support::*;
+    use insta::{assert_json_snapshot, assert_snapshot};
+
+    #[test]
+    fn all_changed_needs_no_evidence() {
+        let targets = plan_targets(&["docs/a.md", "src/parser/", "tests/**/*_golden.txt"]);
+        let changed = diff(&[
+            "docs/a.md",
+            "src/parser/mod.rs",
+            "src/parser/lexer.rs",
+            "tests/cli/help_golden.txt",
+            "tests/unit.rs",
+        ]);
+        let report = evaluate(&targets, &changed, &[], &[]);
+        assert!(report.passed);
+        assert_json_snapshot!(report, @r#"
+            {
+              "verified": true,
+              "passed": true,
+              "targets": [
+                {
+                  "target": "docs/a.md",
+                  "status": "changed",
+                  "paths": [
+                    "docs/a.md"
+                  ],
+                  "reason": null,
+                  "reason_source": null,
+                  "line": 2
+                },
+                {
+                  "target": "src/parser/",
+                  "status": "changed",
+                  "paths": [
+                    "src/parser/lexer.rs",
+                    "src/parser/mod.rs"
+                  ],
+                  "reason": null,
+                  "reason_source": null,
+                  "line": 2
+                },
+                {
+                  "target": "tests/**/*_golden.txt",
+                  "status": "changed",
+                  "paths": [
+                    "tests/cli/help_golden.txt"
+                  ],
+                  "reason": null,
+                  "reason_source": null,
+                  "line": 2
+                }
+              ],
+              "problems": [],
+              "contradictions": []
+            }
+            "#);
+    }
+
+    #[test]
+    fn one_uncovered_fails() {
+        let targets = plan_targets(&["docs/a.md", "docs/b.md"]);
+        let report = evaluate(&targets, &diff(&["docs/a.md"]), &[], &[]);
+        assert!(!report.passed);
+        let uncovered: Vec<&str> = report.uncovered().map(|r| r.target.as_str()).collect();
+        assert_eq!(uncovered, ["docs/b.md"]);
+        assert_json_snapshot!(report, @r#"
+            {
+              "verified": true,
+              "passed": false,
+              "targets": [
+                {
+                  "target": "docs/a.md",
+                  "status": "changed",
+                  "paths": [
+                    "docs/a.md"
+                  ],
+                  "reason": null,
+                  "reason_source": null,
+                  "line": 2
+                },
+                {
+                  "target": "docs/b.md",
+                  "status": "uncovered",
+                  "paths": [],
+                  "reason": null,
+                  "reason_source": null,
+                  "line": 2
+                }
+              ],
+              "problems": [],
+              "contradictions": []
+            }
+            "#);
+    }
+
+    #[test]
+    fn unchanged_with_good_reason_passes() {
+        let targets = plan_targets(&["docs/a.md", "docs/b.md"]);
+        let entries = evidence(
+            r#"{"target_coverage": [
+                {"target": "docs/b.md", "status": "unchanged",
+                 "reason": "  the CLI flags it documents did not change  "}
+            ]}"#,
+        );
+        let report = evaluate(&targets, &diff(&["docs/a.md"]), &entries, &[]);
+        assert!(report.passed);
+        assert_json_snapshot!(report, @r#"
+            {
+              "verified": true,
+              "passed": true,
+              "targets": [
+                {
+                  "target": "docs/a.md",
+                  "status": "changed",
+                  "paths": [
+                    "docs/a.md"
+                  ],
+                  "reason": null,
+                  "reason_source": null,
+                  "line": 2
+                },
+                {
+                  "target": "docs/b.md",
+                  "status": "unchanged",
+                  "paths": [],
+                  "reason": "the CLI flags it documents did not change",
+                  "reason_source": {
+                    "kind": "file",
+                    "path": "evidence.json",
+                    "index": 0
+                  },
+                  "line": 2
+                }
+              ],
+              "problems": [],
+              "contradictions": []
+            }
+            "#);
+    }
+
+    #[test]
+    fn claims_the_diff_does_not_show() {
+        let targets = plan_targets(&["docs/", "src/main.rs"]);
+        let entries = evidence(
+            r#"{"target_coverage": [
+                {"target": "docs/", "status": "changed",
+                 "paths": ["docs/a.md", "docs/ghost.md", "src/main.rs", "docs/a.md"]}
+            ]}"#,
+        );
+        let report = evaluate(
+            &targets,
+            &diff(&["docs/a.md", "src/main.rs"]),
+            &entries,
+            &[],
+        );
+        // Both targets changed; only the false claims fail the gate.
+        assert!(report.uncovered().next().is_none());
+        assert!(!report.passed);
+        assert_json_snapshot!(report, @r#"
+            {
+              "verified": true,
+              "passed": false,
+              "targets": [
+                {
+                  "target": "docs/",
+                  "status": "changed",
+                  "paths": [
+                    "docs/a.md"
+                  ],
+                  "reason": null,
+                  "reason_source": null,
+                  "line": 2
+                },
+                {
+                  "target": "src/main.rs",
+                  "status": "changed",
+                  "paths": [
+                    "src/main.rs"
+                  ],
+                  "reason": null,
+                  "reason_source": null,
+                  "line": 2
+                }
+              ],
+              "problems": [
+                {
+                  "target": "docs/",
+                  "source": {
+                    "kind": "file",
+                    "path": "evidence.json",
+                    "index": 0
+                  },
+                  "kind": "claim_not_in_diff",
+                  "message": "claims \"docs/ghost.md\" changed for target \"docs/\", but the diff does not change it"
+                },
+                {
+                  "target": "docs/",
+                  "source": {
+                    "kind": "file",
+                    "path": "evidence.json",
+                    "index": 0
+                  },
+                  "kind": "claim_not_in_diff",
+                  "message": "claims \"src/main.rs\" for target \"docs/\", but the target does not match that path"
+                }
+              ],
+              "contradictions": []
+            }
+            "#);
+    }
+
+    #[test]
+    fn changed_claim_cannot_cover_an_unchanged_target() {
+        let targets = plan_targets(&["docs/a.md"]);
+        let entries = evidence(
+            r#"{"target_coverage": [
+                {"target": "docs/a.md", "status": "changed", "paths": ["docs/a.md"]}
+            ]}"#,
+        );
+        let report = evaluate(&targets, &[], &entries, &[]);
+        assert_eq!(report.uncovered().count(), 1);
+        assert_eq!(report.problems[0].kind, ProblemKind::ClaimNotInDiff);
+    }
+
+    #[test]
+    fn duplicate_entries_across_files() {
+        let targets = plan_targets(&["docs/a.md"]);
+        let mut entries = evidence(
+            r#"{"target_coverage": [
+                {"target": "docs/a.md", "status": "unchanged", "reason": "the public API did not change"}
+            ]}"#,
+        );
+        entries.extend(
+            parse_evidence(
+                "more/evidence.json",
+                r#"{"target_coverage": [
+                    {"target": "docs/a.md", "status": "unchanged", "reason": "n/a"}
+                ]}"#,
+            )
+            .expect("parses")
+            .entries,
+        );
+        let report = evaluate(&targets, &[], &entries, &[]);
+        assert!(!report.passed);
+        assert_json_snapshot!(report, @r#"
+            {
+              "verified": true,
+              "passed": false,
+              "targets": [
+                {
+                  "target": "docs/a.md",
+                  "status": "unchanged",
+                  "paths": [],
+                  "reason": "the public API did not change",
+                  "reason_source": {
+                    "kind": "file",
+                    "path": "evidence.json",
+                    "index": 0
+                  },
+                  "line": 2
+                }
+              ],
+              "problems": [
+                {
+                  "target": "docs/a.md",
+                  "source": {
+                    "kind": "file",
+                    "path": "more/evidence.json",
+                    "index": 0
+                  },
+                  "kind": "duplicate_entry",
+                  "message": "second entry for target \"docs/a.md\" (the first is evidence.json: entry 0); give one entry per target"
+                }
+              ],
+              "contradictions": []
+            }
+            "#);
+    }
+
+    #[test]
+    fn unknown_targets_suggest_the_closest() {
+        let targets = plan_targets(&["docs/guide.md", "src/parser/", "tests/**/*_golden.txt"]);
+        let entries = evidence(
+            r#"{"target_coverage": [
+                {"target": "docs/guid.md", "status": "unchanged", "reason": "only typos were in scope"},
+                {"target": "./src//parser", "status": "unchanged", "reason": "only typos were in scope"},
+                {"target": "src/parser/lexer.rs", "status": "unchanged", "reason": "only typos were in scope"},
+                {"target": "DOCS/GUIDE.md", "status": "unchanged", "reason": "only typos were in scope"},
+                {"target": "Cargo.toml", "status": "unchanged", "reason": "only typos were in scope"}
+            ]}"#,
+        );
+        let report = evaluate(&targets, &[], &entries, &[]);
+        let messages: Vec<String> = report
+            .problems
+            .iter()
+            .map(|p| format!("{}: {:?}: {}", p.source, p.kind, p.message))
+            .collect();
+        assert_snapshot!(messages.join("\n"), @r#"
+            evidence.json: entry 0: UnknownTarget: target "docs/guid.md" is not declared by the plan; did you mean "docs/guide.md"?
+            evidence.json: entry 1: UnknownTarget: target "./src//parser" is not declared by the plan; did you mean "src/parser/"?
+            evidence.json: entry 2: UnknownTarget: target "src/parser/lexer.rs" is not declared by the plan; did you mean "src/parser/"?
+            evidence.json: entry 3: UnknownTarget: target "DOCS/GUIDE.md" is not declared by the plan; did you mean "docs/guide.md"?
+            evidence.json: entry 4: UnknownTarget: target "Cargo.toml" is not declared by the plan
+            "#);
+    }
+
+    #[test]
+    fn unchanged_entry_for_changed_target_is_a_contradiction() {
+        let targets = plan_targets(&["docs/a.md", "src/parser/"]);
+        let entries = evidence(
+            r#"{"target_coverage": [
+                {"target": "src/parser/", "status": "unchanged", "reason": "n/a"}
+            ]}"#,
+        );
+        let changed = diff(&["docs/a.md", "src/parser/mod.rs"]);
+        let report = evaluate(&targets, &changed, &entries, &[]);
+        // The diff wins, and the unused reason is not judged.
+        assert!(report.passed);
+        assert_json_snapshot!(report, @r#"
+            {
+              "verified": true,
+              "passed": true,
+              "targets": [
+                {
+                  "target": "docs/a.md",
+                  "status": "changed",
+                  "paths": [
+                    "docs/a.md"
+                  ],
+                  "reason": null,
+                  "reason_source": null,
+                  "line": 2
+                },
+                {
+                  "target": "src/parser/",
+                  "status": "changed",
+                  "paths": [
+                    "src/parser/mod.rs"
+                  ],
+                  "reason": null,
+                  "reason_source": null,
+                  "line": 2
+                }
+              ],
+              "problems": [],
+              "contradictions": [
+                {
+                  "target": "src/parser/",
+                  "source": {
+                    "kind": "file",
+                    "path": "evidence.json",
+                    "index": 0
+                  },
+                  "reason": "n/a",
+                  "paths": [
+                    "src/parser/mod.rs"
+                  ]
+                }
+              ]
+            }
+            "#);
+    }
+
+    #[test]
+    fn dir_and_glob_targets() {
+        let targets = plan_targets(&[
+            "src/parser/",
+            "src/lexer/",
+            "tests/**/*_golden.txt",
+            "**/*.md",
+            "pages/[id].tsx",
+            "crates/*/Cargo.toml",
+        ]);
+        let changed = diff(&[
+            "README.md",
+            "crates/a/Cargo.toml",
+            "crates/a/src/Cargo.toml",
+            "docs/x/y.md",
+            "pages/[id].tsx",
+            "src/lexer",
+            "src/lexer-old/a.rs",
+            "src/lexer.rs",
+            "src/parser/a/b/c.rs",
+            "src/parser/mod.rs",
+            "tests/golden.txt",
+            "tests/x_golden.txt",
+            "tests/y/z_golden.txt",
+        ]);
+        let report = evaluate(&targets, &changed, &[], &[]);
+        let rows: Vec<String> = report
+            .targets
+            .iter()
+            .map(|r| format!("{} {:?} {:?}", r.target, r.status, r.paths))
+            .collect();
+        assert_snapshot!(rows.join("\n"), @r#"
+            src/parser/ Changed ["src/parser/a/b/c.rs", "src/parser/mod.rs"]
+            src/lexer/ Uncovered []
+            tests/**/*_golden.txt Changed ["tests/x_golden.txt", "tests/y/z_golden.txt"]
+            **/*.md Changed ["README.md", "docs/x/y.md"]
+            pages/[id].tsx Changed ["pages/[id].tsx"]
+            crates/*/Cargo.toml Changed ["crates/a/Cargo.toml"]
+            "#);
+    }
+
+    #[test]
+    fn narrowed_matching_agrees_with_a_full_scan() {
+        let targets = plan_targets(&[
+            "a/",
+            "a/b",
+            "a/b/",
+            "a-b/",
+            "a/**/*.rs",
+            "*/b/*",
+            "a/b/c.rs",
+            "{a,b}/c.rs",
+        ]);
+        let mut changed = Vec::new();
+        for top in ["a", "a-b", "a.b", "a0", "b", "ab"] {
+            for mid in ["", "b/", "b-c/", "b/c/"] {
+                for leaf in ["c.rs", "d.md", "b"] {
+                    changed.push(format!("{top}/{mid}{leaf}"));
+                }
+            }
+            changed.push(top.to_owned());
+        }
+        changed.sort();
+        changed.dedup();
+        for target in &targets {
+            let naive: Vec<&str> = changed
+                .iter()
+                .map(String::as_str)
+                .filter(|p| target.matches(p))
+                .collect();
+            assert_eq!(covered_paths(target, &changed), naive, "{}", target.spec);
+        }
+    }
+
+    #[test]
+    fn unsorted_input_is_sorted_first() {
+        let targets = plan_targets(&["src/"]);
+        let changed: Vec<String> = ["src/b.rs", "src/a.rs", "src/b.rs"]
+            .map(str::to_owned)
+            .to_vec();
+        let report = evaluate(&targets, &changed, &[], &[]);
+        assert_eq!(report.targets[0].paths, ["src/a.rs", "src/b.rs"]);
+    }
+
+    #[test]
+    fn no_targets_verifies_nothing() {
+        let mut report = evaluate(
+            &[],
+            &diff(&["a.rs"]),
+            &[],
+            &[trailer("c0ffee", "a.rs", "x")],
+        );
+        assert_json_snapshot!(report, @r#"
+            {
+              "verified": false,
+              "passed": true,
+              "targets": [],
+              "problems": [],
+              "contradictions": []
+            }
+            "#);
+        report.require_targets();
+        assert!(!report.passed);
+
+        // Evidence naming targets of a plan that has none is still invalid.
+        let entries = evidence(
+            r#"{"target_coverage": [{"target": "a.rs", "status": "changed", "paths": ["a.rs"]}]}"#,
+        );
+        let report = evaluate(&[], &diff(&["a.rs"]), &entries, &[]);
+        assert!(!report.verified && !report.passed);
+        assert_eq!(report.problems[0].kind, ProblemKind::UnknownTarget);
+    }
+}

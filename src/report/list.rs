@@ -1,0 +1,74 @@
+//! `git baton list`: every run of a repository, one row each, in aligned columns.
+
+use crate::report::status::label;
+use crate::state::RunState;
+
+/// The runs, oldest first, each with whether it is stale; a hint to start one when there are
+/// none.
+pub fn render(runs: &[(&RunState, bool)]) -> String {
+    if runs.is_empty() {
+        return "no runs yet; start one with `git baton run <PLAN>`\n".to_string();
+    }
+    let rows: Vec<[String; 5]> = runs
+        .iter()
+        .map(|(s, stale)| {
+            [
+                s.run_id.clone(),
+                label(s.status, *stale),
+                s.current_stage.clone().unwrap_or_else(|| "-".into()),
+                s.plan.path.clone(),
+                s.created_at
+                    .get(..16)
+                    .unwrap_or(&s.created_at)
+                    .replace('T', " "),
+            ]
+        })
+        .collect();
+    table(["RUN", "STATUS", "STAGE", "PLAN", "CREATED"], rows)
+}
+
+/// Columns padded to their widest cell and two spaces apart, without trailing blanks.
+fn table<const N: usize>(header: [&str; N], rows: Vec<[String; N]>) -> String {
+    let widths: Vec<usize> = (0..N)
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([header[i].chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in std::iter::once(header.map(String::from)).chain(rows) {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_align_on_the_widest_cell_without_trailing_blanks() {
+        let rows = vec![
+            [
+                "a".to_string(),
+                "running (stale)".to_string(),
+                String::new(),
+            ],
+            ["bbbb".to_string(), "review".to_string(), String::new()],
+        ];
+        insta::assert_snapshot!(table(["RUN", "STATUS", "X"], rows), @r"
+        RUN   STATUS           X
+        a     running (stale)
+        bbbb  review
+        ");
+    }
+}

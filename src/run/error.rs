@@ -1,0 +1,303 @@
+//! What can go wrong creating, driving, finishing and inspecting runs.
+//!
+//! Each variant names the run, path or stage involved and keeps its cause; [`RunError::hints`]
+//! gives the next step for the variant, the way git follows an `error:` with `hint:` lines.
+//! Which exit code an error means is the command layer's decision, not this module's.
+
+use std::io;
+use std::path::PathBuf;
+
+use crate::files::io_reason;
+use crate::git::GitError;
+use crate::plan::PlanError;
+use crate::report::status::word;
+use crate::state::RunStatus;
+use crate::state::store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error("cannot {action} {}: {}", .path.display(), io_reason(.source))]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("cannot read plan {}: {}", .path.display(), io_reason(.source))]
+    ReadPlan {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("plan {} is not valid UTF-8", .path.display())]
+    PlanNotUtf8 { path: PathBuf },
+    #[error("cannot read the plan snapshot of run {run} ({}): {}", .path.display(), io_reason(.source))]
+    PlanSnapshot {
+        run: String,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// `what` says which id, as it was recorded: "the RunState's base `…`", "snapshot `…`".
+    #[error("run {run}: {what} is not a commit id")]
+    BadId { run: String, what: String },
+
+    // --- the run's worktree
+    #[error("run {run}: its worktree {worktree} is not a git worktree ({source})")]
+    NotAWorktree {
+        run: String,
+        worktree: String,
+        #[source]
+        source: GitError,
+    },
+    #[error("run {run}: {worktree} is not a worktree registered with this repository")]
+    NotRegistered { run: String, worktree: String },
+    /// A worktree problem found before resuming or finishing.
+    #[error("stale worktree mapping: {0}")]
+    Stale(#[source] Box<RunError>),
+    #[error("stale worktree mapping: run {run}: its worktree {worktree} does not exist")]
+    WorktreeMissing {
+        run: String,
+        worktree: String,
+        branch: String,
+    },
+    #[error(
+        "stale worktree mapping: run {run}: its worktree {worktree} is on {} instead of {branch}",
+        .found.as_ref().map_or("a detached HEAD".to_string(), |b| format!("branch {b}"))
+    )]
+    WrongBranch {
+        run: String,
+        worktree: String,
+        found: Option<String>,
+        branch: String,
+    },
+    #[error(
+        "stale worktree mapping: run {run}: the history of {branch} does not contain the run's base {base}"
+    )]
+    BaseNotInHistory {
+        run: String,
+        branch: String,
+        base: String,
+    },
+
+    // --- creating a run: the plan against the configuration, then the transaction
+    #[error("no pipeline is configured: .baton.yml has no `pipeline`")]
+    NoPipeline,
+    #[error("{plan}:{line}:{column}: plan stage `{stage}` is not in the configured pipeline")]
+    UnknownPlanStage {
+        plan: String,
+        line: usize,
+        column: usize,
+        stage: String,
+        known: Vec<String>,
+    },
+    #[error("{plan}: the plan declares no targets, and .baton.yml sets `require_targets: true`")]
+    NoTargets { plan: String },
+    #[error(
+        "no stage of this run has `gate: coverage`, so the targets of {plan} would never be checked"
+    )]
+    Ungated { plan: String },
+    /// `option` is the command-line option that named the stage.
+    #[error("{option} names stage `{stage}`, which this run does not have")]
+    UnknownRunStage {
+        option: &'static str,
+        stage: String,
+        known: Vec<String>,
+    },
+    #[error("--actor names actor `{actor}`, which is not configured")]
+    UnknownActor { actor: String, known: Vec<String> },
+    #[error("key `{key}` already names run {run} of plan {plan}, with a different plan")]
+    KeyConflict {
+        key: String,
+        run: String,
+        plan: String,
+    },
+    #[error("cannot allocate a run id: too many runs created this second")]
+    NoRunId,
+    #[error("injected failure at step `{step}` (GIT_BATON_FAIL_AT)")]
+    Injected { step: String },
+
+    // --- after the pipeline
+    #[error(
+        "run {run} is {}, not in review: only a run whose stages all succeeded can be finished",
+        word(.status)
+    )]
+    NotInReview { run: String, status: RunStatus },
+    #[error("run {run}: branch {branch} does not exist")]
+    NoBranch { run: String, branch: String },
+    #[error("run {run} is {}, not finished", word(.status))]
+    NotFinished {
+        run: String,
+        status: RunStatus,
+        worktree: String,
+    },
+    #[error("{source}")]
+    WorktreeNotRemoved {
+        run: String,
+        worktree: String,
+        #[source]
+        source: GitError,
+    },
+    #[error("cannot remove {}: {source}", .path.display())]
+    Remove {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("run {run}: {worktree} exists; --recreate-worktree only replaces a missing worktree")]
+    WorktreeExists { run: String, worktree: String },
+    #[error(
+        "run {run}: branch {branch} is gone, so there is nothing to re-create the worktree from"
+    )]
+    BranchGone { run: String, branch: String },
+    #[error("cannot create {}: {source}", .path.display())]
+    CreateDir {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+
+    // --- resuming
+    #[error("run {run} is in {}: there is nothing to resume", word(.status))]
+    NothingToResume { run: String, status: RunStatus },
+    #[error("--actor names stage `{stage}`, but the stage to resume is `{}`", .next.as_deref().unwrap_or("none"))]
+    NotTheResumedStage { stage: String, next: Option<String> },
+
+    // --- the record of attempts
+    #[error("run {run} has no stage `{stage}`")]
+    NoStage {
+        run: String,
+        stage: String,
+        known: Vec<String>,
+    },
+    #[error("run {run} has no attempts yet")]
+    NoAttempts { run: String },
+    #[error(
+        "stage `{stage}` of run {run} has no {}",
+        .n.map_or("any attempts yet".to_string(), |n| format!("attempt {n}"))
+    )]
+    NoAttempt {
+        run: String,
+        stage: String,
+        n: Option<u32>,
+        count: usize,
+    },
+    #[error(
+        "attempt {n} of stage `{stage}` has no snapshot (it is still running, or its snapshot failed)"
+    )]
+    NoSnapshot { stage: String, n: u32 },
+
+    // --- requests to the process driving a run
+    /// `status` as `status` shows it, `(stale)` included.
+    #[error("run {run} is not being driven by any process (status: {status})")]
+    NotDriven { run: String, status: String },
+    #[error("run {run} did not stop within {seconds} seconds; the stop request stays in place")]
+    DidNotStop { run: String, seconds: u64 },
+}
+
+impl RunError {
+    /// What to do next, for this variant.
+    pub fn hints(&self) -> Vec<String> {
+        let repair = |run: &str, worktree: &str| {
+            format!(
+                "`git worktree repair {worktree}` re-links a moved worktree; otherwise move it away \
+                 and run `git baton resume {run} --recreate-worktree`"
+            )
+        };
+        let hint = match self {
+            RunError::Git(err) => err.hint(),
+            RunError::Plan(err) => err.hint.clone(),
+            RunError::Stale(inner) => return inner.hints(),
+            RunError::NotAWorktree { run, worktree, .. }
+            | RunError::NotRegistered { run, worktree } => Some(repair(run, worktree)),
+            RunError::WorktreeMissing { run, branch, .. } => Some(format!(
+                "`git baton resume {run} --recreate-worktree` rebuilds it from branch {branch} and \
+                 the last attempt's snapshot"
+            )),
+            RunError::WrongBranch {
+                worktree, branch, ..
+            } => Some(format!(
+                "put it back on the run's branch with `git -C {worktree} switch {branch}`"
+            )),
+            RunError::BaseNotInHistory { run, branch, .. } => Some(format!(
+                "the branch was rewritten; restore it from `git reflog {branch}`, or remove the \
+                 run with `git baton clean --force {run}`"
+            )),
+            RunError::NoPipeline => Some(
+                "for example:\n\nactors:\n  agent: { command: [my-agent, \"{prompt_file}\"] }\n\
+                 pipeline:\n  - { stage: executor, actor: agent, gate: coverage }"
+                    .into(),
+            ),
+            RunError::UnknownPlanStage { known, .. } => {
+                Some(format!("configured stages: {}", known.join(", ")))
+            }
+            RunError::NoTargets { .. } => {
+                Some("list the paths the work must touch under `targets:`".into())
+            }
+            RunError::Ungated { .. } => Some(
+                "add `gate: coverage` to the stage that does the work in .baton.yml's `pipeline`"
+                    .into(),
+            ),
+            RunError::UnknownRunStage { known, .. } => {
+                Some(format!("the run's stages: {}", known.join(", ")))
+            }
+            RunError::UnknownActor { known, .. } => {
+                Some(format!("configured actors: {}", known.join(", ")))
+            }
+            RunError::KeyConflict { .. } => Some(
+                "use another --key for another plan, or the same plan to get that run back".into(),
+            ),
+            RunError::NotInReview { run, .. } => Some(format!("see `git baton status {run}`")),
+            RunError::NotFinished { run, worktree, .. } => Some(format!(
+                "`git baton clean --force {run}` removes it anyway, with any uncommitted work in \
+                 {worktree}"
+            )),
+            RunError::WorktreeNotRemoved {
+                run,
+                worktree,
+                source,
+            } => {
+                let mut hints: Vec<String> = source.hint().into_iter().collect();
+                hints.push(format!(
+                    "{worktree} holds uncommitted changes; `git baton clean --force {run}` removes \
+                     them too"
+                ));
+                return hints;
+            }
+            RunError::WorktreeExists { .. } => {
+                Some("move it away first if it is not the run's worktree".into())
+            }
+            RunError::NothingToResume { run, .. }
+            | RunError::NotDriven { run, .. }
+            | RunError::DidNotStop { run, .. } => Some(format!("see `git baton status {run}`")),
+            RunError::NotTheResumedStage { .. } => Some(
+                "the RunState's pipeline is authoritative; only the actor of the stage being \
+                 resumed may change"
+                    .into(),
+            ),
+            RunError::NoStage { known, .. } => Some(format!("its stages: {}", known.join(", "))),
+            RunError::NoAttempt { count, .. } => Some(format!("it has {count} attempt(s)")),
+            RunError::Store(_)
+            | RunError::Io { .. }
+            | RunError::ReadPlan { .. }
+            | RunError::PlanNotUtf8 { .. }
+            | RunError::PlanSnapshot { .. }
+            | RunError::BadId { .. }
+            | RunError::NoRunId
+            | RunError::Injected { .. }
+            | RunError::NoBranch { .. }
+            | RunError::Remove { .. }
+            | RunError::BranchGone { .. }
+            | RunError::CreateDir { .. }
+            | RunError::NoAttempts { .. }
+            | RunError::NoSnapshot { .. } => None,
+        };
+        hint.into_iter().collect()
+    }
+}

@@ -1,0 +1,138 @@
+//! Before a resumed run is driven again: refuse what there is nothing to resume, record the
+//! attempt a crashed driver left open, check the actor the resumed stage may switch to, and
+//! make sure the run's worktree is the one it was (re-creating it only when asked).
+
+use std::fmt;
+use std::path::Path;
+
+use crate::config::Config;
+use crate::git::Repo;
+use crate::state::store::{self, RunLock};
+use crate::state::{RunState, RunStatus, StageStatus};
+
+use super::RunError;
+
+pub struct ResumeOptions<'a> {
+    /// `(stage, actor)`: the actor for the resumed attempt of that stage.
+    pub actor: Option<&'a (String, String)>,
+    /// Re-create a missing worktree from the run's branch and last snapshot.
+    pub recreate_worktree: bool,
+}
+
+/// What preparing the resume did on the way, for the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    /// Processes a crashed attempt's actor left running in the worktree were stopped.
+    StoppedLeftovers(usize),
+    /// The crashed driver's open attempt was recorded as interrupted (crash).
+    RecordedCrash,
+    RecreatedWorktree {
+        worktree: String,
+        branch: String,
+    },
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Note::StoppedLeftovers(n) => write!(
+                f,
+                "stopped {n} process(es) the crashed attempt left running in the worktree"
+            ),
+            Note::RecordedCrash => write!(
+                f,
+                "the previous process driving this run died; its attempt is recorded as interrupted (crash)"
+            ),
+            Note::RecreatedWorktree { worktree, branch } => write!(
+                f,
+                "re-created the worktree {worktree} from {branch} and the last attempt's snapshot"
+            ),
+        }
+    }
+}
+
+/// Prepares a run whose lock the caller holds for [`super::Driver::drive`]. Each note is
+/// passed to `note` as soon as it is true, so that it is shown even if a later check fails.
+pub fn prepare(
+    repo: &Repo,
+    config: &Config,
+    lock: &RunLock,
+    state: &mut RunState,
+    options: &ResumeOptions,
+    note: &mut dyn FnMut(Note),
+) -> Result<(), RunError> {
+    match state.status {
+        RunStatus::Review | RunStatus::Finished => {
+            return Err(RunError::NothingToResume {
+                run: state.run_id.clone(),
+                status: state.status,
+            });
+        }
+        RunStatus::Running => recover_crash(repo, lock, state, note)?,
+        _ => {}
+    }
+    let next = state.next_stage().map(|i| state.stages[i].name.clone());
+    if let Some((stage, actor)) = options.actor {
+        if next.as_deref() != Some(stage.as_str()) {
+            return Err(RunError::NotTheResumedStage {
+                stage: stage.clone(),
+                next,
+            });
+        }
+        if !config.actors.contains_key(actor) {
+            return Err(RunError::UnknownActor {
+                actor: actor.clone(),
+                known: config.actors.keys().cloned().collect(),
+            });
+        }
+    }
+    if options.recreate_worktree && !Path::new(&state.worktree).exists() {
+        super::lifecycle::recreate_worktree(repo, state)?;
+        note(Note::RecreatedWorktree {
+            worktree: state.worktree.clone(),
+            branch: state.branch.clone(),
+        });
+    }
+    super::check_worktree(repo, state)
+}
+
+/// The caller holds the lock, so whoever left the run running is gone. Its work is still in the
+/// worktree: record it as the crashed attempt's snapshot before anything else runs. What the
+/// dead driver's actor left running would keep editing the worktree under the resumed attempt:
+/// stop it first.
+fn recover_crash(
+    repo: &Repo,
+    lock: &RunLock,
+    state: &mut RunState,
+    note: &mut dyn FnMut(Note),
+) -> Result<(), RunError> {
+    if let Some(dir) = state
+        .stages
+        .iter()
+        .find(|s| s.status == StageStatus::Running)
+        .and_then(|s| s.attempts.last())
+        .map(|a| lock.dir().join(&a.dir))
+    {
+        let killed =
+            crate::exec::kill_leftovers(&dir.join(super::ACTOR_PID), Path::new(&state.worktree));
+        if killed > 0 {
+            note(Note::StoppedLeftovers(killed));
+        }
+    }
+    let snapshot =
+        crashed_attempt(state).and_then(|(stage, n)| super::snapshot_for(repo, state, &stage, n));
+    state.record_crash(&store::now(), snapshot);
+    store::save_in(lock.dir(), state)?;
+    note(Note::RecordedCrash);
+    Ok(())
+}
+
+/// The stage and number of the attempt a crash left open.
+fn crashed_attempt(state: &RunState) -> Option<(String, u32)> {
+    let stage = state
+        .stages
+        .iter()
+        .find(|s| s.status == StageStatus::Running)?;
+    let attempt = stage.attempts.last().filter(|a| a.outcome.is_none())?;
+    Some((stage.name.clone(), attempt.n))
+}

@@ -1,0 +1,92 @@
+//! After review: `finish` and its trailers, `verify --head` in CI, `clean`.
+
+use super::*;
+
+/// `finish` commits the rest of the work with a `Baton-Unchanged` trailer per unchanged target;
+/// `verify --head` on the branch then accepts those reasons, as CI would.
+#[test]
+fn finish_writes_trailers_that_verify_head_accepts() {
+    let reason = r#"{"target_coverage": [{"target": "docs/c.md", "status": "unchanged", "reason": "already states the new grading rule in section 3"}]}"#;
+    let partial = Actor::agent("partial")
+        .edit("docs/a.md", "rule: grade A")
+        .edit("docs/b.md", "rule: grade B")
+        .evidence(reason);
+    let repo = repo_running(&[partial], "");
+    let run = repo.baton(["run", "plans/fix.md"]);
+    assert_eq!(run.code, 0, "{run}");
+    let id = run_id(&run);
+    let worktree = repo.path(&format!(".baton/worktrees/{id}"));
+
+    let review = repo.baton(["review", &id]);
+    assert_eq!(review.code, 0, "{review}");
+    assert!(
+        review
+            .stdout
+            .contains("needed no change, because: already states the new grading rule"),
+        "{review}"
+    );
+    assert!(review.stdout.contains("docs/a.md"), "{review}");
+
+    let finish = repo.baton(["finish", &id]);
+    assert_eq!(finish.code, 0, "{finish}");
+    assert!(
+        finish.stdout.contains("1 unchanged reason(s) as trailers"),
+        "{finish}"
+    );
+    assert!(!worktree.exists(), "a clean worktree is removed:\n{finish}");
+    assert_eq!(status(&repo, &id)["status"], "finished");
+    let message = repo.git(["log", "-1", "--format=%B", &format!("baton/{id}")]);
+    assert!(message.contains(&format!("Baton-Run: {id}")), "{message}");
+    assert!(
+        message.contains(
+            "Baton-Unchanged: docs/c.md: already states the new grading rule in section 3"
+        ),
+        "{message}"
+    );
+    assert_eq!(
+        repo.git(["status", "--porcelain"]),
+        "",
+        "the main worktree is untouched"
+    );
+
+    let gate =
+        repo.baton(format!("verify plans/fix.md --base main --head baton/{id} --json").split(' '));
+    assert_eq!(gate.code, 0, "{gate}");
+    let rows = &gate.json()["plans"][0]["coverage"]["targets"];
+    assert_eq!(rows[2]["status"], "unchanged", "{gate}");
+    assert_eq!(rows[2]["reason_source"]["kind"], "trailer", "{gate}");
+
+    // A finished run can be cleaned; its branch stays.
+    let clean = repo.baton(["clean", &id]);
+    assert_eq!(clean.code, 0, "{clean}");
+    assert!(!run_dir(&repo, &id).exists());
+    assert!(branches(&repo).contains(&format!("baton/{id}")));
+    assert_eq!(
+        repo.git(["for-each-ref", &format!("refs/baton/runs/{id}/")]),
+        ""
+    );
+    let doctor = repo.baton(["doctor"]);
+    assert_eq!(
+        doctor.code, 0,
+        "the kept branch of a cleaned run is not a problem: {doctor}"
+    );
+}
+
+/// `clean` refuses an unfinished run unless forced, since its worktree may hold the only copy.
+#[test]
+fn clean_refuses_an_unfinished_run_without_force() {
+    let repo = standard_repo(&[]);
+    let run = repo.baton(["run", "plans/fix.md", "--stop-after", "executor"]);
+    let id = run_id(&run);
+    let refused = repo.baton(["clean", &id]);
+    assert_eq!(refused.code, 2, "{refused}");
+    assert!(refused.stderr.contains("not finished"), "{refused}");
+    assert!(run_dir(&repo, &id).exists());
+    let forced = repo.baton(["clean", "--force", &id]);
+    assert_eq!(forced.code, 0, "{forced}");
+    assert!(!repo.path(&format!(".baton/worktrees/{id}")).exists());
+    assert_eq!(
+        repo.baton(["list"]).stdout.trim(),
+        "no runs yet; start one with `git baton run <PLAN>`"
+    );
+}

@@ -1,0 +1,273 @@
+//! The gate in a run: the incident design §1 describes, and the coverage rules end to end.
+
+use super::*;
+
+/// Design §1: three documents to fix; the first agent edits one and hits a rate limit; the
+/// resumed agent changes nothing and exits 0. git-baton blocks it and names the two documents
+/// nobody touched; a diligent agent fixes one and gives a reason for the other, and only then
+/// does the run reach review — with the reason in the result.
+#[test]
+fn the_incident_rate_limit_then_a_lazy_resume_is_blocked() {
+    let partial = Actor::agent("partial")
+        .edit("docs/a.md", "rule: grade A")
+        .warn("You have hit your usage limit.")
+        .exit("75")
+        .set("rate_limit: { exit_codes: [75] }");
+    let lazy = Actor::agent("lazy").say("The documents already state the rule. Done.");
+    let reason = "already states the new grading rule in section 3";
+    let evidence = format!(
+        r#"{{"target_coverage": [{{"target": "docs/c.md", "status": "unchanged", "reason": "{reason}"}}]}}"#
+    );
+    let diligent = Actor::agent("diligent")
+        .edit("docs/b.md", "rule: grade B")
+        .evidence(&evidence);
+    let out = scratch();
+    let reporter_prompt = outside(&out, "reporter-prompt.md");
+    let copy = format!("cat \"$BATON_PROMPT_FILE\" > {}", reporter_prompt.display());
+    let repo = repo_running(
+        &[partial, lazy, diligent, Actor::shell("writer", &copy)],
+        "",
+    );
+    let base = base(&repo);
+
+    let run = repo.baton(["run", "plans/fix.md"]);
+    let id = run_id(&run);
+    assert_eq!(run.code, 1, "{run}");
+    assert_eq!(status(&repo, &id)["status"], "rate_limited");
+
+    let lazy_run = repo.baton(["resume", &id, "--actor", "executor=lazy"]);
+    assert_eq!(lazy_run.code, 1, "{lazy_run}");
+    assert_snapshot!(shown(&lazy_run, &id, &base), @r#"
+        exit: 1
+        --- stdout
+        The documents already state the rule. Done.
+        --- stderr
+        run <ID>
+
+        run <ID>: blocked
+          plan      plans/fix.md (fix) — Fix the grading documents
+          base      <BASE> (HEAD)
+          branch    baton/<ID>
+          worktree  $TMP/repo/.baton/worktrees/<ID>
+          current   executor
+
+          STAGE      STATUS       ACTOR      ATTEMPTS   DURATION       TOKENS      COST
+          executor   blocked      lazy              2      <DUR>            -         -
+            #1 partial rate_limited
+            #2 lazy blocked, resumed
+          reporter   pending      writer            0          -            -         -
+
+          last error: blocked in stage executor
+            coverage gate: 2 of 3 targets uncovered: docs/b.md, docs/c.md
+
+          coverage: failed
+            changed    docs/a.md  docs/a.md
+            uncovered  docs/b.md  no change and no reason
+            uncovered  docs/c.md  no change and no reason
+
+          next: git baton resume <ID>   (the stage re-runs; it must change or give a reason for every uncovered target)
+        "#);
+    let state = status(&repo, &id);
+    assert_eq!(state["status"], "blocked");
+    assert_eq!(state["error"]["kind"], "blocked");
+    assert_eq!(
+        state["error"]["message"],
+        "coverage gate: 2 of 3 targets uncovered: docs/b.md, docs/c.md"
+    );
+    assert_eq!(state["coverage"]["passed"], false);
+    assert_eq!(
+        coverage_rows(&state),
+        [
+            "docs/a.md changed",
+            "docs/b.md uncovered",
+            "docs/c.md uncovered"
+        ]
+    );
+    assert!(attempts(&state, "reporter").is_empty(), "never reported");
+
+    let done = repo.baton(["resume", &id, "--actor", "executor=diligent"]);
+    assert_eq!(done.code, 0, "{done}");
+    let state = status(&repo, &id);
+    assert_eq!(state["status"], "review");
+    assert_eq!(
+        attempt_field(&state, "executor", "actor"),
+        ["partial", "lazy", "diligent"]
+    );
+    assert_eq!(
+        attempt_field(&state, "executor", "outcome"),
+        ["rate_limited", "blocked", "succeeded"]
+    );
+    assert_eq!(
+        attempt_field(&state, "executor", "resumed"),
+        [false, true, true]
+    );
+    assert_eq!(
+        coverage_rows(&state),
+        [
+            "docs/a.md changed",
+            "docs/b.md changed",
+            "docs/c.md unchanged"
+        ]
+    );
+    let result: Value =
+        serde_json::from_str(&text(&run_dir(&repo, &id).join("result.json"))).unwrap();
+    assert_eq!(result["coverage"]["targets"][2]["reason"], reason);
+    assert!(text(&run_dir(&repo, &id).join("result.md")).contains(reason));
+    // The reviewer's actor sees the reason too.
+    let reporter_prompt = text(&reporter_prompt);
+    assert!(reporter_prompt.contains(reason), "{reporter_prompt}");
+
+    let human = repo.baton(["status", &id]);
+    assert_snapshot!(shown(&human, &id, &base), @r#"
+        exit: 0
+        --- stdout
+        run <ID>: review
+          plan      plans/fix.md (fix) — Fix the grading documents
+          base      <BASE> (HEAD)
+          branch    baton/<ID>
+          worktree  $TMP/repo/.baton/worktrees/<ID>
+
+          STAGE      STATUS       ACTOR      ATTEMPTS   DURATION       TOKENS      COST
+          executor   succeeded    diligent          3      <DUR>            -         -
+            #1 partial rate_limited
+            #2 lazy blocked, resumed
+            #3 diligent succeeded, resumed
+          reporter   succeeded    writer            1      <DUR>            -         -
+
+          coverage: passed
+            changed    docs/a.md  docs/a.md
+            changed    docs/b.md  docs/b.md
+            unchanged  docs/c.md  because: already states the new grading rule in section 3
+
+          next: git baton review <ID>, then `git baton finish <ID>` and merge branch baton/<ID>
+        "#);
+}
+
+/// Runs the plan with executor `actor` and returns the final state.
+fn run_with(repo: &TestRepo, actor: &str) -> (Run, Value) {
+    let run = repo.baton([
+        "run",
+        "plans/fix.md",
+        "--actor",
+        &format!("executor={actor}"),
+    ]);
+    let id = run_id(&run);
+    let state = status(repo, &id);
+    (run, state)
+}
+
+#[test]
+fn the_gate_blocks_bad_evidence_and_passes_complete_work() {
+    let with_evidence = |name: &str, evidence: &str| {
+        let ab = Actor::agent(name)
+            .edit("docs/a.md", "a")
+            .edit("docs/b.md", "b");
+        ab.evidence(evidence)
+    };
+    let good = "the grading rule in this document is already the new one";
+    let unchanged = |target: &str| {
+        format!(r#"{{"target": "{target}", "status": "unchanged", "reason": "{good}"}}"#)
+    };
+    let c = unchanged("docs/c.md");
+    let ab = "echo a >> docs/a.md && echo b >> docs/b.md";
+    let actors = vec![
+        with_evidence(
+            "claims",
+            r#"{"target_coverage": [{"target": "docs/c.md", "status": "changed", "paths": ["docs/c.md"]}]}"#,
+        ),
+        with_evidence(
+            "placeholder",
+            r#"{"target_coverage": [{"target": "docs/c.md", "status": "unchanged", "reason": "n/a"}]}"#,
+        ),
+        with_evidence(
+            "duplicate",
+            &format!(r#"{{"target_coverage": [{c}, {c}]}}"#),
+        ),
+        Actor::agent("unknown").edit_all().evidence(&format!(
+            r#"{{"target_coverage": [{}]}}"#,
+            unchanged("docs/d.md")
+        )),
+        with_evidence("broken", "{not json"),
+        with_evidence("reasoned", &format!(r#"{{"target_coverage": [{c}]}}"#)),
+        Actor::shell("deleter", &format!("{ab} && rm docs/c.md")),
+        Actor::shell(
+            "committer",
+            &format!("{ab} && echo c >> docs/c.md && git add -A && git commit -qm work"),
+        ),
+        Actor::shell(
+            "renamer",
+            &format!("{ab} && git mv docs/c.md docs/c-renamed.md"),
+        ),
+    ];
+    let repo = standard_repo(&actors);
+    let mut blocked = String::new();
+    for actor in ["claims", "placeholder", "duplicate", "unknown", "broken"] {
+        let (run, state) = run_with(&repo, actor);
+        assert_eq!(run.code, 1, "{actor}: {run}");
+        assert_eq!(state["status"], "blocked", "{actor}");
+        assert_eq!(attempt_field(&state, "executor", "outcome"), ["blocked"]);
+        assert!(attempts(&state, "reporter").is_empty(), "{actor}");
+        blocked.push_str(&format!(
+            "{actor}: {}\n",
+            state["error"]["message"].as_str().unwrap()
+        ));
+    }
+    assert_snapshot!(blocked, @r#"
+        claims: coverage gate: 1 of 3 targets uncovered: docs/c.md; attempts/executor-1/evidence.json: entry 0: claims "docs/c.md" changed for target "docs/c.md", but the diff does not change it
+        placeholder: coverage gate: 1 of 3 targets uncovered: docs/c.md; attempts/executor-1/evidence.json: entry 0: reason "n/a" for target "docs/c.md" is a placeholder: give a specific reason why it needed no change
+        duplicate: attempts/executor-1/evidence.json: entry 1: second entry for target "docs/c.md" (the first is attempts/executor-1/evidence.json: entry 0); give one entry per target
+        unknown: attempts/executor-1/evidence.json: entry 0: target "docs/d.md" is not declared by the plan; did you mean "docs/a.md"?
+        broken: invalid evidence: attempts/executor-1/evidence.json:1:2: key must be a string
+        "#);
+
+    for actor in ["worker", "reasoned", "deleter", "committer", "renamer"] {
+        let (run, state) = run_with(&repo, actor);
+        assert_eq!(run.code, 0, "{actor}: {run}");
+        assert_eq!(state["status"], "review", "{actor}");
+        assert_eq!(state["coverage"]["passed"], true, "{actor}");
+        let c = &state["coverage"]["targets"][2];
+        match actor {
+            "reasoned" => {
+                assert_eq!(c["status"], "unchanged");
+                assert_eq!(c["reason"], good);
+            }
+            _ => {
+                assert_eq!(c["status"], "changed", "{actor}: {c:#}");
+                assert_eq!(c["paths"], serde_json::json!(["docs/c.md"]), "{actor}");
+            }
+        }
+    }
+}
+
+/// `coverage: resume`: a fresh attempt is not gated (a first attempt that changes nothing
+/// succeeds), but its report is recorded so the uncovered targets stay visible; every resumed
+/// attempt is gated.
+#[test]
+fn coverage_resume_gates_only_resumed_attempts() {
+    let lazy = Actor::agent("lazy").say("nothing to do");
+    let failing = Actor::agent("failing").exit("1");
+    let repo = repo_running(&[lazy, failing], "coverage: resume\n");
+    let run = repo.baton(["run", "plans/fix.md"]);
+    assert_eq!(run.code, 0, "{run}");
+    let state = status(&repo, &run_id(&run));
+    assert_eq!(state["status"], "review");
+    assert_eq!(state["policy"]["coverage"], "resume");
+    let report = &attempts(&state, "executor")[0]["coverage"];
+    assert_eq!(report["passed"], false, "recorded, not enforced: {report}");
+    assert_eq!(state["coverage"]["targets"][0]["status"], "uncovered");
+    let shown = repo.baton(["status", state["run_id"].as_str().unwrap()]);
+    assert!(shown.stdout.contains("coverage: failed"), "{shown}");
+
+    let run = repo.baton(["run", "plans/fix.md", "--actor", "executor=failing"]);
+    assert_eq!(run.code, 1, "{run}");
+    let id = run_id(&run);
+    assert_eq!(status(&repo, &id)["status"], "failed");
+    let resumed = repo.baton(["resume", &id, "--actor", "executor=lazy"]);
+    assert_eq!(resumed.code, 1, "{resumed}");
+    let state = status(&repo, &id);
+    assert_eq!(state["status"], "blocked");
+    assert_eq!(
+        state["error"]["message"],
+        "coverage gate: 3 of 3 targets uncovered: docs/a.md, docs/b.md, docs/c.md"
+    );
+}

@@ -1,0 +1,77 @@
+//! A fixture builder: a repository with files, plans and a `.baton.yml` in one expression,
+//! committed as `base` on `main` (and, for the gate's tests, with a branch checked out).
+
+use super::TestRepo;
+
+/// The files of a repository to be; [`Fixture::commit`] or [`Fixture::on_feature`] make it.
+#[must_use]
+pub struct Fixture {
+    files: Vec<(String, String)>,
+}
+
+impl TestRepo {
+    /// A fixture with no files yet; see [`Fixture`].
+    pub fn with() -> Fixture {
+        Fixture { files: Vec::new() }
+    }
+}
+
+impl Fixture {
+    pub fn file(mut self, path: &str, content: &str) -> Fixture {
+        self.files.push((path.to_owned(), content.to_owned()));
+        self
+    }
+
+    pub fn files(self, files: &[(&str, &str)]) -> Fixture {
+        files
+            .iter()
+            .fold(self, |fixture, (path, content)| fixture.file(path, content))
+    }
+
+    /// Small files whose content is their name without the directory and extension:
+    /// `docs/a.md` holds `a\n`.
+    pub fn named(self, paths: &[&str]) -> Fixture {
+        paths.iter().fold(self, |fixture, path| {
+            let stem = path.rsplit('/').next().unwrap_or(path);
+            let stem = stem.split('.').next().unwrap_or(stem);
+            fixture.file(path, &format!("{stem}\n"))
+        })
+    }
+
+    /// A plan at `path` with `title` and `targets`; see [`plan_text`].
+    pub fn plan(self, path: &str, title: &str, targets: &[&str]) -> Fixture {
+        self.file(path, &plan_text(title, targets))
+    }
+
+    /// `.baton.yml`.
+    pub fn config(self, yaml: &str) -> Fixture {
+        self.file(".baton.yml", yaml)
+    }
+
+    /// The repository with the files committed as `base` on `main`.
+    pub fn commit(self) -> TestRepo {
+        let repo = TestRepo::new();
+        for (path, content) in &self.files {
+            repo.write(path, content);
+        }
+        repo.commit_all("base");
+        repo
+    }
+
+    /// The repository with the files committed on `main` and a new branch `feature` checked out.
+    pub fn on_feature(self) -> TestRepo {
+        let repo = self.commit();
+        repo.git(["checkout", "-q", "-b", "feature"]);
+        repo
+    }
+}
+
+/// Plan text with a title on line 2 and one target per line from line 4 on.
+pub fn plan_text(title: &str, targets: &[&str]) -> String {
+    let mut text = format!("---\ntitle: {title}\ntargets:\n");
+    for target in targets {
+        text.push_str(&format!("  - \"{target}\"\n"));
+    }
+    text.push_str("---\n# The work\n\nDo it.\n");
+    text
+}

@@ -1,0 +1,56 @@
+//! End-to-end tests of `git baton verify`, the coverage gate: real repositories in temporary
+//! directories, the real binary, and one snapshot of exit code, stdout and stderr per run.
+//!
+//! Commit ids are deterministic (the harness pins names and dates) but change whenever a test's
+//! history does, so snapshots show them by name (`<fork>`, `<trailer>`) via [`named`]. A run
+//! whose output differs from an earlier snapshot only in a known part is checked against that
+//! snapshot with [`assert_same`] instead of repeating it.
+
+use std::path::Path;
+
+use insta::assert_snapshot;
+use serde_json::json;
+
+use crate::support::{Run, TestRepo, plan_text as plan};
+
+mod bad_input;
+mod discovery;
+mod evidence;
+mod formats;
+mod range;
+mod rule;
+mod worktree;
+
+/// The run with the commit ids of `revs` (full, 12- and 7-character forms) replaced by names.
+fn named(run: Run, repo: &TestRepo, revs: &[(&str, &str)]) -> Run {
+    let mut run = run;
+    for (rev, name) in revs {
+        let id = repo.git(["rev-parse", &format!("{rev}^{{commit}}")]);
+        let id = id.trim();
+        for len in [40, 12, 7] {
+            run = run.replace(&id[..len], name);
+        }
+    }
+    run
+}
+
+/// `git baton verify ARGS`, with the arguments written as a command line (none has a space).
+fn verify(repo: &TestRepo, args: &str) -> Run {
+    repo.baton(["verify"].into_iter().chain(args.split_whitespace()))
+}
+
+/// [`verify`] shown for a snapshot, with the commit `main` names shown as `<main>`.
+fn gate(repo: &TestRepo, args: &str) -> String {
+    named(verify(repo, args), repo, &[("main", "<main>")]).to_string()
+}
+
+/// Asserts that `actual` is `earlier` (an output already checked against a snapshot) with each
+/// `(from, to)` replaced: the same verdict reached another way, without a second copy of it.
+#[track_caller]
+fn assert_same(actual: &str, earlier: &str, edits: &[(&str, &str)]) {
+    let expected = edits.iter().fold(earlier.to_owned(), |text, (from, to)| {
+        assert!(text.contains(from), "{from:?} is not in:\n{text}");
+        text.replace(from, to)
+    });
+    assert_eq!(actual, expected);
+}
