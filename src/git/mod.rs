@@ -27,6 +27,7 @@ use gix::bstr::ByteSlice;
 
 pub use command::{LOCAL_ENV_VARS, local_env_vars};
 pub use id::{BadCommitId, CommitId};
+pub use index::IndexError;
 pub use snapshot::Identity;
 pub use status::{DiffEngine, Scope};
 
@@ -61,6 +62,8 @@ pub enum GitError {
     },
     #[error(transparent)]
     Command(Box<CommandFailed>),
+    #[error(transparent)]
+    Index(#[from] index::IndexError),
     #[error("the {engine} diff engine cannot diff this repository: {why}")]
     EngineUnsupported { engine: DiffEngine, why: String },
 }

@@ -25,6 +25,7 @@ use gix::bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::Flags;
 use gix::objs::tree::EntryKind;
 
+use super::index::IndexError;
 use super::tree::{IndexVsBase, Leaf, Trees, index_leaf};
 #[cfg(unix)]
 use super::walk::{self, Walker};
@@ -171,15 +172,15 @@ pub(super) fn worktree_changes(
             _ => None,
         };
         let partial = scoped.is_some();
-        let (mut index, mut decoded, mut verification) = match scoped {
+        let mut loaded = match scoped {
             Some(loaded) => loaded,
             None => super::index::load(repo)?,
         };
-        super::sparse::prepare(repo, workdir, &mut index)?;
+        super::sparse::prepare(repo, workdir, &mut loaded.index)?;
         let mut changed = None;
         if walkable {
             #[cfg(unix)]
-            match walked_changes(repo, workdir, base_tree, scope, &prefixes, &index) {
+            match walked_changes(repo, workdir, base_tree, scope, &prefixes, &loaded.index) {
                 Ok(paths) => changed = Some(paths),
                 Err(Fallback::Error(err)) => return Err(err),
                 Err(Fallback::Unsupported(why)) if engine == DiffEngine::Walk => {
@@ -192,20 +193,20 @@ pub(super) fn worktree_changes(
             Some(changed) => changed,
             None => {
                 if partial {
-                    (index, decoded, verification) = super::index::load(repo)?;
-                    super::sparse::prepare(repo, workdir, &mut index)?;
+                    loaded = super::index::load(repo)?;
+                    super::sparse::prepare(repo, workdir, &mut loaded.index)?;
                 }
-                gix_status_changes(repo, workdir, base_tree, scope, &prefixes, &index)?
+                gix_status_changes(repo, workdir, base_tree, scope, &prefixes, &loaded.index)?
             }
         };
-        if verification.finish(&decoded)? {
+        if loaded.finish()? {
             return Ok(changed);
         }
     }
-    Err(GitError::op(
-        "read the index",
-        "it was replaced by another process three times while being read; try again",
-    ))
+    Err(IndexError::Unstable {
+        path: repo.index_path(),
+    }
+    .into())
 }
 
 #[cfg(unix)]
