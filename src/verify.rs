@@ -105,6 +105,9 @@ pub struct PlanResult {
 
 pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError> {
     let repo = Repo::discover(cwd)?;
+    if options.head.is_none() {
+        repo.prepare_worktree_diff();
+    }
     let workdir = repo.workdir()?.to_path_buf();
     let config = crate::config::load(&workdir)?;
 

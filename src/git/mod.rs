@@ -125,6 +125,8 @@ pub type Result<T, E = GitError> = std::result::Result<T, E>;
 /// A repository opened at one of its worktrees.
 pub struct Repo {
     repo: gix::Repository,
+    /// The index check [`Repo::prepare_worktree_diff`] started, for the next worktree diff.
+    index_check: std::cell::RefCell<Option<index::Verification>>,
 }
 
 impl Repo {
@@ -139,7 +141,24 @@ impl Repo {
             let path = repo.workdir().unwrap_or(repo.git_dir()).to_path_buf();
             return Err(GitError::DubiousOwnership { path });
         }
-        Ok(Repo { repo })
+        Ok(Repo::new(repo))
+    }
+
+    fn new(repo: gix::Repository) -> Repo {
+        Repo {
+            repo,
+            index_check: Default::default(),
+        }
+    }
+
+    /// Says that a worktree diff is coming, so that the check of the index's checksum, which
+    /// the diff waits for, can start now on another thread and overlap whatever the caller does
+    /// first (resolving revisions, reading plans). Without this, it starts with the diff.
+    pub fn prepare_worktree_diff(&self) {
+        let mut check = self.index_check.borrow_mut();
+        if check.is_none() {
+            *check = Some(index::start(&self.repo));
+        }
     }
 
     /// The repository of the worktree containing `dir`, a worktree git-baton names itself (a
@@ -184,7 +203,7 @@ impl Repo {
             let path = repo.workdir().unwrap_or(repo.git_dir()).to_path_buf();
             return Err(GitError::DubiousOwnership { path });
         }
-        Ok(Repo { repo })
+        Ok(Repo::new(repo))
     }
 
     /// The top of the worktree this repository was opened at.
@@ -325,7 +344,8 @@ impl Repo {
         engine: DiffEngine,
     ) -> Result<Vec<String>> {
         let tree = self.tree_of(base)?;
-        status::worktree_changes(&self.repo, tree, scope, engine)
+        let started = self.index_check.borrow_mut().take();
+        status::worktree_changes(&self.repo, tree, scope, engine, started)
     }
 
     /// The contents of `path` in `commit`, or `None` when it is not a file there.

@@ -150,6 +150,7 @@ pub(super) fn worktree_changes(
     base_tree: ObjectId,
     scope: &Scope,
     engine: DiffEngine,
+    mut started: Option<super::index::Verification>,
 ) -> Result<Vec<String>> {
     let workdir = repo.workdir().ok_or_else(|| GitError::Bare {
         path: repo.git_dir().display().to_string(),
@@ -168,13 +169,15 @@ pub(super) fn worktree_changes(
     // the meantime, the diff is computed again from the new one.
     for _ in 0..3 {
         let scoped = match scope {
-            Scope::Prefixes(list) if walkable => super::index::load_scoped(repo, list)?,
+            Scope::Prefixes(list) if walkable => {
+                super::index::load_scoped(repo, list, started.take())?
+            }
             _ => None,
         };
         let partial = scoped.is_some();
         let mut loaded = match scoped {
             Some(loaded) => loaded,
-            None => super::index::load(repo)?,
+            None => super::index::load(repo, started.take())?,
         };
         super::sparse::prepare(repo, workdir, &mut loaded.index)?;
         let mut changed = None;
@@ -193,7 +196,7 @@ pub(super) fn worktree_changes(
             Some(changed) => changed,
             None => {
                 if partial {
-                    loaded = super::index::load(repo)?;
+                    loaded = super::index::load(repo, None)?;
                     super::sparse::prepare(repo, workdir, &mut loaded.index)?;
                 }
                 gix_status_changes(repo, workdir, base_tree, scope, &prefixes, &loaded.index)?

@@ -19,7 +19,8 @@ use std::path::PathBuf;
 
 use gix::ObjectId;
 
-use verify::{Seen, Verification};
+use verify::Seen;
+pub(in crate::git) use verify::Verification;
 
 /// What reading the index can fail with; each names the index file.
 #[derive(Debug, thiserror::Error)]
@@ -75,14 +76,19 @@ impl Loaded {
     }
 }
 
-fn start(repo: &gix::Repository) -> Verification {
+/// Starts verifying the index of `repo` on another thread, for a [`load`] or [`load_scoped`]
+/// to come.
+pub(super) fn start(repo: &gix::Repository) -> Verification {
     Verification::start(repo.index_path(), repo.object_hash(), repo.git_dir())
 }
 
 /// Decodes the whole index of `repo` (an empty one if there is none) without verifying its
-/// checksum, and starts verifying it on another thread.
-pub(super) fn load(repo: &gix::Repository) -> Result<Loaded, IndexError> {
-    let verification = start(repo);
+/// checksum, which `started` (or a new thread) verifies.
+pub(super) fn load(
+    repo: &gix::Repository,
+    started: Option<Verification>,
+) -> Result<Loaded, IndexError> {
+    let verification = started.unwrap_or_else(|| start(repo));
     let path = repo.index_path();
     let index =
         gix::index::File::at_or_default(&path, repo.object_hash(), true, Default::default())
@@ -112,10 +118,11 @@ pub(super) fn load(repo: &gix::Repository) -> Result<Loaded, IndexError> {
 pub(super) fn load_scoped(
     repo: &gix::Repository,
     prefixes: &[String],
+    started: Option<Verification>,
 ) -> Result<Option<Loaded>, IndexError> {
     let path = repo.index_path();
     let kind = repo.object_hash();
-    let verification = start(repo);
+    let verification = started.unwrap_or_else(|| start(repo));
     let file = match std::fs::File::open(&path) {
         Ok(file) => file,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
@@ -136,6 +143,8 @@ pub(super) fn load_scoped(
             checksum,
             verification,
         })),
+        // The caller's full load verifies again: the verification is dropped with its thread
+        // detached, which only costs the time it still runs.
         Ok(None) => Ok(None),
         Err(err) => {
             verification.seen()?;

@@ -26,13 +26,13 @@ pub(super) enum Seen {
 }
 
 /// The pending check of an index file.
-pub(super) struct Verification {
+pub(in crate::git) struct Verification {
     thread: JoinHandle<Result<Seen, IndexError>>,
 }
 
 impl Verification {
     /// Starts verifying the index at `path` (of the repository whose git directory is `git_dir`).
-    pub fn start(path: PathBuf, kind: gix::hash::Kind, git_dir: &Path) -> Verification {
+    pub(super) fn start(path: PathBuf, kind: gix::hash::Kind, git_dir: &Path) -> Verification {
         // A split index keeps most entries in a shared file the trailer does not cover; there
         // this thread does gix's full, verifying load instead of hashing one file.
         let split = has_shared_index(git_dir);
@@ -47,7 +47,7 @@ impl Verification {
     }
 
     /// What the thread found, once it is done.
-    pub fn seen(self) -> Result<Seen, IndexError> {
+    pub(super) fn seen(self) -> Result<Seen, IndexError> {
         self.thread
             .join()
             .unwrap_or_else(|_| Err(IndexError::VerifierPanicked))
