@@ -88,7 +88,9 @@ impl Repo {
                 .map_err(|err| classify_open_error(dir, err))?
                 .to_thread_local();
         // gix applies GIT_WORK_TREE, GIT_INDEX_FILE… to any repository it opens by path, but not
-        // to a linked worktree it opens through the main repository's registry of them.
+        // to a linked worktree it opens through the main repository's registry of them. (A main
+        // worktree found here keeps them: gix offers no way to open one without; runs' worktrees
+        // are always linked ones.)
         let repo = if found.kind() == gix::repository::Kind::LinkedWorkTree {
             let open = |err: &dyn std::fmt::Display| GitError::Open {
                 path: dir.to_path_buf(),
