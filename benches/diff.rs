@@ -231,6 +231,7 @@ fn verify_options(plan: &str, head: Option<&str>) -> git_baton::verify::Options 
         head: head.map(str::to_string),
         evidence: vec![PathBuf::from(EVIDENCE)],
         require_targets: false,
+        allow_plan_changes: false,
     }
 }
 

@@ -35,6 +35,8 @@ pub struct Config {
     pub prompts: Prompts,
     /// Refuse to run a plan that declares no targets (its work could never be verified).
     pub require_targets: bool,
+    /// Bytes of each of an attempt's output streams kept in its log (head and tail).
+    pub log_limit: u64,
     /// The files the configuration came from, for messages.
     pub sources: Vec<String>,
     /// Where each stage's `actor:` was written (file, line, column), for errors found later.
@@ -51,6 +53,7 @@ impl Default for Config {
             worktree_root: DEFAULT_WORKTREE_ROOT.into(),
             prompts: Prompts::default(),
             require_targets: false,
+            log_limit: crate::exec::DEFAULT_LOG_LIMIT,
             sources: Vec::new(),
             pipeline_spans: BTreeMap::new(),
         }
@@ -124,6 +127,7 @@ struct RawFile {
     worktree_root: Option<String>,
     prompts: Option<RawPrompts>,
     require_targets: Option<bool>,
+    log_limit: Option<Spanned<SizeValue>>,
 }
 
 #[derive(Deserialize)]
@@ -156,6 +160,14 @@ enum StdinMode {
 #[serde(untagged)]
 enum TimeoutValue {
     Seconds(u64),
+    Text(String),
+}
+
+/// A size: bytes, or a number with a binary unit (`512KiB`, `8MiB`).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum SizeValue {
+    Bytes(u64),
     Text(String),
 }
 
@@ -222,6 +234,15 @@ pub fn parse(file: &str, text: &str) -> Result<Config, ConfigError> {
     Ok(config)
 }
 
+/// The repository's configuration as committed, from its text alone: no user overlay, no prompt
+/// files read, and no check that needs either (a pipeline's actors may be defined by the user).
+/// For the gate, which reads it from a commit it trusts rather than from the worktree.
+pub fn parse_committed(file: &str, text: &str) -> Result<Config, ConfigError> {
+    let mut config = Config::default();
+    apply(&mut config, file, text, false)?;
+    Ok(config)
+}
+
 /// Layers one file over `config`. The user file may only add or replace actors: the pipeline
 /// and the gate policy belong to the repository, so every clone gates the same way.
 fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), ConfigError> {
@@ -246,6 +267,7 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
             ("worktree_root", raw.worktree_root.is_some()),
             ("prompts", raw.prompts.is_some()),
             ("require_targets", raw.require_targets.is_some()),
+            ("log_limit", raw.log_limit.is_some()),
         ];
         if let Some((key, _)) = repo_only.iter().find(|(_, set)| *set) {
             return Err(invalid(
@@ -259,9 +281,14 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
         }
     }
     if let Some(dir) = raw.plans_dir {
-        let trimmed = dir.value.trim_matches('/');
-        if trimmed.is_empty() || dir.value.starts_with('/') || trimmed.split('/').any(|c| c == "..")
-        {
+        // `./plans`, `plans/` and `plans//` name one directory; written differently, they must not
+        // make discovery look for a prefix that no path has.
+        let normalized: Vec<&str> = dir
+            .value
+            .split('/')
+            .filter(|c| !c.is_empty() && *c != ".")
+            .collect();
+        if normalized.is_empty() || dir.value.starts_with('/') || normalized.contains(&"..") {
             return Err(invalid(
                 dir.referenced.line(),
                 dir.referenced.column(),
@@ -272,7 +299,7 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
                 Some("for example `plans_dir: plans`".into()),
             ));
         }
-        config.plans_dir = trimmed.to_string();
+        config.plans_dir = normalized.join("/");
     }
     if let Some(root) = raw.worktree_root {
         config.worktree_root = root;
@@ -282,6 +309,19 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
     }
     if let Some(require) = raw.require_targets {
         config.require_targets = require;
+    }
+    if let Some(limit) = raw.log_limit {
+        config.log_limit = parse_size(&limit.value).ok_or_else(|| {
+            invalid(
+                limit.referenced.line(),
+                limit.referenced.column(),
+                "`log_limit` must be a size greater than zero".into(),
+                Some(
+                    "use bytes (`8388608`) or a number with a unit: `512KiB`, `8MiB`, `1GiB`"
+                        .into(),
+                ),
+            )
+        })?;
     }
     for (name, actor) in raw.actors.unwrap_or_default() {
         let (line, column) = (actor.referenced.line(), actor.referenced.column());
@@ -494,6 +534,30 @@ fn parse_timeout(value: &TimeoutValue) -> Option<Duration> {
     (secs > 0).then(|| Duration::from_secs(secs))
 }
 
+/// Bytes, like [`parse_timeout`] with binary units (`K`/`KiB`, `M`/`MiB`, `G`/`GiB`).
+fn parse_size(value: &SizeValue) -> Option<u64> {
+    let bytes = match value {
+        SizeValue::Bytes(n) => *n,
+        SizeValue::Text(text) => {
+            let text = text.trim();
+            let (number, unit) = text.split_at(
+                text.find(|c: char| !c.is_ascii_digit())
+                    .unwrap_or(text.len()),
+            );
+            let n: u64 = number.parse().ok()?;
+            let shift = match unit.trim() {
+                "" | "B" => 0,
+                "K" | "KiB" => 10,
+                "M" | "MiB" => 20,
+                "G" | "GiB" => 30,
+                _ => return None,
+            };
+            n.checked_mul(1 << shift)?
+        }
+    };
+    (bytes > 0).then_some(bytes)
+}
+
 fn located(file: &str, err: &serde_saphyr::Error) -> ConfigError {
     let (line, column) = err.location().map_or((1, 1), |l| (l.line(), l.column()));
     let rendered = err.without_snippet().to_string();
@@ -588,10 +652,52 @@ coverage: resume
         );
     }
 
+    /// Every spelling of one directory is that directory; one that leaves the repository or
+    /// names its root is refused, however it is spelled.
+    #[test]
+    fn plans_dir_is_normalized() {
+        let dir =
+            |text: &str| parse(".baton.yml", &format!("plans_dir: {text}\n")).map(|c| c.plans_dir);
+        for spelling in [
+            "plans",
+            "./plans",
+            "plans/",
+            "./plans/",
+            "plans//",
+            "././plans/.",
+        ] {
+            assert_eq!(dir(spelling).unwrap(), "plans", "{spelling}");
+        }
+        assert_eq!(dir("./work//plans/./").unwrap(), "work/plans");
+        for refused in [".", "./", "/", "/plans", "plans/../..", "./../plans"] {
+            let err = dir(&format!("'{refused}'")).unwrap_err().to_string();
+            assert!(
+                err.contains("must be a repo-relative directory"),
+                "{refused}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn log_limit_is_a_size() {
+        let limit = |text: &str| parse(".baton.yml", text).map(|c| c.log_limit);
+        assert_eq!(limit("").unwrap(), 8 << 20);
+        assert_eq!(limit("log_limit: 4096\n").unwrap(), 4096);
+        assert_eq!(limit("log_limit: 512KiB\n").unwrap(), 512 << 10);
+        assert_eq!(limit("log_limit: 2 M\n").unwrap(), 2 << 20);
+        assert_eq!(limit("log_limit: 1GiB\n").unwrap(), 1 << 30);
+        insta::assert_snapshot!(err("log_limit: 8MB\n"), @r"
+        .baton.yml:1:12: `log_limit` must be a size greater than zero
+        hint: use bytes (`8388608`) or a number with a unit: `512KiB`, `8MiB`, `1GiB`
+        ");
+        assert!(limit("log_limit: 0\n").is_err());
+        assert!(limit("log_limit: 99999999999G\n").is_err());
+    }
+
     #[test]
     fn errors_are_located() {
         insta::assert_snapshot!(err("plans_dir: plans\nplan_dir: x\n"), @r#"
-            .baton.yml:2:1: unknown field `plan_dir`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets
+            .baton.yml:2:1: unknown field `plan_dir`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets, log_limit
             hint: did you mean `plans_dir`?
             "#);
         insta::assert_snapshot!(err("plans_dir: [a]\n"), @".baton.yml:1:12: expected string scalar");

@@ -1,7 +1,46 @@
 //! File-system helpers every module shares: I/O errors as short phrases for `error:` lines,
-//! and paths as the repository names them.
+//! paths as the repository names them, and files replaced whole or not at all.
 
-use std::path::Path;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// A step of [`write_atomic`] that failed, with the path it failed on.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {action} {}: {}", .path.display(), io_reason(.source))]
+pub struct AtomicWriteError {
+    pub action: &'static str,
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Writes `bytes` to `path` so that a reader sees either the old or the new content, whatever is
+/// killed when: temp file in the same directory, fsync, rename over, fsync the directory.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), AtomicWriteError> {
+    let failed = |action: &'static str, path: &Path| {
+        let path = path.to_path_buf();
+        move |source| AtomicWriteError {
+            action,
+            path,
+            source,
+        }
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(dir)
+        .map_err(failed("create a temporary file in", dir))?;
+    tmp.write_all(bytes).map_err(failed("write", tmp.path()))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(failed("sync", tmp.path()))?;
+    tmp.persist(path)
+        .map_err(|e| failed("replace", path)(e.error))?;
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(failed("sync", dir))
+}
 
 /// The path of `full` relative to the worktree root, `/`-separated, when it lies inside it.
 pub fn repo_relative(workdir: &Path, full: &Path) -> Option<String> {
@@ -23,5 +62,41 @@ pub fn io_reason(err: &std::io::Error) -> String {
             let text = text.split(" (os error").next().unwrap_or(&text);
             text.to_lowercase()
         }
+    }
+}
+
+/// Reads `path` whole unless it holds more than `limit` bytes: `Ok(None)` then, found from its
+/// size before anything is read, or, for a file that does not know its size (a pipe, a device)
+/// or that grows while it is read, after reading one byte more than the limit.
+pub fn read_limited(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    if file.metadata()?.len() > limit {
+        return Ok(None);
+    }
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= limit).then_some(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_limited_stops_at_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"12345").unwrap();
+        assert_eq!(
+            read_limited(&file, 5).unwrap().as_deref(),
+            Some(&b"12345"[..])
+        );
+        assert_eq!(read_limited(&file, 4).unwrap(), None);
+        let missing = read_limited(&dir.path().join("missing"), 5).unwrap_err();
+        assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+        // A device without a size is cut off after the limit, not read forever.
+        #[cfg(unix)]
+        assert_eq!(read_limited(Path::new("/dev/zero"), 1024).unwrap(), None);
     }
 }

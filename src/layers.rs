@@ -7,9 +7,9 @@
 //! can close. The reasons for the order:
 //!
 //! - `files`, `hermetic`, `suggest`, `template`: helpers with no crate imports.
-//! - `plan` → `coverage` → `state`: the pure domain — a plan's targets, the coverage rule over
-//!   them, the RunState that records coverage reports.
+//! - `plan` → `coverage`: the pure domain — a plan's targets, the coverage rule over them.
 //! - `git`, `exec`: the outside world — the repository, and the actors' processes.
+//! - `state`: the RunState, which records coverage reports and commit ids (`git::CommitId`).
 //! - `config`: `.baton.yml`; it checks actor commands (`exec`) and prompt templates.
 //! - `verify`, then `report`, then `run` and `demo`: operations and the renderers of their
 //!   results. `report` renders what `verify` returns and what `run` records; `run` uses its
@@ -21,8 +21,8 @@ const LAYERS: &[&[&str]] = &[
     &["files", "hermetic", "suggest", "template"],
     &["plan"],
     &["coverage"],
-    &["state"],
     &["git", "exec"],
+    &["state"],
     &["config"],
     &["verify"],
     &["report"],

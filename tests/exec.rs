@@ -1,5 +1,6 @@
 //! Tests of `exec::run` with real child processes: `testdata/agents/fake-agent.sh` plays the
-//! actor, its verbs composing each scenario.
+//! actor, its verbs composing each scenario. The last sections drive the real binary where the
+//! property is about runs: what a crashed attempt left running, and `git baton log`.
 //!
 //! Every run happens on a helper thread with a generous deadline, so that a regression that makes
 //! `run` hang fails the test instead of hanging the suite. No assertion depends on how fast the
@@ -56,6 +57,9 @@ struct Case {
     /// Request a stop once the stdout log contains this.
     stop_when_stdout_has: Option<&'static str>,
     interrupted: Arc<AtomicBool>,
+    log_limit: u64,
+    /// Where to record the attempt's token.
+    token_file: Option<PathBuf>,
 }
 
 /// Stopped by us: a SIGINT/SIGTERM to git-baton or a stop request.
@@ -72,7 +76,7 @@ fn case(script: &str) -> Case {
         argv.push(verb.to_owned());
         let arity = match verb {
             "trap-term" => 0,
-            "edit" | "spawn-child-sleep" => 2,
+            "edit" | "spawn-child-sleep" | "setsid-writer" | "cd-sleep" | "check-ended" => 2,
             _ => 1,
         };
         for i in 1..=arity {
@@ -105,6 +109,8 @@ fn case_argv(verbs: Vec<String>) -> Case {
         grace: Duration::from_millis(500),
         stop_when_stdout_has: None,
         interrupted: Arc::new(AtomicBool::new(false)),
+        log_limit: exec::DEFAULT_LOG_LIMIT,
+        token_file: None,
     }
 }
 
@@ -149,7 +155,9 @@ impl Case {
                 stop_requested: &stop_requested,
                 interrupted: &self.interrupted,
                 grace: self.grace,
+                token_file: self.token_file.as_deref(),
                 pid_file: None,
+                log_limit: self.log_limit,
             };
             let _ = send.send(exec::run(&inv));
         });
@@ -159,22 +167,35 @@ impl Case {
     }
 }
 
-/// Whether `pid` is gone (or a zombie: dead, waiting for a parent that is not ours to reap it).
+/// Whether `pid` is gone (or a zombie: dead, waiting for a parent that is not ours to reap it),
+/// waiting for it boundedly.
 fn dead(pid: &str) -> bool {
     let deadline = Instant::now() + LIVENESS;
     loop {
-        let stat = fs::read_to_string(format!("/proc/{}/stat", pid.trim()));
-        let gone = match stat {
-            Err(_) => true,
-            Ok(stat) => stat
-                .rsplit_once(')')
-                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-        };
+        let gone = ended_now(pid);
         if gone || Instant::now() >= deadline {
             return gone;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Whether `pid` is gone or a zombie right now, without waiting.
+fn ended_now(pid: &str) -> bool {
+    match fs::read_to_string(format!("/proc/{}/stat", pid.trim())) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| matches!(rest.trim_start().chars().next(), Some('Z' | 'X'))),
+    }
+}
+
+/// Whether the file at `path` grows within a generous moment: a writer that is still alive
+/// appends every 50 ms. (Only an "it stopped" is asserted, so a slow machine cannot fail it.)
+fn still_growing(path: &Path) -> bool {
+    let before = fs::metadata(path).unwrap().len();
+    std::thread::sleep(Duration::from_millis(500));
+    fs::metadata(path).unwrap().len() != before
 }
 
 #[test]
@@ -506,4 +527,325 @@ fn a_log_that_cannot_take_more_stops_the_attempt() {
     assert!(matches!(err, ExecError::Log { .. }), "{err:?}");
     assert!(err.to_string().contains("stdout.log"), "{err}");
     assert!(dead(&dir.read("work/leader.pid")));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Nothing the attempt started outlives it (issue 9, item 3)
+
+/// A child that leaves the actor's session and process group (`setsid`), with its output on
+/// /dev/null, and keeps writing after the actor exited: once `run` has returned, it is dead and
+/// the file it wrote stops changing.
+#[test]
+fn a_setsid_child_that_keeps_writing_is_ended_with_the_attempt() {
+    let dir = Dir::new();
+    let ticks = dir.path("ticks.txt");
+    let writer = dir.path("writer.pid");
+    let finished = case(&format!(
+        "pid {{worktree}}/leader.pid; setsid-writer {} {}; say leaving it running",
+        ticks.display(),
+        writer.display()
+    ))
+    .run(&dir)
+    .unwrap();
+
+    assert_eq!(finished.outcome, Outcome::Succeeded);
+    let (pid, sid) = dir
+        .read("writer.pid")
+        .trim()
+        .split_once(' ')
+        .map(|(p, s)| (p.to_string(), s.to_string()))
+        .unwrap();
+    assert_eq!(pid, sid, "the writer leads a session of its own");
+    assert_ne!(pid, dir.read("work/leader.pid").trim());
+    assert!(ended_now(&pid), "the setsid child outlived the attempt");
+    assert!(!still_growing(&ticks));
+}
+
+/// A child that left the worktree (`cd /`) is ended with the attempt.
+#[test]
+fn a_child_that_left_the_worktree_is_ended_with_the_attempt() {
+    let dir = Dir::new();
+    let finished = case("cd-sleep 30 {worktree}/child.pid; say bye")
+        .run(&dir)
+        .unwrap();
+    assert_eq!(finished.outcome, Outcome::Succeeded);
+    assert!(ended_now(&dir.read("work/child.pid")));
+}
+
+/// A child that scrubbed its environment (so it carries no token) but still holds the output
+/// pipe, after its parent exited: found by the pipe, ended.
+#[test]
+fn a_child_without_the_token_that_holds_the_pipes_is_ended() {
+    let dir = Dir::new();
+    let mut case = case("");
+    let pid_file = dir.path("child.pid");
+    case.actor.command = vec![
+        "sh".into(),
+        "-c".into(),
+        format!(
+            "setsid env -i sleep 30 & echo $! > '{}'; echo started",
+            pid_file.display()
+        ),
+    ];
+    let finished = case.run(&dir).unwrap();
+    assert_eq!(finished.outcome, Outcome::Succeeded);
+    assert_eq!(dir.read("stdout.log"), "started\n");
+    assert!(ended_now(&dir.read("child.pid")));
+}
+
+/// The token is recorded, atomically and before the actor starts, where the caller asked; the
+/// actor (and everything it starts) carries it in its environment.
+#[test]
+fn the_token_is_recorded_before_the_actor_starts() {
+    let dir = Dir::new();
+    let token_file = dir.path("attempt.token");
+    let mut case = case("");
+    case.actor.command = vec![
+        "sh".into(),
+        "-c".into(),
+        format!(
+            "cat '{}' > token-seen-at-start; sh -c 'echo \"${}\"' > token-in-env",
+            token_file.display(),
+            exec::TOKEN_VAR
+        ),
+    ];
+    case.token_file = Some(token_file.clone());
+    let finished = case.run(&dir).unwrap();
+    assert_eq!(finished.outcome, Outcome::Succeeded);
+    let token = dir.read("attempt.token");
+    assert!(token.trim().len() > 16, "{token:?}");
+    assert_eq!(dir.read("work/token-seen-at-start"), token);
+    assert_eq!(dir.read("work/token-in-env"), token);
+}
+
+/// After a crash, before `actor.pid` was ever written: the token file alone finds what the
+/// attempt left running — here a process that left the session and the worktree — and ends it.
+#[test]
+fn kill_leftovers_finds_a_crashed_attempt_by_its_token_alone() {
+    let dir = Dir::new();
+    let token = "crashed-attempt-token-for-this-test";
+    fs::write(dir.path("attempt.token"), format!("{token}\n")).unwrap();
+    let pid_file = dir.path("left.pid");
+    // The starter exits at once, as a dead driver's actor might have; what it started runs on.
+    let status = std::process::Command::new("sh")
+        .args([
+            "-c",
+            &format!(
+                "cd / && setsid sleep 30 </dev/null >/dev/null 2>&1 & echo $! > '{}'",
+                pid_file.display()
+            ),
+        ])
+        .env(exec::TOKEN_VAR, token)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let pid = dir.read("left.pid");
+    assert!(!ended_now(&pid));
+
+    let killed = exec::kill_leftovers(
+        &dir.path("attempt.token"),
+        &dir.path("actor.pid"),
+        &dir.path("work"),
+        Duration::from_secs(5),
+    )
+    .unwrap();
+    assert_eq!(killed, 1);
+    assert!(ended_now(&pid));
+    // Nothing is left: a second call finds nothing.
+    let again = exec::kill_leftovers(
+        &dir.path("attempt.token"),
+        &dir.path("actor.pid"),
+        &dir.path("work"),
+        Duration::from_secs(5),
+    );
+    assert_eq!(again.unwrap(), 0);
+}
+
+/// `kill -9` of the git-baton driving a run whose actor has a `setsid` grandchild writing a
+/// file and a child that left the worktree: both outlive the driver; `git baton resume` ends
+/// them before the resumed attempt starts (which records what it sees).
+#[test]
+fn resume_after_a_crash_ends_what_the_attempt_left_running_before_starting() {
+    let scratch = tempfile::tempdir().unwrap();
+    let at = |name: &str| scratch.path().join(name).to_str().unwrap().to_string();
+    let (ticks, writer, cd, agent, seen) = (
+        at("ticks.txt"),
+        at("writer.pid"),
+        at("cd.pid"),
+        at("agent.pid"),
+        at("seen.txt"),
+    );
+    let slow = argv(&[
+        "setsid-writer",
+        &ticks,
+        &writer,
+        "cd-sleep",
+        "60",
+        &cd,
+        "pid",
+        &agent,
+        "sleep",
+        "30",
+    ]);
+    let checker = argv(&["check-ended", &writer, &seen, "check-ended", &cd, &seen]);
+    let repo = cli::repo(&format!(
+        "actors:\n  slow:\n    command: {slow}\n  checker:\n    command: {checker}\n\
+         pipeline:\n  - {{ stage: executor, actor: slow }}\n"
+    ));
+    let child = repo.baton_spawn(&repo.root, ["run", "plans/p.md"], &[]);
+    // Written after the grandchild and the child have started.
+    cli::wait_for_line(Path::new(&agent));
+    cli::kill9(child.id());
+    let run = repo.baton_wait(child, LIVENESS);
+    assert_eq!(run.code, -1, "killed by a signal: {run}");
+    let writer_pid = fs::read_to_string(&writer).unwrap();
+    let writer_pid = writer_pid.split(' ').next().unwrap().to_string();
+    let cd_pid = fs::read_to_string(&cd).unwrap();
+    assert!(
+        !ended_now(&writer_pid),
+        "the setsid grandchild outlived its driver"
+    );
+    assert!(
+        !ended_now(&cd_pid),
+        "the child outside the worktree outlived its driver"
+    );
+
+    let id = repo.baton(["list", "--json"]).json()[0]["run_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let resumed = repo.baton(["resume", &id, "--actor", "executor=checker"]);
+    assert_eq!(resumed.code, 0, "{resumed}");
+    assert!(
+        resumed
+            .stderr
+            .contains("process(es) the crashed attempt left running"),
+        "{resumed}"
+    );
+    assert_eq!(fs::read_to_string(&seen).unwrap(), "ended\nended\n");
+    assert!(ended_now(&writer_pid) && ended_now(&cd_pid));
+    assert!(!still_growing(Path::new(&ticks)));
+}
+
+/// A JSON flow sequence (valid YAML) for `command:`: the fake agent with `verbs`.
+fn argv(verbs: &[&str]) -> String {
+    let mut argv = vec![AGENT];
+    argv.extend(verbs);
+    serde_json::to_string(&argv).unwrap()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bounded logs (issue 9, item 7)
+
+/// 50 MB of output with a 1 MiB limit: the log is the first and the last half MiB with a marker
+/// line between them saying exactly how much was dropped — and the rate-limit message that was
+/// in the dropped middle is still recognised.
+#[test]
+fn a_long_output_keeps_head_and_tail_and_still_matches_rate_limits() {
+    let dir = Dir::new();
+    let mut case = case(
+        "say HEAD LINE; flood 25000000; say Error: rate limit exceeded; flood 25000000; \
+         say TAIL LINE; exit 1",
+    );
+    case.actor.rate_limit.patterns = vec!["rate limit exceeded".into()];
+    let limit = 1 << 20;
+    case.log_limit = limit;
+    let finished = case.run(&dir).unwrap();
+    assert_eq!(
+        finished.outcome,
+        Outcome::RateLimited {
+            exit_code: Some(1),
+            matched: "rate limit exceeded".into()
+        }
+    );
+
+    let log = fs::read(dir.path("stdout.log")).unwrap();
+    let total = "HEAD LINE\n".len()
+        + 25_000_000
+        + "Error: rate limit exceeded\n".len()
+        + 25_000_000
+        + "TAIL LINE\n".len();
+    let half = (limit / 2) as usize;
+    let marker = format!(
+        "\n[git-baton: {} bytes of this stream dropped here; the log keeps its first {half} and \
+         its last {half} bytes (log_limit)]\n",
+        total - 2 * half
+    );
+    assert_eq!(log.len(), 2 * half + marker.len());
+    assert!(log.starts_with(b"HEAD LINE\nxxx"));
+    assert_eq!(&log[half..half + marker.len()], marker.as_bytes());
+    assert!(log.ends_with(b"xxxTAIL LINE\n"));
+    assert!(!String::from_utf8_lossy(&log).contains("rate limit"));
+}
+
+/// Through the binary: `log_limit:` in .baton.yml caps the attempt's log, and `git baton log`
+/// shows it (streamed), as text and as JSON.
+#[test]
+fn git_baton_log_shows_a_capped_log() {
+    let flood = argv(&["say", "HEAD LINE", "flood", "50000000", "say", "TAIL LINE"]);
+    let repo = cli::repo(&format!(
+        "log_limit: 1MiB\nactors:\n  flood:\n    command: {flood}\n\
+         pipeline:\n  - {{ stage: executor, actor: flood }}\n"
+    ));
+    let run = repo.baton(["run", "plans/p.md", "--json"]);
+    assert_eq!(run.code, 0, "{run}");
+    let id = run.json()["run_id"].as_str().unwrap().to_string();
+
+    let log = repo.baton(["log", &id]);
+    assert_eq!(log.code, 0, "{}", log.stderr);
+    let dropped = 50_000_000 + "HEAD LINE\nTAIL LINE\n".len() - (1 << 20);
+    let marker = format!("\n[git-baton: {dropped} bytes of this stream dropped here;");
+    assert!(log.stdout.len() < (1 << 20) + 1000, "{}", log.stdout.len());
+    assert!(log.stdout.contains("-- stdout\nHEAD LINE\nxxx"));
+    assert!(log.stdout.contains(&marker));
+    assert!(log.stdout.ends_with("xxxTAIL LINE\n-- stderr\n(empty)\n"));
+
+    let json = repo.baton(["log", &id, "--json"]).json();
+    let stdout = json["stdout"].as_str().unwrap();
+    assert!(stdout.starts_with("HEAD LINE\n") && stdout.ends_with("xxxTAIL LINE\n"));
+    assert!(stdout.contains(&marker));
+    assert_eq!(json["stderr"], "");
+    assert_eq!(json["run_id"], id.as_str());
+}
+
+/// What the tests through the binary share.
+mod cli {
+    use std::path::Path;
+    use std::time::Instant;
+
+    use crate::support::TestRepo;
+
+    /// A repository with a plan without targets, `plans/p.md`, and `baton_yml`, committed.
+    pub fn repo(baton_yml: &str) -> TestRepo {
+        TestRepo::with()
+            .file("plans/p.md", "---\ntitle: Work\n---\nDo the work.\n")
+            .config(baton_yml)
+            .commit()
+    }
+
+    /// The first line of `path` once it is whole (ends with a newline), waiting boundedly.
+    pub fn wait_for_line(path: &Path) -> String {
+        let deadline = Instant::now() + super::LIVENESS;
+        loop {
+            if let Ok(text) = std::fs::read_to_string(path)
+                && text.ends_with('\n')
+            {
+                return text.trim().to_string();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} did not appear",
+                path.display()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    pub fn kill9(pid: u32) {
+        let status = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
 }

@@ -3,6 +3,8 @@
 
 mod support;
 
+mod crash_consistency;
+
 mod demo;
 
 mod diff_oracle;
@@ -14,3 +16,5 @@ mod exec;
 mod runs;
 
 mod verify;
+
+mod fuzz;

@@ -16,6 +16,7 @@ use crate::demo::DemoError;
 use crate::exec::ExecError;
 use crate::git::GitError;
 use crate::plan::PlanError;
+use crate::report::escape;
 use crate::run::RunError;
 use crate::state::store::StoreError;
 use crate::verify::VerifyError;
@@ -106,9 +107,10 @@ impl CliError {
             let _ = clap.print();
             return;
         }
-        let _ = writeln!(out, "error: {}", self.line());
+        // Messages quote plans, evidence and paths, which agents and pull requests write.
+        let _ = writeln!(out, "error: {}", escape::line(&self.line()));
         for hint in &self.hints {
-            for line in hint.lines() {
+            for line in escape::lines(hint).lines() {
                 let _ = if line.is_empty() {
                     writeln!(out, "hint:")
                 } else {

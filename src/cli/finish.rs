@@ -25,7 +25,7 @@ pub fn cmd_finish(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<O
     let id = ctx.resolve(&args.run.run)?;
     let lock = ctx.store.lock(&id, "git baton finish")?;
     let mut state = ctx.store.load(&id)?;
-    let done = crate::run::lifecycle::finish(&ctx.repo, lock.dir(), &mut state)?;
+    let done = crate::run::lifecycle::finish(&ctx.repo, lock.dir(), &mut state, ctx.store.now())?;
     match &done.commit {
         Some(commit) => {
             let _ = writeln!(

@@ -37,12 +37,11 @@ pub fn cmd_log(cwd: &Path, args: LogArgs, out: &mut dyn Write) -> Result<Outcome
     if args.json {
         let value = serde_json::json!({
             "run_id": id, "stage": stage.name, "attempt": attempt,
-            "stdout": logs.stdout, "stderr": logs.stderr, "dir": logs.dir.display().to_string(),
+            "dir": logs.dir.display().to_string(),
         });
-        super::write_json(out, &value);
+        let _ = crate::report::log::write_json(out, value, &logs);
     } else {
-        let text = crate::report::log::render(id, &stage.name, attempt, &logs);
-        let _ = out.write_all(text.as_bytes());
+        let _ = crate::report::log::write(out, id, &stage.name, attempt, &logs);
     }
     Ok(Outcome::Done)
 }

@@ -33,8 +33,9 @@ pub use exit::{Exit, Outcome};
 
 use crate::git::Repo;
 use crate::run::Driven;
-use crate::state::RunState;
 use crate::state::store::{Holder, Store};
+use crate::state::view::RunView;
+use crate::state::{Clock, RunId, RunState};
 
 /// git-baton: a stage of coding-agent work counts as succeeded only when the repository proves it.
 ///
@@ -126,7 +127,8 @@ struct Context {
 impl Context {
     fn open(cwd: &Path) -> Result<Context, CliError> {
         let repo = Repo::discover(cwd)?;
-        let store = Store::new(repo.common_dir());
+        let clock = Clock::from_env().map_err(|e| CliError::new(ErrorKind::Input, e))?;
+        let store = Store::new(repo.common_dir(), clock);
         Ok(Context { repo, store })
     }
 
@@ -151,7 +153,7 @@ impl Context {
     }
 
     /// The id of the run `name` names: its id or a unique prefix.
-    fn resolve(&self, name: &str) -> Result<String, CliError> {
+    fn resolve(&self, name: &str) -> Result<RunId, CliError> {
         Ok(self.store.resolve(name)?)
     }
 
@@ -162,16 +164,16 @@ impl Context {
 
     /// A run's status word, with `(stale)` when it says running but nobody holds the lock.
     fn status_label(&self, state: &RunState) -> String {
-        crate::report::status::label(state.status, self.store.is_stale(state))
+        crate::report::status::label(state.status(), self.store.is_stale(state))
     }
 }
 
-/// The RunState as written, plus what is derived at read time: what `--json` prints for a run
-/// (`status`, `list`, `run`, `resume`).
+/// The RunState with every derived fact, plus what only the store knows at read time: what
+/// `--json` prints for a run (`status`, `list`, `run`, `resume`).
 #[derive(Serialize)]
 struct JsonView<'a> {
     #[serde(flatten)]
-    state: &'a RunState,
+    state: RunView<'a>,
     /// `status` is `running` but no live process holds the run: it crashed.
     stale: bool,
     /// Who drives the run right now, if anyone.
@@ -181,7 +183,7 @@ struct JsonView<'a> {
 
 fn json_view<'a>(store: &Store, state: &'a RunState) -> JsonView<'a> {
     JsonView {
-        state,
+        state: state.view(),
         stale: store.is_stale(state),
         lock: store.holder(&state.run_id).ok().flatten(),
         run_dir: store.run_dir(&state.run_id).display().to_string(),
@@ -206,7 +208,7 @@ fn print_summary(
     if json {
         write_json(out, &json_view(store, state));
     } else {
-        let text = crate::report::status::render(state, false, None, &crate::state::store::now());
+        let text = crate::report::status::render(state, false, None, store.now());
         eprint!("\n{text}");
     }
     Ok(Outcome::Driven(driven))

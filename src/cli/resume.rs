@@ -53,6 +53,7 @@ pub fn cmd_resume(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<O
         &lock,
         &mut state,
         &options,
+        ctx.store.clock(),
         &mut |note| eprintln!("note: {note}"),
     )?;
 

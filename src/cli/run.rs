@@ -79,7 +79,7 @@ pub fn cmd_run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Outcome
                 super::write_json(out, &super::json_view(&ctx.store, &state));
             }
             return Ok(Outcome::Existing {
-                status: state.status,
+                status: state.status(),
                 stale: ctx.store.is_stale(&state),
             });
         }

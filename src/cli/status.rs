@@ -40,7 +40,7 @@ pub fn cmd_status(cwd: &Path, args: StatusArgs, out: &mut dyn Write) -> Result<O
             &state,
             ctx.store.is_stale(&state),
             holder.as_ref(),
-            &crate::state::store::now(),
+            ctx.store.now(),
         );
         let _ = out.write_all(text.as_bytes());
     }

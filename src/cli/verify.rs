@@ -12,16 +12,18 @@ use crate::{report, verify};
 ///
 /// Checks that every target of the plans has a changed path or a recorded reason.
 ///
-/// With --head, the diff is merge-base(BASE, HEAD)..HEAD, as in a pull request. Without it, the
-/// current worktree (committed, staged, unstaged and untracked changes) is checked against the
-/// merge base of BASE and HEAD. Reasons for unchanged targets come from --evidence files and from
-/// `Baton-Unchanged: <target>: <reason>` trailers of the commits in the range.
+/// With --head, the diff is merge-base(BASE, HEAD)..HEAD, as in a pull request, and the merge base
+/// is the gate: its .baton.yml and its plans' targets count, whatever the range does to them.
+/// Without it, the current worktree (committed, staged, unstaged and untracked changes) is checked
+/// against the merge base of BASE and HEAD. Reasons for unchanged targets come from --evidence
+/// files and from `Baton-Unchanged: <target>: <reason>` trailers of the commits in the range
+/// (merge commits excepted).
 ///
 /// Exit status: 0 the gate passed, 1 the gate failed, 2 bad input or environment.
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// Plan files to check. Without any, the plans that the range adds or modifies under the
-    /// configured plans directory (`plans_dir` in .baton.yml, default `plans/`).
+    /// Plan files to check. Without any, the plans that the range adds, modifies or deletes under
+    /// the configured plans directory (`plans_dir` in .baton.yml, default `plans/`).
     #[arg(value_name = "PLAN")]
     pub plans: Vec<PathBuf>,
 
@@ -49,6 +51,12 @@ pub struct VerifyArgs {
     /// Fail a plan that declares no targets instead of passing it as unverified.
     #[arg(long)]
     pub require_targets: bool,
+
+    /// With --head, accept what the range does to the plans that gate it (a removed target, a
+    /// deleted, moved or hidden plan): the plans are checked as the head has them, and each
+    /// change is still reported, in every format.
+    #[arg(long)]
+    pub allow_plan_changes: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -66,6 +74,7 @@ pub fn cmd_verify(cwd: &Path, args: VerifyArgs, out: &mut dyn Write) -> Result<O
         head: args.head,
         evidence: args.evidence,
         require_targets: args.require_targets,
+        allow_plan_changes: args.allow_plan_changes,
     };
     let result = verify::verify(cwd, &options)?;
     let format = if args.json { Format::Json } else { args.format };

@@ -83,7 +83,8 @@ mod tests {
                 "coverage",
                 "worktree_root",
                 "prompts",
-                "require_targets"
+                "require_targets",
+                "log_limit"
             ]
         );
         assert_eq!(fields_of::<RawPrompts>(), ["fresh", "resume"]);
@@ -123,7 +124,7 @@ mod tests {
     #[test]
     fn typos_get_the_keys_of_their_own_mapping() {
         insta::assert_snapshot!(err("require_target: true\n"), @r"
-        .baton.yml:1:1: unknown field `require_target`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets
+        .baton.yml:1:1: unknown field `require_target`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets, log_limit
         hint: did you mean `require_targets`?
         ");
         insta::assert_snapshot!(err("prompts:\n  fresch: prompts/fresh.md\n"), @r"
@@ -156,6 +157,7 @@ mod tests {
             ("worktree_root", "w"),
             ("prompts", "{}"),
             ("require_targets", "true"),
+            ("log_limit", "1MiB"),
         ];
         for key in fields_of::<RawFile>().iter().filter(|k| **k != "actors") {
             let (_, value) = samples

@@ -83,12 +83,27 @@ pub struct EvidenceError {
     pub message: String,
 }
 
+/// Why an evidence file over [`MAX_EVIDENCE_BYTES`] is refused, for every caller that refuses one.
+#[must_use]
+pub fn too_large_message() -> String {
+    format!(
+        "the file is larger than {} MiB, the limit for an evidence file; give one short entry per target",
+        MAX_EVIDENCE_BYTES / (1024 * 1024)
+    )
+}
+
 fn location(position: Option<(usize, usize)>) -> String {
     match position {
         Some((line, column)) => format!(":{line}:{column}"),
         None => String::new(),
     }
 }
+
+/// The largest evidence file accepted, in bytes (1 MiB): a few thousand entries with reasons of
+/// the longest acceptable length. Callers that read the file stop there ([`crate::files`]'s
+/// `read_limited`), and [`parse_evidence`] refuses longer text, so no agent or pull request can
+/// make the gate hold or print more.
+pub const MAX_EVIDENCE_BYTES: u64 = 1024 * 1024;
 
 /// Parses an evidence file:
 ///
@@ -108,6 +123,13 @@ fn location(position: Option<(usize, usize)>) -> String {
 /// An [`EvidenceError`] when the text is not JSON or not shaped like an evidence file; it
 /// names the entry and, when known, the line and column.
 pub fn parse_evidence(path: &str, text: &str) -> Result<Evidence, EvidenceError> {
+    if text.len() as u64 > MAX_EVIDENCE_BYTES {
+        return Err(EvidenceError {
+            path: path.to_owned(),
+            position: None,
+            message: too_large_message(),
+        });
+    }
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim().is_empty() {
         // An agent that was interrupted before writing anything leaves exactly this behind;
@@ -130,8 +152,7 @@ pub fn parse_evidence(path: &str, text: &str) -> Result<Evidence, EvidenceError>
         };
         EvidenceError {
             path: path.to_owned(),
-            // serde_json reports column 0 for errors at a line start; editors count from 1.
-            position: position.map(|(line, column)| (line, column.max(1))),
+            position: position.map(|(line, column)| (line, char_column(text, line, column))),
             message,
         }
     })?;
@@ -155,6 +176,18 @@ pub fn parse_evidence(path: &str, text: &str) -> Result<Evidence, EvidenceError>
         entries,
         usage: raw.usage,
     })
+}
+
+/// serde_json counts the bytes read on the line; editors, and plan and configuration errors,
+/// count characters, from 1 (serde_json says 0 at a line start).
+fn char_column(text: &str, line: usize, column: usize) -> usize {
+    let chars = text
+        .split('\n')
+        .nth(line.saturating_sub(1))
+        .map_or(column, |l| {
+            l.char_indices().take_while(|(at, _)| *at < column).count()
+        });
+    chars.max(1)
 }
 
 #[derive(Deserialize)]
@@ -390,6 +423,27 @@ mod tests {
             evidence.json:1:29: invalid value: integer `-5`, expected u64
             evidence.json:1:23: EOF while parsing an object
             "#);
+    }
+
+    #[test]
+    fn evidence_over_the_limit_is_refused_unparsed() {
+        let limit = usize::try_from(MAX_EVIDENCE_BYTES).unwrap();
+        let entry =
+            r#"{"target": "a.md", "status": "unchanged", "reason": "kept as it was before"}"#;
+        let mut text = String::from("{\"target_coverage\": [");
+        text.push_str(entry);
+        text.push_str("]}");
+        let padded = format!("{text}{}", " ".repeat(limit - text.len()));
+        assert_eq!(padded.len(), limit);
+        assert_eq!(
+            parse_evidence("e", &padded)
+                .expect("at the limit")
+                .entries
+                .len(),
+            1
+        );
+        let over = format!("{padded} ");
+        assert_snapshot!(parse_evidence("e", &over).unwrap_err(), @"e: the file is larger than 1 MiB, the limit for an evidence file; give one short entry per target");
     }
 
     #[test]

@@ -39,8 +39,13 @@ mod reasons;
 mod rule;
 mod trailers;
 
-pub use evidence::{Claim, Evidence, EvidenceEntry, EvidenceError, Source, Usage, parse_evidence};
-pub use reasons::{MIN_REASON_CHARS, MIN_REASON_WORDS, PLACEHOLDER_REASONS, check_reason};
+pub use evidence::{
+    Claim, Evidence, EvidenceEntry, EvidenceError, MAX_EVIDENCE_BYTES, Source, Usage,
+    parse_evidence, too_large_message,
+};
+pub use reasons::{
+    MAX_REASON_CHARS, MIN_REASON_CHARS, MIN_REASON_WORDS, PLACEHOLDER_REASONS, check_reason,
+};
 pub use rule::{Contradiction, Problem, ProblemKind, Report, TargetReport, TargetStatus, evaluate};
 pub use trailers::{TRAILER_KEY, parse_trailers};
 

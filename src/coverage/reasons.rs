@@ -4,6 +4,9 @@
 //! can be checked. A reason is trimmed and then acceptable when it
 //!
 //! - is not empty ([`ProblemKind::EmptyReason`]);
+//! - has at most [`MAX_REASON_CHARS`] characters ([`ProblemKind::ReasonTooLong`]): a reason is a
+//!   sentence or two for a reviewer, and every report echoes it, so an agent's or a pull
+//!   request's megabytes must not reach the terminal, the RunState or a CI log;
 //! - is not a placeholder ([`ProblemKind::PlaceholderReason`]): lowercased, with `-` and `_`
 //!   read as spaces, whitespace collapsed and non-alphanumeric characters stripped from both
 //!   ends, it is neither empty (`...`, `?`) nor one of [`PLACEHOLDER_REASONS`] normalized the
@@ -21,6 +24,9 @@ pub const MIN_REASON_WORDS: usize = 3;
 
 /// Minimum number of characters (after trimming) in an acceptable reason.
 pub const MIN_REASON_CHARS: usize = 15;
+
+/// Maximum number of characters (after trimming) in an acceptable reason.
+pub const MAX_REASON_CHARS: usize = 2000;
 
 /// Reasons that say nothing about why a target needed no change. Compared after normalization
 /// (see the module documentation), so `N/A.`, `No-change` and `  nothing to do!` match too.
@@ -123,12 +129,16 @@ pub const PLACEHOLDER_REASONS: &[&str] = &[
 ///
 /// # Errors
 ///
-/// The [`ProblemKind`] (`EmptyReason`, `PlaceholderReason` or `ReasonTooShort`) of a reason
-/// that is not acceptable.
+/// The [`ProblemKind`] (`EmptyReason`, `ReasonTooLong`, `PlaceholderReason` or
+/// `ReasonTooShort`) of a reason that is not acceptable.
 pub fn check_reason(reason: &str) -> Result<(), ProblemKind> {
     let trimmed = reason.trim();
     if trimmed.is_empty() {
         return Err(ProblemKind::EmptyReason);
+    }
+    // Before anything that copies the text: `nth` stops counting at the limit.
+    if trimmed.chars().nth(MAX_REASON_CHARS).is_some() {
+        return Err(ProblemKind::ReasonTooLong);
     }
     let normalized = normalize_reason(trimmed);
     if normalized.is_empty()
@@ -211,6 +221,20 @@ mod tests {
             Err(ProblemKind::ReasonTooShort)
         );
         assert_eq!(check_reason("API did not move"), Ok(()));
+        let longest = format!("{} end", "word ".repeat(MAX_REASON_CHARS / 5 - 1));
+        assert_eq!(longest.chars().count(), MAX_REASON_CHARS - 1);
+        assert_eq!(check_reason(&format!(" {longest}! \n")), Ok(()));
+        assert_eq!(
+            check_reason(&format!("{longest}!!")),
+            Err(ProblemKind::ReasonTooLong)
+        );
+        // Characters, not bytes: 2,000 three-byte characters are within the limit.
+        let wide = format!("é {}", "語".repeat(MAX_REASON_CHARS - 4));
+        assert_eq!(check_reason(&format!("{wide} x")), Ok(()));
+        assert_eq!(
+            check_reason(&format!("{wide} xy")),
+            Err(ProblemKind::ReasonTooLong)
+        );
     }
 
     /// Each kind of unacceptable reason is a problem of its own that names the reason (but for

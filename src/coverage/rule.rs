@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Claim, EvidenceEntry, MIN_REASON_WORDS, Source, check_reason};
+use super::{Claim, EvidenceEntry, MAX_REASON_CHARS, MIN_REASON_WORDS, Source, check_reason};
 use crate::plan::{Target, TargetKind};
 use crate::suggest::edit_distance;
 
@@ -46,6 +46,7 @@ pub enum ProblemKind {
     DuplicateEntry,
     ClaimNotInDiff,
     ReasonTooShort,
+    ReasonTooLong,
     PlaceholderReason,
     EmptyReason,
 }
@@ -280,6 +281,20 @@ impl Judge<'_> {
 
     fn unchanged(&mut self, ti: usize, entry: &EvidenceEntry, reason: &str) {
         let reason = reason.trim();
+        let verdict = check_reason(reason);
+        if verdict == Err(ProblemKind::ReasonTooLong) {
+            // Refused even where the diff wins, so that no report carries it; and never quoted.
+            let target = &entry.target;
+            let length = reason.chars().count();
+            self.problem(
+                entry,
+                ProblemKind::ReasonTooLong,
+                format!(
+                    "reason for target {target:?} is {length} characters long, over the limit of {MAX_REASON_CHARS}: give the specific reason in a sentence or two"
+                ),
+            );
+            return;
+        }
         if !self.covered[ti].is_empty() {
             // The reason is not used, so its quality is not the gate's business.
             self.contradictions.push(Contradiction {
@@ -290,7 +305,7 @@ impl Judge<'_> {
             });
             return;
         }
-        match check_reason(reason) {
+        match verdict {
             Ok(()) => self.reasons[ti] = Some((reason.to_owned(), entry.source.clone())),
             Err(kind) => {
                 let target = &entry.target;

@@ -1,6 +1,11 @@
-//! The child's process group: watching its leader, signalling all of it, and reaping.
+//! The actor and everything it started: watching the actor, signalling all of it, and reaping.
 //!
-//! The leader is only *observed* to have exited (`waitid` with `WNOWAIT`) until [`Group::reap`],
+//! The actor leads its own process group, so a Ctrl-C in the terminal reaches only git-baton.
+//! Its *members* are that group plus whatever [`contain`](super::contain) recognises as the
+//! attempt's (the token, the output pipes, descent) — so a child that called `setsid` is
+//! signalled with the rest.
+//!
+//! The actor is only *observed* to have exited (`waitid` with `WNOWAIT`) until [`Group::reap`],
 //! so it stays a zombie in the meantime and its pid — which is also the group id — cannot be
 //! reused: signalling the group can never reach a stranger.
 
@@ -10,22 +15,28 @@ use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, kill_process_group, waitid};
 
+use super::contain::{self, Marker, Swept};
+
 /// How often [`Group::terminate`] looks for the leader's exit.
 const POLL: Duration = Duration::from_millis(10);
 
 pub(super) struct Group {
     child: Child,
     pgid: Pid,
+    marker: Marker,
     reaped: bool,
 }
 
 impl Group {
-    /// `child` must have been spawned as the leader of a new process group.
-    pub(super) fn new(child: Child) -> Group {
+    /// `child` must have been spawned as the leader of a new process group, with `token` in
+    /// its environment; `pipes` are the inode numbers of its output pipes.
+    pub(super) fn new(child: Child, token: &str, pipes: Vec<u64>) -> Group {
         let pgid = Pid::from_child(&child);
+        let marker = Marker::new(token).with_leader(pgid.as_raw_nonzero().get(), pipes);
         Group {
             child,
             pgid,
+            marker,
             reaped: false,
         }
     }
@@ -42,10 +53,10 @@ impl Group {
         }
     }
 
-    /// SIGTERM to the group, up to `grace` for the leader to exit, then SIGKILL to the group;
-    /// returns once the leader has exited.
+    /// SIGTERM to every member, up to `grace` for the leader to exit, then SIGKILL to every
+    /// member; returns once the leader has exited.
     ///
-    /// The grace period ends with the leader: what it leaves behind is killed by the caller.
+    /// The grace period ends with the leader: what it leaves behind is for [`Group::sweep`].
     pub(super) fn terminate(&self, grace: Duration) -> io::Result<()> {
         self.signal(Signal::TERM);
         let deadline = Instant::now() + grace;
@@ -62,9 +73,15 @@ impl Group {
         Ok(())
     }
 
-    /// SIGKILL to whatever is left of the group.
-    pub(super) fn kill(&self) {
-        self.signal(Signal::KILL);
+    /// Ends every member left once the leader has exited (see [`contain::sweep`]); `grace`
+    /// `None` when they already had a SIGTERM and its grace period.
+    pub(super) fn sweep(&self, grace: Option<Duration>) -> Swept {
+        let swept = contain::sweep(&self.marker, grace);
+        if swept == Swept::Blind {
+            // No process table: the group is all we can reach.
+            self.signal_group(Signal::KILL);
+        }
+        swept
     }
 
     /// Waits for the leader (after which the group id may be reused) and returns its status.
@@ -75,6 +92,14 @@ impl Group {
     }
 
     fn signal(&self, signal: Signal) {
+        self.signal_group(signal);
+        if !self.reaped {
+            // Without a process table the group signal above is all there is.
+            let _ = self.marker.signal_outside_group(signal);
+        }
+    }
+
+    fn signal_group(&self, signal: Signal) {
         if self.reaped {
             return;
         }
@@ -91,54 +116,4 @@ impl Drop for Group {
             let _ = self.child.wait();
         }
     }
-}
-
-/// Kills what an attempt whose driver died left running: the processes of the process group
-/// recorded in `pid_file` whose working directory is inside `workdir`. Both conditions must
-/// hold, so a reused pid or group id never reaches a stranger. Returns how many were killed.
-pub fn kill_leftovers(pid_file: &std::path::Path, workdir: &std::path::Path) -> usize {
-    let Some(pgid) = std::fs::read_to_string(pid_file)
-        .ok()
-        .and_then(|text| text.trim().parse::<i32>().ok())
-    else {
-        return 0;
-    };
-    let Ok(workdir) = workdir.canonicalize() else {
-        return 0;
-    };
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    let mut killed = 0;
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // Fields after the parenthesised command name: state, ppid, pgrp, …
-        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        let fields: Vec<&str> = after.split_whitespace().collect();
-        let in_group = fields.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid);
-        let zombie = fields.first() == Some(&"Z");
-        if !in_group || zombie {
-            continue;
-        }
-        let inside =
-            std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(&workdir));
-        if inside
-            && let Some(pid) = Pid::from_raw(pid)
-            && rustix::process::kill_process(pid, Signal::KILL).is_ok()
-        {
-            killed += 1;
-        }
-    }
-    killed
 }

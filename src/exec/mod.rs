@@ -2,23 +2,39 @@
 //!
 //! This module knows nothing of runs, plans or git: the caller says what to run, where, with
 //! which `BATON_*` variables and where the logs go, and gets back an [`Outcome`] plus the facts
-//! it was derived from. Three properties matter more than anything else here:
+//! it was derived from. Four properties matter more than anything else here:
 //!
-//! - **Nothing the attempt started outlives it.** The child leads its own process group and the
-//!   whole group is signalled: on a stop (SIGTERM, `grace`, SIGKILL) and also after the leader
-//!   exits on its own, when any leftovers are SIGKILLed. A background process that kept editing
-//!   the worktree after the attempt was recorded would make the record a lie.
+//! - **Nothing the attempt started outlives it.** Every process of the attempt is found and
+//!   ended before [`run`] returns — on a stop (SIGTERM, `grace`, SIGKILL) and also after the
+//!   actor exits on its own — whatever it did to its session, process group or working
+//!   directory. A background process that kept editing the worktree after the attempt was
+//!   recorded would make the record a lie. How the processes are recognised, per platform:
+//!   - *Linux*: by a token in their environment ([`TOKEN_VAR`]), by holding the attempt's
+//!     output pipes, by the actor's process group, and by descent from any of those, with
+//!     git-baton a child subreaper so that orphans stay in its process tree (see
+//!     `contain.rs`). The token is written to the attempt directory before the actor starts,
+//!     so after a crash of git-baton [`kill_leftovers`] finds them again. Escapes only a process
+//!     that scrubs its environment, drops the pipes, leaves the group and loses its parent
+//!     chain all at once, or that runs a setuid program.
+//!   - *Other unix systems* (no `/proc`): the actor's process group only; a child that calls
+//!     `setsid` or `setpgid` escapes, and nothing is found after a crash.
 //! - **`run` always returns.** A grandchild that keeps the output pipes open must not block us
-//!   forever: once the leader has exited the readers get a short moment to drain, then the group
-//!   is killed, and readers still blocked after that (a holder that left the group) are
-//!   abandoned.
-//! - **The logs are complete up to the last byte read.** Every chunk is written to the log file
-//!   as it arrives, with no buffering on our side, so even a `kill -9` of git-baton leaves
-//!   everything read so far on disk.
+//!   forever: once the actor has exited the readers get a short moment to drain, then the
+//!   attempt's processes are ended, and readers still blocked after that (a holder that escaped)
+//!   are abandoned. Every wait is bounded.
+//! - **The logs are kept up to the last byte read, within a limit.** Every chunk is written to
+//!   the log file as it arrives, with no buffering on our side, so even a `kill -9` of
+//!   git-baton leaves everything read so far on disk; past [`Invocation::log_limit`] the middle
+//!   of a stream is dropped and the cut marked (`log.rs`), while rate-limit patterns are still
+//!   matched against every byte.
+//! - **Showing a log never reads it whole** ([`copy_log_text`], [`write_json_with_logs`]).
 
 mod command;
+mod contain;
 mod group;
+mod log;
 mod output;
+mod procs;
 
 use std::fs::File;
 use std::io;
@@ -28,12 +44,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use std::os::fd::AsRawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 
 pub use command::{PLACEHOLDERS, check_command};
-pub use group::kill_leftovers;
+pub use contain::{TOKEN_VAR, kill_leftovers};
+pub use log::{DEFAULT_LOG_LIMIT, Shown, copy_log_text, write_json_with_logs};
 
+use contain::Swept;
 use group::Group;
+use log::CappedLog;
 use output::{Reader, Scanner};
 
 /// How often the main loop looks at the child, the stop request and the clock.
@@ -88,12 +108,17 @@ pub struct Invocation<'a> {
     pub stop_requested: &'a dyn Fn() -> bool,
     /// Set by our SIGINT/SIGTERM handler (see [`interrupt_flag`]).
     pub interrupted: &'a AtomicBool,
-    /// Time between SIGTERM to the child's process group and SIGKILL.
+    /// Time between SIGTERM to the attempt's processes and SIGKILL.
     pub grace: Duration,
-    /// Where to record the child's pid (also its process group id) once it runs, so that whoever
-    /// finds this process dead later can stop what the attempt left running
-    /// ([`kill_leftovers`]).
+    /// Where to record the attempt's token before the child is spawned, so that whoever finds
+    /// this process dead later can stop what the attempt left running ([`kill_leftovers`]).
+    pub token_file: Option<&'a Path>,
+    /// Where to record the child's pid (also its process group id) once it runs; what versions
+    /// without a token file relied on.
     pub pid_file: Option<&'a Path>,
+    /// Bytes of each stream kept in its log: the first and the last half of them, with a marker
+    /// line in between saying how much was dropped.
+    pub log_limit: u64,
 }
 
 /// How an attempt ended, as far as the actor is concerned; the caller may still apply a gate.
@@ -191,6 +216,21 @@ pub enum ExecError {
         #[source]
         source: io::Error,
     },
+    #[error("actor `{actor}`: cannot record the attempt's token in {}: {source}", .path.display())]
+    Record {
+        actor: String,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("cannot read the token of a crashed attempt in {}: {source}", .path.display())]
+    TokenFile {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{count} process(es) of the attempt are still running after repeated SIGKILL")]
+    Survivors { count: usize, token: String },
 }
 
 impl ExecError {
@@ -207,6 +247,10 @@ impl ExecError {
             ExecError::UnknownPlaceholder { .. } => Some(format!(
                 "the placeholders are {}",
                 PLACEHOLDERS.map(|name| format!("{{{name}}}")).join(", ")
+            )),
+            ExecError::Survivors { token, .. } => Some(format!(
+                "they may be stuck in the kernel; `grep -l {TOKEN_VAR}={token} /proc/*/environ` \
+                 lists them"
             )),
             _ => None,
         }
@@ -252,6 +296,20 @@ pub fn run(inv: &Invocation) -> Result<Finished, ExecError> {
     }
 
     let program = &argv[0];
+    let token = contain::new_token();
+    if let Some(path) = inv.token_file {
+        // Before the child exists: whenever one of its processes can be running, a later
+        // git-baton can find it by this token.
+        contain::write_atomic(path, format!("{token}\n").as_bytes()).map_err(|source| {
+            ExecError::Record {
+                actor: actor.name.clone(),
+                path: path.to_owned(),
+                source,
+            }
+        })?;
+    }
+    // Orphans of the attempt re-parent to us, not to init: they stay where we look for them.
+    contain::become_subreaper();
     let mut cmd = Command::new(program);
     cmd.args(&argv[1..])
         .current_dir(inv.workdir)
@@ -264,30 +322,41 @@ pub fn run(inv: &Invocation) -> Result<Finished, ExecError> {
     for (key, value) in actor.env.iter().chain(&inv.env) {
         cmd.env(key, value);
     }
+    cmd.env(TOKEN_VAR, &token);
     let mut child = cmd
         .spawn()
         .map_err(|err| spawn_error(actor, program, err))?;
     let started = Instant::now();
     if let Some(path) = inv.pid_file {
-        // Best effort: the record only helps a later cleanup, it must not fail the attempt.
-        let _ = std::fs::write(path, format!("{}\n", child.id()));
+        // Best effort: the token file is what a later cleanup relies on.
+        let _ = contain::write_atomic(path, format!("{}\n", child.id()).as_bytes());
     }
+    let pipes: Vec<u64> = [
+        child.stdout.as_ref().map(|p| p.as_raw_fd()),
+        child.stderr.as_ref().map(|p| p.as_raw_fd()),
+    ]
+    .into_iter()
+    .flatten()
+    .filter_map(procs::own_pipe)
+    .collect();
 
     let patterns = &actor.rate_limit.patterns;
     let stdout = child.stdout.take().map(|pipe| {
         let echo = inv
             .echo
             .then(|| Box::new(io::stdout()) as Box<dyn io::Write + Send>);
-        Reader::spawn(pipe, stdout_log, echo, Scanner::new(patterns), false)
+        let log = CappedLog::new(inv.stdout_log, stdout_log, inv.log_limit);
+        Reader::spawn(pipe, log, echo, Scanner::new(patterns), false)
     });
     let stderr = child.stderr.take().map(|pipe| {
         let echo = inv
             .echo
             .then(|| Box::new(io::stderr()) as Box<dyn io::Write + Send>);
-        Reader::spawn(pipe, stderr_log, echo, Scanner::new(patterns), true)
+        let log = CappedLog::new(inv.stderr_log, stderr_log, inv.log_limit);
+        Reader::spawn(pipe, log, echo, Scanner::new(patterns), true)
     });
     let readers: Vec<&Reader> = stdout.iter().chain(&stderr).collect();
-    let mut group = Group::new(child);
+    let mut group = Group::new(child, &token, pipes);
     let wait_error = |source| ExecError::Wait {
         actor: actor.name.clone(),
         program: program.clone(),
@@ -316,13 +385,19 @@ pub fn run(inv: &Invocation) -> Result<Finished, ExecError> {
     let duration = started.elapsed();
 
     // The leader is gone (but not reaped, so its group id cannot be reused yet). Whatever still
-    // holds the pipes gets a moment to finish writing; then the group's leftovers are killed.
+    // holds the pipes gets a moment to finish writing; then everything left of the attempt is
+    // ended — with a grace period of its own unless the stop above already gave it one.
     Reader::settle(&readers, SETTLE);
-    group.kill();
+    let swept = group.sweep(stop.is_none().then_some(inv.grace));
     Reader::settle(&readers, SETTLE);
     let status = group.reap().map_err(wait_error)?;
     let mut stdout = stdout.map(Reader::finish);
     let mut stderr = stderr.map(Reader::finish);
+    if let Swept::Survivors(count) = swept {
+        // Whatever they do from now on happens after the attempt: it cannot be recorded as
+        // the attempt's work, so the attempt is not recorded as having done any.
+        return Err(ExecError::Survivors { count, token });
+    }
 
     for (drained, path) in [(&mut stdout, inv.stdout_log), (&mut stderr, inv.stderr_log)] {
         if let Some(source) = drained.as_mut().and_then(|d| d.log_error.take()) {

@@ -1,17 +1,22 @@
 //! The child's stdout and stderr: one thread per pipe copies every chunk to its log file (and to
 //! our own stream when echoing), scans for rate-limit patterns and keeps the stderr tail.
 //!
+//! The log keeps only the head and the tail of a long stream ([`CappedLog`]), but the scanner,
+//! the echo and the stderr tail see every byte: a rate-limit message in the dropped middle is
+//! still recognised.
+//!
 //! What a reader has learned is shared as it learns it rather than returned at the end, so that
 //! a reader blocked on a pipe that someone outside the group still holds can be abandoned without
 //! losing it.
 
 use std::collections::VecDeque;
-use std::fs::File;
 use std::io::{self, Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use super::log::CappedLog;
 
 const CHUNK: usize = 8192;
 const TAIL_BYTES: usize = 2048;
@@ -42,7 +47,7 @@ pub(super) struct Drained {
 impl Reader {
     pub(super) fn spawn(
         pipe: impl Read + Send + 'static,
-        log: File,
+        log: CappedLog,
         echo: Option<Box<dyn Write + Send>>,
         scanner: Scanner,
         keep_tail: bool,
@@ -95,7 +100,7 @@ impl Reader {
 
 fn copy(
     mut pipe: impl Read,
-    mut log: File,
+    mut log: CappedLog,
     mut echo: Option<Box<dyn Write + Send>>,
     mut scanner: Scanner,
     shared: &Mutex<Shared>,
@@ -104,10 +109,19 @@ fn copy(
     let mut buf = vec![0; CHUNK];
     loop {
         let n = match pipe.read(&mut buf) {
-            Ok(0) => return,
-            Ok(n) => n,
+            Ok(n) if n > 0 => n,
             Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-            Err(_) => return,
+            // The end of the stream (or of our means to read it): cut the log to its limit.
+            _ => {
+                let mut shared = lock(shared);
+                if !abandoned.load(Ordering::SeqCst)
+                    && shared.log_error.is_none()
+                    && let Err(err) = log.finish()
+                {
+                    shared.log_error = Some(err);
+                }
+                return;
+            }
         };
         if abandoned.load(Ordering::SeqCst) {
             return;
@@ -116,7 +130,7 @@ fn copy(
         let mut shared = lock(shared);
         // Straight to the file, unbuffered: what has been read must survive our own death.
         if shared.log_error.is_none()
-            && let Err(err) = log.write_all(chunk)
+            && let Err(err) = log.write(chunk)
         {
             shared.log_error = Some(err);
         }

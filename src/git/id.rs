@@ -37,6 +37,14 @@ impl CommitId {
     }
 }
 
+/// The id git gives `bytes` as a blob (what `git hash-object` prints); `None` only if the
+/// collision-detecting SHA-1 finds the bytes crafted to collide.
+pub fn blob_id(bytes: &[u8]) -> Option<String> {
+    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes)
+        .ok()
+        .map(|id| id.to_string())
+}
+
 impl fmt::Display for CommitId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&self.0, f)

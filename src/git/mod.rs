@@ -9,7 +9,9 @@
 //! Paths leave this module as repo-relative, `/`-separated `String`s, sorted by bytes and unique,
 //! which is the form [`crate::coverage`] expects.
 
+mod at_commit;
 mod command;
+mod debris;
 mod error;
 mod id;
 mod index;
@@ -30,10 +32,12 @@ use std::path::Path;
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
+pub use at_commit::PathKind;
 pub use command::{LOCAL_ENV_VARS, local_env_vars};
+pub use debris::BrokenWorktree;
 use error::classify_open_error;
 pub use error::{CommandFailed, GitError, Result};
-pub use id::{BadCommitId, CommitId};
+pub use id::{BadCommitId, CommitId, blob_id};
 pub use index::IndexError;
 pub use scope::Scope;
 pub use snapshot::Identity;
@@ -264,7 +268,10 @@ impl Repo {
     ) -> Result<Vec<String>> {
         let tree = self.tree_of(base)?;
         let started = self.index_check.borrow_mut().take();
+        // Damage can trip the diff before the check reports it (gix reads a split or sparse
+        // index again itself): the checksum's verdict on the named file is the cause to report.
         worktree_diff::worktree_changes(&self.repo, tree, scope, engine, started)
+            .map_err(|err| index::damage(&self.repo).map_or(err, GitError::from))
     }
 
     /// The contents of `path` in `commit`, or `None` when it is not a file there.

@@ -141,7 +141,7 @@ impl Repo {
         let dir = path.parent().expect("info/exclude has a parent");
         std::fs::create_dir_all(dir)
             .map_err(|err| GitError::op(format!("create {}", dir.display()), err))?;
-        crate::state::store::write_atomic(&path, text.as_bytes())
+        crate::files::write_atomic(&path, text.as_bytes())
             .map_err(|err| GitError::op(format!("update {}", path.display()), err))
     }
 }

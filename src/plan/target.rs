@@ -70,6 +70,19 @@ impl Target {
                 None,
             ));
         }
+        // A `Baton-Unchanged: <target>: <reason>` trailer ends the target at the first `: `, so
+        // no trailer could name this target and `finish` would record its reason for another.
+        if raw.contains(": ") {
+            return Err(Rejection::new(
+                format!(
+                    "target `{shown}` contains `: `, which no `Baton-Unchanged` trailer can name"
+                ),
+                Some(format!(
+                    "match the space with a glob: `{}`",
+                    show(&raw.replace(": ", ":[ ]"))
+                )),
+            ));
+        }
         if raw.starts_with('/') {
             return Err(Rejection::new(
                 format!("target `{shown}` is an absolute path"),

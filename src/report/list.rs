@@ -13,14 +13,11 @@ pub fn render(runs: &[(&RunState, bool)]) -> String {
         .iter()
         .map(|(s, stale)| {
             [
-                s.run_id.clone(),
-                label(s.status, *stale),
-                s.current_stage.clone().unwrap_or_else(|| "-".into()),
-                s.plan.path.clone(),
-                s.created_at
-                    .get(..16)
-                    .unwrap_or(&s.created_at)
-                    .replace('T', " "),
+                s.run_id.to_string(),
+                label(s.status(), *stale),
+                s.current_stage().unwrap_or("-").to_string(),
+                crate::report::escape::line(&s.plan.path).into_owned(),
+                s.created_at.strftime("%Y-%m-%d %H:%M").to_string(),
             ]
         })
         .collect();

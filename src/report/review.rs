@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use crate::coverage::TargetStatus;
+use crate::report::escape;
 use crate::report::status::{duration, word};
 use crate::state::RunState;
 
@@ -38,19 +39,19 @@ pub fn render(
         .plan
         .title
         .as_deref()
-        .map(|t| format!(" — {t}"))
+        .map(|t| format!(" — {}", escape::line(t)))
         .unwrap_or_default();
     let _ = writeln!(
         out,
         "review of run {} ({}){title}",
         state.run_id,
-        word(state.status)
+        word(state.status())
     );
-    let _ = writeln!(out, "  plan      {}", state.plan.path);
+    let _ = writeln!(out, "  plan      {}", escape::line(&state.plan.path));
     crate::report::status::where_lines(&mut out, state);
 
     let _ = writeln!(out, "\ncoverage");
-    match &state.coverage {
+    match state.coverage() {
         _ if state.plan.targets.is_empty() => {
             let _ = writeln!(
                 out,
@@ -61,40 +62,35 @@ pub fn render(
             let _ = writeln!(out, "  no gate has run yet");
         }
         Some(report) => {
-            let width = report
+            let targets: Vec<_> = report
                 .targets
                 .iter()
-                .map(|t| t.target.chars().count())
-                .max()
-                .unwrap_or(0);
-            for t in &report.targets {
+                .map(|t| escape::line(&t.target))
+                .collect();
+            let width = targets.iter().map(|t| t.chars().count()).max().unwrap_or(0);
+            for (t, target) in report.targets.iter().zip(&targets) {
                 let detail = match t.status {
-                    TargetStatus::Changed => t.paths.join(", "),
+                    TargetStatus::Changed => escape::line(&t.paths.join(", ")).into_owned(),
                     TargetStatus::Unchanged => format!(
                         "needed no change, because: {}{}",
-                        t.reason.as_deref().unwrap_or(""),
+                        escape::line(t.reason.as_deref().unwrap_or("")),
                         t.reason_source
                             .as_ref()
-                            .map(|s| format!(" ({s})"))
+                            .map(|s| format!(" ({})", escape::line(&s.to_string())))
                             .unwrap_or_default()
                     ),
                     TargetStatus::Uncovered => "UNCOVERED".into(),
                 };
-                let _ = writeln!(
-                    out,
-                    "  {:<10} {:<width$}  {detail}",
-                    word(t.status),
-                    t.target
-                );
+                let _ = writeln!(out, "  {:<10} {target:<width$}  {detail}", word(t.status));
             }
             for c in &report.contradictions {
                 let _ = writeln!(
                     out,
                     "  note: {} calls `{}` unchanged (\"{}\"), but the diff changed {}",
-                    c.source,
-                    c.target,
-                    c.reason,
-                    c.paths.join(", ")
+                    escape::line(&c.source.to_string()),
+                    escape::line(&c.target),
+                    escape::line(&c.reason),
+                    escape::line(&c.paths.join(", "))
                 );
             }
         }
@@ -109,7 +105,7 @@ pub fn render(
         let changed = match &a.paths {
             None => "no snapshot".to_string(),
             Some(p) if p.is_empty() => "changed nothing".to_string(),
-            Some(p) => p.join(", "),
+            Some(p) => escape::line(&p.join(", ")).into_owned(),
         };
         let _ = writeln!(
             out,
@@ -122,13 +118,10 @@ pub fn render(
     if stats.is_empty() {
         let _ = writeln!(out, "  no changes");
     }
-    let width = stats
-        .iter()
-        .map(|s| s.path.chars().count())
-        .max()
-        .unwrap_or(0);
+    let paths: Vec<_> = stats.iter().map(|s| escape::line(&s.path)).collect();
+    let width = paths.iter().map(|p| p.chars().count()).max().unwrap_or(0);
     let (mut added, mut removed) = (0, 0);
-    for s in stats {
+    for (s, path) in stats.iter().zip(&paths) {
         added += s.added;
         removed += s.removed;
         let detail = if s.binary {
@@ -136,12 +129,12 @@ pub fn render(
         } else {
             format!("+{} -{}", s.added, s.removed)
         };
-        let _ = writeln!(out, "  {:<width$} | {detail}", s.path);
+        let _ = writeln!(out, "  {path:<width$} | {detail}");
     }
     if !stats.is_empty() {
         let _ = writeln!(out, "  {} path(s), +{added} -{removed}", stats.len());
     }
-    let next = if state.status == crate::state::RunStatus::Review {
+    let next = if state.status() == crate::state::RunStatus::Review {
         format!(
             "git baton finish {}   (commits the rest with its reasons), then merge branch {}",
             state.run_id, state.branch

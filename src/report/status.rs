@@ -6,6 +6,7 @@
 use std::fmt::Write;
 
 use crate::coverage::TargetStatus;
+use crate::report::escape;
 use crate::state::store::Holder;
 use crate::state::{RunState, RunStatus, StageStatus};
 
@@ -43,16 +44,18 @@ pub fn duration(ms: u64) -> String {
     }
 }
 
-fn elapsed_ms(since: &str, now: &str) -> Option<u64> {
-    let since: jiff::Timestamp = since.parse().ok()?;
-    let now: jiff::Timestamp = now.parse().ok()?;
-    let d = now.duration_since(since);
-    u64::try_from(d.as_millis()).ok()
+fn elapsed_ms(since: jiff::Timestamp, now: jiff::Timestamp) -> Option<u64> {
+    u64::try_from(now.duration_since(since).as_millis()).ok()
 }
 
-pub fn render(state: &RunState, stale: bool, holder: Option<&Holder>, now: &str) -> String {
+pub fn render(
+    state: &RunState,
+    stale: bool,
+    holder: Option<&Holder>,
+    now: jiff::Timestamp,
+) -> String {
     let mut out = String::new();
-    let mut status = word(state.status);
+    let mut status = word(state.status());
     if stale {
         status.push_str(" (stale: no process is driving it; it crashed or was killed)");
     }
@@ -61,12 +64,13 @@ pub fn render(state: &RunState, stale: bool, holder: Option<&Holder>, now: &str)
         .plan
         .title
         .as_deref()
-        .map(|t| format!(" — {t}"))
+        .map(|t| format!(" — {}", escape::line(t)))
         .unwrap_or_default();
     let _ = writeln!(
         out,
         "  plan      {} ({}){title}",
-        state.plan.path, state.plan.id
+        escape::line(&state.plan.path),
+        state.plan.id
     );
     where_lines(&mut out, state);
     if let Some(h) = holder {
@@ -76,15 +80,15 @@ pub fn render(state: &RunState, stale: bool, holder: Option<&Holder>, now: &str)
             h.pid, h.host, h.since, h.command
         );
     }
-    if let Some(stage) = &state.current_stage {
+    if let Some(stage) = state.current_stage() {
         let running = state
-            .stages
+            .stages()
             .iter()
-            .find(|s| &s.name == stage && s.status == StageStatus::Running)
+            .find(|s| s.name == stage && s.status() == StageStatus::Running)
             .and_then(|s| s.attempts.last());
         match running {
             Some(a) if !stale => {
-                let elapsed = elapsed_ms(&a.started_at, now)
+                let elapsed = elapsed_ms(a.started_at, now)
                     .map(duration)
                     .unwrap_or_default();
                 let _ = writeln!(
@@ -104,7 +108,7 @@ pub fn render(state: &RunState, stale: bool, holder: Option<&Holder>, now: &str)
         "\n  {:<10} {:<12} {:<10} {:>8} {:>10} {:>12} {:>9}",
         "STAGE", "STATUS", "ACTOR", "ATTEMPTS", "DURATION", "TOKENS", "COST"
     );
-    for s in &state.stages {
+    for s in state.stages() {
         let measured: Vec<u64> = s.attempts.iter().filter_map(|a| a.duration_ms).collect();
         let dur = if measured.is_empty() {
             "-".into()
@@ -136,8 +140,8 @@ pub fn render(state: &RunState, stale: bool, holder: Option<&Holder>, now: &str)
             out,
             "  {:<10} {:<12} {:<10} {:>8} {:>10} {:>12} {:>9}",
             s.name,
-            word(s.status),
-            s.actor,
+            word(s.status()),
+            s.actor(),
             s.attempts.len(),
             dur,
             tokens,
@@ -149,11 +153,11 @@ pub fn render(state: &RunState, stale: bool, holder: Option<&Holder>, now: &str)
                 .cause
                 .map(|c| format!(" ({})", word(c)))
                 .unwrap_or_default();
-            let resumed = if a.resumed { ", resumed" } else { "" };
+            let resumed = if a.resumed() { ", resumed" } else { "" };
             let _ = writeln!(out, "    #{} {} {outcome}{cause}{resumed}", a.n, a.actor);
         }
     }
-    let t = &state.usage;
+    let t = &state.usage();
     if t.input_tokens + t.output_tokens > 0 || t.cost_usd > 0.0 {
         let lower = if t.attempts_without_usage > 0 {
             format!(
@@ -170,7 +174,7 @@ pub fn render(state: &RunState, stale: bool, holder: Option<&Holder>, now: &str)
         );
     }
 
-    if let Some(err) = &state.error {
+    if let Some(err) = &state.error() {
         let _ = writeln!(
             out,
             "\n  last error: {} in stage {}",
@@ -178,7 +182,7 @@ pub fn render(state: &RunState, stale: bool, holder: Option<&Holder>, now: &str)
             err.stage
         );
         for line in err.message.lines() {
-            let _ = writeln!(out, "    {line}");
+            let _ = writeln!(out, "    {}", escape::line(line));
         }
     }
     if state.plan.targets.is_empty() {
@@ -186,29 +190,27 @@ pub fn render(state: &RunState, stale: bool, holder: Option<&Holder>, now: &str)
             out,
             "\n  coverage: not verified — the plan declares no targets"
         );
-    } else if let Some(report) = &state.coverage {
+    } else if let Some(report) = state.coverage() {
         let verdict = if report.passed { "passed" } else { "failed" };
         let _ = writeln!(out, "\n  coverage: {verdict}");
-        let width = report
+        let targets: Vec<_> = report
             .targets
             .iter()
-            .map(|t| t.target.chars().count())
-            .max()
-            .unwrap_or(0);
-        for t in &report.targets {
+            .map(|t| escape::line(&t.target))
+            .collect();
+        let width = targets.iter().map(|t| t.chars().count()).max().unwrap_or(0);
+        for (t, target) in report.targets.iter().zip(&targets) {
             let detail = match t.status {
-                TargetStatus::Changed => t.paths.join(", "),
+                TargetStatus::Changed => escape::line(&t.paths.join(", ")).into_owned(),
                 TargetStatus::Unchanged => {
-                    format!("because: {}", t.reason.as_deref().unwrap_or(""))
+                    format!(
+                        "because: {}",
+                        escape::line(t.reason.as_deref().unwrap_or(""))
+                    )
                 }
                 TargetStatus::Uncovered => "no change and no reason".into(),
             };
-            let _ = writeln!(
-                out,
-                "    {:<10} {:<width$}  {detail}",
-                word(t.status),
-                t.target
-            );
+            let _ = writeln!(out, "    {:<10} {target:<width$}  {detail}", word(t.status));
         }
     }
     let _ = writeln!(out, "\n  next: {}", next_command(state, stale));
@@ -220,7 +222,7 @@ pub fn where_lines(out: &mut String, state: &RunState) {
     let _ = writeln!(
         out,
         "  base      {} ({})",
-        short(&state.base),
+        state.base.short(),
         state.base_rev
     );
     let _ = writeln!(out, "  branch    {}", state.branch);
@@ -235,7 +237,7 @@ pub fn short(id: &str) -> &str {
 /// The command a newcomer should type next.
 pub fn next_command(state: &RunState, stale: bool) -> String {
     let id = &state.run_id;
-    match state.status {
+    match state.status() {
         RunStatus::Running | RunStatus::Pending if stale => {
             format!("git baton resume {id}   (records the crash, then re-runs the stage)")
         }

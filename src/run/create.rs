@@ -7,7 +7,8 @@
 //! is visibly driven.
 //!
 //! Debug builds honour `GIT_BATON_FAIL_AT=<step>` (`snapshot`, `branch`, `worktree`, `state`,
-//! `publish`) to inject a failure at that step; the tests use it to prove the rollback.
+//! `publish`) to inject a failure at that step, and `GIT_BATON_FAIL_AT=<step>:kill` to die there
+//! of SIGKILL; the tests use them to prove the rollback and what a crash leaves.
 
 use std::path::{Path, PathBuf};
 
@@ -67,14 +68,15 @@ pub enum Created {
     Existing(Box<RunState>),
 }
 
-/// Checks the plan and configuration against each other.
+/// Checks the plan and configuration against each other and returns the run's pipeline and
+/// policy.
 pub fn policy(
     config: &Config,
     plan: &Plan,
     plan_path: &str,
     stop_after: Option<&str>,
     actors: &[(String, String)],
-) -> Result<Policy, RunError> {
+) -> Result<(Vec<StagePolicy>, Policy), RunError> {
     if config.pipeline.is_empty() {
         return Err(RunError::NoPipeline);
     }
@@ -134,11 +136,13 @@ pub fn policy(
             known: stage_names(&pipeline),
         });
     }
-    Ok(Policy {
+    Ok((
         pipeline,
-        coverage: config.coverage,
-        stop_after: stop_after.map(String::from),
-    })
+        Policy {
+            coverage: config.coverage,
+            stop_after: stop_after.map(String::from),
+        },
+    ))
 }
 
 pub fn create(
@@ -147,7 +151,7 @@ pub fn create(
     config: &Config,
     options: &CreateOptions,
 ) -> Result<Created, RunError> {
-    let policy = policy(
+    let (pipeline, policy) = policy(
         config,
         options.plan,
         &options.plan_path,
@@ -167,14 +171,14 @@ pub fn create(
         if snapshot != options.plan_text || existing.plan.path != options.plan_path {
             return Err(RunError::KeyConflict {
                 key: key.into(),
-                run: existing.run_id,
+                run: existing.run_id.to_string(),
                 plan: existing.plan.path,
             });
         }
         return Ok(Created::Existing(Box::new(existing)));
     }
 
-    let id = allocate_id(store)?;
+    let id = store.allocate_id()?;
     let branch = format!("baton/{id}");
     let worktree = worktree_path(options.main_worktree, &config.worktree_root, &id);
     let mut undo = Undo {
@@ -204,11 +208,13 @@ pub fn create(
     if let Some(parent) = worktree.parent() {
         std::fs::create_dir_all(parent).map_err(io_err("create", parent))?;
     }
+    // A creation killed while git registered its worktree leaves an entry that makes every
+    // later worktree operation fail; it holds no work.
+    repo.discard_broken_worktrees(is_run_id)?;
     undo.worktree = Some(worktree.clone());
     repo.add_worktree(&worktree, &branch)?;
 
     fail_at("state")?;
-    let now = store::now();
     let state = RunState::new(
         NewRun {
             run_id: id.clone(),
@@ -225,16 +231,17 @@ pub fn create(
                     .map(|t| t.spec.clone())
                     .collect(),
             },
-            base: options.base.to_string(),
+            base: options.base,
             base_rev: options.base_rev.into(),
             branch: branch.clone(),
             worktree: worktree.display().to_string(),
+            pipeline,
             policy,
         },
-        &now,
-    );
+        store.now(),
+    )?;
     store::save_in(&staging, &state)?;
-    let mut lock = RunLock::acquire_in(&staging, &id, options.command)?;
+    let mut lock = RunLock::acquire_in(&staging, &id, options.command, store.clock())?;
 
     fail_at("publish")?;
     let final_dir = store.run_dir(&id);
@@ -268,47 +275,16 @@ fn find_by_key(store: &Store, key: &str) -> Result<Option<RunState>, RunError> {
     Ok(None)
 }
 
-/// A run id: creation time in seconds then three random characters, in lowercase Crockford
-/// base32 — ten characters that sort by creation time and are short enough to type.
-fn allocate_id(store: &Store) -> Result<String, RunError> {
-    const ALPHABET: &[u8] = b"0123456789abcdefghjkmnpqrstvwxyz";
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    for attempt in 0..64u64 {
-        let mut id = String::with_capacity(10);
-        for shift in (0..7).rev() {
-            id.push(ALPHABET[((secs >> (shift * 5)) & 31) as usize] as char);
-        }
-        let mut noise = random_u64() ^ attempt;
-        for _ in 0..3 {
-            id.push(ALPHABET[(noise & 31) as usize] as char);
-            noise >>= 5;
-        }
-        if !store.run_dir(&id).exists() && !store.staging_dir(&id).exists() {
-            return Ok(id);
-        }
-    }
-    Err(RunError::NoRunId)
-}
-
-fn random_u64() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-    );
-    h.write_u32(std::process::id());
-    h.finish()
-}
-
 fn fail_at(step: &str) -> Result<(), RunError> {
     if cfg!(debug_assertions) && std::env::var("GIT_BATON_FAIL_AT").is_ok_and(|v| v == step) {
         return Err(RunError::Injected { step: step.into() });
+    }
+    // `<step>:kill` dies right there as `kill -9` would, for the crash-consistency test.
+    if cfg!(debug_assertions)
+        && std::env::var("GIT_BATON_FAIL_AT").is_ok_and(|v| v == format!("{step}:kill"))
+    {
+        let _ =
+            rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
     }
     Ok(())
 }
@@ -356,4 +332,9 @@ impl Drop for Undo<'_> {
             let _ = std::fs::remove_dir_all(staging);
         }
     }
+}
+
+/// Worktree registrations named like a run id are git-baton's own.
+pub(super) fn is_run_id(name: &str) -> bool {
+    name.parse::<crate::state::RunId>().is_ok()
 }

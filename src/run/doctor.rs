@@ -10,8 +10,9 @@ use crate::state::{RunState, RunStatus};
 
 #[derive(Debug, Serialize)]
 pub struct Finding {
-    /// `stale_run`, `broken_worktree`, `orphaned_branch`, `orphaned_creation`,
-    /// `orphaned_worktree`, `dubious_ownership`, `unreadable_state`.
+    /// `stale_run`, `broken_worktree`, `orphaned_branch`, `orphaned_creation`, `orphaned_removal`,
+    /// `orphaned_worktree`, `broken_registration`, `temporary_file`, `dubious_ownership`,
+    /// `unreadable_state`.
     pub kind: &'static str,
     pub run: Option<String>,
     pub message: String,
@@ -27,7 +28,7 @@ pub fn check(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
             Ok(state) => states.push(state),
             Err(err) => findings.push(Finding {
                 kind: "unreadable_state",
-                run: Some(id.clone()),
+                run: Some(id.to_string()),
                 message: err.to_string(),
                 fix: format!(
                     "inspect {}, or remove the run: git baton clean --force {id}",
@@ -36,26 +37,45 @@ pub fn check(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
             }),
         }
     }
+    for id in &ids {
+        // A live driver may be between writing and renaming one; a killed one leaves it.
+        if !matches!(store.holder(id), Ok(None)) {
+            continue;
+        }
+        for (name, path) in entries(&store.run_dir(id)) {
+            if name.starts_with(".tmp-") {
+                findings.push(Finding {
+                    kind: "temporary_file",
+                    run: Some(id.to_string()),
+                    message: format!(
+                        "{} is left over from a write that did not complete",
+                        path.display()
+                    ),
+                    fix: format!("rm -f '{}'", path.display()),
+                });
+            }
+        }
+    }
     for state in &states {
         let id = &state.run_id;
         if store.is_stale(state) {
             findings.push(Finding {
                 kind: "stale_run",
-                run: Some(id.clone()),
+                run: Some(id.to_string()),
                 message: format!(
                     "run {id} is {} but no process drives it: it crashed or was killed",
-                    crate::report::status::word(state.status)
+                    state.status()
                 ),
                 fix: format!("git baton resume {id}"),
             });
         }
-        if state.status == RunStatus::Finished {
+        if state.status() == RunStatus::Finished {
             continue;
         }
         match Repo::open_worktree(Path::new(&state.worktree)) {
             Err(GitError::DubiousOwnership { path }) => findings.push(Finding {
                 kind: "dubious_ownership",
-                run: Some(id.clone()),
+                run: Some(id.to_string()),
                 message: format!(
                     "the worktree of run {id} is owned by another user: {}",
                     path.display()
@@ -69,7 +89,7 @@ pub fn check(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
                 if let Err(err) = super::check_worktree(repo, state) {
                     findings.push(Finding {
                         kind: "broken_worktree",
-                        run: Some(id.clone()),
+                        run: Some(id.to_string()),
                         message: err.to_string(),
                         fix: err.hints().join("; "),
                     });
@@ -80,7 +100,7 @@ pub fn check(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
     let cleaned = store.cleaned();
     let known: Vec<&str> = ids
         .iter()
-        .map(String::as_str)
+        .map(|id| id.as_str())
         .chain(cleaned.iter().map(String::as_str))
         .collect();
     for branch in repo.branches_with_prefix("baton/").unwrap_or_default() {
@@ -110,6 +130,29 @@ pub fn check(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
                 fix: format!("rm -rf '{}'", path.display()),
             });
         }
+        if name.starts_with(".clean-") {
+            findings.push(Finding {
+                kind: "orphaned_removal",
+                run: None,
+                message: format!(
+                    "{} is left over from a `git baton clean` that did not complete",
+                    path.display()
+                ),
+                fix: format!("rm -rf '{}'", path.display()),
+            });
+        }
+    }
+    for broken in repo.broken_worktrees(super::create::is_run_id) {
+        findings.push(Finding {
+            kind: "broken_registration",
+            run: None,
+            message: format!(
+                "{} is a worktree registration a killed creation left unusable ({}); the next run discards it",
+                broken.path.display(),
+                broken.why
+            ),
+            fix: format!("rm -rf '{}'", broken.path.display()),
+        });
     }
     for (name, path) in entries(worktree_root) {
         if !known.contains(&name.as_str()) {

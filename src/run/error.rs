@@ -11,8 +11,9 @@ use crate::files::io_reason;
 use crate::git::GitError;
 use crate::plan::PlanError;
 use crate::report::status::word;
-use crate::state::RunStatus;
 use crate::state::store::StoreError;
+use crate::state::transition::TransitionError;
+use crate::state::{InvalidState, RunStatus};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
@@ -22,6 +23,16 @@ pub enum RunError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Plan(#[from] PlanError),
+    /// A move the RunState does not allow: finishing a run not in review, resuming a finished
+    /// one, … (and, were the driver wrong, any other illegal transition).
+    #[error(transparent)]
+    Transition(#[from] TransitionError),
+    /// A RunState that breaks its invariants: made from a pipeline no run can have.
+    #[error(transparent)]
+    Invalid(#[from] InvalidState),
+    /// What a crashed attempt left running could not be ended.
+    #[error(transparent)]
+    Leftovers(#[from] crate::exec::ExecError),
     #[error("cannot {action} {}: {}", .path.display(), io_reason(.source))]
     Io {
         action: &'static str,
@@ -44,9 +55,6 @@ pub enum RunError {
         #[source]
         source: io::Error,
     },
-    /// `what` says which id, as it was recorded: "the RunState's base `…`", "snapshot `…`".
-    #[error("run {run}: {what} is not a commit id")]
-    BadId { run: String, what: String },
 
     // --- the run's worktree
     #[error("run {run}: its worktree {worktree} is not a git worktree ({source})")]
@@ -118,17 +126,10 @@ pub enum RunError {
         run: String,
         plan: String,
     },
-    #[error("cannot allocate a run id: too many runs created this second")]
-    NoRunId,
     #[error("injected failure at step `{step}` (GIT_BATON_FAIL_AT)")]
     Injected { step: String },
 
     // --- after the pipeline
-    #[error(
-        "run {run} is {}, not in review: only a run whose stages all succeeded can be finished",
-        word(.status)
-    )]
-    NotInReview { run: String, status: RunStatus },
     #[error("run {run}: branch {branch} does not exist")]
     NoBranch { run: String, branch: String },
     #[error("run {run} is {}, not finished", word(.status))]
@@ -164,8 +165,6 @@ pub enum RunError {
     },
 
     // --- resuming
-    #[error("run {run} is in {}: there is nothing to resume", word(.status))]
-    NothingToResume { run: String, status: RunStatus },
     #[error("--actor names stage `{stage}`, but the stage to resume is `{}`", .next.as_deref().unwrap_or("none"))]
     NotTheResumedStage { stage: String, next: Option<String> },
 
@@ -213,6 +212,7 @@ impl RunError {
         let hint = match self {
             RunError::Git(err) => err.hint(),
             RunError::Plan(err) => err.hint.clone(),
+            RunError::Leftovers(err) => err.hint(),
             RunError::Stale(inner) => return inner.hints(),
             RunError::NotAWorktree { run, worktree, .. }
             | RunError::NotRegistered { run, worktree } => Some(repair(run, worktree)),
@@ -253,7 +253,10 @@ impl RunError {
             RunError::KeyConflict { .. } => Some(
                 "use another --key for another plan, or the same plan to get that run back".into(),
             ),
-            RunError::NotInReview { run, .. } => Some(format!("see `git baton status {run}`")),
+            RunError::Transition(
+                TransitionError::NotInReview { run, .. }
+                | TransitionError::NothingToResume { run, .. },
+            ) => Some(format!("see `git baton status {run}`")),
             RunError::NotFinished { run, worktree, .. } => Some(format!(
                 "`git baton clean --force {run}` removes it anyway, with any uncommitted work in \
                  {worktree}"
@@ -273,9 +276,9 @@ impl RunError {
             RunError::WorktreeExists { .. } => {
                 Some("move it away first if it is not the run's worktree".into())
             }
-            RunError::NothingToResume { run, .. }
-            | RunError::NotDriven { run, .. }
-            | RunError::DidNotStop { run, .. } => Some(format!("see `git baton status {run}`")),
+            RunError::NotDriven { run, .. } | RunError::DidNotStop { run, .. } => {
+                Some(format!("see `git baton status {run}`"))
+            }
             RunError::NotTheResumedStage { .. } => Some(
                 "the RunState's pipeline is authoritative; only the actor of the stage being \
                  resumed may change"
@@ -288,8 +291,8 @@ impl RunError {
             | RunError::ReadPlan { .. }
             | RunError::PlanNotUtf8 { .. }
             | RunError::PlanSnapshot { .. }
-            | RunError::BadId { .. }
-            | RunError::NoRunId
+            | RunError::Transition(_)
+            | RunError::Invalid(_)
             | RunError::Injected { .. }
             | RunError::NoBranch { .. }
             | RunError::Remove { .. }

@@ -8,11 +8,11 @@
 
 use std::path::Path;
 
-use crate::git::{CommitId, Repo, Scope};
+use crate::git::{Repo, Scope};
 use crate::report::diff::{Against, AttemptDiff, FileChange};
 use crate::report::log::Logs;
 use crate::report::review::{AttemptChanges, Stat, stat};
-use crate::state::{Attempt, RunState, StageState};
+use crate::state::{Attempt, RunState, Stage};
 
 use super::RunError;
 
@@ -22,20 +22,19 @@ pub fn pick_attempt<'a>(
     state: &'a RunState,
     stage: Option<&str>,
     n: Option<u32>,
-) -> Result<(&'a StageState, &'a Attempt), RunError> {
-    let run = &state.run_id;
+) -> Result<(&'a Stage, &'a Attempt), RunError> {
+    let run = &state.run_id.to_string();
     let stage = match stage {
         Some(name) => state
-            .stages
-            .iter()
-            .find(|s| s.name == name)
+            .stage(name)
+            .map(|(_, s)| s)
             .ok_or_else(|| RunError::NoStage {
                 run: run.clone(),
                 stage: name.to_string(),
-                known: state.stages.iter().map(|s| s.name.clone()).collect(),
+                known: state.stages().iter().map(|s| s.name.clone()).collect(),
             })?,
         None => state
-            .stages
+            .stages()
             .iter()
             .rev()
             .find(|s| !s.attempts.is_empty())
@@ -65,7 +64,7 @@ pub fn attempt_diff(
 ) -> Result<AttemptDiff, RunError> {
     // Attempts in the order they ran: stages run one after another.
     let order: Vec<(&str, &Attempt)> = state
-        .stages
+        .stages()
         .iter()
         .flat_map(|s| s.attempts.iter().map(move |a| (s.name.as_str(), a)))
         .collect();
@@ -74,7 +73,7 @@ pub fn attempt_diff(
         .iter()
         .position(|(s, a)| *s == stage.name && a.n == attempt.n)
         .expect("the picked attempt is one of the run's attempts");
-    let Some(snapshot) = &attempt.snapshot else {
+    let Some(snapshot) = attempt.snapshot else {
         return Err(RunError::NoSnapshot {
             stage: stage.name.clone(),
             n: attempt.n,
@@ -83,24 +82,18 @@ pub fn attempt_diff(
     let previous = order[..position]
         .iter()
         .rev()
-        .find_map(|(s, a)| a.snapshot.as_ref().map(|id| (*s, a, id)));
-    let parse = |hex: &str| {
-        hex.parse::<CommitId>().map_err(|_| RunError::BadId {
-            run: state.run_id.clone(),
-            what: format!("`{hex}`"),
-        })
-    };
-    let new = parse(snapshot)?;
+        .find_map(|(s, a)| a.snapshot.map(|id| (*s, a, id)));
+    let new = snapshot;
     let (old, against) = match previous {
-        Some((s, a, hex)) => (
-            parse(hex)?,
+        Some((s, a, old)) => (
+            old,
             Against::Attempt {
                 stage: s.to_string(),
                 n: a.n,
                 actor: a.actor.clone(),
             },
         ),
-        None => (parse(&state.base)?, Against::Base(state.base.clone())),
+        None => (state.base, Against::Base(state.base.to_string())),
     };
     let mut files = Vec::new();
     for path in repo.tree_changes(old, new, &Scope::All)? {
@@ -137,22 +130,13 @@ pub struct ReviewData {
 }
 
 pub fn review(repo: &Repo, state: &RunState) -> Result<ReviewData, RunError> {
-    let base = state
-        .base
-        .parse::<CommitId>()
-        .map_err(|_| RunError::BadId {
-            run: state.run_id.clone(),
-            what: format!("the RunState's base `{}`", state.base),
-        })?;
+    let base = state.base;
 
     let mut attempts = Vec::new();
     let mut previous = base;
-    for stage in &state.stages {
+    for stage in state.stages() {
         for a in &stage.attempts {
-            let snapshot = a
-                .snapshot
-                .as_deref()
-                .and_then(|h| h.parse::<CommitId>().ok());
+            let snapshot = a.snapshot;
             let paths = match snapshot {
                 Some(id) => {
                     let paths = repo.tree_changes(previous, id, &Scope::All)?;
@@ -197,17 +181,12 @@ pub fn review(repo: &Repo, state: &RunState) -> Result<ReviewData, RunError> {
     })
 }
 
-/// What an actor printed during an attempt, as its logs hold it (empty when a log is missing).
+/// Where what an actor printed during an attempt is: its logs, read when shown.
 pub fn logs(run_dir: &Path, attempt: &Attempt) -> Logs {
     let dir = run_dir.join(&attempt.dir);
-    let read = |name: &str| {
-        std::fs::read(dir.join(name))
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default()
-    };
     Logs {
-        stdout: read("stdout.log"),
-        stderr: read("stderr.log"),
+        stdout: dir.join("stdout.log"),
+        stderr: dir.join("stderr.log"),
         dir,
     }
 }

@@ -7,6 +7,7 @@ use std::path::Path;
 use crate::coverage::TargetStatus;
 use crate::git::{Identity, Repo, Scope};
 use crate::state::store::{self, Store};
+use crate::state::transition::{self, Event};
 use crate::state::{RunState, RunStatus};
 
 use super::RunError;
@@ -38,8 +39,8 @@ pub fn finish_message(state: &RunState) -> String {
 
 fn unchanged(state: &RunState) -> Vec<(String, String)> {
     state
-        .coverage
-        .iter()
+        .coverage()
+        .into_iter()
         .flat_map(|r| &r.targets)
         .filter(|t| t.status == TargetStatus::Unchanged)
         .filter_map(|t| t.reason.clone().map(|r| (t.target.clone(), r)))
@@ -47,21 +48,22 @@ fn unchanged(state: &RunState) -> Vec<(String, String)> {
 }
 
 /// Commits what is left in the worktree onto the run's branch with `Baton-Run` and
-/// `Baton-Unchanged` trailers, marks the run finished, and removes the worktree when nothing
-/// is left uncommitted in it.
-pub fn finish(repo: &Repo, lock_dir: &Path, state: &mut RunState) -> Result<Finished, RunError> {
-    if state.status != RunStatus::Review {
-        return Err(RunError::NotInReview {
-            run: state.run_id.clone(),
-            status: state.status,
-        });
-    }
+/// `Baton-Unchanged` trailers, marks the run finished (as of `at`, when it was asked to), and
+/// removes the worktree when nothing is left uncommitted in it.
+pub fn finish(
+    repo: &Repo,
+    lock_dir: &Path,
+    state: &mut RunState,
+    at: jiff::Timestamp,
+) -> Result<Finished, RunError> {
+    // Refused before anything is committed: only a run in review may be finished.
+    let finished = transition::apply(state, Event::Finished, at)?;
     super::check_worktree(repo, state)?;
     let worktree = Path::new(&state.worktree);
     let tip = repo
         .branch_tip(&state.branch)?
         .ok_or_else(|| RunError::NoBranch {
-            run: state.run_id.clone(),
+            run: state.run_id.to_string(),
             branch: state.branch.clone(),
         })?;
     let reasons = unchanged(state).len();
@@ -77,16 +79,14 @@ pub fn finish(repo: &Repo, lock_dir: &Path, state: &mut RunState) -> Result<Fini
     if committed {
         repo.advance_branch(worktree, &state.branch, tip, commit)?;
     }
-    state.status = RunStatus::Finished;
-    state.current_stage = None;
-    state.updated_at = store::now();
-    store::save_in(lock_dir, state)?;
-    super::write_result(lock_dir, state)?;
+    store::save_in(lock_dir, &finished)?;
+    super::write_result(lock_dir, &finished)?;
 
     let clean = Repo::open_worktree(worktree)
         .and_then(|wt| wt.worktree_changes(commit, &Scope::All))
         .is_ok_and(|changes| changes.is_empty());
     let worktree_removed = clean && repo.remove_worktree(worktree, false).is_ok();
+    *state = finished;
     Ok(Finished {
         commit: committed.then(|| commit.to_string()),
         unchanged_trailers: reasons,
@@ -98,10 +98,10 @@ pub fn finish(repo: &Repo, lock_dir: &Path, state: &mut RunState) -> Result<Fini
 /// the work. An unfinished run is refused unless `force`, because its worktree may hold work
 /// that exists nowhere else.
 pub fn clean(repo: &Repo, store: &Store, state: &RunState, force: bool) -> Result<(), RunError> {
-    if state.status != RunStatus::Finished && !force {
+    if state.status() != RunStatus::Finished && !force {
         return Err(RunError::NotFinished {
-            run: state.run_id.clone(),
-            status: state.status,
+            run: state.run_id.to_string(),
+            status: state.status(),
             worktree: state.worktree.clone(),
         });
     }
@@ -111,7 +111,7 @@ pub fn clean(repo: &Repo, store: &Store, state: &RunState, force: bool) -> Resul
         // worktree exactly when something in it was left uncommitted.
         repo.remove_worktree(worktree, force)
             .map_err(|source| RunError::WorktreeNotRemoved {
-                run: state.run_id.clone(),
+                run: state.run_id.to_string(),
                 worktree: state.worktree.clone(),
                 source,
             })?;
@@ -121,8 +121,15 @@ pub fn clean(repo: &Repo, store: &Store, state: &RunState, force: bool) -> Resul
     repo.delete_refs_under(&format!("refs/baton/runs/{}/", state.run_id))?;
     let dir = store.run_dir(&state.run_id);
     store.record_cleaned(&state.run_id)?;
-    std::fs::remove_dir_all(&dir).map_err(|source| RunError::Remove {
+    // Renamed aside first, in one step: a kill midway leaves the run whole or a hidden remnant
+    // that `doctor` reports, never a run directory without its state that nothing sees.
+    let aside = store.runs_dir().join(format!(".clean-{}", state.run_id));
+    std::fs::rename(&dir, &aside).map_err(|source| RunError::Remove {
         path: dir.clone(),
+        source,
+    })?;
+    std::fs::remove_dir_all(&aside).map_err(|source| RunError::Remove {
+        path: aside.clone(),
         source,
     })?;
     Ok(())
@@ -134,13 +141,13 @@ pub fn recreate_worktree(repo: &Repo, state: &RunState) -> Result<(), RunError> 
     let worktree = Path::new(&state.worktree);
     if worktree.exists() {
         return Err(RunError::WorktreeExists {
-            run: state.run_id.clone(),
+            run: state.run_id.to_string(),
             worktree: state.worktree.clone(),
         });
     }
     if repo.branch_tip(&state.branch)?.is_none() {
         return Err(RunError::BranchGone {
-            run: state.run_id.clone(),
+            run: state.run_id.to_string(),
             branch: state.branch.clone(),
         });
     }
@@ -151,20 +158,9 @@ pub fn recreate_worktree(repo: &Repo, state: &RunState) -> Result<(), RunError> 
             source,
         })?;
     }
+    repo.discard_broken_worktrees(super::create::is_run_id)?;
     repo.add_worktree(worktree, &state.branch)?;
-    let last_snapshot = state
-        .stages
-        .iter()
-        .flat_map(|s| &s.attempts)
-        .filter_map(|a| a.snapshot.as_deref())
-        .next_back();
-    if let Some(hex) = last_snapshot {
-        let id = hex
-            .parse::<crate::git::CommitId>()
-            .map_err(|_| RunError::BadId {
-                run: state.run_id.clone(),
-                what: format!("snapshot `{hex}`"),
-            })?;
+    if let Some(id) = state.attempts().filter_map(|a| a.snapshot).next_back() {
         repo.restore_files(worktree, id)?;
     }
     Ok(())

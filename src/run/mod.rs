@@ -23,6 +23,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use jiff::Timestamp;
+
 pub use create::{CreateOptions, Created, PlanFile, create, read_plan};
 pub use error::RunError;
 
@@ -31,7 +33,8 @@ use crate::exec;
 use crate::git::{CommitId, Repo, Scope};
 use crate::plan::{Plan, Target};
 use crate::state::store::{self, RunLock, Store};
-use crate::state::{AttemptEnd, Cause, CoverageMode, Outcome, RunState};
+use crate::state::transition::{self, AttemptEnd, Event};
+use crate::state::{Cause, CoverageMode, Outcome, RunState};
 
 /// How driving a run ended; the command layer decides what each means for its exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +51,7 @@ pub enum Driven {
     StageEnded(Outcome),
 }
 
-/// Time between SIGTERM to an actor's process group and SIGKILL.
+/// Time between SIGTERM to an attempt's processes and SIGKILL.
 const GRACE: Duration = Duration::from_secs(5);
 
 /// Files in the run directory that other processes create to ask the driver to stop or pause.
@@ -56,6 +59,9 @@ pub const STOP_REQUEST: &str = "stop.request";
 pub const PAUSE_REQUEST: &str = "pause.request";
 /// In an attempt's directory: the actor's pid, which is also its process group id.
 pub const ACTOR_PID: &str = "actor.pid";
+/// In an attempt's directory, written before the actor starts: the token that marks every
+/// process of the attempt (see `exec::kill_leftovers`).
+pub const ATTEMPT_TOKEN: &str = "attempt.token";
 
 /// What driving a run needs besides its state.
 pub struct Driver<'a> {
@@ -79,6 +85,16 @@ impl Driver<'_> {
         Ok(store::save_in(self.run_dir(), state)?)
     }
 
+    /// Applies `event`, now, and saves the result before anything else happens.
+    fn record(&self, state: &mut RunState, event: Event) -> Result<(), RunError> {
+        self.record_at(state, event, self.store.now())
+    }
+
+    fn record_at(&self, state: &mut RunState, event: Event, at: Timestamp) -> Result<(), RunError> {
+        *state = transition::apply(state, event, at)?;
+        self.save(state)
+    }
+
     fn take_request(&self, name: &str) -> bool {
         std::fs::remove_file(self.run_dir().join(name)).is_ok()
     }
@@ -93,45 +109,43 @@ impl Driver<'_> {
         let plan = self.plan(state)?;
         loop {
             let Some(index) = state.next_stage() else {
-                state.enter_review(&store::now());
-                self.save(state)?;
+                self.record(state, Event::ReviewEntered)?;
                 write_result(self.run_dir(), state)?;
                 return Ok(Driven::Review);
             };
+            let halted = |message: &str| Event::Halted {
+                message: message.into(),
+            };
             if self.interrupted.load(std::sync::atomic::Ordering::Acquire) {
-                state.halt(
-                    "git-baton was interrupted before this stage started",
-                    &store::now(),
-                );
-                self.save(state)?;
+                self.record(
+                    state,
+                    halted("git-baton was interrupted before this stage started"),
+                )?;
                 return Ok(Driven::Interrupted);
             }
             if self.take_request(STOP_REQUEST) {
-                state.halt(
-                    "stopped by request before this stage started",
-                    &store::now(),
-                );
-                self.save(state)?;
+                self.record(
+                    state,
+                    halted("stopped by request before this stage started"),
+                )?;
                 return Ok(Driven::Stopped);
             }
             if self.take_request(PAUSE_REQUEST) {
-                state.pause(&store::now());
-                self.save(state)?;
+                self.record(state, Event::Paused)?;
                 return Ok(Driven::Paused);
             }
             match self.attempt(state, index, &plan)? {
                 Outcome::Succeeded => {
-                    let name = &state.stages[index].name;
+                    let name = &state.stages()[index].name;
                     if state.policy.stop_after.as_deref() == Some(name.as_str())
                         && state.next_stage().is_some()
                     {
-                        state.pause(&store::now());
-                        self.save(state)?;
+                        self.record(state, Event::Paused)?;
                         return Ok(Driven::Paused);
                     }
                 }
                 Outcome::Interrupted => {
-                    let manual = state.stages[index].attempts.last().and_then(|a| a.cause)
+                    let manual = state.stages()[index].attempts.last().and_then(|a| a.cause)
                         == Some(Cause::Manual);
                     let signalled = self.interrupted.load(std::sync::atomic::Ordering::Acquire);
                     return Ok(if manual && signalled {
@@ -149,7 +163,7 @@ impl Driver<'_> {
     fn plan(&self, state: &RunState) -> Result<crate::plan::Plan, RunError> {
         let path = self.run_dir().join(&state.plan.snapshot);
         let text = std::fs::read_to_string(&path).map_err(|source| RunError::PlanSnapshot {
-            run: state.run_id.clone(),
+            run: state.run_id.to_string(),
             path: path.clone(),
             source,
         })?;
@@ -162,17 +176,14 @@ impl Driver<'_> {
         index: usize,
         plan: &Plan,
     ) -> Result<Outcome, RunError> {
-        let stage_name = state.stages[index].name.clone();
+        let stage = &state.stages()[index];
+        let stage_name = stage.name.clone();
         let actor_name = match &self.actor_override {
-            Some((stage, actor)) if *stage == stage_name => actor.clone(),
-            _ => state
-                .policy
-                .pipeline
-                .get(index)
-                .map_or_else(|| state.stages[index].actor.clone(), |p| p.actor.clone()),
+            Some((name, actor)) if *name == stage_name => actor.clone(),
+            _ => stage.configured_actor.clone(),
         };
-        let n = state.stages[index].attempts.len() as u32 + 1;
-        let resumed = n > 1;
+        let n = stage.next_attempt();
+        let resumed = crate::state::is_resumed(n);
         let rel_dir = format!("attempts/{stage_name}-{n}");
         let dir = self.run_dir().join(&rel_dir);
         std::fs::create_dir_all(&dir).map_err(|source| RunError::Io {
@@ -181,7 +192,7 @@ impl Driver<'_> {
             source,
         })?;
         let worktree = PathBuf::from(&state.worktree);
-        let base = self.base(state)?;
+        let base = state.base;
 
         let changed = if resumed {
             open_run_worktree(self.repo, state)?.worktree_changes(base, &Scope::All)?
@@ -195,7 +206,7 @@ impl Driver<'_> {
                 plan_body: &plan.body,
                 targets: &plan.targets,
                 changed: &changed,
-                coverage: state.coverage.as_ref(),
+                coverage: state.coverage(),
             },
             self.config.prompts.for_attempt(resumed),
         );
@@ -204,10 +215,20 @@ impl Driver<'_> {
         let evidence_shown = format!("{rel_dir}/evidence.json");
         store::write_atomic(&prompt_file, prompt_text.as_bytes())?;
 
-        state.start_attempt(index, &actor_name, rel_dir, &store::now());
-        self.save(state)?;
+        let started_at = self.store.now();
+        self.record_at(
+            state,
+            Event::AttemptStarted {
+                stage: index,
+                actor: actor_name.clone(),
+                dir: rel_dir,
+            },
+            started_at,
+        )?;
 
         // From here on the attempt is open in the RunState: every way out records its end.
+        // The monotonic measurement of the actor, when it ran at all:
+        let mut measured = None;
         let mut end = match self.config.actors.get(&actor_name) {
             None => AttemptEnd {
                 outcome: Outcome::Failed,
@@ -232,7 +253,7 @@ impl Driver<'_> {
                 let plan_file = self.run_dir().join(&state.plan.snapshot);
                 let path = |p: &Path| p.display().to_string();
                 let env = vec![
-                    ("BATON_RUN_ID".to_string(), state.run_id.clone()),
+                    ("BATON_RUN_ID".to_string(), state.run_id.to_string()),
                     ("BATON_STAGE".into(), stage_name.clone()),
                     ("BATON_ATTEMPT".into(), n.to_string()),
                     (
@@ -242,14 +263,14 @@ impl Driver<'_> {
                     ("BATON_PROMPT_FILE".into(), path(&prompt_file)),
                     ("BATON_EVIDENCE_FILE".into(), path(&evidence_file)),
                     ("BATON_PLAN_FILE".into(), path(&plan_file)),
-                    ("BATON_BASE".into(), state.base.clone()),
+                    ("BATON_BASE".into(), state.base.to_string()),
                     ("BATON_WORKTREE".into(), state.worktree.clone()),
                 ];
                 let placeholders = vec![
                     ("prompt_file", path(&prompt_file)),
                     ("evidence_file", path(&evidence_file)),
                     ("worktree", state.worktree.clone()),
-                    ("run_id", state.run_id.clone()),
+                    ("run_id", state.run_id.to_string()),
                     ("stage", stage_name.clone()),
                     ("attempt", n.to_string()),
                 ];
@@ -267,7 +288,9 @@ impl Driver<'_> {
                     stop_requested: &stop_requested,
                     interrupted: self.interrupted,
                     grace: GRACE,
+                    token_file: Some(&dir.join(ATTEMPT_TOKEN)),
                     pid_file: Some(&dir.join(ACTOR_PID)),
+                    log_limit: self.config.log_limit,
                 };
                 match exec::run(&invocation) {
                     Err(err) => AttemptEnd {
@@ -280,6 +303,7 @@ impl Driver<'_> {
                         ..AttemptEnd::default()
                     },
                     Ok(f) => {
+                        measured = Some(f.duration);
                         if matches!(f.outcome, exec::Outcome::Interrupted { .. }) {
                             // Acted on; a request that arrives after the actor ended stays for
                             // the boundary check.
@@ -295,7 +319,7 @@ impl Driver<'_> {
         if let Ok(Some(e)) = &evidence {
             end.usage = e.usage.clone();
         }
-        let stage = &state.stages[index];
+        let stage = &state.stages()[index];
         if end.outcome == Outcome::Succeeded && stage.gated {
             // The gate applies to every attempt, or (`coverage: resume`) to resumed ones; its
             // report is recorded either way, so what was not enforced is still visible.
@@ -318,8 +342,15 @@ impl Driver<'_> {
             }
         }
         let outcome = end.outcome;
-        state.end_attempt(index, end, &store::now());
-        self.save(state)?;
+        let ended_at = self.store.now();
+        if let Some(measured) = measured {
+            end.duration_ms = Some(
+                self.store
+                    .clock()
+                    .duration_ms(measured, started_at, ended_at),
+            );
+        }
+        self.record_at(state, Event::AttemptEnded(end), ended_at)?;
         Ok(outcome)
     }
 
@@ -350,13 +381,6 @@ impl Driver<'_> {
         };
         Ok(coverage::evaluate(targets, &changed, &entries, &[]))
     }
-
-    fn base(&self, state: &RunState) -> Result<CommitId, RunError> {
-        state.base.parse::<CommitId>().map_err(|_| RunError::BadId {
-            run: state.run_id.clone(),
-            what: format!("the RunState's base `{}`", state.base),
-        })
-    }
 }
 
 /// The run's own worktree as a repository, refusing anything else: an actor that deleted the
@@ -365,7 +389,7 @@ impl Driver<'_> {
 pub fn open_run_worktree(repo: &Repo, state: &RunState) -> Result<Repo, RunError> {
     let path = Path::new(&state.worktree);
     let theirs = Repo::open_worktree(path).map_err(|source| RunError::NotAWorktree {
-        run: state.run_id.clone(),
+        run: state.run_id.to_string(),
         worktree: state.worktree.clone(),
         source,
     })?;
@@ -379,7 +403,7 @@ pub fn open_run_worktree(repo: &Repo, state: &RunState) -> Result<Repo, RunError
         theirs.common_dir().canonicalize().ok() == repo.common_dir().canonicalize().ok();
     if !same_root || !same_repo {
         return Err(RunError::NotRegistered {
-            run: state.run_id.clone(),
+            run: state.run_id.to_string(),
             worktree: state.worktree.clone(),
         });
     }
@@ -388,11 +412,11 @@ pub fn open_run_worktree(repo: &Repo, state: &RunState) -> Result<Repo, RunError
 
 /// Records the worktree as attempt `n` of `stage` left it. A failure is reported but changes
 /// no outcome: the work itself is still in the worktree.
-pub fn snapshot_for(repo: &Repo, state: &RunState, stage: &str, n: u32) -> Option<String> {
+pub fn snapshot_for(repo: &Repo, state: &RunState, stage: &str, n: u32) -> Option<CommitId> {
     let refname = snapshot_ref(&state.run_id, stage, n);
     let parent = match repo.branch_tip(&state.branch) {
         Ok(Some(tip)) => tip,
-        _ => state.base.parse::<CommitId>().ok()?,
+        _ => state.base,
     };
     let message = format!("baton: run {}, stage {stage}, attempt {n}", state.run_id);
     if let Err(err) = open_run_worktree(repo, state) {
@@ -400,7 +424,7 @@ pub fn snapshot_for(repo: &Repo, state: &RunState, stage: &str, n: u32) -> Optio
         return None;
     }
     match repo.snapshot_worktree(Path::new(&state.worktree), &refname, parent, &message) {
-        Ok(id) => Some(id.to_string()),
+        Ok(id) => Some(id),
         Err(err) => {
             eprintln!("warning: could not snapshot attempt {n} of stage {stage}: {err}");
             None
@@ -417,7 +441,7 @@ pub fn snapshot_ref(run_id: &str, stage: &str, n: u32) -> String {
 /// repository, be on the run's branch, and contain the base in its history. Anything else is a
 /// stale mapping, diagnosed with the command that repairs it, and never silently re-created.
 pub fn check_worktree(repo: &Repo, state: &RunState) -> Result<(), RunError> {
-    let (run, worktree, branch) = (&state.run_id, &state.worktree, &state.branch);
+    let (run, worktree, branch) = (&state.run_id.to_string(), &state.worktree, &state.branch);
     if !Path::new(worktree).is_dir() {
         return Err(RunError::WorktreeMissing {
             run: run.clone(),
@@ -435,16 +459,15 @@ pub fn check_worktree(repo: &Repo, state: &RunState) -> Result<(), RunError> {
             branch: branch.clone(),
         });
     }
-    let base = state.base.parse::<CommitId>().ok().filter(|base| {
-        theirs
-            .head_commit()
-            .is_some_and(|head| theirs.is_ancestor(*base, head))
-    });
-    if base.is_none() {
+    let base = state.base;
+    let contains_base = theirs
+        .head_commit()
+        .is_some_and(|head| theirs.is_ancestor(base, head));
+    if !contains_base {
         return Err(RunError::BaseNotInHistory {
             run: run.clone(),
             branch: branch.clone(),
-            base: state.base.clone(),
+            base: state.base.to_string(),
         });
     }
     Ok(())
@@ -498,10 +521,18 @@ fn attempt_end(f: &exec::Finished) -> AttemptEnd {
 
 /// The evidence an actor wrote: `Ok(None)` when it wrote none, `Err` when it is not evidence.
 fn read_evidence(path: &Path, shown: &str) -> Result<Option<coverage::Evidence>, String> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => coverage::parse_evidence(shown, &text)
-            .map(Some)
-            .map_err(|e| format!("invalid evidence: {e}")),
+    // Bounded, as an agent could write any amount (see coverage::MAX_EVIDENCE_BYTES).
+    match crate::files::read_limited(path, coverage::MAX_EVIDENCE_BYTES) {
+        Ok(None) => Err(format!(
+            "invalid evidence: {shown}: {}",
+            coverage::too_large_message()
+        )),
+        Ok(Some(bytes)) => match String::from_utf8(bytes) {
+            Ok(text) => coverage::parse_evidence(shown, &text)
+                .map(Some)
+                .map_err(|e| format!("invalid evidence: {e}")),
+            Err(_) => Err(format!("invalid evidence: {shown}: the file is not UTF-8")),
+        },
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(err) => Err(format!("cannot read the evidence file: {err}")),
     }
@@ -533,17 +564,17 @@ pub fn write_result(run_dir: &Path, state: &RunState) -> Result<(), RunError> {
         run_id: &'a str,
         status: crate::state::RunStatus,
         plan: &'a crate::state::PlanRef,
-        base: &'a str,
+        base: CommitId,
         branch: &'a str,
         coverage: Option<&'a Report>,
     }
     let result = ResultFile {
         run_id: &state.run_id,
-        status: state.status,
+        status: state.status(),
         plan: &state.plan,
-        base: &state.base,
+        base: state.base,
         branch: &state.branch,
-        coverage: state.coverage.as_ref(),
+        coverage: state.coverage(),
     };
     let mut json = serde_json::to_vec_pretty(&result).expect("serializes");
     json.push(b'\n');
@@ -552,28 +583,31 @@ pub fn write_result(run_dir: &Path, state: &RunState) -> Result<(), RunError> {
         "# Result of run {}\n\nPlan `{}` ({}), branch `{}`.\n\n",
         state.run_id, state.plan.path, state.plan.id, state.branch
     );
-    match &state.coverage {
+    match state.coverage() {
         None if state.plan.targets.is_empty() => {
             md.push_str("The plan declares no targets: coverage was not verified.\n")
         }
         None => md.push_str("No coverage gate ran in this run.\n"),
         Some(report) => {
             md.push_str("| target | status | paths or reason |\n|---|---|---|\n");
+            // Paths and reasons are the agent's: escaped so that none leaves its cell.
+            use crate::report::markdown::{code, text};
             for t in &report.targets {
                 let detail = match t.status {
-                    coverage::TargetStatus::Changed => t.paths.join(", "),
+                    coverage::TargetStatus::Changed => t
+                        .paths
+                        .iter()
+                        .map(|p| code(p))
+                        .collect::<Vec<_>>()
+                        .join(", "),
                     coverage::TargetStatus::Unchanged => format!(
                         "needed no change, because: {}",
-                        t.reason.as_deref().unwrap_or("")
+                        text(t.reason.as_deref().unwrap_or(""))
                     ),
                     coverage::TargetStatus::Uncovered => "uncovered".into(),
                 };
                 let status = crate::report::status::word(t.status);
-                md.push_str(&format!(
-                    "| `{}` | {status} | {} |\n",
-                    t.target,
-                    detail.replace('|', "\\|")
-                ));
+                md.push_str(&format!("| {} | {status} | {detail} |\n", code(&t.target)));
             }
         }
     }

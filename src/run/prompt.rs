@@ -30,7 +30,7 @@ pub struct PromptInput<'a> {
 /// evidence instructions unless it leaves their placeholders out on purpose.
 pub fn render(input: &PromptInput, template: Option<&str>) -> String {
     let state = input.state;
-    let stage = &state.stages[input.stage];
+    let stage = &state.stages()[input.stage];
     let previous: Option<&Attempt> = stage.attempts.iter().rev().find(|a| a.outcome.is_some());
     let title = format!(
         "# {} — stage `{}`\n\n",
@@ -53,7 +53,7 @@ pub fn render(input: &PromptInput, template: Option<&str>) -> String {
     match template {
         None => [title, resume, plan, targets, coverage, evidence].concat(),
         Some(template) => {
-            let attempt = (stage.attempts.len() + 1).to_string();
+            let attempt = stage.next_attempt().to_string();
             let values = [
                 ("title", title.as_str()),
                 ("resume", resume.as_str()),

@@ -9,8 +9,8 @@
 use std::time::{Duration, Instant};
 
 use crate::report::status::label;
-use crate::state::RunState;
 use crate::state::store::{Store, write_atomic};
+use crate::state::{RunId, RunState};
 
 use super::{PAUSE_REQUEST, RunError, STOP_REQUEST};
 
@@ -23,12 +23,12 @@ pub enum Request {
 }
 
 /// Leaves `request` for the process driving run `id`, refusing when no live process drives it.
-pub fn send(store: &Store, id: &str, request: Request) -> Result<(), RunError> {
+pub fn send(store: &Store, id: &RunId, request: Request) -> Result<(), RunError> {
     if store.holder(id)?.is_none() {
         let state = store.load(id)?;
         return Err(RunError::NotDriven {
             run: id.to_string(),
-            status: label(state.status, store.is_stale(&state)),
+            status: label(state.status(), store.is_stale(&state)),
         });
     }
     let (file, text) = match request {
@@ -41,7 +41,7 @@ pub fn send(store: &Store, id: &str, request: Request) -> Result<(), RunError> {
 
 /// Waits until no process drives run `id` any more, for at most `timeout`, and returns the
 /// state its driver left. The request stays in place when the time runs out.
-pub fn wait_released(store: &Store, id: &str, timeout: Duration) -> Result<RunState, RunError> {
+pub fn wait_released(store: &Store, id: &RunId, timeout: Duration) -> Result<RunState, RunError> {
     let deadline = Instant::now() + timeout;
     while Instant::now() < deadline {
         if store.holder(id)?.is_none() {

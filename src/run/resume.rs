@@ -8,7 +8,8 @@ use std::path::Path;
 use crate::config::Config;
 use crate::git::Repo;
 use crate::state::store::{self, RunLock};
-use crate::state::{RunState, RunStatus, StageStatus};
+use crate::state::transition::{self, Event};
+use crate::state::{Clock, RunState, RunStatus};
 
 use super::RunError;
 
@@ -51,27 +52,23 @@ impl fmt::Display for Note {
     }
 }
 
-/// Prepares a run whose lock the caller holds for [`super::Driver::drive`]. Each note is
-/// passed to `note` as soon as it is true, so that it is shown even if a later check fails.
+/// Prepares a run whose lock the caller holds for [`super::Driver::drive`]; `clock` dates a
+/// crash found. Each note is passed to `note` as soon as it is true, so that it is shown even if
+/// a later check fails.
 pub fn prepare(
     repo: &Repo,
     config: &Config,
     lock: &RunLock,
     state: &mut RunState,
     options: &ResumeOptions,
+    clock: &Clock,
     note: &mut dyn FnMut(Note),
 ) -> Result<(), RunError> {
-    match state.status {
-        RunStatus::Review | RunStatus::Finished => {
-            return Err(RunError::NothingToResume {
-                run: state.run_id.clone(),
-                status: state.status,
-            });
-        }
-        RunStatus::Running => recover_crash(repo, lock, state, note)?,
-        _ => {}
+    transition::check_resumable(state)?;
+    if state.status() == RunStatus::Running {
+        recover_crash(repo, lock, state, clock, note)?;
     }
-    let next = state.next_stage().map(|i| state.stages[i].name.clone());
+    let next = state.next_stage().map(|i| state.stages()[i].name.clone());
     if let Some((stage, actor)) = options.actor {
         if next.as_deref() != Some(stage.as_str()) {
             return Err(RunError::NotTheResumedStage {
@@ -104,35 +101,27 @@ fn recover_crash(
     repo: &Repo,
     lock: &RunLock,
     state: &mut RunState,
+    clock: &Clock,
     note: &mut dyn FnMut(Note),
 ) -> Result<(), RunError> {
-    if let Some(dir) = state
-        .stages
-        .iter()
-        .find(|s| s.status == StageStatus::Running)
-        .and_then(|s| s.attempts.last())
-        .map(|a| lock.dir().join(&a.dir))
-    {
-        let killed =
-            crate::exec::kill_leftovers(&dir.join(super::ACTOR_PID), Path::new(&state.worktree));
+    let open = state
+        .open_attempt()
+        .map(|(i, a)| (state.stages()[i].name.clone(), a.n, lock.dir().join(&a.dir)));
+    let mut snapshot = None;
+    if let Some((stage, n, dir)) = open {
+        let killed = crate::exec::kill_leftovers(
+            &dir.join(super::ATTEMPT_TOKEN),
+            &dir.join(super::ACTOR_PID),
+            Path::new(&state.worktree),
+            super::GRACE,
+        )?;
         if killed > 0 {
             note(Note::StoppedLeftovers(killed));
         }
+        snapshot = super::snapshot_for(repo, state, &stage, n);
     }
-    let snapshot =
-        crashed_attempt(state).and_then(|(stage, n)| super::snapshot_for(repo, state, &stage, n));
-    state.record_crash(&store::now(), snapshot);
+    *state = transition::apply(state, Event::CrashFound { snapshot }, clock.now())?;
     store::save_in(lock.dir(), state)?;
     note(Note::RecordedCrash);
     Ok(())
-}
-
-/// The stage and number of the attempt a crash left open.
-fn crashed_attempt(state: &RunState) -> Option<(String, u32)> {
-    let stage = state
-        .stages
-        .iter()
-        .find(|s| s.status == StageStatus::Running)?;
-    let attempt = stage.attempts.last().filter(|a| a.outcome.is_none())?;
-    Some((stage.name.clone(), attempt.n))
 }

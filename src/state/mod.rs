@@ -1,19 +1,37 @@
 //! RunState: the persisted record of a run, and the single source of truth about it.
 //!
 //! Nothing about a run survives between invocations except what is written here; resume and
-//! status reconstruct everything from it. The types are plain data (serde), and the transitions
-//! below are pure functions of the state and a timestamp, so every rule about what a status
-//! means is unit-tested without touching a disk. [`store`] does the I/O: atomic writes, the run
-//! lock and listing. The field-by-field meaning is documented in docs/state.md.
+//! status reconstruct everything from it. Each fact has one owner: the pipeline is stored once,
+//! in `stages`; a stage's status and actor, the run's current stage, coverage, usage totals and
+//! error are computed from the attempts, never stored beside them. What only the run knows — its
+//! status, and why it halted between stages — changes in exactly one function,
+//! [`transition::apply`]: events in, a new state or a typed error out. The fields it owns are
+//! private here, so nothing else can assign them.
+//!
+//! [`store`] does the I/O (atomic writes, the run lock, listing, reading schema versions 1 and 2),
+//! [`view`] is the document `status --json` prints, [`clock`] the source of time and id noise.
+//! The field-by-field meaning is documented in docs/state.md.
 
+mod check;
+pub mod clock;
+mod id;
 pub mod store;
+pub mod transition;
+mod v1;
+pub mod view;
 
+use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::coverage::{Report, Usage};
+use crate::git::CommitId;
+pub use check::InvalidState;
+pub use clock::Clock;
+pub use id::{BadRunId, RunId};
+pub use transition::{Event, TransitionError};
 
-/// Bumped whenever a field changes meaning; readers refuse versions they do not know.
-pub const SCHEMA_VERSION: u32 = 1;
+/// The version `state.json` is written with; [`store`] also reads version 1.
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -33,6 +51,29 @@ pub enum RunStatus {
     Finished,
 }
 
+impl RunStatus {
+    /// The name used in the RunState and in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            RunStatus::Pending => "pending",
+            RunStatus::Running => "running",
+            RunStatus::Paused => "paused",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Failed => "failed",
+            RunStatus::RateLimited => "rate_limited",
+            RunStatus::Blocked => "blocked",
+            RunStatus::Review => "review",
+            RunStatus::Finished => "finished",
+        }
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StageStatus {
@@ -43,6 +84,21 @@ pub enum StageStatus {
     RateLimited,
     Interrupted,
     Blocked,
+}
+
+impl StageStatus {
+    /// The name used in the RunState and in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            StageStatus::Pending => "pending",
+            StageStatus::Running => "running",
+            StageStatus::Succeeded => "succeeded",
+            StageStatus::Failed => "failed",
+            StageStatus::RateLimited => "rate_limited",
+            StageStatus::Interrupted => "interrupted",
+            StageStatus::Blocked => "blocked",
+        }
+    }
 }
 
 /// How an attempt ended.
@@ -81,18 +137,6 @@ impl From<Outcome> for StageStatus {
     }
 }
 
-impl From<Outcome> for RunStatus {
-    fn from(outcome: Outcome) -> RunStatus {
-        match outcome {
-            Outcome::Succeeded => RunStatus::Running,
-            Outcome::Failed => RunStatus::Failed,
-            Outcome::RateLimited => RunStatus::RateLimited,
-            Outcome::Interrupted => RunStatus::Interrupted,
-            Outcome::Blocked => RunStatus::Blocked,
-        }
-    }
-}
-
 /// Why an attempt was interrupted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -115,7 +159,8 @@ pub enum CoverageMode {
     Resume,
 }
 
-/// One stage of the pipeline as recorded at creation; authoritative on resume.
+/// One stage of the pipeline as configured: what `.baton.yml`, the plan and `run --actor` make
+/// of it before a run exists. A run records it in its [`Stage`]s.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StagePolicy {
     pub stage: String,
@@ -124,9 +169,9 @@ pub struct StagePolicy {
     pub gated: bool,
 }
 
+/// What the run decided at creation besides its stages; authoritative on resume.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Policy {
-    pub pipeline: Vec<StagePolicy>,
     pub coverage: CoverageMode,
     pub stop_after: Option<String>,
 }
@@ -142,43 +187,90 @@ pub struct PlanRef {
     pub targets: Vec<String>,
 }
 
+/// Whether attempt number `n` of a stage is a resumed one: every attempt after a stage's
+/// first, whatever ended the one before, starts from a worktree that may hold partial work.
+pub const fn is_resumed(n: u32) -> bool {
+    n > 1
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Attempt {
-    /// 1-based within its stage.
+    /// 1-based within its stage; assigned by [`Stage::next_attempt`].
     pub n: u32,
     pub actor: String,
     /// `None` while the attempt runs (or when it was cut off by a crash not yet noticed).
     pub outcome: Option<Outcome>,
     /// Set when `outcome` is `interrupted`.
     pub cause: Option<Cause>,
-    /// A later attempt of a stage that had an earlier, unsuccessful one.
-    pub resumed: bool,
-    pub started_at: String,
-    pub ended_at: Option<String>,
+    pub started_at: Timestamp,
+    pub ended_at: Option<Timestamp>,
     /// Measured with a monotonic clock around the actor, not derived from the timestamps.
     pub duration_ms: Option<u64>,
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
     pub usage: Option<Usage>,
     pub error: Option<String>,
+    /// The actor could not be started at all (the run's error is then of kind `exec`).
+    pub exec_error: bool,
     /// The gate's report, when the gate ran for this attempt.
     pub coverage: Option<Report>,
     /// Directory of this attempt's prompt, logs and evidence, relative to the run directory.
     pub dir: String,
     /// The commit recording the worktree as this attempt left it
     /// (`refs/baton/runs/<run>/attempts/<stage>-<n>`).
-    #[serde(default)]
-    pub snapshot: Option<String>,
+    pub snapshot: Option<CommitId>,
 }
 
+impl Attempt {
+    pub fn resumed(&self) -> bool {
+        is_resumed(self.n)
+    }
+
+    pub fn is_open(&self) -> bool {
+        self.outcome.is_none()
+    }
+}
+
+/// One stage of a run: the pipeline entry fixed at creation, and every attempt at it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StageState {
+pub struct Stage {
     pub name: String,
-    pub status: StageStatus,
-    /// The actor of the latest attempt, or the configured one before any attempt.
-    pub actor: String,
+    /// The actor the pipeline assigns (`.baton.yml`, the plan, `run --actor`); an attempt may
+    /// have another (`resume --actor`), recorded on the attempt.
+    pub configured_actor: String,
+    /// The stage passes the coverage gate before it may succeed.
     pub gated: bool,
     pub attempts: Vec<Attempt>,
+}
+
+impl Stage {
+    /// `pending` before any attempt, `running` while the latest is open, else how it ended.
+    pub fn status(&self) -> StageStatus {
+        match self.attempts.last() {
+            None => StageStatus::Pending,
+            Some(a) => a.outcome.map_or(StageStatus::Running, StageStatus::from),
+        }
+    }
+
+    /// The actor of the latest attempt, or the configured one before any attempt.
+    pub fn actor(&self) -> &str {
+        self.attempts
+            .last()
+            .map_or(&self.configured_actor, |a| &a.actor)
+    }
+
+    /// The number the next attempt of this stage gets: the one place attempts are numbered.
+    pub fn next_attempt(&self) -> u32 {
+        u32::try_from(self.attempts.len()).map_or(u32::MAX, |n| n.saturating_add(1))
+    }
+
+    pub fn policy(&self) -> StagePolicy {
+        StagePolicy {
+            stage: self.name.clone(),
+            actor: self.configured_actor.clone(),
+            gated: self.gated,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -192,10 +284,17 @@ pub enum ErrorKind {
     Exec,
 }
 
+/// The last failure of a run, as `status` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunError {
     pub kind: ErrorKind,
     pub stage: String,
+    pub message: String,
+}
+
+/// Why a run stopped between two stages, where no attempt holds the reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Halt {
     pub message: String,
 }
 
@@ -208,59 +307,54 @@ pub struct UsageTotals {
     pub attempts_without_usage: u32,
 }
 
+/// A run. Serialized as it is stored (schema version 2); read it through [`store::parse`], which
+/// also reads version 1 and checks the invariants. The fields that [`transition::apply`] owns are
+/// private.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunState {
-    pub schema_version: u32,
-    pub run_id: String,
-    pub status: RunStatus,
+    pub run_id: RunId,
+    status: RunStatus,
     pub key: Option<String>,
     pub plan: PlanRef,
-    /// The base commit id, and the revision it was resolved from.
-    pub base: String,
+    /// The base commit, and the revision it was resolved from.
+    pub base: CommitId,
     pub base_rev: String,
     pub branch: String,
     pub worktree: String,
-    pub created_at: String,
-    pub updated_at: String,
-    /// The stage executing, or at a settled status the stage the run stopped at (the one resume
-    /// re-runs); `None` before the first stage and once every stage succeeded.
-    pub current_stage: Option<String>,
+    pub created_at: Timestamp,
+    updated_at: Timestamp,
     pub policy: Policy,
-    pub stages: Vec<StageState>,
-    /// Coverage of the latest gate that ran.
-    pub coverage: Option<Report>,
-    pub usage: UsageTotals,
-    pub error: Option<RunError>,
+    stages: Vec<Stage>,
+    halt: Option<Halt>,
 }
 
-/// Everything a new run is made of; the run id and timestamps come from the store.
+/// Everything a new run is made of.
 pub struct NewRun {
-    pub run_id: String,
+    pub run_id: RunId,
     pub key: Option<String>,
     pub plan: PlanRef,
-    pub base: String,
+    pub base: CommitId,
     pub base_rev: String,
     pub branch: String,
     pub worktree: String,
+    pub pipeline: Vec<StagePolicy>,
     pub policy: Policy,
 }
 
 impl RunState {
-    pub fn new(new: NewRun, now: &str) -> RunState {
+    /// A `pending` run whose stages are `new.pipeline`, checked like a loaded one.
+    pub fn new(new: NewRun, now: Timestamp) -> Result<RunState, InvalidState> {
         let stages = new
-            .policy
             .pipeline
-            .iter()
-            .map(|p| StageState {
-                name: p.stage.clone(),
-                status: StageStatus::Pending,
-                actor: p.actor.clone(),
+            .into_iter()
+            .map(|p| Stage {
+                name: p.stage,
+                configured_actor: p.actor,
                 gated: p.gated,
                 attempts: Vec::new(),
             })
             .collect();
-        RunState {
-            schema_version: SCHEMA_VERSION,
+        let state = RunState {
             run_id: new.run_id,
             status: RunStatus::Pending,
             key: new.key,
@@ -269,220 +363,157 @@ impl RunState {
             base_rev: new.base_rev,
             branch: new.branch,
             worktree: new.worktree,
-            created_at: now.into(),
-            updated_at: now.into(),
-            current_stage: None,
+            created_at: now,
+            updated_at: now,
             policy: new.policy,
             stages,
-            coverage: None,
-            usage: UsageTotals::default(),
-            error: None,
-        }
+            halt: None,
+        };
+        state.check()?;
+        Ok(state)
+    }
+
+    pub fn status(&self) -> RunStatus {
+        self.status
+    }
+
+    pub fn stages(&self) -> &[Stage] {
+        &self.stages
+    }
+
+    /// Changes with every transition.
+    pub fn updated_at(&self) -> Timestamp {
+        self.updated_at
+    }
+
+    pub fn halt(&self) -> Option<&Halt> {
+        self.halt.as_ref()
+    }
+
+    /// The stage named `name`, with its index.
+    pub fn stage(&self, name: &str) -> Option<(usize, &Stage)> {
+        self.stages.iter().enumerate().find(|(_, s)| s.name == name)
     }
 
     /// The first stage that has not succeeded: the one to run next.
     pub fn next_stage(&self) -> Option<usize> {
         self.stages
             .iter()
-            .position(|s| s.status != StageStatus::Succeeded)
+            .position(|s| s.status() != StageStatus::Succeeded)
     }
 
-    /// Records the start of a new attempt of stage `index` and returns its number.
-    /// An attempt is `resumed` when the stage already had one: whatever ended that one, the
-    /// new attempt starts from a worktree that may hold partial work.
-    pub fn start_attempt(&mut self, index: usize, actor: &str, dir: String, now: &str) -> u32 {
-        let stage = &mut self.stages[index];
-        let n = stage.attempts.len() as u32 + 1;
-        stage.attempts.push(Attempt {
-            n,
-            actor: actor.into(),
-            outcome: None,
-            cause: None,
-            resumed: n > 1,
-            started_at: now.into(),
-            ended_at: None,
-            duration_ms: None,
-            exit_code: None,
-            signal: None,
-            usage: None,
-            error: None,
-            coverage: None,
-            dir,
-            snapshot: None,
-        });
-        stage.status = StageStatus::Running;
-        stage.actor = actor.into();
-        self.status = RunStatus::Running;
-        self.current_stage = Some(stage.name.clone());
-        self.error = None;
-        self.updated_at = now.into();
-        n
-    }
-
-    /// Records how the running attempt of stage `index` ended, and what that means for the run.
-    pub fn end_attempt(&mut self, index: usize, end: AttemptEnd, now: &str) {
-        let stage = &mut self.stages[index];
-        let attempt = stage.attempts.last_mut().expect("an attempt was started");
-        attempt.outcome = Some(end.outcome);
-        attempt.cause = end.cause;
-        attempt.ended_at = Some(now.into());
-        attempt.duration_ms = end.duration_ms;
-        attempt.exit_code = end.exit_code;
-        attempt.signal = end.signal;
-        attempt.usage = end.usage.clone();
-        attempt.error = end.error.clone();
-        attempt.snapshot = end.snapshot.clone();
-        if end.coverage.is_some() {
-            attempt.coverage = end.coverage.clone();
-            self.coverage = end.coverage;
-        }
-        stage.status = end.outcome.into();
-        self.status = end.outcome.into();
-        self.error = match end.outcome {
-            Outcome::Succeeded => None,
-            other => Some(RunError {
-                kind: match other {
-                    Outcome::Failed if end.exec_error => ErrorKind::Exec,
-                    Outcome::Failed => ErrorKind::Failed,
-                    Outcome::RateLimited => ErrorKind::RateLimited,
-                    Outcome::Interrupted => ErrorKind::Interrupted,
-                    Outcome::Blocked | Outcome::Succeeded => ErrorKind::Blocked,
-                },
-                stage: stage.name.clone(),
-                message: end.error.unwrap_or_else(|| other.name().to_string()),
-            }),
-        };
-        self.usage = totals(&self.stages);
-        self.updated_at = now.into();
-    }
-
-    /// After the last stage succeeded: the run waits for review.
-    pub fn enter_review(&mut self, now: &str) {
-        self.status = RunStatus::Review;
-        self.current_stage = None;
-        self.updated_at = now.into();
-    }
-
-    /// Stopped at a stage boundary on request; `current_stage` names the stage resume runs next.
-    pub fn pause(&mut self, now: &str) {
-        self.status = RunStatus::Paused;
-        self.current_stage = self.next_stage().map(|i| self.stages[i].name.clone());
-        self.updated_at = now.into();
-    }
-
-    /// Stopped between two stages (no attempt was running): `interrupted`, with the stage to run
-    /// next as `current_stage` so that resume and status say where the run stands.
-    pub fn halt(&mut self, message: &str, now: &str) {
-        let next = self.next_stage().map(|i| self.stages[i].name.clone());
-        self.status = RunStatus::Interrupted;
-        self.error = next.clone().map(|stage| RunError {
-            kind: ErrorKind::Interrupted,
-            stage,
-            message: message.into(),
-        });
-        self.current_stage = next;
-        self.updated_at = now.into();
-    }
-
-    /// A `running` attempt whose process died without recording an end: the caller found the
-    /// run's lock free. The attempt is closed as interrupted by a crash, with no duration (none
-    /// was measured).
-    pub fn record_crash(&mut self, now: &str, snapshot: Option<String>) -> bool {
-        let Some(index) = self
-            .stages
+    /// The latest attempt of the run, with the index of its stage. Stages run in order and a
+    /// succeeded stage never runs again, so the latest is the last attempt of the last stage
+    /// that has any.
+    pub fn latest_attempt(&self) -> Option<(usize, &Attempt)> {
+        self.stages
             .iter()
-            .position(|s| s.status == StageStatus::Running)
-        else {
-            if self.status == RunStatus::Running {
-                self.halt("the process driving the run died between stages", now);
-                return true;
+            .enumerate()
+            .rev()
+            .find_map(|(i, s)| s.attempts.last().map(|a| (i, a)))
+    }
+
+    /// The attempt that has started and not ended (at most one: the latest).
+    pub fn open_attempt(&self) -> Option<(usize, &Attempt)> {
+        self.latest_attempt().filter(|(_, a)| a.is_open())
+    }
+
+    /// While `running`: the stage executing (or, between two stages, the one that just
+    /// succeeded). At the other unsettled statuses: the stage the run stopped at, which resume
+    /// runs next. `None` before the first stage (`pending`) and once every stage succeeded.
+    pub fn current_stage(&self) -> Option<&str> {
+        let index = match self.status {
+            RunStatus::Pending | RunStatus::Review | RunStatus::Finished => None,
+            RunStatus::Running => self.latest_attempt().map(|(i, _)| i),
+            _ => self.next_stage(),
+        }?;
+        Some(&self.stages[index].name)
+    }
+
+    /// The report of the latest gate that ran.
+    pub fn coverage(&self) -> Option<&Report> {
+        self.attempts().rev().find_map(|a| a.coverage.as_ref())
+    }
+
+    /// Usage summed over every ended attempt of every stage, carried forward across resumes.
+    pub fn usage(&self) -> UsageTotals {
+        let mut t = UsageTotals::default();
+        for attempt in self.attempts().filter(|a| !a.is_open()) {
+            match &attempt.usage {
+                Some(u) => {
+                    t.input_tokens += u.input_tokens.unwrap_or(0);
+                    t.output_tokens += u.output_tokens.unwrap_or(0);
+                    t.cost_usd += u.cost_usd.unwrap_or(0.0);
+                }
+                None => t.attempts_without_usage += 1,
             }
-            return false;
+        }
+        t
+    }
+
+    /// Why the run stopped, while it is stopped by a failure: the latest attempt's outcome, or
+    /// the halt between stages (naming the stage resume runs next).
+    pub fn error(&self) -> Option<RunError> {
+        if let Some(halt) = &self.halt {
+            return self.next_stage().map(|i| RunError {
+                kind: ErrorKind::Interrupted,
+                stage: self.stages[i].name.clone(),
+                message: halt.message.clone(),
+            });
+        }
+        if !matches!(
+            self.status,
+            RunStatus::Failed
+                | RunStatus::RateLimited
+                | RunStatus::Blocked
+                | RunStatus::Interrupted
+        ) {
+            return None;
+        }
+        let (index, attempt) = self.latest_attempt()?;
+        let outcome = attempt.outcome?;
+        let kind = match outcome {
+            Outcome::Succeeded => return None,
+            Outcome::Failed if attempt.exec_error => ErrorKind::Exec,
+            Outcome::Failed => ErrorKind::Failed,
+            Outcome::RateLimited => ErrorKind::RateLimited,
+            Outcome::Interrupted => ErrorKind::Interrupted,
+            Outcome::Blocked => ErrorKind::Blocked,
         };
-        let open = self.stages[index]
-            .attempts
-            .last()
-            .is_some_and(|a| a.outcome.is_none());
-        if !open {
-            self.stages[index].status = StageStatus::Interrupted;
-            self.status = RunStatus::Interrupted;
-            return true;
-        }
-        self.end_attempt(
-            index,
-            AttemptEnd {
-                outcome: Outcome::Interrupted,
-                cause: Some(Cause::Crash),
-                error: Some("the process driving the run died during this attempt".into()),
-                snapshot,
-                ..AttemptEnd::default()
-            },
-            now,
-        );
-        true
+        Some(RunError {
+            kind,
+            stage: self.stages[index].name.clone(),
+            message: attempt
+                .error
+                .clone()
+                .unwrap_or_else(|| outcome.name().to_string()),
+        })
     }
-}
 
-/// What the pipeline learned when an attempt ended.
-#[derive(Debug, Clone)]
-pub struct AttemptEnd {
-    pub outcome: Outcome,
-    pub cause: Option<Cause>,
-    pub duration_ms: Option<u64>,
-    pub exit_code: Option<i32>,
-    pub signal: Option<i32>,
-    pub usage: Option<Usage>,
-    pub error: Option<String>,
-    pub coverage: Option<Report>,
-    /// The actor could not be started at all.
-    pub exec_error: bool,
-    pub snapshot: Option<String>,
-}
-
-impl Default for AttemptEnd {
-    fn default() -> Self {
-        AttemptEnd {
-            outcome: Outcome::Failed,
-            cause: None,
-            duration_ms: None,
-            exit_code: None,
-            signal: None,
-            usage: None,
-            error: None,
-            coverage: None,
-            exec_error: false,
-            snapshot: None,
-        }
+    /// Every attempt in the order they ran.
+    pub fn attempts(&self) -> impl DoubleEndedIterator<Item = &Attempt> {
+        self.stages.iter().flat_map(|s| &s.attempts)
     }
-}
 
-/// Usage summed over every attempt of every stage, carried forward across resumes.
-pub fn totals(stages: &[StageState]) -> UsageTotals {
-    let mut t = UsageTotals::default();
-    for attempt in stages.iter().flat_map(|s| &s.attempts) {
-        if attempt.outcome.is_none() {
-            continue;
-        }
-        match &attempt.usage {
-            Some(u) => {
-                t.input_tokens += u.input_tokens.unwrap_or(0);
-                t.output_tokens += u.output_tokens.unwrap_or(0);
-                t.cost_usd += u.cost_usd.unwrap_or(0.0);
-            }
-            None => t.attempts_without_usage += 1,
-        }
+    /// The document `status --json` prints: this state and every fact derived from it.
+    pub fn view(&self) -> view::RunView<'_> {
+        view::RunView::of(self)
     }
-    t
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod fixture {
+    //! A two-stage run for the unit tests of this module tree.
     use super::*;
 
-    fn run() -> RunState {
+    pub fn at(second: i64) -> Timestamp {
+        Timestamp::from_second(1_767_225_600 + second).unwrap()
+    }
+
+    pub fn run() -> RunState {
         RunState::new(
             NewRun {
-                run_id: "r1".into(),
+                run_id: "1ngvbzkqq5".parse().unwrap(),
                 key: None,
                 plan: PlanRef {
                     id: "p".into(),
@@ -491,150 +522,29 @@ mod tests {
                     snapshot: "plan.md".into(),
                     targets: vec!["a.md".into()],
                 },
-                base: "0".repeat(40),
+                base: "0".repeat(40).parse().unwrap(),
                 base_rev: "main".into(),
-                branch: "baton/r1".into(),
+                branch: "baton/1ngvbzkqq5".into(),
                 worktree: "/w".into(),
+                pipeline: vec![
+                    StagePolicy {
+                        stage: "executor".into(),
+                        actor: "a".into(),
+                        gated: true,
+                    },
+                    StagePolicy {
+                        stage: "reporter".into(),
+                        actor: "b".into(),
+                        gated: false,
+                    },
+                ],
                 policy: Policy {
-                    pipeline: vec![
-                        StagePolicy {
-                            stage: "executor".into(),
-                            actor: "a".into(),
-                            gated: true,
-                        },
-                        StagePolicy {
-                            stage: "reporter".into(),
-                            actor: "b".into(),
-                            gated: false,
-                        },
-                    ],
                     coverage: CoverageMode::Always,
                     stop_after: None,
                 },
             },
-            "t0",
+            at(0),
         )
-    }
-
-    fn ok(usage: Option<Usage>) -> AttemptEnd {
-        AttemptEnd {
-            outcome: Outcome::Succeeded,
-            duration_ms: Some(5),
-            exit_code: Some(0),
-            usage,
-            ..AttemptEnd::default()
-        }
-    }
-
-    #[test]
-    fn a_full_run_reaches_review_with_no_current_stage() {
-        let mut s = run();
-        assert_eq!(s.next_stage(), Some(0));
-        assert_eq!(
-            s.start_attempt(0, "a", "attempts/executor-1".into(), "t1"),
-            1
-        );
-        assert_eq!(s.status, RunStatus::Running);
-        assert_eq!(s.current_stage.as_deref(), Some("executor"));
-        s.end_attempt(0, ok(None), "t2");
-        s.start_attempt(1, "b", "attempts/reporter-1".into(), "t3");
-        s.end_attempt(1, ok(None), "t4");
-        assert_eq!(s.next_stage(), None);
-        s.enter_review("t5");
-        assert_eq!(s.status, RunStatus::Review);
-        assert_eq!(s.current_stage, None);
-        assert_eq!(s.usage.attempts_without_usage, 2);
-    }
-
-    #[test]
-    fn failure_keeps_the_stage_current_and_the_next_attempt_is_resumed() {
-        let mut s = run();
-        s.start_attempt(0, "a", "d".into(), "t1");
-        s.end_attempt(
-            0,
-            AttemptEnd {
-                outcome: Outcome::RateLimited,
-                exit_code: Some(75),
-                error: Some("rate limit: matched `usage limit`".into()),
-                usage: Some(Usage {
-                    input_tokens: Some(10),
-                    cost_usd: Some(0.5),
-                    ..Usage::default()
-                }),
-                ..AttemptEnd::default()
-            },
-            "t2",
-        );
-        assert_eq!(s.status, RunStatus::RateLimited);
-        assert_eq!(s.current_stage.as_deref(), Some("executor"));
-        let err = s.error.clone().unwrap();
-        assert_eq!(
-            (err.kind, err.stage.as_str()),
-            (ErrorKind::RateLimited, "executor")
-        );
-        assert_eq!(s.next_stage(), Some(0));
-        s.start_attempt(0, "other", "d2".into(), "t3");
-        let attempt = s.stages[0].attempts.last().unwrap();
-        assert!(attempt.resumed);
-        assert_eq!(s.stages[0].actor, "other");
-        assert_eq!(s.error, None);
-        s.end_attempt(
-            0,
-            ok(Some(Usage {
-                input_tokens: Some(5),
-                ..Usage::default()
-            })),
-            "t4",
-        );
-        assert_eq!(s.usage.input_tokens, 15);
-        assert_eq!(s.usage.cost_usd, 0.5);
-    }
-
-    #[test]
-    fn a_crash_closes_the_open_attempt_without_a_duration() {
-        let mut s = run();
-        s.start_attempt(0, "a", "d".into(), "t1");
-        assert!(s.record_crash("t9", None));
-        let attempt = &s.stages[0].attempts[0];
-        assert_eq!(attempt.outcome, Some(Outcome::Interrupted));
-        assert_eq!(attempt.cause, Some(Cause::Crash));
-        assert_eq!(attempt.duration_ms, None);
-        assert_eq!(s.status, RunStatus::Interrupted);
-        assert!(!s.record_crash("t10", None), "nothing is running any more");
-    }
-
-    #[test]
-    fn a_crash_between_stages_leaves_the_next_stage_current() {
-        let mut s = run();
-        s.start_attempt(0, "a", "d".into(), "t1");
-        s.end_attempt(0, ok(None), "t2");
-        assert_eq!(
-            s.status,
-            RunStatus::Running,
-            "between stages the run is still running"
-        );
-        assert!(s.record_crash("t3", None));
-        assert_eq!(s.status, RunStatus::Interrupted);
-        assert_eq!(s.current_stage.as_deref(), Some("reporter"));
-        assert_eq!(s.error.map(|e| e.kind), Some(ErrorKind::Interrupted));
-    }
-
-    #[test]
-    fn pause_names_the_stage_to_run_next() {
-        let mut s = run();
-        s.start_attempt(0, "a", "d".into(), "t1");
-        s.end_attempt(0, ok(None), "t2");
-        s.pause("t3");
-        assert_eq!(s.status, RunStatus::Paused);
-        assert_eq!(s.current_stage.as_deref(), Some("reporter"));
-    }
-
-    #[test]
-    fn state_round_trips_through_json() {
-        let mut s = run();
-        s.start_attempt(0, "a", "d".into(), "t1");
-        let text = serde_json::to_string(&s).unwrap();
-        let back: RunState = serde_json::from_str(&text).unwrap();
-        assert_eq!(back, s);
+        .unwrap()
     }
 }

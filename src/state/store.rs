@@ -14,9 +14,11 @@
 //!
 //! The OS lock (`File::try_lock`, released by the kernel when the holder dies) is the truth
 //! about liveness, so a crashed runner is detected without trusting pids, which get reused.
+//!
+//! `state.json` is written with schema version 2 and read in version 1 too (see `state::v1`);
+//! every RunState read is checked against the invariants the transitions keep.
 
 use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -24,7 +26,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{RunState, SCHEMA_VERSION};
+use super::{Clock, RunId, RunState, SCHEMA_VERSION};
 
 /// How long a heartbeat promises the holder is alive; refreshed at a third of it.
 const LEASE: Duration = Duration::from_secs(30);
@@ -48,6 +50,8 @@ pub enum StoreError {
     },
     #[error("{}: {message}", .path.display())]
     Corrupt { path: PathBuf, message: String },
+    #[error("cannot allocate a run id: too many runs created this second")]
+    IdsExhausted,
 }
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
@@ -82,13 +86,6 @@ impl std::fmt::Display for Holder {
     }
 }
 
-pub fn now() -> String {
-    jiff::Timestamp::now()
-        .round(jiff::Unit::Millisecond)
-        .unwrap_or(jiff::Timestamp::now())
-        .to_string()
-}
-
 fn host() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
@@ -97,35 +94,48 @@ fn host() -> String {
         .unwrap_or_else(|| "unknown-host".into())
 }
 
-/// Writes `bytes` to `path` so that a reader sees either the old or the new content, whatever is
-/// killed when: temp file in the same directory, fsync, rename over, fsync the directory.
+/// [`crate::files::write_atomic`], failing as the store does.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().expect("a file inside a directory");
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .tempfile_in(dir)
-        .map_err(io("create a temporary file in", dir))?;
-    tmp.write_all(bytes).map_err(io("write", tmp.path()))?;
-    tmp.as_file().sync_all().map_err(io("sync", tmp.path()))?;
-    tmp.persist(path)
-        .map_err(|e| io("replace", path)(e.error))?;
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io("sync", dir))?;
-    Ok(())
+    crate::files::write_atomic(path, bytes).map_err(|e| StoreError::Io {
+        action: e.action,
+        reason: crate::files::io_reason(&e.source),
+        path: e.path,
+    })
 }
 
 #[derive(Debug, Clone)]
 pub struct Store {
     root: PathBuf,
+    clock: Clock,
 }
 
 impl Store {
-    /// The store of the repository whose common git directory is `common_dir`.
-    pub fn new(common_dir: &Path) -> Store {
+    /// The store of the repository whose common git directory is `common_dir`, dating what it
+    /// writes with `clock`.
+    pub fn new(common_dir: &Path, clock: Clock) -> Store {
         Store {
             root: common_dir.join("baton"),
+            clock,
         }
+    }
+
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// Now, by the store's clock.
+    pub fn now(&self) -> jiff::Timestamp {
+        self.clock.now()
+    }
+
+    /// A fresh run id: the clock's time and noise, the first not taken by a run or a creation.
+    pub fn allocate_id(&self) -> Result<RunId> {
+        let secs = u64::try_from(self.clock.now().as_second()).unwrap_or(0);
+        let noise = self.clock.noise();
+        (0..64u64)
+            .map(|attempt| RunId::generate(secs, noise ^ attempt))
+            .find(|id| !self.run_dir(id).exists() && !self.staging_dir(id).exists())
+            .ok_or(StoreError::IdsExhausted)
     }
 
     pub fn runs_dir(&self) -> PathBuf {
@@ -155,37 +165,37 @@ impl Store {
         Ok(file)
     }
 
-    /// Ids of the complete runs, oldest first (ids sort by creation time).
-    pub fn list(&self) -> Result<Vec<String>> {
+    /// Ids of the complete runs, oldest first (ids sort by creation time). What is not named
+    /// like a run was not made by git-baton and is not listed.
+    pub fn list(&self) -> Result<Vec<RunId>> {
         let dir = self.runs_dir();
         let entries = match std::fs::read_dir(&dir) {
             Ok(entries) => entries,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(err) => return Err(io("list", &dir)(err)),
         };
-        let mut ids: Vec<String> = entries
+        let mut ids: Vec<RunId> = entries
             .filter_map(|e| e.ok())
-            .filter_map(|e| e.file_name().into_string().ok())
-            .filter(|name| !name.starts_with('.'))
-            .filter(|name| dir.join(name).join("state.json").is_file())
+            .filter_map(|e| e.file_name().into_string().ok()?.parse().ok())
+            .filter(|id: &RunId| dir.join(id).join("state.json").is_file())
             .collect();
         ids.sort();
         Ok(ids)
     }
 
     /// The run named by its full id or any unique prefix.
-    pub fn resolve(&self, name: &str) -> Result<String> {
+    pub fn resolve(&self, name: &str) -> Result<RunId> {
         let ids = self.list()?;
-        if ids.iter().any(|id| id == name) {
-            return Ok(name.to_string());
+        if let Some(id) = ids.iter().find(|id| *id == name) {
+            return Ok(id.clone());
         }
-        let matches: Vec<String> = ids.into_iter().filter(|id| id.starts_with(name)).collect();
+        let mut matches: Vec<RunId> = ids.into_iter().filter(|id| id.starts_with(name)).collect();
         match matches.len() {
             0 => Err(StoreError::Unknown(name.into())),
-            1 => Ok(matches.into_iter().next().unwrap()),
+            1 => Ok(matches.remove(0)),
             _ => Err(StoreError::Ambiguous {
                 prefix: name.into(),
-                candidates: matches,
+                candidates: matches.iter().map(|id| id.to_string()).collect(),
             }),
         }
     }
@@ -211,18 +221,18 @@ impl Store {
     /// first attempt) while no live process holds its lock: its driver crashed or was killed.
     pub fn is_stale(&self, state: &RunState) -> bool {
         matches!(
-            state.status,
+            state.status(),
             super::RunStatus::Running | super::RunStatus::Pending
         ) && matches!(self.holder(&state.run_id), Ok(None))
     }
 
-    pub fn load(&self, id: &str) -> Result<RunState> {
-        load_state(&self.run_dir(id).join("state.json"))
+    pub fn load(&self, id: &RunId) -> Result<RunState> {
+        load(&self.run_dir(id).join("state.json"))
     }
 
     /// Takes the run's lock for the life of the returned guard, or says who holds it.
-    pub fn lock(&self, id: &str, command: &str) -> Result<RunLock> {
-        RunLock::acquire_in(&self.run_dir(id), id, command)
+    pub fn lock(&self, id: &RunId, command: &str) -> Result<RunLock> {
+        RunLock::acquire_in(&self.run_dir(id), id, command, &self.clock)
     }
 
     /// Whether a live process holds the run's lock right now (and who, when it says).
@@ -252,31 +262,61 @@ impl Store {
     }
 }
 
-pub fn save_in(dir: &Path, state: &RunState) -> Result<()> {
-    let mut text = serde_json::to_vec_pretty(state).expect("RunState serializes");
-    text.push(b'\n');
-    write_atomic(&dir.join("state.json"), &text)
+/// `state.json` as written: the schema version, then the RunState's stored facts.
+#[derive(Serialize)]
+struct Versioned<'a> {
+    schema_version: u32,
+    #[serde(flatten)]
+    state: &'a RunState,
 }
 
-fn load_state(path: &Path) -> Result<RunState> {
-    let text = std::fs::read(path).map_err(io("read", path))?;
+/// The bytes of `state.json` for `state`, in the current schema version.
+pub fn to_json(state: &RunState) -> Vec<u8> {
+    let versioned = Versioned {
+        schema_version: SCHEMA_VERSION,
+        state,
+    };
+    let mut text = serde_json::to_vec_pretty(&versioned).expect("RunState serializes");
+    text.push(b'\n');
+    text
+}
+
+pub fn save_in(dir: &Path, state: &RunState) -> Result<()> {
+    write_atomic(&dir.join("state.json"), &to_json(state))
+}
+
+/// Reads the `state.json` at `path`, of either schema version.
+pub fn load(path: &Path) -> Result<RunState> {
+    let bytes = std::fs::read(path).map_err(io("read", path))?;
+    parse(&bytes).map_err(|message| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        message,
+    })
+}
+
+/// The RunState in the text of a `state.json` of either schema version, or what is wrong with
+/// it (the caller names the file).
+pub fn parse(bytes: &[u8]) -> Result<RunState, String> {
     #[derive(Deserialize)]
     struct Version {
         schema_version: u32,
     }
-    let corrupt = |message: String| StoreError::Corrupt {
-        path: path.to_path_buf(),
-        message,
-    };
     let version: Version =
-        serde_json::from_slice(&text).map_err(|e| corrupt(format!("not a RunState: {e}")))?;
-    if version.schema_version != SCHEMA_VERSION {
-        return Err(corrupt(format!(
-            "schema_version {} is not supported by this git-baton (it reads {SCHEMA_VERSION})",
-            version.schema_version
-        )));
-    }
-    serde_json::from_slice(&text).map_err(|e| corrupt(format!("not a RunState: {e}")))
+        serde_json::from_slice(bytes).map_err(|e| format!("not a RunState: {e}"))?;
+    let state = match version.schema_version {
+        1 => super::v1::read(bytes)?,
+        SCHEMA_VERSION => {
+            serde_json::from_slice(bytes).map_err(|e| format!("not a RunState: {e}"))?
+        }
+        other => {
+            return Err(format!(
+                "schema_version {other} is not supported by this git-baton (it reads 1 and {SCHEMA_VERSION})"
+            ));
+        }
+    };
+    let state: RunState = state;
+    state.check().map_err(|e| e.to_string())?;
+    Ok(state)
 }
 
 fn read_holder(dir: &Path) -> Option<Holder> {
@@ -295,7 +335,7 @@ pub struct RunLock {
 
 impl RunLock {
     /// Takes the lock of the run directory `dir` (also a staged one, during creation).
-    pub fn acquire_in(dir: &Path, id: &str, command: &str) -> Result<RunLock> {
+    pub fn acquire_in(dir: &Path, id: &str, command: &str, clock: &Clock) -> Result<RunLock> {
         let path = dir.join("lock");
         // O_CLOEXEC (std's default) keeps actors from inheriting the lock: an orphaned agent
         // must not make a dead run look alive.
@@ -329,12 +369,11 @@ impl RunLock {
                 Err(std::fs::TryLockError::Error(err)) => return Err(io("lock", &path)(err)),
             }
         }
-        let since = now();
         let holder = Holder {
             pid: std::process::id(),
             host: host(),
-            since: since.clone(),
-            lock_until: lease_end(),
+            since: clock.now().to_string(),
+            lock_until: lease_end(clock),
             command: command.into(),
         };
         write_holder(dir, &holder)?;
@@ -342,11 +381,11 @@ impl RunLock {
         // Shared with the heartbeat, so that it follows the directory when creation renames it.
         let shared_dir = Arc::new(Mutex::new(dir.to_path_buf()));
         let heartbeat = {
-            let (stop, shared_dir) = (stop.clone(), shared_dir.clone());
+            let (stop, shared_dir, clock) = (stop.clone(), shared_dir.clone(), clock.clone());
             std::thread::spawn(move || {
                 let mut holder = holder;
                 while !sleep_unless(&stop, LEASE / 3) {
-                    holder.lock_until = lease_end();
+                    holder.lock_until = lease_end(&clock);
                     let dir = shared_dir
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
@@ -391,8 +430,8 @@ impl Drop for RunLock {
     }
 }
 
-fn lease_end() -> String {
-    let until = jiff::Timestamp::now() + jiff::SignedDuration::try_from(LEASE).unwrap_or_default();
+fn lease_end(clock: &Clock) -> String {
+    let until = clock.peek() + jiff::SignedDuration::try_from(LEASE).unwrap_or_default();
     until.round(jiff::Unit::Second).unwrap_or(until).to_string()
 }
 
@@ -425,15 +464,18 @@ mod tests {
     #[test]
     fn resolve_by_unique_prefix() {
         let tmp = tempfile::tempdir().unwrap();
-        let store = Store::new(tmp.path());
-        for id in ["1abc000", "1abd000", "2xyz000"] {
+        let store = Store::new(tmp.path(), Clock::system());
+        for id in ["1abc000000", "1abd000000", "2xyz000000", "not-a-run"] {
             std::fs::create_dir_all(store.run_dir(id)).unwrap();
             std::fs::write(store.run_dir(id).join("state.json"), "{}").unwrap();
         }
-        std::fs::create_dir_all(store.staging_dir("3new000")).unwrap();
-        assert_eq!(store.list().unwrap(), ["1abc000", "1abd000", "2xyz000"]);
-        assert_eq!(store.resolve("2").unwrap(), "2xyz000");
-        assert_eq!(store.resolve("1abc").unwrap(), "1abc000");
+        std::fs::create_dir_all(store.staging_dir("3new000000")).unwrap();
+        assert_eq!(
+            store.list().unwrap(),
+            ["1abc000000", "1abd000000", "2xyz000000"]
+        );
+        assert_eq!(store.resolve("2").unwrap(), "2xyz000000");
+        assert_eq!(store.resolve("1abc").unwrap(), "1abc000000");
         assert!(matches!(
             store.resolve("1ab"),
             Err(StoreError::Ambiguous { .. })
@@ -444,20 +486,21 @@ mod tests {
     #[test]
     fn one_holder_at_a_time_and_the_lock_is_released_on_drop() {
         let tmp = tempfile::tempdir().unwrap();
-        let store = Store::new(tmp.path());
-        std::fs::create_dir_all(store.run_dir("r")).unwrap();
-        let lock = store.lock("r", "git baton run").unwrap();
-        let holder = store.holder("r").unwrap().expect("held");
+        let store = Store::new(tmp.path(), Clock::system());
+        let r: RunId = "1ngvbzkqq5".parse().unwrap();
+        std::fs::create_dir_all(store.run_dir(&r)).unwrap();
+        let lock = store.lock(&r, "git baton run").unwrap();
+        let holder = store.holder(&r).unwrap().expect("held");
         assert_eq!(holder.pid, std::process::id());
-        match store.lock("r", "git baton resume") {
+        match store.lock(&r, "git baton resume") {
             Err(StoreError::Busy { holder, .. }) => {
                 assert!(holder.contains("git baton run"), "{holder}")
             }
             other => panic!("expected busy, got {:?}", other.map(|_| ())),
         }
         drop(lock);
-        assert_eq!(store.holder("r").unwrap(), None);
-        assert!(!store.run_dir("r").join("lock.json").exists());
+        assert_eq!(store.holder(&r).unwrap(), None);
+        assert!(!store.run_dir(&r).join("lock.json").exists());
     }
 
     #[test]
@@ -469,5 +512,75 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), b"two");
         let leftovers: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temporary files are left behind");
+    }
+
+    #[test]
+    fn a_version_1_file_loads_and_is_saved_as_version_2() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("state.json");
+        let v1 = include_str!("../../testdata/state/v1/review.json");
+        std::fs::write(&path, v1).unwrap();
+        let state = load(&path).unwrap();
+        save_in(tmp.path(), &state).unwrap();
+        let saved: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(saved["schema_version"], 2);
+        for derived in ["current_stage", "coverage", "usage", "error"] {
+            assert!(saved.get(derived).is_none(), "{derived} is not stored");
+        }
+        assert_eq!(saved["stages"][0]["configured_actor"], "limited");
+        assert!(saved["stages"][0].get("status").is_none());
+        assert!(
+            saved["policy"].get("pipeline").is_none(),
+            "the pipeline is stored once"
+        );
+        assert_eq!(load(&path).unwrap(), state, "and reads back the same");
+    }
+
+    #[test]
+    fn unknown_versions_and_inconsistent_states_are_refused_naming_the_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("state.json");
+        let v1 = include_str!("../../testdata/state/v1/review.json");
+        let cases = [
+            (
+                v1.replacen("\"schema_version\": 1", "\"schema_version\": 3", 1),
+                "schema_version 3 is not supported by this git-baton (it reads 1 and 2)",
+            ),
+            (
+                "{}".to_string(),
+                "not a RunState: missing field `schema_version` at line 1 column 2",
+            ),
+            (
+                v1.replacen("\"status\": \"review\"", "\"status\": \"paused\"", 1),
+                "inconsistent RunState: the run is paused but every stage succeeded, so there \
+                 is nothing to pause before",
+            ),
+        ];
+        for (text, message) in cases {
+            std::fs::write(&path, text).unwrap();
+            let err = load(&path).unwrap_err();
+            assert_eq!(err.to_string(), format!("{}: {message}", path.display()));
+        }
+    }
+
+    #[test]
+    fn ids_come_from_the_clock_and_skip_taken_ones() {
+        let tmp = tempfile::tempdir().unwrap();
+        let start: jiff::Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        let first = Store::new(tmp.path(), Clock::fixed(start, 1))
+            .allocate_id()
+            .unwrap();
+        let store = Store::new(tmp.path(), Clock::fixed(start, 1));
+        assert_eq!(
+            store.allocate_id().unwrap(),
+            first,
+            "the same seed, the same id"
+        );
+        std::fs::create_dir_all(store.staging_dir(&first)).unwrap();
+        let store = Store::new(tmp.path(), Clock::fixed(start, 1));
+        let second = store.allocate_id().unwrap();
+        assert_ne!(second, first);
+        assert_eq!(second[..7], first[..7], "the same second");
     }
 }

@@ -16,6 +16,15 @@
 #   spawn-child-sleep SECS PATH
 #                         start `sleep SECS` in the background, holding stdout and stderr open,
 #                         and write its pid to PATH
+#   setsid-writer PATH PIDFILE
+#                         start, in a session of its own and with stdin, stdout and stderr on
+#                         /dev/null, a loop that appends a line to PATH every 50 ms for a minute;
+#                         once it has written its first line, write "PID SID" of the loop to PIDFILE
+#   cd-sleep SECS PIDFILE start `sleep SECS` in the background after `cd /`, its output on
+#                         /dev/null, and write its pid to PIDFILE
+#   check-ended PIDFILE OUT
+#                         append `ended` or `alive` to OUT: whether the process whose pid starts
+#                         PIDFILE is gone (a zombie is gone: it only waits to be reaped)
 #   kill-self SIGNAL      send SIGNAL to this script
 #   exit CODE             exit with CODE
 #
@@ -37,6 +46,26 @@ while [ "$#" -gt 0 ]; do
         sleep) sleep "$1"; shift ;;
         trap-term) trap '' TERM ;;
         spawn-child-sleep) sleep "$1" & echo "$!" >"$2"; shift 2 ;;
+        setsid-writer)
+            setsid sh -c 'echo tick >>"$1"
+                echo "$$ $(cut -d" " -f6 /proc/$$/stat)" >"$2.tmp" && mv "$2.tmp" "$2"
+                n=0
+                while [ "$n" -lt 1200 ]; do echo tick >>"$1"; sleep 0.05; n=$((n + 1)); done
+                ' sh "$1" "$2" \
+                </dev/null >/dev/null 2>&1 &
+            # Bounded: at most 10 s for the loop to start.
+            n=0
+            while [ ! -s "$2" ] && [ "$n" -lt 1000 ]; do sleep 0.01; n=$((n + 1)); done
+            shift 2 ;;
+        cd-sleep) (cd / && exec sleep "$1") </dev/null >/dev/null 2>&1 & echo "$!" >"$2"; shift 2 ;;
+        check-ended)
+            pid=$(cut -d' ' -f1 "$1")
+            state=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1)
+            case $state in
+                '' | Z | X) echo ended ;;
+                *) echo alive ;;
+            esac >>"$2"
+            shift 2 ;;
         kill-self) kill -s "$1" "$$"; shift ;;
         exit) exit "$1" ;;
         *) echo "fake-agent: unknown verb: $verb" >&2; exit 99 ;;

@@ -29,24 +29,23 @@ fn actors_get_the_baton_environment_and_a_resume_prompt() {
 
     let out = scratch_dir.path();
     let show = |name: &str| {
-        normalize(
+        with_base(
             &text(&out.join(name)).replace(&repo.tmp().display().to_string(), "$TMP"),
-            &id,
             &base,
         )
     };
     let fresh = show("env-executor-1.txt");
-    assert_snapshot!(fresh, @r#"
+    assert_snapshot!(fresh, @r"
         BATON_ATTEMPT=1
         BATON_BASE=<BASE>
-        BATON_EVIDENCE_FILE=$TMP/repo/.git/baton/runs/<ID>/attempts/executor-1/evidence.json
-        BATON_PLAN_FILE=$TMP/repo/.git/baton/runs/<ID>/plan.md
-        BATON_PROMPT_FILE=$TMP/repo/.git/baton/runs/<ID>/attempts/executor-1/prompt.md
+        BATON_EVIDENCE_FILE=$TMP/repo/.git/baton/runs/1mnbe80fdk/attempts/executor-1/evidence.json
+        BATON_PLAN_FILE=$TMP/repo/.git/baton/runs/1mnbe80fdk/plan.md
+        BATON_PROMPT_FILE=$TMP/repo/.git/baton/runs/1mnbe80fdk/attempts/executor-1/prompt.md
         BATON_RESUMED=0
-        BATON_RUN_ID=<ID>
+        BATON_RUN_ID=1mnbe80fdk
         BATON_STAGE=executor
-        BATON_WORKTREE=$TMP/repo/.baton/worktrees/<ID>
-        "#);
+        BATON_WORKTREE=$TMP/repo/.baton/worktrees/1mnbe80fdk
+        ");
     let resumed = fresh
         .replace("BATON_ATTEMPT=1", "BATON_ATTEMPT=2")
         .replace("/executor-1/", "/executor-2/")
@@ -70,12 +69,12 @@ fn actors_get_the_baton_environment_and_a_resume_prompt() {
     }
     assert!(!first_prompt.contains("resumed"), "{first_prompt}");
     let resumed_prompt = text(&dir.join("attempts/executor-2/prompt.md"));
-    assert_snapshot!(normalize(&resumed_prompt, &id, &base), @r#"
+    assert_snapshot!(with_base(&resumed_prompt, &base), @r#"
         # Fix the grading documents — stage `executor`
 
         ## This is a resumed attempt — the work may be partly done
 
-        The previous attempt (#1, actor `first`, started <TIME>) ended early: failed. Its changes are still in this worktree. Do not assume the work is finished because some files were already edited: partial changes are not completion.
+        The previous attempt (#1, actor `first`, started 2026-01-01T00:00:03Z) ended early: failed. Its changes are still in this worktree. Do not assume the work is finished because some files were already edited: partial changes are not completion.
 
         Paths already changed against the base commit:
 

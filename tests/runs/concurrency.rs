@@ -17,7 +17,9 @@ fn a_second_process_cannot_drive_a_busy_run() {
 
     let busy = repo.baton(["resume", &id]);
     assert_eq!(busy.code, 3, "{busy}");
-    let busy = normalize(&busy.to_string(), &id, "").replace(&format!("pid {pid} "), "pid <PID> ");
+    let busy = busy
+        .to_string()
+        .replace(&format!("pid {pid} "), "pid <PID> ");
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .unwrap_or_default();
@@ -26,13 +28,13 @@ fn a_second_process_cannot_drive_a_busy_run() {
     } else {
         busy.replace(&format!(" on {host})"), " on <HOST>)")
     };
-    assert_snapshot!(busy, @r#"
+    assert_snapshot!(busy, @r"
         exit: 3
         --- stderr
-        run <ID>
-        error: run <ID> is busy: `git baton run` (pid <PID> on <HOST>) has driven it since <TIME>
-        hint: wait for it to finish, or stop it with `git baton stop <ID>`
-        "#);
+        run 1mnbe80fdk
+        error: run 1mnbe80fdk is busy: `git baton run` (pid <PID> on <HOST>) has driven it since 2026-01-01T00:00:02Z
+        hint: wait for it to finish, or stop it with `git baton stop 1mnbe80fdk`
+        ");
     let state = status(&repo, &id);
     assert_eq!(state["status"], "running");
     assert_eq!(state["stale"], false);
@@ -71,19 +73,21 @@ fn the_same_key_from_two_processes_makes_one_run() {
     };
     assert_eq!(creator.code, 0, "{creator}");
     assert!(!creator.stderr.contains("note: key"), "{creator}");
-    let finder_text = shown(&finder, &id, "");
+    let finder_text = finder.to_string();
     assert!(
-        finder_text.starts_with(
-            "exit: 3\n--- stderr\nrun <ID>\nnote: key `ticket-42` names this existing run ("
-        ),
+        finder_text.starts_with(&format!(
+            "exit: 3\n--- stderr\nrun {id}\nnote: key `ticket-42` names this existing run ("
+        )),
         "a run that a live process drives is busy (exit 3), whatever its status:\n{finder_text}"
     );
 
     // Later, the same key and plan return the run, now in review.
     let again = repo.baton(["run", "plans/fix.md", "--key", "ticket-42"]);
     assert_eq!(
-        shown(&again, &id, ""),
-        "exit: 0\n--- stderr\nrun <ID>\nnote: key `ticket-42` names this existing run (review); not creating another"
+        again.to_string(),
+        format!(
+            "exit: 0\n--- stderr\nrun {id}\nnote: key `ticket-42` names this existing run (review); not creating another\n"
+        )
     );
 
     // The same key with a different plan is a conflict.
@@ -92,7 +96,7 @@ fn the_same_key_from_two_processes_makes_one_run() {
         "---\ntargets: [docs/a.md]\n---\nSomething else.\n",
     );
     let conflict = repo.baton(["run", "plans/other.md", "--key", "ticket-42"]);
-    assert_snapshot!(shown(&conflict, &id, ""), @r"
+    assert_snapshot!(conflict.to_string().replace(&id, "<ID>"), @r"
     exit: 2
     --- stderr
     error: key `ticket-42` already names run <ID> of plan plans/fix.md, with a different plan

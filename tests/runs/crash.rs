@@ -75,9 +75,8 @@ fn kill_9_leaves_a_stale_run_that_resume_recovers() {
     assert!(group_alive(&agent_pid), "the agent outlived git-baton");
 
     let raw = text(&run_dir(&repo, &id).join("state.json"));
-    let parsed: git_baton::state::RunState =
-        serde_json::from_str(&raw).expect("state.json is a whole RunState");
-    assert_eq!(parsed.status, git_baton::state::RunStatus::Running);
+    let parsed = git_baton::state::store::parse(raw.as_bytes()).expect("a whole RunState");
+    assert_eq!(parsed.status(), git_baton::state::RunStatus::Running);
 
     let state = status(&repo, &id);
     assert_eq!(state["status"], "running");
@@ -85,22 +84,22 @@ fn kill_9_leaves_a_stale_run_that_resume_recovers() {
     assert_eq!(state["lock"], Value::Null);
     assert_eq!(attempt_field(&state, "executor", "outcome"), [Value::Null]);
     let human = repo.baton(["status", &id]);
-    assert_snapshot!(shown(&human, &id, &base), @r"
-    exit: 0
-    --- stdout
-    run <ID>: running (stale: no process is driving it; it crashed or was killed)
-      plan      plans/fix.md (fix) — Fix the grading documents
-      base      <BASE> (HEAD)
-      branch    baton/<ID>
-      worktree  $TMP/repo/.baton/worktrees/<ID>
-      current   executor
+    assert_snapshot!(shown(&human, &base), @r"
+        exit: 0
+        --- stdout
+        run 1mnbe80fdk: running (stale: no process is driving it; it crashed or was killed)
+          plan      plans/fix.md (fix) — Fix the grading documents
+          base      <BASE> (HEAD)
+          branch    baton/1mnbe80fdk
+          worktree  $TMP/repo/.baton/worktrees/1mnbe80fdk
+          current   executor
 
-      STAGE      STATUS       ACTOR      ATTEMPTS   DURATION       TOKENS      COST
-      executor   running      slow              1          -            -         -
-      reporter   pending      writer            0          -            -         -
+          STAGE      STATUS       ACTOR      ATTEMPTS   DURATION       TOKENS      COST
+          executor   running      slow              1          -            -         -
+          reporter   pending      writer            0          -            -         -
 
-      next: git baton resume <ID>   (records the crash, then re-runs the stage)
-    ");
+          next: git baton resume 1mnbe80fdk   (records the crash, then re-runs the stage)
+        ");
     let list = repo.baton(["list"]);
     assert!(list.stdout.contains("running (stale)"), "{list}");
 
@@ -184,19 +183,38 @@ fn kill_9_at_random_moments_never_leaves_a_half_written_state() {
             let raw = std::fs::read(&path).unwrap_or_else(|e| {
                 panic!("{}: {e} (a published run without a state)", path.display())
             });
-            let state: git_baton::state::RunState =
-                serde_json::from_slice(&raw).unwrap_or_else(|e| {
-                    panic!(
-                        "{} is not a RunState ({e}):\n{}",
-                        path.display(),
-                        String::from_utf8_lossy(&raw)
-                    )
-                });
+            let state = git_baton::state::store::parse(&raw).unwrap_or_else(|e| {
+                panic!(
+                    "{} is not a RunState ({e}):\n{}",
+                    path.display(),
+                    String::from_utf8_lossy(&raw)
+                )
+            });
             assert_eq!(state.run_id, name);
         }
         let list = repo.baton(["list"]);
         assert_eq!(list.code, 0, "{list}");
         assert!(!list.stderr.contains("warning"), "{list}");
+    }
+    // A kill while git registered a worktree leaves a registration that git itself cannot read
+    // (`git branch` and `git worktree list` die on it): doctor names it, and the next run
+    // discards it before it creates its own worktree.
+    let broken = half_written_registrations(&repo);
+    if !broken.is_empty() {
+        let doctor = repo.baton(["doctor"]);
+        for name in &broken {
+            assert!(
+                doctor.stdout.contains(&format!("worktrees/{name} ")),
+                "{doctor}"
+            );
+        }
+        let run = repo.baton(["run", "plans/fix.md"]);
+        assert_eq!(run.code, 0, "{run}");
+        assert_eq!(
+            half_written_registrations(&repo),
+            Vec::<String>::new(),
+            "after the discarding run {run}; broken before: {broken:?}"
+        );
     }
     let mut hidden = Vec::new();
     let mut tmp_files = Vec::new();
@@ -237,7 +255,29 @@ fn kill_9_at_random_moments_never_leaves_a_half_written_state() {
     }
     eprintln!(
         "kill -9 loop: published runs: {statuses:?}; hidden entries left under runs/: {hidden:?}; \
-         .tmp-* files left: {tmp_files:?}; baton branches: {}",
+         .tmp-* files left: {tmp_files:?}; half-written worktree registrations discarded: {}; \
+         baton branches: {}",
+        broken.len(),
         branches(&repo).lines().count()
     );
+}
+
+/// Registrations under `.git/worktrees/` that a killed creation left without the files git
+/// needs to read them.
+fn half_written_registrations(repo: &TestRepo) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(repo.root.join(".git/worktrees")) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .map(|e| e.unwrap().path())
+        .filter(|dir| {
+            let gitdir = std::fs::read(dir.join("gitdir")).unwrap_or_default();
+            gitdir.trim_ascii().is_empty()
+                || !dir.join("commondir").is_file()
+                || !dir.join("HEAD").is_file()
+        })
+        .map(|dir| dir.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }

@@ -103,7 +103,7 @@ fn bad_config_plans_and_flags_create_nothing() {
         error: .baton.yml:7:31: unknown actor `wrker` for stage `executor`
         hint: did you mean `worker`?
         == unknown key
-        error: .baton.yml:9:1: unknown field `pipline`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets
+        error: .baton.yml:9:1: unknown field `pipline`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets, log_limit
         hint: did you mean `pipeline`?
         == no pipeline
         error: no pipeline is configured: .baton.yml has no `pipeline`
@@ -158,4 +158,40 @@ fn a_plan_stage_missing_from_the_pipeline_is_a_located_error() {
         "the error does not name the plan file and line of `review`:\n{run}"
     );
     assert!(first.contains("`review`"), "{run}");
+}
+
+/// A creation killed while git registered the worktree leaves `.git/worktrees/<id>/` with an
+/// empty `gitdir` or without `commondir`. Such an entry made every later creation fail; now
+/// `doctor` names it and the next run discards it.
+#[test]
+fn a_half_written_worktree_registration_does_not_block_later_runs() {
+    let repo = standard_repo(&[]);
+    let registrations = repo.root.join(".git/worktrees");
+    for (name, files) in [
+        ("0abcdefghj", &[("gitdir", "")][..]),
+        ("0abcdefghk", &[("gitdir", "/nowhere/.git\n")][..]),
+    ] {
+        let dir = registrations.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (file, text) in files {
+            std::fs::write(dir.join(file), text).unwrap();
+        }
+    }
+    let doctor = repo.baton(["doctor"]);
+    for (name, why) in [
+        ("0abcdefghj", "invalid gitdir file"),
+        ("0abcdefghk", "commondir file does not exist"),
+    ] {
+        assert!(
+            doctor
+                .stdout
+                .contains(&format!("worktrees/{name} is a worktree registration"))
+                && doctor.stdout.contains(why),
+            "{doctor}"
+        );
+    }
+    let run = repo.baton(["run", "plans/fix.md"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(!registrations.join("0abcdefghj").exists());
+    assert!(!registrations.join("0abcdefghk").exists());
 }

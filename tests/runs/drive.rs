@@ -12,24 +12,24 @@ fn full_run_reaches_review() {
     let run = repo.baton(["run", "plans/fix.md"]);
     let id = run_id(&run);
     assert_eq!(run.code, 0, "{run}");
-    assert_snapshot!(shown(&run, &id, &base), @r#"
+    assert_snapshot!(shown(&run, &base), @r"
         exit: 0
         --- stdout
         working on the grading documents
         report written
         --- stderr
-        run <ID>
-        worktree $TMP/repo/.baton/worktrees/<ID>
+        run 1mnbe80fdk
+        worktree $TMP/repo/.baton/worktrees/1mnbe80fdk
 
-        run <ID>: review
+        run 1mnbe80fdk: review
           plan      plans/fix.md (fix) — Fix the grading documents
           base      <BASE> (HEAD)
-          branch    baton/<ID>
-          worktree  $TMP/repo/.baton/worktrees/<ID>
+          branch    baton/1mnbe80fdk
+          worktree  $TMP/repo/.baton/worktrees/1mnbe80fdk
 
           STAGE      STATUS       ACTOR      ATTEMPTS   DURATION       TOKENS      COST
-          executor   succeeded    worker            1      <DUR>         1540     $0.25
-          reporter   succeeded    writer            1      <DUR>            -         -
+          executor   succeeded    worker            1       1.0s         1540     $0.25
+          reporter   succeeded    writer            1       1.0s            -         -
           total: 1200 input + 340 output tokens, $0.25 (at least: 1 attempt(s) reported no usage)
 
           coverage: passed
@@ -37,8 +37,8 @@ fn full_run_reaches_review() {
             changed    docs/b.md  docs/b.md
             changed    docs/c.md  docs/c.md
 
-          next: git baton review <ID>, then `git baton finish <ID>` and merge branch baton/<ID>
-        "#);
+          next: git baton review 1mnbe80fdk, then `git baton finish 1mnbe80fdk` and merge branch baton/1mnbe80fdk
+        ");
 
     let state = status(&repo, &id);
     let worktree = repo.path(&format!(".baton/worktrees/{id}"));
@@ -123,25 +123,25 @@ fn full_run_reaches_review() {
     assert_eq!(text(&dir.join("plan.md")), PLAN, "the plan snapshot");
 
     let list = repo.baton(["list"]);
-    assert_snapshot!(shown(&list, &id, &base), @r"
-    exit: 0
-    --- stdout
-    RUN         STATUS  STAGE  PLAN          CREATED
-    <ID>  review  -      plans/fix.md  <TIME>
-    ");
+    assert_snapshot!(shown(&list, &base), @r"
+        exit: 0
+        --- stdout
+        RUN         STATUS  STAGE  PLAN          CREATED
+        1mnbe80fdk  review  -      plans/fix.md  2026-01-01 00:00
+        ");
     let listed = repo.baton(["list", "--json"]).json();
     assert_eq!(listed[0]["run_id"], id.as_str());
 
     let log = repo.baton(["log", &id, "--stage", "executor"]);
-    assert_snapshot!(shown(&log, &id, &base), @r"
-    exit: 0
-    --- stdout
-    == run <ID>, stage executor, attempt 1 (succeeded, actor worker, started <TIME>)
-    -- stdout
-    working on the grading documents
-    -- stderr
-    (empty)
-    ");
+    assert_snapshot!(shown(&log, &base), @r"
+        exit: 0
+        --- stdout
+        == run 1mnbe80fdk, stage executor, attempt 1 (succeeded, actor worker, started 2026-01-01T00:00:03Z)
+        -- stdout
+        working on the grading documents
+        -- stderr
+        (empty)
+        ");
     // A unique prefix names the run too.
     let log = repo.baton(["log", &id[..8]]);
     assert_eq!(log.code, 0, "{log}");

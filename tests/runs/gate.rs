@@ -37,22 +37,22 @@ fn the_incident_rate_limit_then_a_lazy_resume_is_blocked() {
 
     let lazy_run = repo.baton(["resume", &id, "--actor", "executor=lazy"]);
     assert_eq!(lazy_run.code, 1, "{lazy_run}");
-    assert_snapshot!(shown(&lazy_run, &id, &base), @r#"
+    assert_snapshot!(shown(&lazy_run, &base), @r"
         exit: 1
         --- stdout
         The documents already state the rule. Done.
         --- stderr
-        run <ID>
+        run 1mnbe80fdk
 
-        run <ID>: blocked
+        run 1mnbe80fdk: blocked
           plan      plans/fix.md (fix) — Fix the grading documents
           base      <BASE> (HEAD)
-          branch    baton/<ID>
-          worktree  $TMP/repo/.baton/worktrees/<ID>
+          branch    baton/1mnbe80fdk
+          worktree  $TMP/repo/.baton/worktrees/1mnbe80fdk
           current   executor
 
           STAGE      STATUS       ACTOR      ATTEMPTS   DURATION       TOKENS      COST
-          executor   blocked      lazy              2      <DUR>            -         -
+          executor   blocked      lazy              2       2.0s            -         -
             #1 partial rate_limited
             #2 lazy blocked, resumed
           reporter   pending      writer            0          -            -         -
@@ -65,8 +65,8 @@ fn the_incident_rate_limit_then_a_lazy_resume_is_blocked() {
             uncovered  docs/b.md  no change and no reason
             uncovered  docs/c.md  no change and no reason
 
-          next: git baton resume <ID>   (the stage re-runs; it must change or give a reason for every uncovered target)
-        "#);
+          next: git baton resume 1mnbe80fdk   (the stage re-runs; it must change or give a reason for every uncovered target)
+        ");
     let state = status(&repo, &id);
     assert_eq!(state["status"], "blocked");
     assert_eq!(state["error"]["kind"], "blocked");
@@ -118,29 +118,29 @@ fn the_incident_rate_limit_then_a_lazy_resume_is_blocked() {
     assert!(reporter_prompt.contains(reason), "{reporter_prompt}");
 
     let human = repo.baton(["status", &id]);
-    assert_snapshot!(shown(&human, &id, &base), @r#"
+    assert_snapshot!(shown(&human, &base), @r"
         exit: 0
         --- stdout
-        run <ID>: review
+        run 1mnbe80fdk: review
           plan      plans/fix.md (fix) — Fix the grading documents
           base      <BASE> (HEAD)
-          branch    baton/<ID>
-          worktree  $TMP/repo/.baton/worktrees/<ID>
+          branch    baton/1mnbe80fdk
+          worktree  $TMP/repo/.baton/worktrees/1mnbe80fdk
 
           STAGE      STATUS       ACTOR      ATTEMPTS   DURATION       TOKENS      COST
-          executor   succeeded    diligent          3      <DUR>            -         -
+          executor   succeeded    diligent          3       3.0s            -         -
             #1 partial rate_limited
             #2 lazy blocked, resumed
             #3 diligent succeeded, resumed
-          reporter   succeeded    writer            1      <DUR>            -         -
+          reporter   succeeded    writer            1       1.0s            -         -
 
           coverage: passed
             changed    docs/a.md  docs/a.md
             changed    docs/b.md  docs/b.md
             unchanged  docs/c.md  because: already states the new grading rule in section 3
 
-          next: git baton review <ID>, then `git baton finish <ID>` and merge branch baton/<ID>
-        "#);
+          next: git baton review 1mnbe80fdk, then `git baton finish 1mnbe80fdk` and merge branch baton/1mnbe80fdk
+        ");
 }
 
 /// Runs the plan with executor `actor` and returns the final state.
@@ -269,5 +269,75 @@ fn coverage_resume_gates_only_resumed_attempts() {
     assert_eq!(
         state["error"]["message"],
         "coverage gate: 3 of 3 targets uncovered: docs/a.md, docs/b.md, docs/c.md"
+    );
+}
+
+/// Evidence is the agent's text. A file over 1 MiB blocks the stage unread, a reason over 2,000
+/// characters is a bad reason, and a hostile reason reaches `status`, `review` and result.md
+/// escaped (raw in the JSON, which is exact).
+#[test]
+fn agent_text_is_bounded_and_escaped() {
+    let hostile = "kept\u{1b}[2J as it was\r\n::error::forged | cell | \u{202e}and more words";
+    let reason = |reason: &str| {
+        serde_json::json!({"target_coverage": [
+            {"target": "docs/c.md", "status": "unchanged", "reason": reason}
+        ]})
+        .to_string()
+    };
+    let ab = |name: &str| {
+        Actor::agent(name)
+            .edit("docs/a.md", "a")
+            .edit("docs/b.md", "b")
+    };
+    let actors = vec![
+        ab("hostile").evidence(&reason(hostile)),
+        ab("verbose").evidence(&reason(&"because ".repeat(300))),
+        Actor::shell(
+            "flooder",
+            "echo a >> docs/a.md && echo b >> docs/b.md && \
+             head -c 1100000 /dev/zero | tr '\\0' ' ' > \"$BATON_EVIDENCE_FILE\"",
+        ),
+    ];
+    let repo = standard_repo(&actors);
+    let mut blocked = String::new();
+    for actor in ["verbose", "flooder"] {
+        let (run, state) = run_with(&repo, actor);
+        assert_eq!(run.code, 1, "{actor}: {run}");
+        assert_eq!(state["status"], "blocked", "{actor}");
+        blocked.push_str(&format!(
+            "{actor}: {}\n",
+            state["error"]["message"].as_str().unwrap()
+        ));
+    }
+    assert_snapshot!(blocked, @r#"
+        verbose: coverage gate: 1 of 3 targets uncovered: docs/c.md; attempts/executor-1/evidence.json: entry 0: reason for target "docs/c.md" is 2399 characters long, over the limit of 2000: give the specific reason in a sentence or two
+        flooder: invalid evidence: attempts/executor-1/evidence.json: the file is larger than 1 MiB, the limit for an evidence file; give one short entry per target
+        "#);
+
+    let (run, state) = run_with(&repo, "hostile");
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(state["coverage"]["targets"][2]["reason"], hostile);
+    let id = state["run_id"].as_str().unwrap();
+    let inert = |text: &str| {
+        !text
+            .chars()
+            .any(|c| (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c))
+    };
+    for command in ["status", "review"] {
+        let shown = repo.baton([command, id]);
+        assert!(inert(&shown.stdout), "{command}:\n{shown}");
+        assert!(
+            shown
+                .stdout
+                .contains(r"kept\u{1b}[2J as it was\r\n::error::forged"),
+            "{command}:\n{shown}"
+        );
+    }
+    let result = text(&run_dir(&repo, id).join("result.md"));
+    assert!(inert(&result), "{result}");
+    let row = result.lines().find(|l| l.contains("docs/c.md")).unwrap();
+    assert_eq!(
+        row,
+        r"| `docs/c.md` | unchanged | needed no change, because: kept\\u{1b}\[2J as it was\\r\\n::error::forged \| cell \| \\u{202e}and more words |"
     );
 }

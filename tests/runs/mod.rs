@@ -7,10 +7,12 @@
 //! that targets all three, and a `.baton.yml` built per test. Agents run in the run's own
 //! worktree, so `edit docs/a.md x` edits the worktree's copy.
 //!
-//! Run ids, commit ids, timestamps and durations differ from one run to the next: snapshots show
-//! them by name via [`normalize`], or the tests assert on `status --json` fields instead. Tests
-//! that race a second process or send signals wait for a pid file the agent writes, and every
-//! wait has a generous deadline, so that a hang fails the test instead of hanging the suite.
+//! The harness injects git-baton's clock and id seed, so run ids, timestamps and durations are
+//! the same on every run of the suite and snapshots show them as they are; only the base commit,
+//! whose id depends on where the suite is checked out (the configuration names the fake agent by
+//! its path), is shown by name, via [`shown`]. Tests that race a second process or send signals
+//! wait for a pid file the agent writes, and every wait has a generous deadline, so that a hang
+//! fails the test instead of hanging the suite.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -20,7 +22,7 @@ use std::time::{Duration, Instant};
 use insta::assert_snapshot;
 use serde_json::Value;
 
-use crate::support::{Run, TestRepo, normalize, shown};
+use crate::support::{Run, TestRepo};
 
 mod actors;
 mod concurrency;
@@ -324,6 +326,16 @@ fn worktrees(repo: &TestRepo) -> Vec<String> {
 
 fn base(repo: &TestRepo) -> String {
     repo.git(["rev-parse", "HEAD"]).trim().to_string()
+}
+
+/// `text` with the base commit, in full or shortened, shown as `<BASE>`.
+fn with_base(text: &str, base: &str) -> String {
+    text.replace(base, "<BASE>").replace(&base[..12], "<BASE>")
+}
+
+/// A run's exit code and output for a snapshot, with the base commit as `<BASE>`.
+fn shown(run: &Run, base: &str) -> String {
+    with_base(run.to_string().trim_end(), base)
 }
 
 /// Waits until `path` holds a complete line (the agent writes its pid with a trailing newline)

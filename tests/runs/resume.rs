@@ -13,17 +13,17 @@ fn resume_refusals() {
     let done = repo.baton(["run", "plans/fix.md"]);
     let done_id = run_id(&done);
     let again = repo.baton(["resume", &done_id]);
-    assert_snapshot!(shown(&again, &done_id, &base), @r#"
+    assert_snapshot!(shown(&again, &base), @r"
         exit: 2
         --- stderr
-        run <ID>
-        error: run <ID> is in review: there is nothing to resume
-        hint: see `git baton status <ID>`
-        "#);
+        run 1mnbe80fdk
+        error: run 1mnbe80fdk is in review: there is nothing to resume
+        hint: see `git baton status 1mnbe80fdk`
+        ");
 
     // An unknown run.
     let unknown = repo.baton(["resume", "zzzz"]);
-    assert_snapshot!(shown(&unknown, "", &base), @r#"
+    assert_snapshot!(shown(&unknown, &base), @r#"
         exit: 2
         --- stderr
         error: unknown run `zzzz`
@@ -34,21 +34,21 @@ fn resume_refusals() {
     let paused = repo.baton(["run", "plans/fix.md", "--stop-after", "executor"]);
     let paused_id = run_id(&paused);
     let wrong = repo.baton(["resume", &paused_id, "--actor", "executor=lazy"]);
-    assert_snapshot!(shown(&wrong, &paused_id, &base), @r#"
+    assert_snapshot!(shown(&wrong, &base), @r"
         exit: 2
         --- stderr
-        run <ID>
+        run 1mnbrsgdz3
         error: --actor names stage `executor`, but the stage to resume is `reporter`
         hint: the RunState's pipeline is authoritative; only the actor of the stage being resumed may change
-        "#);
+        ");
     let ghost = repo.baton(["resume", &paused_id, "--actor", "reporter=ghost"]);
-    assert_snapshot!(shown(&ghost, &paused_id, &base), @r#"
+    assert_snapshot!(shown(&ghost, &base), @r"
         exit: 2
         --- stderr
-        run <ID>
+        run 1mnbrsgdz3
         error: --actor names actor `ghost`, which is not configured
         hint: configured actors: failing, lazy, worker, writer
-        "#);
+        ");
     assert_eq!(status(&repo, &paused_id)["status"], "paused", "untouched");
 
     // The worktree deleted by hand.
@@ -58,13 +58,13 @@ fn resume_refusals() {
     let worktree = repo.path(&format!(".baton/worktrees/{failed_id}"));
     std::fs::remove_dir_all(&worktree).unwrap();
     let gone = repo.baton(["resume", &failed_id]);
-    assert_snapshot!(shown(&gone, &failed_id, &base), @r#"
+    assert_snapshot!(shown(&gone, &base), @r"
         exit: 2
         --- stderr
-        run <ID>
-        error: stale worktree mapping: run <ID>: its worktree $TMP/repo/.baton/worktrees/<ID> does not exist
-        hint: `git baton resume <ID> --recreate-worktree` rebuilds it from branch baton/<ID> and the last attempt's snapshot
-        "#);
+        run 1mnc6vgqe3
+        error: stale worktree mapping: run 1mnc6vgqe3: its worktree $TMP/repo/.baton/worktrees/1mnc6vgqe3 does not exist
+        hint: `git baton resume 1mnc6vgqe3 --recreate-worktree` rebuilds it from branch baton/1mnc6vgqe3 and the last attempt's snapshot
+        ");
     let state = status(&repo, &failed_id);
     assert_eq!(state["status"], "failed", "untouched");
     assert_eq!(attempts(&state, "executor").len(), 1, "no attempt started");
@@ -75,13 +75,13 @@ fn resume_refusals() {
     let worktree = repo.path(&format!(".baton/worktrees/{switched_id}"));
     repo.git_in(&worktree, ["switch", "-q", "-c", "elsewhere"]);
     let switched = repo.baton(["resume", &switched_id]);
-    assert_snapshot!(shown(&switched, &switched_id, &base), @r#"
+    assert_snapshot!(shown(&switched, &base), @r"
         exit: 2
         --- stderr
-        run <ID>
-        error: stale worktree mapping: run <ID>: its worktree $TMP/repo/.baton/worktrees/<ID> is on branch elsewhere instead of baton/<ID>
-        hint: put it back on the run's branch with `git -C $TMP/repo/.baton/worktrees/<ID> switch baton/<ID>`
-        "#);
+        run 1mnchd0ayb
+        error: stale worktree mapping: run 1mnchd0ayb: its worktree $TMP/repo/.baton/worktrees/1mnchd0ayb is on branch elsewhere instead of baton/1mnchd0ayb
+        hint: put it back on the run's branch with `git -C $TMP/repo/.baton/worktrees/1mnchd0ayb switch baton/1mnchd0ayb`
+        ");
     assert_eq!(status(&repo, &switched_id)["status"], "paused");
 }
 
@@ -195,4 +195,81 @@ fn recreate_worktree_restores_uncommitted_work_from_the_snapshot() {
     let a = text(&worktree.join("docs/a.md"));
     assert_eq!(a.matches("rule: grade A").count(), 2, "{a}");
     assert_eq!(status(&repo, &id)["status"], "review");
+}
+
+/// A run recorded by git-baton with schema version 1 (testdata/state/v1/rate_limited.json,
+/// written by the last version-1 release for this very scenario) resumes, and the resume saves
+/// it as version 2. The file's ids and paths are moved onto a run of this repository first: a
+/// rate-limited run made here, whose worktree, branch and snapshot the version-1 file then names.
+#[test]
+fn a_version_1_run_resumes_and_is_saved_as_version_2() {
+    let limited = Actor::agent("limited")
+        .edit("docs/a.md", "rule: grade A")
+        .evidence(r#"{"usage": {"input_tokens": 800, "output_tokens": 90, "cost_usd": 0.1}}"#)
+        .warn("usage limit reached")
+        .exit("75")
+        .set("rate_limit: { exit_codes: [75] }");
+    let finisher = Actor::agent("finisher")
+        .edit("docs/b.md", "rule: grade B")
+        .evidence(
+            r#"{"target_coverage": [{"target": "docs/c.md", "status": "unchanged", "reason": "already states the new grading rule in section 3"}]}"#,
+        );
+    let repo = repo_running(&[limited, finisher], "");
+    let run = repo.baton(["run", "plans/fix.md"]);
+    assert_eq!(run.code, 1, "{run}");
+    let id = run_id(&run);
+    let made_here = status(&repo, &id);
+    let snapshot = attempts(&made_here, "executor")[0]["snapshot"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let v1 = include_str!("../../testdata/state/v1/rate_limited.json")
+        .replace("1ngvbzkqq5", &id)
+        .replace("4a01a091e585d1cd23acfa07fb037ef4ace88459", &base(&repo))
+        .replace("bc7e692f367d1bc74b27367c26904e84403d4cbf", &snapshot)
+        .replace("$TMP", &repo.tmp().display().to_string());
+    let path = run_dir(&repo, &id).join("state.json");
+    std::fs::write(&path, &v1).unwrap();
+    let shown_v1 = status(&repo, &id);
+    assert_eq!(
+        shown_v1["schema_version"], 2,
+        "shown as the current version"
+    );
+    assert_eq!(shown_v1["status"], "rate_limited");
+    assert_eq!(shown_v1["error"]["kind"], "rate_limited");
+    assert_eq!(shown_v1["usage"]["input_tokens"], 800);
+    assert_eq!(
+        text(&path),
+        v1,
+        "reading a version-1 file does not rewrite it"
+    );
+
+    let resumed = repo.baton(["resume", &id, "--actor", "executor=finisher"]);
+    assert_eq!(resumed.code, 0, "{resumed}");
+    let saved: Value = serde_json::from_str(&text(&path)).unwrap();
+    assert_eq!(saved["schema_version"], 2);
+    assert!(saved.get("usage").is_none(), "version 2 stores no totals");
+    assert_eq!(saved["stages"][0]["configured_actor"], "limited");
+    let state = status(&repo, &id);
+    assert_eq!(state["status"], "review");
+    assert_eq!(
+        attempt_field(&state, "executor", "outcome"),
+        ["rate_limited", "succeeded"]
+    );
+    assert_eq!(attempt_field(&state, "executor", "resumed"), [false, true]);
+    assert_eq!(
+        attempt_field(&state, "executor", "started_at")[0],
+        "2026-11-30T17:18:43.723Z",
+        "the version-1 attempt is kept as it was recorded"
+    );
+    assert_eq!(state["usage"]["input_tokens"], 800);
+    assert_eq!(
+        coverage_rows(&state),
+        [
+            "docs/a.md changed",
+            "docs/b.md changed",
+            "docs/c.md unchanged"
+        ]
+    );
 }

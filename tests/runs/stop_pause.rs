@@ -47,8 +47,8 @@ fn pause_from_another_process_stops_at_the_stage_boundary() {
     let pause = repo.baton(["pause", &id]);
     assert_eq!(pause.code, 0, "{pause}");
     assert_eq!(
-        pause.stdout.replace(&id, "<ID>"),
-        "run <ID> will pause after its current stage\n"
+        pause.stdout,
+        format!("run {id} will pause after its current stage\n")
     );
 
     let run = wait(&repo, child);
@@ -84,10 +84,7 @@ fn stop_from_another_process_interrupts_the_attempt() {
     let id = wait_for_run(&repo);
     let stop = repo.baton(["stop", &id]);
     assert_eq!(stop.code, 0, "{stop}");
-    assert_eq!(
-        stop.stdout.replace(&id, "<ID>"),
-        "stopped run <ID>: interrupted\n"
-    );
+    assert_eq!(stop.stdout, format!("stopped run {id}: interrupted\n"));
     let run = wait(&repo, child);
     assert_eq!(run.code, 1, "{run}");
     assert!(group_gone_within(&agent_pid, Duration::from_secs(5)));
@@ -112,8 +109,10 @@ fn stop_from_another_process_interrupts_the_attempt() {
     // Nothing drives it any more: a second stop says so.
     let again = repo.baton(["stop", &id]);
     assert_eq!(
-        shown(&again, &id, ""),
-        "exit: 2\n--- stderr\nerror: run <ID> is not being driven by any process (status: interrupted)\nhint: see `git baton status <ID>`"
+        again.to_string(),
+        format!(
+            "exit: 2\n--- stderr\nerror: run {id} is not being driven by any process (status: interrupted)\nhint: see `git baton status {id}`\n"
+        )
     );
 }
 

@@ -2,20 +2,24 @@
 //! git-baton binary run in the library's hermetic environment ([`git_baton::hermetic`]: a
 //! cleared environment, a temporary HOME, no system or global git configuration and pinned
 //! dates), so every run sees the same world.
+//!
+//! git-baton itself also gets its testing hooks (docs/state.md): the n-th command of a test
+//! reads its clock from `GIT_BATON_TIMESTAMP` = n hours after the pinned date and draws its run
+//! ids from `GIT_BATON_RANDOMNESS_SEED` = n, so run ids, timestamps and durations repeat from
+//! one run of the suite to the next and outputs are compared whole.
 #![allow(dead_code)]
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use git_baton::hermetic::{Hermetic, Person};
 
 mod fixture;
-mod normalize;
 
 pub use fixture::plan_text;
-pub use normalize::{normalize, shown};
 
 /// The environment every child process gets, and nothing else (plus PATH to find git and sh).
 fn hermetic(cmd: &mut Command, home: &Path) {
@@ -31,6 +35,8 @@ pub struct TestRepo {
     _tmp: tempfile::TempDir,
     pub root: PathBuf,
     pub home: PathBuf,
+    /// git-baton commands started so far.
+    commands: AtomicU32,
 }
 
 impl TestRepo {
@@ -51,6 +57,7 @@ impl TestRepo {
             _tmp: tmp,
             root,
             home,
+            commands: AtomicU32::new(0),
         };
         repo.git(["init", "-q"]);
         repo
@@ -144,6 +151,15 @@ impl TestRepo {
         self.baton_env(dir, args, &[])
     }
 
+    /// The clock and id seed of the next git-baton command: see the module documentation.
+    fn next_clock(&self, cmd: &mut Command) {
+        let n = self.commands.fetch_add(1, Ordering::Relaxed);
+        let start: jiff::Timestamp = git_baton::hermetic::PINNED_DATE.parse().unwrap();
+        let at = start + jiff::SignedDuration::from_hours(i64::from(n));
+        cmd.env("GIT_BATON_TIMESTAMP", at.to_string())
+            .env("GIT_BATON_RANDOMNESS_SEED", n.to_string());
+    }
+
     /// Like [`Self::baton_in`], with extra environment variables (`GITHUB_STEP_SUMMARY`,
     /// `GIT_CEILING_DIRECTORIES`, ...) on top of the hermetic ones.
     pub fn baton_env<I, S>(&self, dir: &Path, args: I, env: &[(&str, &OsStr)]) -> Run
@@ -154,6 +170,7 @@ impl TestRepo {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_git-baton"));
         cmd.args(args).current_dir(dir);
         hermetic(&mut cmd, &self.home);
+        self.next_clock(&mut cmd);
         cmd.envs(env.iter().copied());
         let out = cmd.output().unwrap();
         Run::new(out, &[(self.tmp(), "$TMP")])
@@ -173,6 +190,7 @@ impl TestRepo {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         hermetic(&mut cmd, &self.home);
+        self.next_clock(&mut cmd);
         cmd.envs(env.iter().copied());
         cmd.spawn().unwrap()
     }

@@ -3,8 +3,10 @@
 
 use super::*;
 
-/// Without PLAN arguments, the plans that the range adds or modifies under `plans/` are
-/// checked; a deleted plan and other files are not; no changed plan is not a failure.
+/// Without PLAN arguments, the plans that the worktree adds or modifies under `plans/` are
+/// checked; a deleted plan and other files are not; no changed plan is not a failure. The same
+/// range, committed and checked with --head, is a pull request: deleting a plan is then a
+/// failure, unless --allow-plan-changes accepts it (and says so).
 #[test]
 fn plans_are_discovered_under_plans_dir() {
     let repo = TestRepo::with()
@@ -40,13 +42,53 @@ fn plans_are_discovered_under_plans_dir() {
         gate passed
         ");
 
-    // The same, committed, checked as a commit.
+    // The same, committed, checked as a pull request: the deleted plan is still checked, against
+    // its targets at the merge base, and its deletion fails the gate.
     repo.commit_all("new plans");
-    assert_same(
-        &gate(&repo, "--base main --head feature"),
-        &worktree,
-        &[("the worktree against main", "main...feature")],
-    );
+    assert_snapshot!(gate(&repo, "--base main --head feature"), @r"
+        exit: 1
+        --- stdout
+        verifying main...feature (merge base <main>)
+
+        plan changes (each fails the gate: the plans at the merge base are the gate):
+          deleted  plans/old.md: the range deletes this plan
+
+        plan plans/deep/nested.md (nested): passed: 1 target covered
+          changed    docs/nested.md  docs/nested.md
+
+        plan plans/new.md (new): passed: 1 target covered
+          changed    docs/new.md  docs/new.md
+
+        plan plans/old.md (old, deleted by the range: its targets at the merge base): failed: 1 of 1 target uncovered
+          uncovered  docs/old.md  no change and no reason (plans/old.md:4)
+
+        gate failed: 1 of 3 plan(s) not covered, 1 plan change(s) not allowed
+        hint: change each uncovered target, or record why it needed no change:
+        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
+        hint:   an `unchanged` entry with a reason in an --evidence file
+        hint: restore the plans as the merge base has them, or change them on the base branch
+        hint: first; where the change is the point of the pull request, rerun with
+        hint: --allow-plan-changes (the changes are then reported, not failed)
+        ");
+
+    // Allowed, the plans are taken as the head has them, as in the worktree, and the deletion is
+    // still reported.
+    assert_snapshot!(gate(&repo, "--base main --head feature --allow-plan-changes"), @r"
+        exit: 0
+        --- stdout
+        verifying main...feature (merge base <main>)
+
+        plan changes (allowed by --allow-plan-changes: the plans were checked as the head has them):
+          deleted  plans/old.md: the range deletes this plan
+
+        plan plans/deep/nested.md (nested): passed: 1 target covered
+          changed    docs/nested.md  docs/nested.md
+
+        plan plans/new.md (new): passed: 1 target covered
+          changed    docs/new.md  docs/new.md
+
+        gate passed
+        ");
 }
 
 /// `plans_dir` in .baton.yml moves discovery; `plans/` is then an ordinary directory, whose

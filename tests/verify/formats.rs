@@ -8,7 +8,7 @@ use super::*;
 fn github_format_annotations_and_step_summary() {
     let targets: Vec<String> = (1..=12).map(|i| format!("docs/page-{i:02}.md")).collect();
     let mut targets: Vec<&str> = targets.iter().map(String::as_str).collect();
-    targets[1] = "docs/a,b: c.md";
+    targets[1] = "docs/a,b:c.md";
     let repo = TestRepo::with()
         .plan("plans/x.md", "Many pages", &targets)
         .on_feature();
@@ -20,11 +20,11 @@ fn github_format_annotations_and_step_summary() {
         "verify plans/x.md --base main --format github".split(' '),
         &[("GITHUB_STEP_SUMMARY", summary.as_os_str())],
     );
-    assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r"
+    assert_snapshot!(named(tokenless(run, &repo), &repo, &[("main", "<main>")]).to_string(), @r"
         exit: 1
         --- stdout
         ::error file=plans/x.md,line=4,title=uncovered target docs/page-01.md::`docs/page-01.md` has no changed path in the worktree against main and no recorded reason why it needed no change
-        ::error file=plans/x.md,line=5,title=uncovered target docs/a%2Cb%3A c.md::`docs/a,b: c.md` has no changed path in the worktree against main and no recorded reason why it needed no change
+        ::error file=plans/x.md,line=5,title=uncovered target docs/a%2Cb%3Ac.md::`docs/a,b:c.md` has no changed path in the worktree against main and no recorded reason why it needed no change
         ::error file=plans/x.md,line=6,title=uncovered target docs/page-03.md::`docs/page-03.md` has no changed path in the worktree against main and no recorded reason why it needed no change
         ::error file=plans/x.md,line=7,title=uncovered target docs/page-04.md::`docs/page-04.md` has no changed path in the worktree against main and no recorded reason why it needed no change
         ::error file=plans/x.md,line=8,title=uncovered target docs/page-05.md::`docs/page-05.md` has no changed path in the worktree against main and no recorded reason why it needed no change
@@ -34,11 +34,12 @@ fn github_format_annotations_and_step_summary() {
         ::error file=plans/x.md,line=12,title=uncovered target docs/page-09.md::`docs/page-09.md` has no changed path in the worktree against main and no recorded reason why it needed no change
         ::error file=plans/x.md,line=13,title=uncovered target docs/page-10.md::`docs/page-10.md` has no changed path in the worktree against main and no recorded reason why it needed no change
         ::notice::2 more annotation(s) left out (GitHub shows 10 per step); see the job summary
+        ::stop-commands::<token>
         verifying the worktree against main (merge base <main>)
 
         plan plans/x.md (x): failed: 12 of 12 targets uncovered
           uncovered  docs/page-01.md  no change and no reason (plans/x.md:4)
-          uncovered  docs/a,b: c.md   no change and no reason (plans/x.md:5)
+          uncovered  docs/a,b:c.md    no change and no reason (plans/x.md:5)
           uncovered  docs/page-03.md  no change and no reason (plans/x.md:6)
           uncovered  docs/page-04.md  no change and no reason (plans/x.md:7)
           uncovered  docs/page-05.md  no change and no reason (plans/x.md:8)
@@ -54,6 +55,7 @@ fn github_format_annotations_and_step_summary() {
         hint: change each uncovered target, or record why it needed no change:
         hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
         hint:   an `unchanged` entry with a reason in an --evidence file
+        ::<token>::
         ");
 
     let head = repo.git(["rev-parse", "--short=12", "main"]);
@@ -72,7 +74,7 @@ fn github_format_annotations_and_step_summary() {
         | target | status | paths or reason |
         |---|---|---|
         | `docs/page-01.md` | uncovered | **no change and no reason** |
-        | `docs/a,b: c.md` | uncovered | **no change and no reason** |
+        | `docs/a,b:c.md` | uncovered | **no change and no reason** |
         | `docs/page-03.md` | uncovered | **no change and no reason** |
         | `docs/page-04.md` | uncovered | **no change and no reason** |
         | `docs/page-05.md` | uncovered | **no change and no reason** |
@@ -100,18 +102,20 @@ fn github_format_with_an_unwritable_step_summary() {
         "verify plans/x.md --base main --format github".split(' '),
         &[("GITHUB_STEP_SUMMARY", dir.as_os_str())],
     );
-    assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r#"
+    assert_snapshot!(named(tokenless(run, &repo), &repo, &[("main", "<main>")]).to_string(), @r"
         exit: 2
         --- stdout
+        ::stop-commands::<token>
         verifying the worktree against main (merge base <main>)
 
         plan plans/x.md (x): passed: 1 target covered
           changed    docs/a.md  docs/a.md
 
         gate passed
+        ::<token>::
         --- stderr
         error: cannot append to $GITHUB_STEP_SUMMARY ($TMP/no/such/dir/summary.md): no such file
-        "#);
+        ");
 }
 
 /// One plan with a changed, an unchanged and an uncovered target, in Markdown and JSON.

@@ -14,9 +14,11 @@ use serde_json::json;
 use crate::support::{Run, TestRepo, plan_text as plan};
 
 mod bad_input;
+mod bypass;
 mod discovery;
 mod evidence;
 mod formats;
+mod hostile;
 mod range;
 mod rule;
 mod worktree;
@@ -32,6 +34,25 @@ fn named(run: Run, repo: &TestRepo, revs: &[(&str, &str)]) -> Run {
         }
     }
     run
+}
+
+/// The GitHub format's stop-commands token shown as `<token>`, once checked to be what it must
+/// be: `baton-` and the blob id of the report between the two lines that carry it, the last line.
+fn tokenless(run: Run, repo: &TestRepo) -> Run {
+    const STOP: &str = "::stop-commands::";
+    let Some(start) = run.stdout.find(STOP) else {
+        return run;
+    };
+    let line_end = start + run.stdout[start..].find('\n').expect("a whole line");
+    let token = run.stdout[start + STOP.len()..line_end].to_owned();
+    let resume = format!("::{token}::\n");
+    assert!(run.stdout.ends_with(&resume), "{}", run.stdout);
+    let report = &run.stdout[line_end + 1..run.stdout.len() - resume.len()];
+    let file = repo.tmp().join("report-to-hash.txt");
+    std::fs::write(&file, report).unwrap();
+    let id = repo.git(["hash-object", file.to_str().unwrap()]);
+    assert_eq!(token, format!("baton-{}", id.trim()));
+    run.replace(&token, "<token>")
 }
 
 /// `git baton verify ARGS`, with the arguments written as a command line (none has a space).

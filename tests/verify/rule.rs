@@ -201,9 +201,16 @@ fn plan_without_targets_is_unverified() {
         ");
 
     let warning = "::warning file=plans/notes.md,line=1::the plan declares no targets, so the coverage gate verified nothing";
+    let run = verify(&repo, "plans/notes.md --base main --format github");
     assert_same(
-        &gate(&repo, "plans/notes.md --base main --format github"),
+        &named(tokenless(run, &repo), &repo, &[("main", "<main>")]).to_string(),
         &unverified,
-        &[("--- stdout\n", &format!("--- stdout\n{warning}\n"))],
+        &[
+            (
+                "--- stdout\n",
+                &format!("--- stdout\n{warning}\n::stop-commands::<token>\n"),
+            ),
+            ("gate passed", "gate passed\n::<token>::"),
+        ],
     );
 }

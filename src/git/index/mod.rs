@@ -18,6 +18,7 @@ mod verify;
 use std::path::PathBuf;
 
 use gix::ObjectId;
+use gix::bstr::ByteSlice;
 
 use verify::Seen;
 pub(in crate::git) use verify::Verification;
@@ -82,6 +83,36 @@ pub(super) fn start(repo: &gix::Repository) -> Verification {
     Verification::start(repo.index_path(), repo.object_hash(), repo.git_dir())
 }
 
+/// Refuses what git never writes and the diff cannot handle: entries out of (path, stage) order,
+/// as git does (the diff finds entries by walking directories in order, and one out of place
+/// would be skipped, or trip the walk), and a path with a NUL byte, which no file can have.
+fn check_entries(index: &gix::index::File) -> Result<(), IndexError> {
+    let corrupt = |problem: String| IndexError::Corrupt {
+        path: index.path().to_path_buf(),
+        problem,
+    };
+    index
+        .verify_entries()
+        .map_err(|err| corrupt(err.to_string()))?;
+    // Paths share one buffer (which may also hold dropped ones): search it once.
+    if index.path_backing().find_byte(0).is_some()
+        && let Some(entry) = index.entries().iter().find(|e| e.path(index).contains(&0))
+    {
+        return Err(corrupt(format!(
+            "the path of entry {:?} has a NUL byte",
+            entry.path(index)
+        )));
+    }
+    Ok(())
+}
+
+/// Why the index of `repo` is damaged, if its checksum says it is: when a diff fails, this is the
+/// cause to report rather than whatever the damage tripped first (gix, for one, may read a split
+/// index again itself and report a checksum mismatch without naming the file).
+pub(super) fn damage(repo: &gix::Repository) -> Option<IndexError> {
+    start(repo).seen().err()
+}
+
 /// Decodes the whole index of `repo` (an empty one if there is none) without verifying its
 /// checksum, which `started` (or a new thread) verifies.
 pub(super) fn load(
@@ -96,7 +127,7 @@ pub(super) fn load(
                 path: path.clone(),
                 source: Box::new(source),
             });
-    let index = match index {
+    let index = match index.and_then(|index| check_entries(&index).map(|()| index)) {
         Ok(index) => index,
         // The checksum explains damage best: a decoder meets it only by chance.
         Err(err) => {
@@ -136,10 +167,17 @@ pub(super) fn load_scoped(
         }
         Err(source) => return Err(IndexError::Io { path, source }),
     };
-    match scan::read(&path, file, kind, prefixes) {
-        Ok(Some((state, checksum))) => Ok(Some(Loaded {
-            empty: state.entries().is_empty(),
-            index: gix::index::File::from_state(state, path),
+    let read = scan::read(&path, file, kind, prefixes).and_then(|read| match read {
+        Some((state, checksum)) => {
+            let index = gix::index::File::from_state(state, path);
+            check_entries(&index).map(|()| Some((index, checksum)))
+        }
+        None => Ok(None),
+    });
+    match read {
+        Ok(Some((index, checksum))) => Ok(Some(Loaded {
+            empty: index.entries().is_empty(),
+            index,
             checksum,
             verification,
         })),

@@ -181,6 +181,8 @@ fn scan(
     let mut state = gix::index::State::new(kind);
     let mut cursors = Cursors::default();
     let mut path = Vec::new();
+    let mut previous: Vec<u8> = Vec::new();
+    let mut previous_stage = None;
     let fixed = 40 + hash_len + 2;
     for _ in 0..num_entries {
         let truncated = || corrupt("truncated entry");
@@ -226,13 +228,22 @@ fn scan(
             }
             let name = &entry[header_len..header_len + path_len];
             let kept = selection.keeps(&mut cursors, name);
-            if kept {
-                path.clear();
-                path.extend_from_slice(name);
-            }
+            path.clear();
+            path.extend_from_slice(name);
             input.consume(padded);
             kept
         };
+        // The selection's cursors rely on git's order (by path, then stage). An entry out of it,
+        // or a path with a NUL byte, is damage: gix's decoder and `check_entries` report it.
+        let stage = (stored >> 12) & 3;
+        if previous_stage.is_some_and(|p| (path.as_slice(), stage) <= (previous.as_slice(), p))
+            || path.contains(&0)
+        {
+            return Ok(None);
+        }
+        previous.clear();
+        previous.extend_from_slice(&path);
+        previous_stage = Some(stage);
         let mode = Mode::from_bits_truncate(be32(&header[24..28]));
         if mode.is_sparse() {
             return Ok(None);

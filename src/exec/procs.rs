@@ -1,0 +1,194 @@
+//! The process table as `/proc` shows it, and signals that cannot reach a stranger.
+//!
+//! A pid names a process only until that process is reaped; then the number may be given to
+//! anyone. So a process is identified here by its pid *and* its start time (`/proc/<pid>/stat`,
+//! field 22), and a signal is only sent after checking, through a pidfd where the kernel has
+//! them, that the pid still names the process that was seen.
+//!
+//! Only processes of our own effective uid are listed: nothing an attempt starts can be anyone
+//! else's unless it ran a setuid program, and those we could not signal anyway.
+
+use std::io;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use rustix::process::{Pid, Signal};
+
+/// One live or zombie process, as seen at one moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) struct Proc {
+    pub pid: i32,
+    pub ppid: i32,
+    pub pgrp: i32,
+    /// Clock ticks after boot: with `pid`, names this process and no later one.
+    pub start: u64,
+    pub zombie: bool,
+}
+
+/// Every process of our effective uid except ourselves. `Err` when `/proc` cannot be read
+/// (not Linux, or not mounted): the caller falls back to what needs no process table.
+pub(super) fn list() -> io::Result<Vec<Proc>> {
+    let me = std::process::id() as i32;
+    let uid = rustix::process::geteuid().as_raw();
+    let mut procs = Vec::new();
+    for entry in std::fs::read_dir("/proc")? {
+        let Ok(entry) = entry else { continue };
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // The directory belongs to the process's effective uid (root when it is not dumpable).
+        if pid == me || !entry.metadata().is_ok_and(|m| m.uid() == uid) {
+            continue;
+        }
+        if let Some(proc) = stat(pid) {
+            procs.push(proc);
+        }
+    }
+    Ok(procs)
+}
+
+/// The process now at `pid`, if any.
+pub(super) fn stat(pid: i32) -> Option<Proc> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime
+    // stime cutime cstime priority nice threads itrealvalue starttime …`; comm may contain
+    // spaces and parentheses, so fields are counted from the last `)`.
+    let (_, rest) = text.rsplit_once(')')?;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    Some(Proc {
+        pid,
+        ppid: fields.get(1)?.parse().ok()?,
+        pgrp: fields.get(2)?.parse().ok()?,
+        start: fields.get(19)?.parse().ok()?,
+        zombie: matches!(fields.first(), Some(&"Z" | &"X")),
+    })
+}
+
+/// Whether `proc` has ended: gone, a zombie, or its pid already names another process.
+pub(super) fn ended(proc: &Proc) -> bool {
+    stat(proc.pid).is_none_or(|now| now.zombie || now.start != proc.start)
+}
+
+/// Whether the environment `pid` was started with holds `entry` (`NAME=value`) exactly.
+/// Unreadable (gone, or not ours to read) counts as no.
+pub(super) fn environ_has(pid: i32, entry: &str) -> bool {
+    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return false;
+    };
+    environ.split(|b| *b == 0).any(|e| e == entry.as_bytes())
+}
+
+/// Whether `pid` has a file descriptor open on one of the pipes with these inode numbers.
+pub(super) fn holds_pipe(pid: i32, inodes: &[u64]) -> bool {
+    if inodes.is_empty() {
+        return false;
+    }
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.flatten()
+        .any(|fd| pipe_at(&fd.path()).is_some_and(|ino| inodes.contains(&ino)))
+}
+
+/// The inode number of the pipe that our file descriptor `fd` is open on.
+pub(super) fn own_pipe(fd: std::os::fd::RawFd) -> Option<u64> {
+    pipe_at(Path::new(&format!("/proc/self/fd/{fd}")))
+}
+
+/// `/proc/<pid>/fd/<n>` links to `pipe:[<inode>]` for a pipe.
+fn pipe_at(link: &Path) -> Option<u64> {
+    let target = std::fs::read_link(link).ok()?;
+    target
+        .to_str()?
+        .strip_prefix("pipe:[")?
+        .strip_suffix(']')?
+        .parse()
+        .ok()
+}
+
+/// The current directory of `pid`.
+pub(super) fn cwd(pid: i32) -> Option<PathBuf> {
+    std::fs::read_link(format!("/proc/{pid}/cwd")).ok()
+}
+
+/// Sends `signal` to `proc` if its pid still names it; says whether it was sent.
+pub(super) fn signal(proc: &Proc, signal: Signal) -> bool {
+    let Some(pid) = Pid::from_raw(proc.pid) else {
+        return false;
+    };
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::process::{PidfdFlags, pidfd_open, pidfd_send_signal};
+        match pidfd_open(pid, PidfdFlags::empty()) {
+            // The pidfd pins the process it was opened on: if the pid still names `proc` after
+            // it was opened, the pidfd is `proc`'s (or `proc` has died and the signal is lost).
+            Ok(fd) => {
+                return stat(proc.pid).is_some_and(|now| now.start == proc.start)
+                    && pidfd_send_signal(&fd, signal).is_ok();
+            }
+            Err(rustix::io::Errno::NOSYS) => {}
+            Err(_) => return false,
+        }
+    }
+    // Without pidfds (kernels before 5.3) a narrow window remains between this check and the
+    // signal, in which the pid would have to be freed and reused.
+    stat(proc.pid).is_some_and(|now| now.start == proc.start && !now.zombie)
+        && rustix::process::kill_process(pid, signal).is_ok()
+}
+
+/// Reaps `proc` if it is a zombie child of ours (an orphan that re-parented to us as the
+/// subreaper); nobody else could, and an unreaped zombie lingers until we exit.
+pub(super) fn reap_orphan(proc: &Proc) {
+    let me = std::process::id() as i32;
+    let ours =
+        stat(proc.pid).is_some_and(|now| now.zombie && now.ppid == me && now.start == proc.start);
+    if ours && let Some(pid) = Pid::from_raw(proc.pid) {
+        let _ = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::NOHANG);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_child_is_listed_with_its_parent_and_group() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        let procs = list().unwrap();
+        let seen = procs
+            .iter()
+            .find(|p| p.pid == pid)
+            .expect("the child is listed");
+        assert_eq!(seen.ppid, std::process::id() as i32);
+        assert!(!seen.zombie && !ended(seen));
+        assert!(procs.iter().all(|p| p.pid != std::process::id() as i32));
+
+        assert!(signal(seen, Signal::KILL));
+        child.wait().unwrap();
+        assert!(ended(seen));
+        assert!(
+            !signal(seen, Signal::KILL),
+            "a reaped pid is never signalled"
+        );
+    }
+
+    #[test]
+    fn a_different_start_time_is_another_process() {
+        let me = stat(std::process::id() as i32).unwrap();
+        let other = Proc {
+            start: me.start + 1,
+            ..me
+        };
+        assert!(ended(&other));
+        // Harmless even if it were sent, which it must not be.
+        assert!(!signal(&other, Signal::CONT));
+    }
+}

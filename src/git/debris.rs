@@ -1,0 +1,153 @@
+//! Worktree registrations that a killed creation left half-written.
+//!
+//! Registering a linked worktree writes several files under `<common-dir>/worktrees/<name>/`
+//! (`gitdir`, `commondir`, `HEAD`) one after the other. A creation killed between them leaves an
+//! entry that neither git nor gix can use, and gix then refuses *every* later worktree
+//! operation in the repository ("Refusing to read an empty path from …/gitdir"), so one
+//! `kill -9` at the wrong moment would stop all future runs. Such entries hold no work — the
+//! worktree's files are elsewhere and untouched — so they are discarded before a worktree is
+//! created, and `doctor` reports them.
+//!
+//! What counts as broken is deliberately narrow: an entry whose `gitdir` is missing or empty is
+//! one git itself prunes whatever else is true (`git worktree prune`: "invalid gitdir file").
+//! An entry missing only `commondir` or `HEAD` is discarded only when the caller says the name
+//! is its own (a run id), because a foreign tool's entry is not ours to judge. A locked entry
+//! is never touched.
+
+use std::path::{Path, PathBuf};
+
+use super::{GitError, Repo, Result};
+
+/// A registration under `<common-dir>/worktrees/` that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokenWorktree {
+    pub name: String,
+    pub path: PathBuf,
+    /// What is wrong with it, in git's words where git has them.
+    pub why: &'static str,
+}
+
+impl Repo {
+    /// The broken registrations; `ours` says which entry names belong to the caller.
+    pub fn broken_worktrees(&self, ours: impl Fn(&str) -> bool) -> Vec<BrokenWorktree> {
+        let dir = self.common_dir().join("worktrees");
+        let Ok(read) = std::fs::read_dir(&dir) else {
+            return Vec::new();
+        };
+        let mut broken: Vec<BrokenWorktree> = read
+            .flatten()
+            .filter_map(|entry| {
+                let name = entry.file_name().to_str()?.to_string();
+                let path = entry.path();
+                let why = diagnose(&path, ours(&name))?;
+                Some(BrokenWorktree { name, path, why })
+            })
+            .collect();
+        broken.sort_by(|a, b| a.name.cmp(&b.name));
+        broken
+    }
+
+    /// Removes the broken registrations and returns them.
+    pub fn discard_broken_worktrees(
+        &self,
+        ours: impl Fn(&str) -> bool,
+    ) -> Result<Vec<BrokenWorktree>> {
+        let broken = self.broken_worktrees(ours);
+        for entry in &broken {
+            std::fs::remove_dir_all(&entry.path).map_err(|err| {
+                GitError::op(
+                    format!(
+                        "remove the broken worktree registration {}",
+                        entry.path.display()
+                    ),
+                    err,
+                )
+            })?;
+        }
+        Ok(broken)
+    }
+}
+
+fn diagnose(entry: &Path, ours: bool) -> Option<&'static str> {
+    if !entry.is_dir() || entry.join("locked").exists() {
+        return None;
+    }
+    match std::fs::read(entry.join("gitdir")) {
+        Err(_) => return Some("gitdir file does not exist"),
+        Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => {
+            return Some("invalid gitdir file");
+        }
+        Ok(_) => {}
+    }
+    if !ours {
+        return None;
+    }
+    if !entry.join("commondir").is_file() {
+        return Some("commondir file does not exist");
+    }
+    if !entry.join("HEAD").is_file() {
+        return Some("HEAD file does not exist");
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(root: &Path, name: &str, files: &[(&str, &str)]) -> PathBuf {
+        let dir = root.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (file, text) in files {
+            std::fs::write(dir.join(file), text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn diagnoses_what_git_would_prune_and_half_written_entries_of_our_own() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let whole = [
+            ("gitdir", "/w/.git\n"),
+            ("commondir", "../..\n"),
+            ("HEAD", "ref: refs/heads/x\n"),
+        ];
+        let cases = [
+            (entry(root, "whole", &whole), true, None),
+            (
+                entry(root, "empty", &[("gitdir", "")]),
+                false,
+                Some("invalid gitdir file"),
+            ),
+            (
+                entry(root, "none", &[]),
+                false,
+                Some("gitdir file does not exist"),
+            ),
+            (
+                entry(root, "nocommon", &[("gitdir", "/w/.git\n")]),
+                true,
+                Some("commondir file does not exist"),
+            ),
+            (
+                entry(root, "foreign", &[("gitdir", "/w/.git\n")]),
+                false,
+                None,
+            ),
+            (
+                entry(root, "nohead", &whole[..2]),
+                true,
+                Some("HEAD file does not exist"),
+            ),
+            (
+                entry(root, "locked", &[("gitdir", ""), ("locked", "")]),
+                true,
+                None,
+            ),
+        ];
+        for (path, ours, want) in cases {
+            assert_eq!(diagnose(&path, ours), want, "{}", path.display());
+        }
+    }
+}

@@ -1,0 +1,239 @@
+//! The verification for people (text) and for scripts (JSON), and the wording both CI formats
+//! share with the text: the range, a plan's one-line verdict, the names of plan changes.
+//!
+//! Every string a plan, a diff, evidence or a commit supplied goes through [`escape::line`]
+//! here; JSON needs no escaping beyond serde's, and is exact.
+
+use std::fmt::Write;
+
+use super::escape;
+use crate::coverage::TargetStatus;
+use crate::report::status::short;
+use crate::verify::{PlanChangeKind, PlanResult, Verification};
+
+pub(super) fn range(v: &Verification) -> String {
+    match &v.head {
+        Some(head) => format!("{}...{head}", v.base),
+        None => format!("the worktree against {}", v.base),
+    }
+}
+
+pub(super) fn summary_line(plan: &PlanResult) -> String {
+    let r = &plan.coverage;
+    let total = r.targets.len();
+    let uncovered = r.uncovered().count();
+    if !r.verified {
+        let verdict = if r.passed { "unverified" } else { "failed" };
+        return format!("{verdict}: the plan declares no targets, so nothing was checked");
+    }
+    let mut parts = Vec::new();
+    let targets = if total == 1 { "target" } else { "targets" };
+    if uncovered > 0 {
+        parts.push(format!("{uncovered} of {total} {targets} uncovered"));
+    } else if total == 1 {
+        parts.push("1 target covered".into());
+    } else {
+        parts.push(format!("all {total} targets covered"));
+    }
+    if !r.problems.is_empty() {
+        parts.push(format!("{} evidence problem(s)", r.problems.len()));
+    }
+    format!(
+        "{}: {}",
+        if r.passed { "passed" } else { "failed" },
+        parts.join(", ")
+    )
+}
+
+/// How a plan change is named in every format.
+pub(super) fn change_word(kind: PlanChangeKind) -> &'static str {
+    match kind {
+        PlanChangeKind::TargetRemoved => "target removed",
+        PlanChangeKind::Deleted => "deleted",
+        PlanChangeKind::Moved => "moved",
+        PlanChangeKind::Undiscoverable => "undiscoverable",
+    }
+}
+
+/// What `--allow-plan-changes` did, or what not giving it means, as the heading of the changes.
+pub(super) fn changes_heading(v: &Verification) -> &'static str {
+    if v.allow_plan_changes {
+        "plan changes (allowed by --allow-plan-changes: the plans were checked as the head has them)"
+    } else {
+        "plan changes (each fails the gate: the plans at the merge base are the gate)"
+    }
+}
+
+/// The note for the merge commits whose trailers gave no reasons.
+pub(super) fn ignored_trailers_note(commit: &str, count: usize) -> String {
+    format!(
+        "merge commit {} has {count} Baton-Unchanged trailer(s), ignored: only ordinary commits \
+         give reasons",
+        short(commit)
+    )
+}
+
+/// The human report.
+pub fn text(v: &Verification) -> String {
+    let mut out = String::new();
+    if v.plans.is_empty() && v.plan_changes.is_empty() {
+        let _ = writeln!(
+            out,
+            "no plans to verify: none was named, and none under {}/ changed in {}",
+            escape::line(v.plans_dir.as_deref().unwrap_or("plans")),
+            escape::line(&range(v))
+        );
+        notes(&mut out, v);
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "verifying {} (merge base {})",
+        escape::line(&range(v)),
+        short(&v.merge_base)
+    );
+    notes(&mut out, v);
+    if !v.plan_changes.is_empty() {
+        let _ = writeln!(out, "\n{}:", changes_heading(v));
+        let width = v
+            .plan_changes
+            .iter()
+            .map(|c| change_word(c.kind).len())
+            .max()
+            .unwrap_or(0);
+        for c in &v.plan_changes {
+            let _ = writeln!(
+                out,
+                "  {:<width$}  {}: {}",
+                change_word(c.kind),
+                escape::line(&c.plan),
+                escape::line(&c.message)
+            );
+        }
+    }
+    for plan in &v.plans {
+        let deleted = if plan.deleted {
+            ", deleted by the range: its targets at the merge base"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "\nplan {} ({}{deleted}): {}",
+            escape::line(&plan.path),
+            escape::line(&plan.id),
+            summary_line(plan)
+        );
+        target_rows(&mut out, plan);
+        let r = &plan.coverage;
+        for p in &r.problems {
+            let _ = writeln!(
+                out,
+                "  problem    {}: {}",
+                escape::line(&p.source.to_string()),
+                escape::line(&p.message)
+            );
+        }
+        for c in &r.contradictions {
+            let _ = writeln!(
+                out,
+                "  note       {} says `{}` is unchanged, but the diff changed {}; the diff wins",
+                escape::line(&c.source.to_string()),
+                escape::line(&c.target),
+                escape::line(&c.paths.join(", "))
+            );
+        }
+    }
+    verdict(&mut out, v);
+    out
+}
+
+fn notes(out: &mut String, v: &Verification) {
+    for t in &v.ignored_trailers {
+        let _ = writeln!(out, "note: {}", ignored_trailers_note(&t.commit, t.count));
+    }
+    for note in &v.notes {
+        let _ = writeln!(out, "note: {}", escape::line(note));
+    }
+    if v.allow_plan_changes && v.plan_changes.is_empty() {
+        let _ = writeln!(
+            out,
+            "note: --allow-plan-changes was given; the range changes no plan that gates it"
+        );
+    }
+}
+
+fn verdict(out: &mut String, v: &Verification) {
+    let failed = v.plans.iter().filter(|p| !p.passed()).count();
+    let refused = v.plan_changes.iter().filter(|c| !c.allowed).count();
+    if failed == 0 && refused == 0 {
+        let _ = writeln!(out, "\ngate passed");
+        return;
+    }
+    let mut parts = Vec::new();
+    if failed > 0 {
+        parts.push(format!("{failed} of {} plan(s) not covered", v.plans.len()));
+    }
+    if refused > 0 {
+        parts.push(format!("{refused} plan change(s) not allowed"));
+    }
+    let _ = writeln!(out, "\ngate failed: {}", parts.join(", "));
+    if v.plans
+        .iter()
+        .any(|p| p.coverage.uncovered().next().is_some())
+    {
+        let _ = writeln!(
+            out,
+            "hint: change each uncovered target, or record why it needed no change:\n\
+             hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or\n\
+             hint:   an `unchanged` entry with a reason in an --evidence file"
+        );
+    }
+    if refused > 0 {
+        let _ = writeln!(
+            out,
+            "hint: restore the plans as the merge base has them, or change them on the base branch\n\
+             hint: first; where the change is the point of the pull request, rerun with\n\
+             hint: --allow-plan-changes (the changes are then reported, not failed)"
+        );
+    }
+}
+
+fn target_rows(out: &mut String, plan: &PlanResult) {
+    let targets: Vec<_> = plan
+        .coverage
+        .targets
+        .iter()
+        .map(|t| escape::line(&t.target))
+        .collect();
+    let width = targets.iter().map(|t| t.chars().count()).max().unwrap_or(0);
+    for (t, target) in plan.coverage.targets.iter().zip(&targets) {
+        let detail = match t.status {
+            TargetStatus::Changed => escape::line(&t.paths.join(", ")).into_owned(),
+            TargetStatus::Unchanged => format!(
+                "because: {}{}",
+                escape::line(t.reason.as_deref().unwrap_or("")),
+                t.reason_source
+                    .as_ref()
+                    .map(|s| format!(" ({})", escape::line(&s.to_string())))
+                    .unwrap_or_default()
+            ),
+            TargetStatus::Uncovered => {
+                format!(
+                    "no change and no reason ({}:{})",
+                    escape::line(&plan.path),
+                    t.line
+                )
+            }
+        };
+        let status = crate::report::status::word(t.status);
+        let _ = writeln!(out, "  {status:<10} {target:<width$}  {detail}");
+    }
+}
+
+/// The machine report: the whole verification as JSON.
+pub fn json(v: &Verification) -> String {
+    let mut text = serde_json::to_string_pretty(v).expect("verification serializes");
+    text.push('\n');
+    text
+}

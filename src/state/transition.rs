@@ -1,0 +1,801 @@
+//! The one function that changes a RunState: [`apply`] takes a state, an event and the time it
+//! happened, and returns the next state, or says why the event cannot happen in this state.
+//!
+//! It is pure (no I/O, no clock): the driver, `resume` and `finish` read the time, apply, and
+//! save. Legal moves, by event:
+//!
+//! | event | allowed when | the run becomes |
+//! |---|---|---|
+//! | `AttemptStarted` | not in review or finished, no attempt open, the stage is the next to run | `running` |
+//! | `AttemptEnded` | an attempt is open | `running` after a success, else the outcome's status |
+//! | `CrashFound` | `running` | `interrupted` (the open attempt closed as a crash, or a halt) |
+//! | `Paused` | not in review or finished, no attempt open, a stage is left | `paused` |
+//! | `Halted` | not in review or finished, no attempt open | `interrupted` |
+//! | `ReviewEntered` | not in review or finished, every stage succeeded | `review` |
+//! | `Finished` | `review` | `finished` |
+
+use jiff::Timestamp;
+
+use super::{Attempt, Cause, CommitId, Halt, Outcome, RunId, RunState, RunStatus, Usage};
+use crate::coverage::Report;
+
+/// Something that happened to a run.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// A new attempt of stage `stage` (an index) by `actor`, recording into `dir`. Its number is
+    /// the stage's [`super::Stage::next_attempt`].
+    AttemptStarted {
+        stage: usize,
+        actor: String,
+        dir: String,
+    },
+    /// The open attempt ended.
+    AttemptEnded(AttemptEnd),
+    /// The run was `running` while no process held its lock: its driver died.
+    CrashFound { snapshot: Option<CommitId> },
+    /// Stopped at a stage boundary on request.
+    Paused,
+    /// Stopped between two stages, no attempt running: by a signal, a stop request, or a crash.
+    Halted { message: String },
+    /// Every stage succeeded.
+    ReviewEntered,
+    /// `finish` committed the reviewed work.
+    Finished,
+}
+
+/// What the pipeline learned when an attempt ended.
+#[derive(Debug, Clone)]
+pub struct AttemptEnd {
+    pub outcome: Outcome,
+    pub cause: Option<Cause>,
+    pub duration_ms: Option<u64>,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub usage: Option<Usage>,
+    pub error: Option<String>,
+    pub coverage: Option<Report>,
+    /// The actor could not be started at all.
+    pub exec_error: bool,
+    pub snapshot: Option<CommitId>,
+}
+
+impl Default for AttemptEnd {
+    fn default() -> Self {
+        AttemptEnd {
+            outcome: Outcome::Failed,
+            cause: None,
+            duration_ms: None,
+            exit_code: None,
+            signal: None,
+            usage: None,
+            error: None,
+            coverage: None,
+            exec_error: false,
+            snapshot: None,
+        }
+    }
+}
+
+/// An event that cannot happen in the state it was applied to; says what the state holds.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TransitionError {
+    #[error("run {run} is in {status}: there is nothing to resume")]
+    NothingToResume { run: RunId, status: RunStatus },
+    #[error("run {run} is {status}: {event} is not possible any more")]
+    Settled {
+        run: RunId,
+        status: RunStatus,
+        event: &'static str,
+    },
+    #[error("run {run}: {event} while attempt {n} of stage {stage} is still open")]
+    AttemptOpen {
+        run: RunId,
+        event: &'static str,
+        stage: String,
+        n: u32,
+    },
+    #[error("run {run} is {status} and has no open attempt to end")]
+    NoOpenAttempt { run: RunId, status: RunStatus },
+    #[error("run {run} has no stage #{index}: it has {count}")]
+    NoSuchStage {
+        run: RunId,
+        index: usize,
+        count: usize,
+    },
+    #[error("run {run}: stage {stage} cannot start: {}", match .next {
+        Some(next) => format!("the stage to run next is {next}"),
+        None => "every stage succeeded".to_string(),
+    })]
+    NotNextStage {
+        run: RunId,
+        stage: String,
+        next: Option<String>,
+    },
+    #[error("run {run}: every stage succeeded, so there is no stage to pause before")]
+    NothingToPause { run: RunId },
+    #[error("run {run} cannot enter review: stage {stage} has not succeeded")]
+    StageLeft { run: RunId, stage: String },
+    #[error("run {run} is {status}, not running: no driver of it can have crashed")]
+    NotRunning { run: RunId, status: RunStatus },
+    #[error(
+        "run {run} is {status}, not in review: only a run whose stages all succeeded can be finished"
+    )]
+    NotInReview { run: RunId, status: RunStatus },
+}
+
+/// The state after `event` happened at `at`, or why it cannot happen. Every status change of a
+/// run goes through here.
+pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, TransitionError> {
+    let mut next = state.clone();
+    match event {
+        Event::AttemptStarted { stage, actor, dir } => {
+            unsettled(state, "starting an attempt")?;
+            nothing_open(state, "starting an attempt")?;
+            let count = state.stages.len();
+            let target = state
+                .stages
+                .get(stage)
+                .ok_or(TransitionError::NoSuchStage {
+                    run: state.run_id.clone(),
+                    index: stage,
+                    count,
+                })?;
+            if state.next_stage() != Some(stage) {
+                return Err(TransitionError::NotNextStage {
+                    run: state.run_id.clone(),
+                    stage: target.name.clone(),
+                    next: state.next_stage().map(|i| state.stages[i].name.clone()),
+                });
+            }
+            let n = target.next_attempt();
+            next.stages[stage].attempts.push(Attempt {
+                n,
+                actor,
+                outcome: None,
+                cause: None,
+                started_at: at,
+                ended_at: None,
+                duration_ms: None,
+                exit_code: None,
+                signal: None,
+                usage: None,
+                error: None,
+                exec_error: false,
+                coverage: None,
+                dir,
+                snapshot: None,
+            });
+            next.status = RunStatus::Running;
+            next.halt = None;
+        }
+        Event::AttemptEnded(end) => {
+            let Some((stage, _)) = state.open_attempt() else {
+                return Err(TransitionError::NoOpenAttempt {
+                    run: state.run_id.clone(),
+                    status: state.status,
+                });
+            };
+            end_open_attempt(&mut next, stage, end, at);
+        }
+        Event::CrashFound { snapshot } => {
+            if state.status != RunStatus::Running {
+                return Err(TransitionError::NotRunning {
+                    run: state.run_id.clone(),
+                    status: state.status,
+                });
+            }
+            match state.open_attempt() {
+                Some((stage, _)) => end_open_attempt(
+                    &mut next,
+                    stage,
+                    AttemptEnd {
+                        outcome: Outcome::Interrupted,
+                        cause: Some(Cause::Crash),
+                        error: Some("the process driving the run died during this attempt".into()),
+                        snapshot,
+                        ..AttemptEnd::default()
+                    },
+                    at,
+                ),
+                None => {
+                    next.status = RunStatus::Interrupted;
+                    next.halt = Some(Halt {
+                        message: "the process driving the run died between stages".into(),
+                    });
+                }
+            }
+        }
+        Event::Paused => {
+            unsettled(state, "pausing")?;
+            nothing_open(state, "pausing")?;
+            if state.next_stage().is_none() {
+                return Err(TransitionError::NothingToPause {
+                    run: state.run_id.clone(),
+                });
+            }
+            next.status = RunStatus::Paused;
+            next.halt = None;
+        }
+        Event::Halted { message } => {
+            unsettled(state, "halting")?;
+            nothing_open(state, "halting")?;
+            next.status = RunStatus::Interrupted;
+            next.halt = Some(Halt { message });
+        }
+        Event::ReviewEntered => {
+            unsettled(state, "entering review")?;
+            if let Some(i) = state.next_stage() {
+                return Err(TransitionError::StageLeft {
+                    run: state.run_id.clone(),
+                    stage: state.stages[i].name.clone(),
+                });
+            }
+            next.status = RunStatus::Review;
+            next.halt = None;
+        }
+        Event::Finished => {
+            if state.status != RunStatus::Review {
+                return Err(TransitionError::NotInReview {
+                    run: state.run_id.clone(),
+                    status: state.status,
+                });
+            }
+            next.status = RunStatus::Finished;
+        }
+    }
+    next.updated_at = at;
+    Ok(next)
+}
+
+/// Whether `resume` has anything to do: a run in review or finished has not.
+pub fn check_resumable(state: &RunState) -> Result<(), TransitionError> {
+    match state.status {
+        RunStatus::Review | RunStatus::Finished => Err(TransitionError::NothingToResume {
+            run: state.run_id.clone(),
+            status: state.status,
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn unsettled(state: &RunState, event: &'static str) -> Result<(), TransitionError> {
+    match state.status {
+        RunStatus::Review | RunStatus::Finished => Err(TransitionError::Settled {
+            run: state.run_id.clone(),
+            status: state.status,
+            event,
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn nothing_open(state: &RunState, event: &'static str) -> Result<(), TransitionError> {
+    match state.open_attempt() {
+        Some((stage, attempt)) => Err(TransitionError::AttemptOpen {
+            run: state.run_id.clone(),
+            event,
+            stage: state.stages[stage].name.clone(),
+            n: attempt.n,
+        }),
+        None => Ok(()),
+    }
+}
+
+fn end_open_attempt(next: &mut RunState, stage: usize, end: AttemptEnd, at: Timestamp) {
+    let Some(attempt) = next.stages[stage].attempts.last_mut() else {
+        return;
+    };
+    attempt.outcome = Some(end.outcome);
+    attempt.cause = end.cause;
+    attempt.ended_at = Some(at);
+    attempt.duration_ms = end.duration_ms;
+    attempt.exit_code = end.exit_code;
+    attempt.signal = end.signal;
+    attempt.usage = end.usage;
+    attempt.error = end.error;
+    attempt.exec_error = end.exec_error;
+    attempt.coverage = end.coverage;
+    attempt.snapshot = end.snapshot;
+    next.status = match end.outcome {
+        // Between two stages the run is still running: the driver goes on to the next one.
+        Outcome::Succeeded => RunStatus::Running,
+        Outcome::Failed => RunStatus::Failed,
+        Outcome::RateLimited => RunStatus::RateLimited,
+        Outcome::Interrupted => RunStatus::Interrupted,
+        Outcome::Blocked => RunStatus::Blocked,
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::fixture::{at, run};
+    use crate::state::{ErrorKind, StageStatus};
+
+    fn start(state: &RunState, stage: usize, actor: &str) -> Result<RunState, TransitionError> {
+        let n = state.stages()[stage].next_attempt();
+        let dir = format!("attempts/{}-{n}", state.stages()[stage].name);
+        apply(
+            state,
+            Event::AttemptStarted {
+                stage,
+                actor: actor.into(),
+                dir,
+            },
+            at(10),
+        )
+    }
+
+    fn end(state: &RunState, outcome: Outcome) -> Result<RunState, TransitionError> {
+        apply(
+            state,
+            Event::AttemptEnded(AttemptEnd {
+                outcome,
+                duration_ms: Some(5),
+                exit_code: Some(0),
+                ..AttemptEnd::default()
+            }),
+            at(20),
+        )
+    }
+
+    fn ok(state: &RunState) -> RunState {
+        end(state, Outcome::Succeeded).unwrap()
+    }
+
+    /// Executor and reporter both succeeded; the run waits to enter review.
+    fn all_done() -> RunState {
+        let s = ok(&start(&run(), 0, "a").unwrap());
+        ok(&start(&s, 1, "b").unwrap())
+    }
+
+    fn review() -> RunState {
+        apply(&all_done(), Event::ReviewEntered, at(30)).unwrap()
+    }
+
+    #[test]
+    fn a_full_run_reaches_review_then_finished() {
+        let s = run();
+        assert_eq!((s.status(), s.current_stage()), (RunStatus::Pending, None));
+        let s = start(&s, 0, "a").unwrap();
+        assert_eq!(s.status(), RunStatus::Running);
+        assert_eq!(s.current_stage(), Some("executor"));
+        assert_eq!(s.stages()[0].status(), StageStatus::Running);
+        assert_eq!(s.updated_at(), at(10));
+        let s = ok(&s);
+        assert_eq!(
+            (s.status(), s.current_stage()),
+            (RunStatus::Running, Some("executor")),
+            "between stages the run is still running, at the stage that just succeeded"
+        );
+        let s = ok(&start(&s, 1, "b").unwrap());
+        assert_eq!(s.next_stage(), None);
+        let s = apply(&s, Event::ReviewEntered, at(30)).unwrap();
+        assert_eq!((s.status(), s.current_stage()), (RunStatus::Review, None));
+        assert_eq!(s.usage().attempts_without_usage, 2);
+        let s = apply(&s, Event::Finished, at(40)).unwrap();
+        assert_eq!(s.status(), RunStatus::Finished);
+        assert_eq!(s.updated_at(), at(40));
+        s.check().unwrap();
+    }
+
+    #[test]
+    fn a_failure_keeps_the_stage_current_and_the_next_attempt_is_resumed() {
+        let s = start(&run(), 0, "a").unwrap();
+        let s = apply(
+            &s,
+            Event::AttemptEnded(AttemptEnd {
+                outcome: Outcome::RateLimited,
+                exit_code: Some(75),
+                error: Some("rate limit: matched `usage limit`".into()),
+                usage: Some(Usage {
+                    input_tokens: Some(10),
+                    cost_usd: Some(0.5),
+                    ..Usage::default()
+                }),
+                ..AttemptEnd::default()
+            }),
+            at(20),
+        )
+        .unwrap();
+        assert_eq!(s.status(), RunStatus::RateLimited);
+        assert_eq!(s.current_stage(), Some("executor"));
+        let err = s.error().unwrap();
+        assert_eq!(
+            (err.kind, err.stage.as_str(), err.message.as_str()),
+            (
+                ErrorKind::RateLimited,
+                "executor",
+                "rate limit: matched `usage limit`"
+            )
+        );
+        assert_eq!(s.stages()[0].next_attempt(), 2);
+        let s = start(&s, 0, "other").unwrap();
+        let attempt = s.stages()[0].attempts.last().unwrap();
+        assert_eq!((attempt.n, attempt.resumed()), (2, true));
+        assert_eq!(s.stages()[0].actor(), "other");
+        assert_eq!(
+            s.stages()[0].configured_actor,
+            "a",
+            "the pipeline is unchanged"
+        );
+        assert_eq!(s.error(), None);
+        let s = apply(
+            &s,
+            Event::AttemptEnded(AttemptEnd {
+                outcome: Outcome::Succeeded,
+                usage: Some(Usage {
+                    input_tokens: Some(5),
+                    ..Usage::default()
+                }),
+                ..AttemptEnd::default()
+            }),
+            at(30),
+        )
+        .unwrap();
+        assert_eq!(s.usage().input_tokens, 15);
+        assert_eq!(s.usage().cost_usd, 0.5);
+    }
+
+    #[test]
+    fn an_actor_that_cannot_start_is_an_exec_error() {
+        let s = start(&run(), 0, "a").unwrap();
+        let s = apply(
+            &s,
+            Event::AttemptEnded(AttemptEnd {
+                exec_error: true,
+                error: Some("not found".into()),
+                ..AttemptEnd::default()
+            }),
+            at(20),
+        )
+        .unwrap();
+        assert_eq!(s.status(), RunStatus::Failed);
+        assert_eq!(s.error().map(|e| e.kind), Some(ErrorKind::Exec));
+    }
+
+    #[test]
+    fn a_crash_closes_the_open_attempt_without_a_duration() {
+        let s = start(&run(), 0, "a").unwrap();
+        let s = apply(&s, Event::CrashFound { snapshot: None }, at(90)).unwrap();
+        let attempt = &s.stages()[0].attempts[0];
+        assert_eq!(attempt.outcome, Some(Outcome::Interrupted));
+        assert_eq!(attempt.cause, Some(Cause::Crash));
+        assert_eq!(attempt.ended_at, Some(at(90)));
+        assert_eq!(attempt.duration_ms, None);
+        assert_eq!(s.status(), RunStatus::Interrupted);
+        assert_eq!(s.error().map(|e| e.kind), Some(ErrorKind::Interrupted));
+        assert_eq!(
+            apply(&s, Event::CrashFound { snapshot: None }, at(91)).unwrap_err(),
+            TransitionError::NotRunning {
+                run: s.run_id.clone(),
+                status: RunStatus::Interrupted
+            },
+            "nothing is running any more"
+        );
+    }
+
+    #[test]
+    fn a_crash_between_stages_leaves_the_next_stage_current() {
+        let s = ok(&start(&run(), 0, "a").unwrap());
+        let s = apply(&s, Event::CrashFound { snapshot: None }, at(30)).unwrap();
+        assert_eq!(s.status(), RunStatus::Interrupted);
+        assert_eq!(s.current_stage(), Some("reporter"));
+        let err = s.error().unwrap();
+        assert_eq!(
+            (err.kind, err.stage.as_str()),
+            (ErrorKind::Interrupted, "reporter")
+        );
+        // Resuming clears the halt: the run is running, with no error.
+        let s = start(&s, 1, "b").unwrap();
+        assert_eq!((s.halt(), s.error()), (None, None));
+    }
+
+    #[test]
+    fn a_crash_after_the_last_stage_halts_without_naming_a_stage() {
+        let s = apply(&all_done(), Event::CrashFound { snapshot: None }, at(30)).unwrap();
+        assert_eq!(
+            (s.status(), s.current_stage(), s.error()),
+            (RunStatus::Interrupted, None, None)
+        );
+        let s = apply(&s, Event::ReviewEntered, at(40)).unwrap();
+        assert_eq!(s.status(), RunStatus::Review);
+    }
+
+    #[test]
+    fn pause_and_halt_name_the_stage_to_run_next() {
+        let s = ok(&start(&run(), 0, "a").unwrap());
+        let paused = apply(&s, Event::Paused, at(30)).unwrap();
+        assert_eq!(paused.status(), RunStatus::Paused);
+        assert_eq!(paused.current_stage(), Some("reporter"));
+        assert_eq!(paused.error(), None);
+        let halted = apply(
+            &paused,
+            Event::Halted {
+                message: "stopped by request before this stage started".into(),
+            },
+            at(40),
+        )
+        .unwrap();
+        assert_eq!(halted.current_stage(), Some("reporter"));
+        assert_eq!(
+            halted.error().map(|e| (e.kind, e.message)),
+            Some((
+                ErrorKind::Interrupted,
+                "stopped by request before this stage started".to_string()
+            ))
+        );
+    }
+
+    #[test]
+    fn the_latest_gate_is_the_runs_coverage() {
+        let s = start(&run(), 0, "a").unwrap();
+        let report = |passed| Report {
+            verified: true,
+            passed,
+            targets: Vec::new(),
+            problems: Vec::new(),
+            contradictions: Vec::new(),
+        };
+        let s = apply(
+            &s,
+            Event::AttemptEnded(AttemptEnd {
+                outcome: Outcome::Blocked,
+                coverage: Some(report(false)),
+                ..AttemptEnd::default()
+            }),
+            at(20),
+        )
+        .unwrap();
+        assert_eq!(s.coverage().map(|r| r.passed), Some(false));
+        let s = start(&s, 0, "a").unwrap();
+        let s = apply(
+            &s,
+            Event::AttemptEnded(AttemptEnd {
+                outcome: Outcome::Succeeded,
+                coverage: Some(report(true)),
+                ..AttemptEnd::default()
+            }),
+            at(30),
+        )
+        .unwrap();
+        let s = ok(&start(&s, 1, "b").unwrap());
+        assert_eq!(
+            s.coverage().map(|r| r.passed),
+            Some(true),
+            "an ungated stage after it does not hide it"
+        );
+    }
+
+    // --- Illegal moves, one by one: each is refused with what the state holds.
+
+    #[test]
+    fn starting_an_attempt_while_one_is_open_is_refused() {
+        let s = start(&run(), 0, "a").unwrap();
+        let err = start(&s, 0, "a").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "run 1ngvbzkqq5: starting an attempt while attempt 1 of stage executor is still open"
+        );
+    }
+
+    #[test]
+    fn starting_a_stage_out_of_order_is_refused() {
+        let err = start(&run(), 1, "b").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "run 1ngvbzkqq5: stage reporter cannot start: the stage to run next is executor"
+        );
+        let s = ok(&start(&run(), 0, "a").unwrap());
+        let err = start(&s, 0, "a").unwrap_err();
+        assert!(
+            matches!(&err, TransitionError::NotNextStage { stage, .. } if stage == "executor"),
+            "a succeeded stage never runs again: {err}"
+        );
+        let err = start(&all_done(), 0, "a").unwrap_err();
+        assert!(err.to_string().ends_with("every stage succeeded"), "{err}");
+    }
+
+    #[test]
+    fn starting_an_unknown_stage_is_refused() {
+        let err = start_index(&run(), 7);
+        assert_eq!(err.to_string(), "run 1ngvbzkqq5 has no stage #7: it has 2");
+    }
+
+    fn start_index(state: &RunState, stage: usize) -> TransitionError {
+        apply(
+            state,
+            Event::AttemptStarted {
+                stage,
+                actor: "a".into(),
+                dir: "d".into(),
+            },
+            at(10),
+        )
+        .unwrap_err()
+    }
+
+    #[test]
+    fn ending_an_attempt_when_none_is_open_is_refused() {
+        for s in [run(), ok(&start(&run(), 0, "a").unwrap()), review()] {
+            let status = s.status();
+            assert_eq!(
+                end(&s, Outcome::Succeeded).unwrap_err(),
+                TransitionError::NoOpenAttempt {
+                    run: s.run_id.clone(),
+                    status
+                }
+            );
+        }
+        assert_eq!(
+            end(&run(), Outcome::Failed).unwrap_err().to_string(),
+            "run 1ngvbzkqq5 is pending and has no open attempt to end"
+        );
+    }
+
+    #[test]
+    fn a_crash_of_a_run_that_is_not_running_is_refused() {
+        for s in [run(), review()] {
+            assert!(matches!(
+                apply(&s, Event::CrashFound { snapshot: None }, at(1)),
+                Err(TransitionError::NotRunning { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn pausing_or_halting_during_an_attempt_is_refused() {
+        let s = start(&run(), 0, "a").unwrap();
+        for event in [
+            Event::Paused,
+            Event::Halted {
+                message: "m".into(),
+            },
+            Event::ReviewEntered,
+            Event::Finished,
+        ] {
+            assert!(apply(&s, event.clone(), at(1)).is_err(), "{event:?}");
+        }
+        assert_eq!(
+            apply(&s, Event::Paused, at(1)).unwrap_err().to_string(),
+            "run 1ngvbzkqq5: pausing while attempt 1 of stage executor is still open"
+        );
+    }
+
+    #[test]
+    fn pausing_with_no_stage_left_is_refused() {
+        assert_eq!(
+            apply(&all_done(), Event::Paused, at(1))
+                .unwrap_err()
+                .to_string(),
+            "run 1ngvbzkqq5: every stage succeeded, so there is no stage to pause before"
+        );
+    }
+
+    #[test]
+    fn entering_review_with_a_stage_left_is_refused() {
+        let s = ok(&start(&run(), 0, "a").unwrap());
+        assert_eq!(
+            apply(&s, Event::ReviewEntered, at(1))
+                .unwrap_err()
+                .to_string(),
+            "run 1ngvbzkqq5 cannot enter review: stage reporter has not succeeded"
+        );
+    }
+
+    #[test]
+    fn finishing_a_run_that_is_not_in_review_is_refused() {
+        for s in [
+            run(),
+            all_done(),
+            apply(&review(), Event::Finished, at(1)).unwrap(),
+        ] {
+            let err = apply(&s, Event::Finished, at(2)).unwrap_err();
+            assert!(matches!(err, TransitionError::NotInReview { .. }), "{err}");
+        }
+        assert_eq!(
+            apply(&all_done(), Event::Finished, at(2))
+                .unwrap_err()
+                .to_string(),
+            "run 1ngvbzkqq5 is running, not in review: only a run whose stages all succeeded can be finished"
+        );
+    }
+
+    #[test]
+    fn nothing_moves_a_run_in_review_or_finished_but_finishing() {
+        let finished = apply(&review(), Event::Finished, at(50)).unwrap();
+        for s in [review(), finished] {
+            for event in [
+                Event::Paused,
+                Event::Halted {
+                    message: "m".into(),
+                },
+                Event::ReviewEntered,
+            ] {
+                let err = apply(&s, event.clone(), at(60)).unwrap_err();
+                assert!(
+                    matches!(err, TransitionError::Settled { .. }),
+                    "{event:?}: {err}"
+                );
+            }
+            assert!(matches!(
+                start(&s, 0, "a"),
+                Err(TransitionError::Settled { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn resuming_a_run_in_review_or_finished_is_refused() {
+        assert_eq!(check_resumable(&all_done()), Ok(()));
+        let finished = apply(&review(), Event::Finished, at(50)).unwrap();
+        assert_eq!(
+            check_resumable(&finished).unwrap_err().to_string(),
+            "run 1ngvbzkqq5 is in finished: there is nothing to resume"
+        );
+        assert!(check_resumable(&review()).is_err());
+    }
+
+    #[test]
+    fn a_refused_event_leaves_the_state_as_it_was() {
+        let s = start(&run(), 0, "a").unwrap();
+        let before = s.clone();
+        let _ = apply(&s, Event::Paused, at(99));
+        assert_eq!(s, before);
+    }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        fn event() -> impl Strategy<Value = Event> {
+            let outcome = prop_oneof![
+                Just(Outcome::Succeeded),
+                Just(Outcome::Failed),
+                Just(Outcome::RateLimited),
+                Just(Outcome::Interrupted),
+                Just(Outcome::Blocked),
+            ];
+            prop_oneof![
+                (0..3usize).prop_map(|stage| Event::AttemptStarted {
+                    stage,
+                    actor: "x".into(),
+                    dir: "d".into()
+                }),
+                (outcome, any::<bool>()).prop_map(|(outcome, exec_error)| {
+                    Event::AttemptEnded(AttemptEnd {
+                        outcome,
+                        exec_error,
+                        ..AttemptEnd::default()
+                    })
+                }),
+                Just(Event::CrashFound { snapshot: None }),
+                Just(Event::Paused),
+                Just(Event::Halted {
+                    message: "m".into()
+                }),
+                Just(Event::ReviewEntered),
+                Just(Event::Finished),
+            ]
+        }
+
+        proptest! {
+            /// Whatever events arrive in whatever order, every state `apply` accepts keeps the
+            /// invariants a loaded file is checked against, and survives a save and a load.
+            #[test]
+            fn accepted_events_keep_the_invariants(events in prop::collection::vec(event(), 0..40)) {
+                let mut state = run();
+                for (i, event) in events.into_iter().enumerate() {
+                    if let Ok(next) = apply(&state, event, at(i as i64)) {
+                        prop_assert_eq!(next.check(), Ok(()));
+                        state = next;
+                    }
+                }
+                let text = serde_json::to_string(&state).unwrap();
+                let back: RunState = serde_json::from_str(&text).unwrap();
+                prop_assert_eq!(back, state);
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! The RunState as `status --json`, `list --json` and `run --json` print it: every stored fact
+//! plus what is derived from them (each stage's status and actor, the current stage, the run's
+//! coverage, usage and error, each attempt's `resumed`), in the layout scripts rely on (design
+//! §6). Nothing reads this document back; `state.json` holds only the stored facts.
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::{
+    Attempt, Cause, CommitId, Outcome, PlanRef, RunError, RunId, RunState, RunStatus, Stage,
+    StagePolicy, StageStatus, UsageTotals,
+};
+use crate::coverage::{Report, Usage};
+
+#[derive(Debug, Serialize)]
+pub struct RunView<'a> {
+    pub schema_version: u32,
+    pub run_id: &'a RunId,
+    pub status: RunStatus,
+    pub key: &'a Option<String>,
+    pub plan: &'a PlanRef,
+    pub base: &'a CommitId,
+    pub base_rev: &'a str,
+    pub branch: &'a str,
+    pub worktree: &'a str,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub current_stage: Option<&'a str>,
+    pub policy: PolicyView<'a>,
+    pub stages: Vec<StageView<'a>>,
+    pub coverage: Option<&'a Report>,
+    pub usage: UsageTotals,
+    pub error: Option<RunError>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PolicyView<'a> {
+    pub pipeline: Vec<StagePolicy>,
+    pub coverage: super::CoverageMode,
+    pub stop_after: &'a Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StageView<'a> {
+    pub name: &'a str,
+    pub status: StageStatus,
+    pub actor: &'a str,
+    pub gated: bool,
+    pub attempts: Vec<AttemptView<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct AttemptView<'a> {
+    pub n: u32,
+    pub actor: &'a str,
+    pub outcome: Option<Outcome>,
+    pub cause: Option<Cause>,
+    pub resumed: bool,
+    pub started_at: Timestamp,
+    pub ended_at: Option<Timestamp>,
+    pub duration_ms: Option<u64>,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub usage: &'a Option<Usage>,
+    pub error: &'a Option<String>,
+    pub coverage: &'a Option<Report>,
+    pub dir: &'a str,
+    pub snapshot: Option<CommitId>,
+}
+
+impl<'a> RunView<'a> {
+    pub fn of(state: &'a RunState) -> RunView<'a> {
+        RunView {
+            schema_version: super::SCHEMA_VERSION,
+            run_id: &state.run_id,
+            status: state.status(),
+            key: &state.key,
+            plan: &state.plan,
+            base: &state.base,
+            base_rev: &state.base_rev,
+            branch: &state.branch,
+            worktree: &state.worktree,
+            created_at: state.created_at,
+            updated_at: state.updated_at(),
+            current_stage: state.current_stage(),
+            policy: PolicyView {
+                pipeline: state.stages().iter().map(Stage::policy).collect(),
+                coverage: state.policy.coverage,
+                stop_after: &state.policy.stop_after,
+            },
+            stages: state.stages().iter().map(StageView::of).collect(),
+            coverage: state.coverage(),
+            usage: state.usage(),
+            error: state.error(),
+        }
+    }
+}
+
+impl<'a> StageView<'a> {
+    fn of(stage: &'a Stage) -> StageView<'a> {
+        StageView {
+            name: &stage.name,
+            status: stage.status(),
+            actor: stage.actor(),
+            gated: stage.gated,
+            attempts: stage.attempts.iter().map(AttemptView::of).collect(),
+        }
+    }
+}
+
+impl<'a> AttemptView<'a> {
+    fn of(a: &'a Attempt) -> AttemptView<'a> {
+        AttemptView {
+            n: a.n,
+            actor: &a.actor,
+            outcome: a.outcome,
+            cause: a.cause,
+            resumed: a.resumed(),
+            started_at: a.started_at,
+            ended_at: a.ended_at,
+            duration_ms: a.duration_ms,
+            exit_code: a.exit_code,
+            signal: a.signal,
+            usage: &a.usage,
+            error: &a.error,
+            coverage: &a.coverage,
+            dir: &a.dir,
+            snapshot: a.snapshot,
+        }
+    }
+}

@@ -1,0 +1,426 @@
+//! The verify gate: plans, a diff and evidence in, one coverage report per plan out.
+//!
+//! Two modes, as in design §7. With a head commit the diff is `merge-base(base, head)..head`, the
+//! pull-request diff. Without one it is the cumulative diff of the current worktree against
+//! `merge-base(base, HEAD)`: using the merge base rather than `base` itself keeps commits that
+//! landed on the base branch after this branch forked from counting as this branch's work.
+//!
+//! # Who is trusted
+//!
+//! With a head commit the gate judges a pull request, which must not be able to change its own
+//! gate. The merge base is the trusted side: the configuration is read from it, and a plan that
+//! existed there keeps its targets there whatever the pull request does to it (see [`select`]
+//! for the rules and docs/ci.md for the threat model). Without a head commit the user checks
+//! their own worktree, which is trusted as it is.
+//!
+//! In both modes the text that agents and pull requests write is bounded here or in
+//! [`crate::coverage`] (evidence files, reasons) and escaped by every human renderer
+//! ([`crate::report`]); trailers of merge commits give no reasons.
+//!
+//! The diff is scoped to the plans' targets, so a gate over a few targets costs O(targets); in
+//! range mode without plan arguments the plans are found in the whole diff of the range, which
+//! costs O(changed paths).
+
+mod select;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::config::{Config, ConfigError};
+use crate::coverage::{self, EvidenceEntry, EvidenceError, Report};
+use crate::files::io_reason;
+use crate::git::{CommitId, GitError, Repo, Scope};
+use crate::plan::{self, Plan, PlanError};
+
+pub use select::{PlanChange, PlanChangeKind};
+
+/// Why the gate could not be evaluated (as opposed to evaluated and failed).
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error(transparent)]
+    Evidence(#[from] EvidenceError),
+    #[error("{path}:{line}:{column}: plan is not valid UTF-8")]
+    NotUtf8 {
+        path: String,
+        line: usize,
+        column: usize,
+    },
+    /// `what` is `plan` or `evidence`; `path` as the user named it.
+    #[error("cannot read {what} {}: {}", .path.display(), io_reason(.source))]
+    ReadNamed {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot read {}: {}", .path.display(), io_reason(.source))]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Refused before it is read: see [`coverage::MAX_EVIDENCE_BYTES`].
+    #[error(
+        "evidence file {} is larger than {} MiB, the limit for an evidence file",
+        .path.display(),
+        coverage::MAX_EVIDENCE_BYTES / (1024 * 1024)
+    )]
+    EvidenceTooLarge { path: PathBuf },
+    /// In range mode the plans directory comes from the merge base, and must be there.
+    #[error("plans_dir `{dir}/` does not exist at the merge base {merge_base}")]
+    PlansDirMissing {
+        dir: String,
+        merge_base: String,
+        /// The directory that differs only in case, when there is one.
+        suggestion: Option<String>,
+    },
+}
+
+impl VerifyError {
+    /// What to do next, for this variant.
+    pub fn hints(&self) -> Vec<String> {
+        let hint = match self {
+            VerifyError::Git(err) => err.hint(),
+            VerifyError::Config(err) => err.hint(),
+            VerifyError::Plan(err) => err.hint.clone(),
+            VerifyError::Evidence(_) => {
+                Some("see docs/plan-format.md#evidence for the evidence format".into())
+            }
+            VerifyError::EvidenceTooLarge { .. } => Some(
+                "an evidence file holds one entry per target, with a reason of a sentence or two; \
+                 see docs/plan-format.md#evidence-files"
+                    .into(),
+            ),
+            VerifyError::PlansDirMissing {
+                dir,
+                suggestion: Some(found),
+                ..
+            } => Some(format!(
+                "did you mean `{found}`? git paths are case-sensitive; the gate reads plans_dir \
+                 from .baton.yml at the merge base, so correct `{dir}` on the base branch"
+            )),
+            VerifyError::PlansDirMissing { dir, .. } => Some(format!(
+                "the gate reads plans_dir from .baton.yml at the merge base: create `{dir}/` on \
+                 the base branch (an empty `{dir}/.gitkeep` will do), set plans_dir there, or \
+                 name the plans to check"
+            )),
+            VerifyError::NotUtf8 { .. }
+            | VerifyError::ReadNamed { .. }
+            | VerifyError::Read { .. } => None,
+        };
+        hint.into_iter().collect()
+    }
+}
+
+/// What to verify, as the CLI received it.
+pub struct Options {
+    /// Plan files named on the command line, relative to `cwd`. Empty: discover changed plans.
+    pub plans: Vec<PathBuf>,
+    /// `None`: the current branch's upstream, else `HEAD`.
+    pub base: Option<String>,
+    pub head: Option<String>,
+    pub evidence: Vec<PathBuf>,
+    pub require_targets: bool,
+    /// Accept what a range does to the plans that gate it (see [`PlanChange`]): the plans are
+    /// then checked as the head has them, and every change is still reported.
+    pub allow_plan_changes: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Verification {
+    pub passed: bool,
+    /// The revision as given, and the commit the diff starts from (the merge base).
+    pub base: String,
+    pub merge_base: String,
+    /// The head revision, or `None` when the worktree was checked.
+    pub head: Option<String>,
+    pub head_commit: Option<String>,
+    pub require_targets: bool,
+    pub plans: Vec<PlanResult>,
+    /// Set when no plan was named and none changed in the range.
+    pub plans_dir: Option<String>,
+    /// Set when `--allow-plan-changes` was given.
+    #[serde(skip_serializing_if = "is_false")]
+    pub allow_plan_changes: bool,
+    /// What the range did to the plans that gate it; each fails the gate unless allowed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub plan_changes: Vec<PlanChange>,
+    /// Merge commits of the range whose `Baton-Unchanged` trailers were not used.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ignored_trailers: Vec<IgnoredTrailers>,
+    /// Anything else the reader should know about how the gate was evaluated.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PlanResult {
+    /// Repo-relative, `/`-separated: what annotations point at.
+    pub path: String,
+    pub id: String,
+    pub title: Option<String>,
+    pub coverage: Report,
+    /// The range deleted the plan; it was checked as it is at the merge base.
+    #[serde(skip_serializing_if = "is_false")]
+    pub deleted: bool,
+}
+
+impl PlanResult {
+    pub fn passed(&self) -> bool {
+        self.coverage.passed
+    }
+}
+
+/// The trailers of a merge commit, which give no reasons: a merge's message is written from
+/// text nobody reviews as a change (another branch's commits, a pull request's description), so
+/// a reason there would count for work the merge did not do.
+#[derive(Debug, Serialize)]
+pub struct IgnoredTrailers {
+    pub commit: String,
+    /// How many `Baton-Unchanged` trailers it had.
+    pub count: usize,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError> {
+    let repo = Repo::discover(cwd)?;
+    if options.head.is_none() {
+        repo.prepare_worktree_diff();
+    }
+    let workdir = repo.workdir()?.to_path_buf();
+    // The worktree's configuration is the user's own; a pull request's is read from the merge
+    // base below, once it is known.
+    let local_config = match options.head {
+        None => Some(crate::config::load(&workdir)?),
+        Some(_) => None,
+    };
+
+    let base_rev = match &options.base {
+        Some(rev) => rev.clone(),
+        None if repo.resolve_commit("@{upstream}").is_ok() => "@{upstream}".to_string(),
+        None => "HEAD".to_string(),
+    };
+    let base_commit = repo.resolve_commit(&base_rev)?;
+    let head_commit = match &options.head {
+        Some(rev) => Some(repo.resolve_commit(rev)?),
+        None => None,
+    };
+    let tip = match head_commit {
+        Some(id) => id,
+        None => repo.resolve_commit("HEAD")?,
+    };
+    let head_name = options.head.as_deref().unwrap_or("HEAD");
+    let merge_base = repo.merge_base(base_commit, tip, (&base_rev, head_name))?;
+    let diff = |scope: &Scope| match head_commit {
+        Some(head) => repo.tree_changes(merge_base, head, scope),
+        None => repo.worktree_changes(merge_base, scope),
+    };
+
+    let selection = match head_commit {
+        None => {
+            let config = local_config.map_or_else(|| crate::config::load(&workdir), Ok)?;
+            let plans = if options.plans.is_empty() {
+                select::discover_in_worktree(&workdir, &config.plans_dir, diff)?
+            } else {
+                select::named_in_worktree(cwd, &workdir, &options.plans)?
+            };
+            select::Selection {
+                plans,
+                config,
+                ..select::Selection::default()
+            }
+        }
+        Some(head) => {
+            let config = committed_config(&repo, merge_base)?;
+            let range = select::Range {
+                repo: &repo,
+                merge_base,
+                head,
+                allow: options.allow_plan_changes,
+            };
+            if options.plans.is_empty() {
+                range.discover(config)?
+            } else {
+                range.named(config, cwd, &workdir, &options.plans)?
+            }
+        }
+    };
+    let plans = &selection.plans;
+
+    let mut file_entries: Vec<EvidenceEntry> = Vec::new();
+    for path in &options.evidence {
+        let text = read_evidence(&cwd.join(path), path)?;
+        let shown = path.display().to_string();
+        file_entries.extend(coverage::parse_evidence(&shown, &text)?.entries);
+    }
+    let (trailer_entries, ignored_trailers) = trailers(&repo, merge_base, tip)?;
+
+    let scope = Scope::prefixes(
+        plans
+            .iter()
+            .flat_map(|s| s.plan.targets.iter().map(|t| t.scope())),
+    );
+    let changed = if plans.iter().any(|s| !s.plan.targets.is_empty()) {
+        diff(&scope)?
+    } else {
+        Vec::new()
+    };
+
+    let results: Vec<PlanResult> = plans
+        .iter()
+        .enumerate()
+        .map(|(i, selected)| {
+            let entries = entries_for(i, plans, &file_entries);
+            let plan = &selected.plan;
+            let mut report =
+                coverage::evaluate(&plan.targets, &changed, &entries, &trailer_entries);
+            if options.require_targets {
+                report.require_targets();
+            }
+            PlanResult {
+                path: selected.path.clone(),
+                id: plan.id.clone(),
+                title: plan.title.clone(),
+                coverage: report,
+                deleted: selected.deleted,
+            }
+        })
+        .collect();
+
+    Ok(Verification {
+        passed: results.iter().all(PlanResult::passed)
+            && selection.changes.iter().all(|c| c.allowed),
+        base: base_rev.clone(),
+        merge_base: merge_base.to_string(),
+        head: options.head.clone(),
+        head_commit: head_commit.map(|id| id.to_string()),
+        require_targets: options.require_targets,
+        plans_dir: options
+            .plans
+            .is_empty()
+            .then(|| selection.config.plans_dir.clone()),
+        plans: results,
+        allow_plan_changes: options.allow_plan_changes,
+        plan_changes: selection.changes,
+        ignored_trailers,
+        notes: selection.notes,
+    })
+}
+
+/// The `Baton-Unchanged` trailers of `base..tip`, newest first, and the merge commits whose
+/// trailers were left out.
+fn trailers(
+    repo: &Repo,
+    base: CommitId,
+    tip: CommitId,
+) -> Result<(Vec<EvidenceEntry>, Vec<IgnoredTrailers>), VerifyError> {
+    let (mut used, mut ignored) = (Vec::new(), Vec::new());
+    for (id, message) in repo.commit_messages(base, tip)? {
+        let entries = coverage::parse_trailers(&id.to_string(), &message);
+        if entries.is_empty() {
+            continue;
+        }
+        if repo.is_merge(id)? {
+            ignored.push(IgnoredTrailers {
+                commit: id.to_string(),
+                count: entries.len(),
+            });
+        } else {
+            used.extend(entries);
+        }
+    }
+    Ok((used, ignored))
+}
+
+/// `.baton.yml` as the merge base has it (the defaults when it has none), named in messages the
+/// way git names a file of a commit: `<commit>:.baton.yml`.
+fn committed_config(repo: &Repo, merge_base: CommitId) -> Result<Config, VerifyError> {
+    let hex = merge_base.to_string();
+    let file = format!(
+        "{}:{}",
+        hex.get(..12).unwrap_or(&hex),
+        crate::config::FILE_NAME
+    );
+    let Some(bytes) = repo.read_file_at(merge_base, crate::config::FILE_NAME)? else {
+        return Ok(Config::default());
+    };
+    let text = String::from_utf8(bytes).map_err(|_| ConfigError::Read {
+        file: file.clone(),
+        reason: "not UTF-8".into(),
+    })?;
+    Ok(crate::config::parse_committed(&file, &text)?)
+}
+
+/// An evidence file, refused unread when it is over the limit.
+fn read_evidence(full: &Path, shown: &Path) -> Result<String, VerifyError> {
+    let named = |source| VerifyError::ReadNamed {
+        what: "evidence",
+        path: shown.to_path_buf(),
+        source,
+    };
+    let bytes = crate::files::read_limited(full, coverage::MAX_EVIDENCE_BYTES)
+        .map_err(named)?
+        .ok_or_else(|| VerifyError::EvidenceTooLarge {
+            path: shown.to_path_buf(),
+        })?;
+    String::from_utf8(bytes).map_err(|_| {
+        named(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        ))
+    })
+}
+
+/// With several plans, each sees the evidence entries for its own targets; an entry no plan
+/// declares goes to the first plan, so it is reported once, as an unknown target.
+fn entries_for(
+    index: usize,
+    plans: &[select::Selected],
+    entries: &[EvidenceEntry],
+) -> Vec<EvidenceEntry> {
+    if plans.len() == 1 {
+        return entries.to_vec();
+    }
+    let declares = |plan: &Plan, target: &str| plan.targets.iter().any(|t| t.spec == target);
+    entries
+        .iter()
+        .filter(|e| {
+            declares(&plans[index].plan, &e.target)
+                || (index == 0 && !plans.iter().any(|s| declares(&s.plan, &e.target)))
+        })
+        .cloned()
+        .collect()
+}
+
+pub fn parse_plan(path: &str, bytes: Vec<u8>) -> Result<(String, Plan), VerifyError> {
+    let text = String::from_utf8(bytes).map_err(|err| {
+        // Located like every other plan error: the line and column of the first bad byte.
+        let valid = &err.as_bytes()[..err.utf8_error().valid_up_to()];
+        let valid = std::str::from_utf8(valid).unwrap_or_default();
+        let line = valid.matches('\n').count() + 1;
+        let column = valid
+            .rsplit('\n')
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .count()
+            + 1;
+        VerifyError::NotUtf8 {
+            path: path.into(),
+            line,
+            column,
+        }
+    })?;
+    let plan = plan::parse(path, &text)?;
+    Ok((path.to_string(), plan))
+}
