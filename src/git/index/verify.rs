@@ -4,7 +4,7 @@
 //! a flipped bit that could mark a modified file skip-worktree), not against an attacker, who
 //! could write anything git reads; so it is computed with plain SHA-1 (SHA-NI where the CPU has
 //! it), like git's own checksums of files it wrote, rather than gix's collision-detecting SHA-1,
-//! which costs three times as much.
+//! which costs about half as much again (see docs/performance.md).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
