@@ -3,10 +3,15 @@
 //! Random sequences of repository operations are applied to a real repository with real git, and
 //! after each sequence `Repo::worktree_changes` must equal `git diff --no-renames --name-only
 //! base` ∪ `git ls-files --others --exclude-standard`, both for the whole repository and scoped
-//! to prefixes. The number of cases is `PROPTEST_CASES` (default below).
+//! to prefixes — once per diff engine, each on its own (the walk, gix's status) and for the
+//! product's automatic choice. The operations include the index formats git can write: versions
+//! 2 to 4, split, sparse, without a checksum, with an untracked cache.
+//! The number of cases is `PROPTEST_CASES` (default below).
 
-use git_baton::git::{Repo, Scope};
+use git_baton::git::{CommitId, DiffEngine, GitError, Repo, Scope};
 use proptest::prelude::*;
+
+use std::path::Path;
 
 use crate::support::TestRepo;
 
@@ -57,7 +62,15 @@ enum Op {
     ReplaceWithDir(usize),
     SymlinkDir(usize),
     NestedRepo(usize),
+    SplitIndex(bool),
+    SkipHash(bool),
+    UntrackedCache(bool),
+    Sparse(usize, bool),
+    Dense,
 }
+
+/// The cones a sparse checkout keeps (besides the files at the top).
+const CONES: &[&[&str]] = &[&["dir"], &["ünï", "new"], &["dir/sub"]];
 
 /// Directories replaced by a symlink to another directory (target relative to the link).
 const SYMLINKED_DIRS: &[(&str, &str)] = &[
@@ -95,6 +108,11 @@ fn op() -> impl Strategy<Value = Op> {
         1 => p.clone().prop_map(Op::ReplaceWithDir),
         1 => (0..SYMLINKED_DIRS.len()).prop_map(Op::SymlinkDir),
         1 => (0..NESTED_REPOS.len()).prop_map(Op::NestedRepo),
+        1 => any::<bool>().prop_map(Op::SplitIndex),
+        1 => any::<bool>().prop_map(Op::SkipHash),
+        1 => any::<bool>().prop_map(Op::UntrackedCache),
+        1 => (0..CONES.len(), any::<bool>()).prop_map(|(c, s)| Op::Sparse(c, s)),
+        1 => Just(Op::Dense),
     ]
 }
 
@@ -248,54 +266,138 @@ fn apply(repo: &TestRepo, op: &Op) {
                 drop(repo.git_output(&dir, args));
             }
         }
+        // git 2.47 corrupts a split index written without a checksum ("BUG: unpack-trees.c") or
+        // sparse ("position for replacement exceeds base index size"), so a split index turns
+        // both off, and each of them turns a split index off.
+        Op::SplitIndex(on) => {
+            if on {
+                git(&["config", "index.skipHash", "false"]);
+                let sparse = repo.git_output(&root, ["config", "--get", "index.sparse"]);
+                if String::from_utf8_lossy(&sparse.stdout).trim() == "true" {
+                    git(&["config", "index.sparse", "false"]);
+                    git(&["sparse-checkout", "reapply"]);
+                }
+            }
+            git(&[
+                "update-index",
+                "--force-write-index",
+                if on {
+                    "--split-index"
+                } else {
+                    "--no-split-index"
+                },
+            ]);
+        }
+        Op::SkipHash(on) => {
+            git(&[
+                "config",
+                "index.skipHash",
+                if on { "true" } else { "false" },
+            ]);
+            git(&["update-index", "--force-write-index", "--no-split-index"]);
+        }
+        Op::UntrackedCache(on) => {
+            git(&[
+                "config",
+                "core.untrackedCache",
+                if on { "true" } else { "false" },
+            ]);
+            if on {
+                git(&["update-index", "--untracked-cache"]);
+                // `git status` fills the cache (the UNTR extension) and writes it.
+                git(&["status", "--porcelain"]);
+            } else {
+                git(&["update-index", "--no-untracked-cache"]);
+            }
+        }
+        Op::Sparse(cone, sparse_index) => {
+            if sparse_index {
+                git(&["update-index", "--no-split-index"]);
+            }
+            git(&[
+                "config",
+                "index.sparse",
+                if sparse_index { "true" } else { "false" },
+            ]);
+            let mut args = vec!["sparse-checkout", "set", "--cone"];
+            args.extend(CONES[cone]);
+            git(&args);
+        }
+        Op::Dense => git(&["sparse-checkout", "disable"]),
+    }
+}
+
+/// The engines held to git on their own, and the automatic choice between them.
+const ENGINES: [DiffEngine; 3] = [DiffEngine::Walk, DiffEngine::Status, DiffEngine::Auto];
+
+/// Every engine's cumulative diff within each scope, computed before git runs: git may rewrite
+/// the index as it reads it (refreshed stat data, skip-worktree bits cleared), and git-baton must
+/// get git's answer from the index as git left it, not as the oracle fixed it up.
+struct Ours {
+    results: Vec<(Scope, DiffEngine, Vec<String>)>,
+}
+
+impl Ours {
+    fn compute(ours: &Repo, base: CommitId, scopes: &[Scope]) -> Ours {
+        let mut results = Vec::new();
+        for scope in scopes {
+            for engine in ENGINES {
+                let got = ours
+                    .worktree_changes_with(base, scope, engine)
+                    .unwrap_or_else(|err| panic!("{engine} engine, {scope:?}: {err}"));
+                results.push((scope.clone(), engine, got));
+            }
+        }
+        Ours { results }
+    }
+
+    /// Each result must be git's answer (`expected`, the whole repository) within its scope.
+    fn assert_git(&self, expected: &[String], context: &dyn std::fmt::Debug) {
+        for (scope, engine, got) in &self.results {
+            let want: Vec<String> = expected
+                .iter()
+                .filter(|p| scope.contains(p))
+                .cloned()
+                .collect();
+            assert_eq!(
+                got, &want,
+                "{engine} engine, {scope:?}: differs from git after {context:#?}"
+            );
+        }
     }
 }
 
 fn check(repo: &TestRepo, ops: &[Op]) {
     let ours = Repo::discover(&repo.root).unwrap();
     let base = ours.resolve_commit("base").unwrap();
-    let expected = repo.oracle(&repo.root, "base");
-    let got = ours.worktree_changes(base, &Scope::All).unwrap();
-    assert_eq!(got, expected, "full diff differs from git after {ops:#?}");
-
-    // Scoped: each prefix alone must give exactly git's paths within it.
-    for prefix in [
-        "dir",
-        "a.txt",
-        "new",
-        "ünï",
-        "fresh0",
-        "line\nbreak.txt",
-        "dir/sub/z.txt",
-        "fresh0/inner",
-        "fresh1/repo/inside.txt",
-        "a.txt/inner.txt",
-        "dir/nested",
-        "new/deep/n.txt",
-    ] {
-        let scope = Scope::prefixes([prefix]);
-        let want: Vec<String> = expected
-            .iter()
-            .filter(|p| scope.contains(p))
-            .cloned()
-            .collect();
-        let got = ours.worktree_changes(base, &scope).unwrap();
-        assert_eq!(
-            got, want,
-            "scoped diff ({prefix}) differs from git after {ops:#?}"
-        );
-    }
-    let scope = Scope::prefixes(["b.sh", "dir/x.txt", "id.txt", "new/deep", "sp ace.txt"]);
-    let want: Vec<String> = expected
-        .iter()
-        .filter(|p| scope.contains(p))
-        .cloned()
-        .collect();
-    assert_eq!(
-        ours.worktree_changes(base, &scope).unwrap(),
-        want,
-        "scoped diff ({scope:?}) differs from git after {ops:#?}"
+    // The whole repository, each prefix alone, and several at once.
+    let mut scopes = vec![Scope::All];
+    scopes.extend(
+        [
+            "dir",
+            "a.txt",
+            "new",
+            "ünï",
+            "fresh0",
+            "line\nbreak.txt",
+            "dir/sub/z.txt",
+            "fresh0/inner",
+            "fresh1/repo/inside.txt",
+            "a.txt/inner.txt",
+            "dir/nested",
+            "new/deep/n.txt",
+        ]
+        .map(|prefix| Scope::prefixes([prefix])),
     );
+    scopes.push(Scope::prefixes([
+        "b.sh",
+        "dir/x.txt",
+        "id.txt",
+        "new/deep",
+        "sp ace.txt",
+    ]));
+    let got = Ours::compute(&ours, base, &scopes);
+    got.assert_git(&repo.oracle(&repo.root, "base"), &ops);
 }
 
 fn cases() -> u32 {
@@ -325,7 +427,8 @@ proptest! {
 
 /// Commits everything and compares the commit-to-commit diff with `git diff --name-only base HEAD`.
 fn check_tree_vs_tree(repo: &TestRepo, ops: &[Op]) {
-    repo.git(["add", "-A"]);
+    // `--sparse`: outside a sparse checkout's cones too.
+    repo.git(["add", "-A", "--sparse"]);
     repo.git(["commit", "-q", "--allow-empty", "-m", "all"]);
     let out = repo.git([
         "-c",
@@ -367,6 +470,19 @@ fn check_tree_vs_tree(repo: &TestRepo, ops: &[Op]) {
     }
 }
 
+/// Holds every engine to git's answer in the worktree `dir` of `repo`, for the whole repository
+/// and scoped to each of `prefixes`, and returns git's answer for the test to pin.
+fn matches_git(repo: &TestRepo, dir: &Path, prefixes: &[&str]) -> Vec<String> {
+    let ours = Repo::discover(dir).unwrap();
+    let base = ours.resolve_commit("base").unwrap();
+    let mut scopes = vec![Scope::All];
+    scopes.extend(prefixes.iter().map(|prefix| Scope::prefixes([prefix])));
+    let got = Ours::compute(&ours, base, &scopes);
+    let expected = repo.oracle(dir, "base");
+    got.assert_git(&expected, &prefixes);
+    expected
+}
+
 /// The hard cases named in the design, one by one, so a regression names itself.
 #[test]
 fn hard_cases_match_git() {
@@ -389,12 +505,8 @@ fn hard_cases_match_git() {
     // a committed change
     repo.write("id.txt", "committed\n");
     repo.git(["commit", "-q", "-am", "c"]);
-    let ours = Repo::discover(&repo.root).unwrap();
-    let base = ours.resolve_commit("base").unwrap();
-    let got = ours.worktree_changes(base, &Scope::All).unwrap();
-    assert_eq!(got, repo.oracle(&repo.root, "base"));
     assert_eq!(
-        got,
+        matches_git(&repo, &repo.root, &["brand", "dir"]),
         ["b.sh", "brand/new/dir/file.txt", "dir/x.txt", "id.txt"]
     );
 }
@@ -419,11 +531,9 @@ fn gitattributes_filters_are_honoured() {
     repo.write("crlf.txt", "changed\n");
     repo.git(["add", "crlf.txt"]);
     repo.write("crlf.txt", "a\r\nb\r\n");
-    let ours = Repo::discover(&repo.root).unwrap();
-    let base = ours.resolve_commit("base").unwrap();
     assert_eq!(
-        ours.worktree_changes(base, &Scope::All).unwrap(),
-        repo.oracle(&repo.root, "base")
+        matches_git(&repo, &repo.root, &["crlf.txt", "id.txt"]),
+        Vec::<String>::new()
     );
 }
 
@@ -447,11 +557,7 @@ fn submodule_pointer_change_matches_git() {
     let inner = repo.path("vendored");
     std::fs::write(inner.join("s.txt"), "2\n").unwrap();
     repo.git_in(&inner, ["commit", "-q", "-am", "two"]);
-    let ours = Repo::discover(&repo.root).unwrap();
-    let base = ours.resolve_commit("base").unwrap();
-    let got = ours.worktree_changes(base, &Scope::All).unwrap();
-    assert_eq!(got, repo.oracle(&repo.root, "base"));
-    assert_eq!(got, ["vendored"]);
+    assert_eq!(matches_git(&repo, &repo.root, &["vendored"]), ["vendored"]);
 }
 
 #[test]
@@ -472,10 +578,8 @@ fn linked_worktree_sees_its_own_changes() {
     repo.write("b.sh", "main worktree only\n");
     let ours = Repo::discover(&wt.join("dir")).unwrap();
     assert_eq!(ours.common_dir().canonicalize().unwrap(), repo.path(".git"));
-    let base = ours.resolve_commit("base").unwrap();
-    let got = ours.worktree_changes(base, &Scope::All).unwrap();
-    assert_eq!(got, repo.oracle(&wt, "base"));
-    assert_eq!(got, ["a.txt", "extra.txt"]);
+    assert_eq!(ours.workdir().unwrap(), wt);
+    assert_eq!(matches_git(&repo, &wt, &["a.txt"]), ["a.txt", "extra.txt"]);
 }
 
 /// A file rewritten with content of the same size in the same second as `git add` has a stat
@@ -506,20 +610,10 @@ fn racily_clean_files_are_read() {
     for path in ["a.txt", "b.sh"] {
         touch(path);
     }
-    let ours = Repo::discover(&repo.root).unwrap();
-    let base = ours.resolve_commit("base").unwrap();
-    let expected = repo.oracle(&repo.root, "base");
-    assert_eq!(expected, ["a.txt"]);
-    assert_eq!(ours.worktree_changes(base, &Scope::All).unwrap(), expected);
-    for prefix in ["a.txt", "b.sh"] {
-        let scope = Scope::prefixes([prefix]);
-        let want: Vec<String> = expected
-            .iter()
-            .filter(|p| scope.contains(p))
-            .cloned()
-            .collect();
-        assert_eq!(ours.worktree_changes(base, &scope).unwrap(), want);
-    }
+    assert_eq!(
+        matches_git(&repo, &repo.root, &["a.txt", "b.sh"]),
+        ["a.txt"]
+    );
 }
 
 /// An unmerged path is listed when its worktree file differs from the base, as `git diff` does.
@@ -537,20 +631,7 @@ fn unmerged_paths_compare_the_worktree_with_the_base() {
     drop(repo.git_output(&repo.root, ["merge", "-q", "other"]));
     // a.txt back to the base's content, b.sh left with conflict markers.
     repo.write("a.txt", "base content 0\n");
-    let ours = Repo::discover(&repo.root).unwrap();
-    let base = ours.resolve_commit("base").unwrap();
-    let expected = repo.oracle(&repo.root, "base");
-    assert_eq!(expected, ["b.sh"]);
-    assert_eq!(ours.worktree_changes(base, &Scope::All).unwrap(), expected);
-    for prefix in ["a.txt", "b.sh"] {
-        let scope = Scope::prefixes([prefix]);
-        let want: Vec<String> = expected
-            .iter()
-            .filter(|p| scope.contains(p))
-            .cloned()
-            .collect();
-        assert_eq!(ours.worktree_changes(base, &scope).unwrap(), want);
-    }
+    assert_eq!(matches_git(&repo, &repo.root, &["a.txt", "b.sh"]), ["b.sh"]);
 }
 
 /// A scope prefix that is a file in the base and a directory now, one behind a symlinked
@@ -564,11 +645,17 @@ fn prefixes_whose_path_changed_kind() {
     std::os::unix::fs::symlink("../new", repo.path("dir/sub")).unwrap();
     repo.write("nest/file.txt", "in a nested repository\n");
     repo.git_in(&repo.path("nest"), ["init", "-q"]);
-    let ours = Repo::discover(&repo.root).unwrap();
-    let base = ours.resolve_commit("base").unwrap();
-    let expected = repo.oracle(&repo.root, "base");
+    let prefixes = [
+        "a.txt",
+        "a.txt/inner.txt",
+        "dir/sub",
+        "dir/sub/z.txt",
+        "dir/sub/deep/n.txt",
+        "nest",
+        "nest/file.txt",
+    ];
     assert_eq!(
-        expected,
+        matches_git(&repo, &repo.root, &prefixes),
         [
             "a.txt",
             "a.txt/inner.txt",
@@ -577,32 +664,108 @@ fn prefixes_whose_path_changed_kind() {
             "nest/"
         ]
     );
-    assert_eq!(ours.worktree_changes(base, &Scope::All).unwrap(), expected);
-    for prefix in [
-        "a.txt",
-        "a.txt/inner.txt",
-        "dir/sub",
-        "dir/sub/z.txt",
-        "dir/sub/deep/n.txt",
-        "nest",
-        "nest/file.txt",
-    ] {
-        let scope = Scope::prefixes([prefix]);
-        let want: Vec<String> = expected
-            .iter()
-            .filter(|p| scope.contains(p))
-            .cloned()
-            .collect();
+}
+
+/// Changes on both sides of every index format git writes, so that the entries the scoped reader
+/// keeps, the shared index and the extensions all matter.
+fn changes_everywhere(repo: &TestRepo) {
+    repo.write("a.txt", "changed, unstaged\n");
+    repo.write("dir/x.txt", "changed, staged\n");
+    repo.git(["add", "dir/x.txt"]);
+    repo.write("dir/sub/new.txt", "untracked\n");
+    repo.write("fresh0/inner/file.txt", "untracked directory\n");
+    repo.write("dir/ignored.log", "ignored\n");
+    std::fs::remove_file(repo.path("new/deep/n.txt")).unwrap();
+}
+
+const FORMAT_PREFIXES: &[&str] = &["a.txt", "dir", "dir/sub", "fresh0", "new", "ünï"];
+
+#[test]
+fn a_split_index_matches_git() {
+    let repo = seeded();
+    repo.write("b.sh", "staged before the split\n");
+    repo.git(["add", "b.sh"]);
+    repo.git(["update-index", "--split-index"]);
+    changes_everywhere(&repo);
+    assert!(std::fs::read_dir(repo.path(".git")).unwrap().any(|e| {
+        e.unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with("sharedindex.")
+    }));
+    let got = matches_git(&repo, &repo.root, FORMAT_PREFIXES);
+    assert_eq!(
+        got,
+        [
+            "a.txt",
+            "b.sh",
+            "dir/sub/new.txt",
+            "dir/x.txt",
+            "fresh0/inner/file.txt",
+            "new/deep/n.txt"
+        ]
+    );
+}
+
+#[test]
+fn an_index_without_a_checksum_matches_git() {
+    let repo = seeded();
+    repo.git(["config", "index.skipHash", "true"]);
+    changes_everywhere(&repo);
+    repo.git(["update-index", "--force-write-index"]);
+    let index = std::fs::read(repo.path(".git/index")).unwrap();
+    assert!(index[index.len() - 20..].iter().all(|b| *b == 0));
+    assert_eq!(matches_git(&repo, &repo.root, FORMAT_PREFIXES).len(), 5);
+}
+
+/// The untracked cache records directories' untracked names; git-baton must not be fooled by a
+/// cache that no longer matches the worktree.
+#[test]
+fn an_untracked_cache_matches_git() {
+    let repo = seeded();
+    repo.git(["config", "core.untrackedCache", "true"]);
+    repo.git(["update-index", "--untracked-cache"]);
+    changes_everywhere(&repo);
+    repo.git(["status", "--porcelain"]);
+    // After the cache was written: a new untracked file, and one the cache lists removed.
+    repo.write("dir/sub/later.txt", "untracked after the cache\n");
+    std::fs::remove_file(repo.path("fresh0/inner/file.txt")).unwrap();
+    let got = matches_git(&repo, &repo.root, FORMAT_PREFIXES);
+    assert!(got.contains(&"dir/sub/later.txt".to_string()), "{got:?}");
+    assert!(!got.iter().any(|p| p.starts_with("fresh0")), "{got:?}");
+}
+
+/// A sparse checkout, with a full and with a sparse index: files outside the cones are
+/// skip-worktree and absent, and one written there anyway counts like any file (git clears its
+/// skip-worktree bit when it reads the index, which the oracle runs after git-baton to catch).
+#[test]
+fn sparse_checkouts_match_git() {
+    for sparse_index in [false, true] {
+        let repo = seeded();
+        repo.git([
+            "config",
+            "index.sparse",
+            if sparse_index { "true" } else { "false" },
+        ]);
+        repo.git(["sparse-checkout", "set", "--cone", "dir"]);
+        let listed = repo.git(["ls-files", "--sparse"]);
+        assert_eq!(listed.contains("new/\n"), sparse_index, "{listed}");
+        assert!(!repo.path("new/deep/n.txt").exists());
+        repo.write("dir/x.txt", "changed in the cone\n");
+        repo.write("dir/sub/new.txt", "untracked in the cone\n");
+        repo.write("a.txt", "changed at the top\n");
+        repo.write("ünï/cödé.md", "written outside the cones\n");
+        let got = matches_git(&repo, &repo.root, FORMAT_PREFIXES);
         assert_eq!(
-            ours.worktree_changes(base, &scope).unwrap(),
-            want,
-            "scoped to {prefix}"
+            got,
+            ["a.txt", "dir/sub/new.txt", "dir/x.txt", "ünï/cödé.md"],
+            "sparse index: {sparse_index}"
         );
     }
 }
 
-/// A damaged index is an error, not a different answer: here one byte of an entry's object id,
-/// which leaves the file well-formed.
+/// A damaged index is an error, not a different answer, whichever engine reads it: here one byte
+/// of an entry's object id, which leaves the file well-formed.
 #[test]
 fn a_corrupt_index_is_an_error() {
     let repo = seeded();
@@ -618,7 +781,83 @@ fn a_corrupt_index_is_an_error() {
         Scope::prefixes(["a.txt"]),
         Scope::prefixes(["dir"]),
     ] {
-        let err = ours.worktree_changes(base, &scope).unwrap_err();
-        assert!(err.to_string().contains("checksum"), "{err}");
+        for engine in ENGINES {
+            let err = ours
+                .worktree_changes_with(base, &scope, engine)
+                .unwrap_err();
+            assert!(err.to_string().contains("checksum"), "{engine}: {err}");
+        }
+    }
+}
+
+/// Forcing the walk on a repository it does not model is a typed error, never a panic or a
+/// silent fallback; the other engines still give git's answer there.
+#[test]
+fn forcing_the_walk_where_it_does_not_apply_is_an_error() {
+    let repo = seeded();
+    repo.git(["config", "core.ignoreCase", "true"]);
+    repo.write("a.txt", "changed\n");
+    let ours = Repo::discover(&repo.root).unwrap();
+    let base = ours.resolve_commit("base").unwrap();
+    let err = ours
+        .worktree_changes_with(base, &Scope::All, DiffEngine::Walk)
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            GitError::EngineUnsupported { engine: DiffEngine::Walk, why } if why.contains("core.ignoreCase")
+        ),
+        "{err:?}"
+    );
+    let expected = repo.oracle(&repo.root, "base");
+    assert_eq!(expected, ["a.txt"]);
+    for engine in [DiffEngine::Status, DiffEngine::Auto] {
+        assert_eq!(
+            ours.worktree_changes_with(base, &Scope::All, engine)
+                .unwrap(),
+            expected,
+            "{engine}"
+        );
+    }
+}
+
+/// Damage the checksum cannot show (an index written without one) is reported as what it is,
+/// by the scoped reader as by gix's decoder, naming the index.
+#[test]
+fn a_damaged_index_says_what_is_damaged() {
+    for version in ["2", "4"] {
+        let repo = seeded();
+        repo.git(["config", "index.skipHash", "true"]);
+        repo.git([
+            "update-index",
+            "--force-write-index",
+            "--index-version",
+            version,
+        ]);
+        let index = repo.path(".git/index");
+        let mut bytes = std::fs::read(&index).unwrap();
+        // The header's entry count, raised past what the file holds.
+        let count = u32::from_be_bytes(bytes[8..12].try_into().unwrap()) + 1000;
+        bytes[8..12].copy_from_slice(&count.to_be_bytes());
+        std::fs::write(&index, bytes).unwrap();
+        let ours = Repo::discover(&repo.root).unwrap();
+        let base = ours.resolve_commit("base").unwrap();
+        let scoped = ours
+            .worktree_changes(base, &Scope::prefixes(["dir"]))
+            .unwrap_err()
+            .to_string();
+        let what = if version == "2" {
+            "truncated entry"
+        } else {
+            "bad path compression"
+        };
+        let said = format!("the index {} is corrupt: {what}", index.display());
+        assert_eq!(scoped, said, "version {version}");
+        let full = ours
+            .worktree_changes(base, &Scope::All)
+            .unwrap_err()
+            .to_string();
+        let said = format!("cannot decode the index {}", index.display());
+        assert!(full.starts_with(&said), "version {version}: {full}");
     }
 }

@@ -9,6 +9,8 @@ mod demo;
 
 mod diff_oracle;
 
+mod git_env;
+
 mod exec;
 
 mod runs;

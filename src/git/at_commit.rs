@@ -7,7 +7,7 @@
 use gix::ObjectId;
 use gix::objs::tree::EntryKind;
 
-use super::{GitError, Repo, Result, path_string};
+use super::{CommitId, GitError, Repo, Result, path_string};
 
 /// What a path is in a commit's tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,7 +34,7 @@ impl PathKind {
 impl Repo {
     /// What `path` is in `commit`, or `None` when the tree has nothing there. The empty path is
     /// the root directory.
-    pub fn path_kind_at(&self, commit: ObjectId, path: &str) -> Result<Option<PathKind>> {
+    pub fn path_kind_at(&self, commit: CommitId, path: &str) -> Result<Option<PathKind>> {
         if path.is_empty() {
             return Ok(Some(PathKind::Dir));
         }
@@ -47,7 +47,7 @@ impl Repo {
 
     /// The names and kinds of the entries of directory `dir` in `commit`, in git's order; empty
     /// when `dir` is not a directory there.
-    pub fn dir_entries_at(&self, commit: ObjectId, dir: &str) -> Result<Vec<(String, PathKind)>> {
+    pub fn dir_entries_at(&self, commit: CommitId, dir: &str) -> Result<Vec<(String, PathKind)>> {
         let Some(tree) = self.dir_tree(commit, dir)? else {
             return Ok(Vec::new());
         };
@@ -61,15 +61,15 @@ impl Repo {
     }
 
     /// Whether `commit` has more than one parent.
-    pub fn is_merge(&self, commit: ObjectId) -> Result<bool> {
+    pub fn is_merge(&self, commit: CommitId) -> Result<bool> {
         let found = self
             .repo
-            .find_commit(commit)
+            .find_commit(commit.gix())
             .map_err(|err| GitError::op(format!("read commit {commit}"), err))?;
         Ok(found.parent_ids().nth(1).is_some())
     }
 
-    fn commit_tree(&self, commit: ObjectId) -> Result<gix::Tree<'_>> {
+    fn commit_tree(&self, commit: CommitId) -> Result<gix::Tree<'_>> {
         let tree = self.tree_of(commit)?;
         self.find_tree(tree)
     }
@@ -81,7 +81,7 @@ impl Repo {
     }
 
     /// The tree of directory `dir` in `commit`, when it is one.
-    fn dir_tree(&self, commit: ObjectId, dir: &str) -> Result<Option<ObjectId>> {
+    fn dir_tree(&self, commit: CommitId, dir: &str) -> Result<Option<ObjectId>> {
         let dir = dir.trim_matches('/');
         if dir.is_empty() {
             return self.tree_of(commit).map(Some);

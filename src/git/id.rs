@@ -18,8 +18,6 @@ pub struct CommitId(ObjectId);
 #[error("`{0}` is not a full object id")]
 pub struct BadCommitId(pub String);
 
-// Used as soon as `Repo`'s API speaks `CommitId` instead of gix's `ObjectId`.
-#[expect(dead_code)]
 impl CommitId {
     pub(in crate::git) fn from_gix(id: ObjectId) -> CommitId {
         CommitId(id)
@@ -37,6 +35,14 @@ impl CommitId {
         hex.truncate(12);
         hex
     }
+}
+
+/// The id git gives `bytes` as a blob (what `git hash-object` prints); `None` only if the
+/// collision-detecting SHA-1 finds the bytes crafted to collide.
+pub fn blob_id(bytes: &[u8]) -> Option<String> {
+    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes)
+        .ok()
+        .map(|id| id.to_string())
 }
 
 impl fmt::Display for CommitId {

@@ -10,88 +10,44 @@
 //! which is the form [`crate::coverage`] expects.
 
 mod at_commit;
+mod command;
 mod debris;
+mod error;
 mod id;
 mod index;
+mod index_vs_base;
+mod reader;
+mod scope;
 mod snapshot;
-mod status;
+mod sparse;
 mod tree;
+mod untracked;
 #[cfg(unix)]
 mod walk;
 mod worktree;
+mod worktree_diff;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
 pub use at_commit::PathKind;
+pub use command::{LOCAL_ENV_VARS, local_env_vars};
 pub use debris::BrokenWorktree;
-pub use id::{BadCommitId, CommitId};
+use error::classify_open_error;
+pub use error::{CommandFailed, GitError, Result};
+pub use id::{BadCommitId, CommitId, blob_id};
+pub use index::IndexError;
+pub use scope::Scope;
 pub use snapshot::Identity;
-pub use status::Scope;
-
-/// Failures of git operations, each naming what it was working on.
-#[derive(Debug, thiserror::Error)]
-pub enum GitError {
-    #[error("not a git repository (or any of the parent directories): {}", .path.display())]
-    NotARepository { path: PathBuf },
-    #[error("detected dubious ownership in repository at '{}'", .path.display())]
-    DubiousOwnership { path: PathBuf },
-    #[error("cannot open the repository at '{}': {message}", .path.display())]
-    Open { path: PathBuf, message: String },
-    #[error("`{path}` is a bare repository; git-baton needs a worktree")]
-    Bare { path: String },
-    #[error("unknown revision `{rev}`")]
-    UnknownRevision { rev: String },
-    #[error("`{rev}` does not name a commit")]
-    NotACommit { rev: String },
-    #[error("`{base}` and `{head}` have no common history visible in this repository")]
-    NoMergeBase {
-        base: String,
-        head: String,
-        shallow: bool,
-    },
-    #[error("cannot {action}: {message}")]
-    Operation { action: String, message: String },
-}
-
-impl GitError {
-    /// What the user can do next, in git's words where git has them.
-    pub fn hint(&self) -> Option<String> {
-        match self {
-            GitError::NotARepository { .. } => {
-                Some("run git-baton inside a git repository or one of its linked worktrees".into())
-            }
-            GitError::DubiousOwnership { path } => Some(format!(
-                "to add an exception for this directory, call:\n\n\tgit config --global --add safe.directory {}",
-                path.display()
-            )),
-            GitError::NoMergeBase { shallow: true, .. } => Some(
-                "this is a shallow clone: fetch more history (`git fetch --unshallow`, or `fetch-depth: 0` \
-                 with actions/checkout) so the merge base is reachable"
-                    .into(),
-            ),
-            GitError::UnknownRevision { .. } => {
-                Some("name a branch, tag or commit that exists here; in CI, fetch it first".into())
-            }
-            _ => None,
-        }
-    }
-
-    fn op(action: impl Into<String>, err: impl std::fmt::Display) -> Self {
-        GitError::Operation {
-            action: action.into(),
-            message: err.to_string(),
-        }
-    }
-}
-
-pub type Result<T, E = GitError> = std::result::Result<T, E>;
+pub use worktree_diff::DiffEngine;
 
 /// A repository opened at one of its worktrees.
 pub struct Repo {
     repo: gix::Repository,
+    /// The index check [`Repo::prepare_worktree_diff`] started, for the next worktree diff.
+    index_check: std::cell::RefCell<Option<index::Verification>>,
 }
 
 impl Repo {
@@ -106,7 +62,71 @@ impl Repo {
             let path = repo.workdir().unwrap_or(repo.git_dir()).to_path_buf();
             return Err(GitError::DubiousOwnership { path });
         }
-        Ok(Repo { repo })
+        Ok(Repo::new(repo))
+    }
+
+    fn new(repo: gix::Repository) -> Repo {
+        Repo {
+            repo,
+            index_check: Default::default(),
+        }
+    }
+
+    /// Says that a worktree diff is coming, so that the check of the index's checksum, which
+    /// the diff waits for, can start now on another thread and overlap whatever the caller does
+    /// first (resolving revisions, reading plans). Without this, it starts with the diff.
+    pub fn prepare_worktree_diff(&self) {
+        let mut check = self.index_check.borrow_mut();
+        if check.is_none() {
+            *check = Some(index::start(&self.repo));
+        }
+    }
+
+    /// The repository of the worktree containing `dir`, a worktree git-baton names itself (a
+    /// run's): unlike [`Self::discover`], none of [`LOCAL_ENV_VARS`] applies, because they
+    /// describe the repository git-baton was started in — with `GIT_DIR` set, discovery would
+    /// open that one instead, and with `GIT_INDEX_FILE` set it would read that index.
+    pub fn open_worktree(dir: &Path) -> Result<Repo> {
+        let found =
+            gix::ThreadSafeRepository::discover_opts(dir, Default::default(), Default::default())
+                .map_err(|err| classify_open_error(dir, err))?
+                .to_thread_local();
+        // gix applies GIT_WORK_TREE, GIT_INDEX_FILE… to any repository it opens by path, but not
+        // to a linked worktree it opens through the main repository's registry of them. (A main
+        // worktree found here keeps them: gix offers no way to open one without; runs' worktrees
+        // are always linked ones.)
+        let repo = if found.kind() == gix::repository::Kind::LinkedWorkTree {
+            let open = |err: &dyn std::fmt::Display| GitError::Open {
+                path: dir.to_path_buf(),
+                message: err.to_string(),
+            };
+            let main = found.main_repo().map_err(|err| open(&err))?;
+            let git_dir = std::fs::canonicalize(found.git_dir());
+            let proxy = main
+                .worktrees()
+                .map_err(|err| open(&err))?
+                .into_iter()
+                .find(|proxy| {
+                    std::fs::canonicalize(proxy.git_dir()).ok() == git_dir.as_ref().ok().cloned()
+                });
+            match proxy {
+                Some(proxy) => proxy
+                    .into_repo_with_possibly_inaccessible_worktree()
+                    .map_err(|err| open(&err))?,
+                None => {
+                    return Err(open(
+                        &"it is not registered as a worktree of its repository",
+                    ));
+                }
+            }
+        } else {
+            found
+        };
+        if repo.git_dir_trust() != gix::sec::Trust::Full {
+            let path = repo.workdir().unwrap_or(repo.git_dir()).to_path_buf();
+            return Err(GitError::DubiousOwnership { path });
+        }
+        Ok(Repo::new(repo))
     }
 
     /// The top of the worktree this repository was opened at.
@@ -131,7 +151,7 @@ impl Repo {
     }
 
     /// Resolves `rev` (anything `git rev-parse` takes) to a commit.
-    pub fn resolve_commit(&self, rev: &str) -> Result<ObjectId> {
+    pub fn resolve_commit(&self, rev: &str) -> Result<CommitId> {
         let id = self
             .repo
             .rev_parse_single(rev)
@@ -142,25 +162,25 @@ impl Repo {
         let commit = object
             .peel_to_commit()
             .map_err(|_| GitError::NotACommit { rev: rev.into() })?;
-        Ok(commit.id)
+        Ok(CommitId::from_gix(commit.id))
     }
 
     /// The best common ancestor of two commits, as `git merge-base` picks it. A missing one is an
     /// error that says whether the clone is shallow: a base is never guessed.
     pub fn merge_base(
         &self,
-        base: ObjectId,
-        head: ObjectId,
+        base: CommitId,
+        head: CommitId,
         names: (&str, &str),
-    ) -> Result<ObjectId> {
-        let found = self.repo.merge_base(base, head).map_err(|err| {
+    ) -> Result<CommitId> {
+        let found = self.repo.merge_base(base.gix(), head.gix()).map_err(|err| {
             GitError::op(
                 format!("find the merge base of `{}` and `{}`", names.0, names.1),
                 err,
             )
         });
         match found {
-            Ok(Some(id)) => Ok(id.detach()),
+            Ok(Some(id)) => Ok(CommitId::from_gix(id.detach())),
             // A shallow boundary makes the walk fail or come back empty; both mean "not reachable".
             Ok(None) | Err(_) if self.is_shallow() => Err(GitError::NoMergeBase {
                 base: names.0.into(),
@@ -192,21 +212,25 @@ impl Repo {
     }
 
     /// Whether `ancestor` is in the history of `commit` (or is it).
-    pub fn is_ancestor(&self, ancestor: ObjectId, commit: ObjectId) -> bool {
+    pub fn is_ancestor(&self, ancestor: CommitId, commit: CommitId) -> bool {
+        let (ancestor, commit) = (ancestor.gix(), commit.gix());
         ancestor == commit
             || matches!(self.repo.merge_base(ancestor, commit), Ok(Some(id)) if id.detach() == ancestor)
     }
 
     /// The commit HEAD points at, if any.
-    pub fn head_commit(&self) -> Option<ObjectId> {
-        self.repo.head_id().ok().map(|id| id.detach())
+    pub fn head_commit(&self) -> Option<CommitId> {
+        self.repo
+            .head_id()
+            .ok()
+            .map(|id| CommitId::from_gix(id.detach()))
     }
 
     /// The tree of a commit.
-    pub fn tree_of(&self, commit: ObjectId) -> Result<ObjectId> {
+    fn tree_of(&self, commit: CommitId) -> Result<ObjectId> {
         let commit = self
             .repo
-            .find_commit(commit)
+            .find_commit(commit.gix())
             .map_err(|err| GitError::op(format!("read commit {commit}"), err))?;
         commit
             .tree_id()
@@ -215,7 +239,7 @@ impl Repo {
     }
 
     /// Every path that differs between two commits' trees (both sides of a rename), scoped.
-    pub fn tree_changes(&self, from: ObjectId, to: ObjectId, scope: &Scope) -> Result<Vec<String>> {
+    pub fn tree_changes(&self, from: CommitId, to: CommitId, scope: &Scope) -> Result<Vec<String>> {
         let (a, b) = (self.tree_of(from)?, self.tree_of(to)?);
         let mut out = Vec::new();
         for prefix in scope.prefix_list() {
@@ -230,14 +254,28 @@ impl Repo {
     /// mode or existence differs between `base`'s tree and the files as they are now, plus
     /// untracked files that are not ignored. Equals `git diff --no-renames --name-only BASE` ∪
     /// `git ls-files --others --exclude-standard`.
-    pub fn worktree_changes(&self, base: ObjectId, scope: &Scope) -> Result<Vec<String>> {
+    pub fn worktree_changes(&self, base: CommitId, scope: &Scope) -> Result<Vec<String>> {
+        self.worktree_changes_with(base, scope, DiffEngine::Auto)
+    }
+
+    /// [`Self::worktree_changes`] computed by the given engine; one that does not support this
+    /// repository is an error (see [`DiffEngine`]).
+    pub fn worktree_changes_with(
+        &self,
+        base: CommitId,
+        scope: &Scope,
+        engine: DiffEngine,
+    ) -> Result<Vec<String>> {
         let tree = self.tree_of(base)?;
-        status::worktree_changes(&self.repo, tree, scope)
-            .map_err(|err| index::damage(&self.repo).unwrap_or(err))
+        let started = self.index_check.borrow_mut().take();
+        // Damage can trip the diff before the check reports it (gix reads a split or sparse
+        // index again itself): the checksum's verdict on the named file is the cause to report.
+        worktree_diff::worktree_changes(&self.repo, tree, scope, engine, started)
+            .map_err(|err| index::damage(&self.repo).map_or(err, GitError::from))
     }
 
     /// The contents of `path` in `commit`, or `None` when it is not a file there.
-    pub fn read_file_at(&self, commit: ObjectId, path: &str) -> Result<Option<Vec<u8>>> {
+    pub fn read_file_at(&self, commit: CommitId, path: &str) -> Result<Option<Vec<u8>>> {
         let tree = self.tree_of(commit)?;
         let tree = self
             .repo
@@ -260,14 +298,14 @@ impl Repo {
     /// Messages of the commits reachable from `head` but not from `base`, newest first.
     pub fn commit_messages(
         &self,
-        base: ObjectId,
-        head: ObjectId,
-    ) -> Result<Vec<(ObjectId, String)>> {
+        base: CommitId,
+        head: CommitId,
+    ) -> Result<Vec<(CommitId, String)>> {
         let action = || format!("list the commits of {base}..{head}");
         let walk = self
             .repo
-            .rev_walk([head])
-            .with_hidden([base])
+            .rev_walk([head.gix()])
+            .with_hidden([base.gix()])
             .sorting(gix::revision::walk::Sorting::ByCommitTime(
                 Default::default(),
             ))
@@ -278,37 +316,9 @@ impl Repo {
             let info = info.map_err(|err| GitError::op(action(), err))?;
             let commit = info.object().map_err(|err| GitError::op(action(), err))?;
             let message = commit.message_raw_sloppy().to_str_lossy().into_owned();
-            out.push((info.id, message));
+            out.push((CommitId::from_gix(info.id), message));
         }
         Ok(out)
-    }
-}
-
-fn classify_open_error(dir: &Path, err: gix::Error) -> GitError {
-    if !dir.exists() {
-        return GitError::Open {
-            path: dir.to_path_buf(),
-            message: "no such directory".into(),
-        };
-    }
-    let rendered = format!("{err:#}");
-    // gix reports discovery failures by variant name, not prose.
-    if rendered.contains("NoGitRepository") {
-        return GitError::NotARepository {
-            path: dir.to_path_buf(),
-        };
-    }
-    // One line for the `error:` line: gix's own first line, without its cause chain.
-    let message = err
-        .to_string()
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_string();
-    GitError::Open {
-        path: dir.to_path_buf(),
-        message,
     }
 }
 

@@ -1,16 +1,14 @@
 //! Attempt provenance: the worktree recorded as a commit object under a private ref, without
 //! touching the branch, the index or the files.
 //!
-//! This uses git plumbing with a throw-away index (`GIT_INDEX_FILE`): `add -A` honours
+//! This uses git plumbing (through [`super::command`]) with a throw-away index: `add -A` honours
 //! `.gitignore`, `.gitattributes` filters and symlinks exactly as a commit would, which gix
 //! offers no single call for yet. None of these commands runs hooks.
 
 use std::path::Path;
-use std::process::Command;
 
-use gix::ObjectId;
-
-use super::{GitError, Repo, Result};
+use super::command::Git;
+use super::{CommitId, GitError, Repo, Result};
 
 /// The identity snapshot commits are made with, so they work where no user is configured.
 const IDENTITY: [(&str, &str); 4] = [
@@ -29,52 +27,43 @@ pub enum Identity {
     User,
 }
 
-fn git(worktree: &Path, index: Option<&Path>, args: &[&str]) -> Result<String> {
-    git_as(worktree, index, args, Identity::Baton)
+impl Identity {
+    fn apply(self, mut git: Git) -> Git {
+        if self == Identity::Baton {
+            for (key, value) in IDENTITY {
+                git = git.env(key, value);
+            }
+        }
+        git
+    }
 }
 
-fn git_as(
-    worktree: &Path,
-    index: Option<&Path>,
-    args: &[&str],
-    identity: Identity,
-) -> Result<String> {
-    let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(worktree).args(args);
-    if identity == Identity::Baton {
-        cmd.envs(IDENTITY);
-    }
-    if let Some(index) = index {
-        cmd.env("GIT_INDEX_FILE", index);
-    }
-    let out = cmd
-        .output()
-        .map_err(|err| GitError::op(format!("run git {}", args.join(" ")), err))?;
-    if !out.status.success() {
-        return Err(GitError::op(
-            format!("run git {} in {}", args.join(" "), worktree.display()),
-            String::from_utf8_lossy(&out.stderr).trim(),
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+/// A commit id git printed.
+fn printed_id(hex: &str, what: &str) -> Result<CommitId> {
+    hex.parse()
+        .map_err(|err| GitError::op(format!("read {what}"), err))
 }
 
 impl Repo {
+    /// The git directory of `worktree`, for commands that name it: the worktree's own, so that
+    /// its index and its `config.worktree` are the ones used.
+    fn git_dir_of(worktree: &Path) -> Result<std::path::PathBuf> {
+        Ok(Repo::open_worktree(worktree)?.git_dir().to_path_buf())
+    }
+
     /// Commits everything in `worktree` (tracked and untracked-not-ignored files, as they are
     /// now) on top of `parent` and points `refname` at it. Returns the commit id.
     pub fn snapshot_worktree(
         &self,
         worktree: &Path,
         refname: &str,
-        parent: ObjectId,
+        parent: CommitId,
         message: &str,
-    ) -> Result<ObjectId> {
+    ) -> Result<CommitId> {
         let (commit, _) = self.commit_worktree(worktree, parent, message, Identity::Baton, true)?;
-        git(
-            worktree,
-            None,
-            &["update-ref", refname, &commit.to_string()],
-        )?;
+        Git::at_git_dir(self.common_dir())
+            .args(["update-ref", refname, &commit.to_string()])
+            .run()?;
         Ok(commit)
     }
 
@@ -84,41 +73,56 @@ impl Repo {
     pub fn commit_worktree(
         &self,
         worktree: &Path,
-        parent: ObjectId,
+        parent: CommitId,
         message: &str,
         identity: Identity,
         always: bool,
-    ) -> Result<(ObjectId, bool)> {
+    ) -> Result<(CommitId, bool)> {
         let scratch = tempfile::Builder::new()
             .prefix("baton-snapshot-")
             .tempdir_in(self.common_dir())
             .map_err(|err| GitError::op("create a scratch directory for a snapshot", err))?;
         let index = scratch.path().join("index");
         // Starting from the worktree's own index reuses its stat cache: only changed files are hashed.
-        let wt = Repo::discover(worktree)?;
-        let real_index = wt.git_dir().join("index");
+        let git_dir = Repo::git_dir_of(worktree)?;
+        let real_index = git_dir.join("index");
         if real_index.exists() {
-            std::fs::copy(&real_index, &index)
-                .map_err(|err| GitError::op("copy the index for a snapshot", err))?;
+            std::fs::copy(&real_index, &index).map_err(|err| {
+                GitError::op(
+                    format!("copy the index {} for a snapshot", real_index.display()),
+                    err,
+                )
+            })?;
         }
-        git(worktree, Some(&index), &["add", "-A", "--", "."])?;
-        let tree = git(worktree, Some(&index), &["write-tree"])?;
-        let tree_id = ObjectId::from_hex(tree.as_bytes())
-            .map_err(|err| GitError::op("read a tree id", err))?;
+        let scratch_git = |args: &[&str]| {
+            Git::at_worktree(&git_dir, worktree)
+                .env("GIT_INDEX_FILE", &index)
+                .args(args)
+                .output()
+        };
+        scratch_git(&["add", "-A", "--", "."])?;
+        let tree = scratch_git(&["write-tree"])?;
+        let tree_id = gix::ObjectId::from_hex(tree.as_bytes())
+            .map_err(|err| GitError::op("read the tree id git write-tree printed", err))?;
         let changed = self.tree_of(parent)? != tree_id;
         if !changed && !always {
             return Ok((parent, false));
         }
-        let parent = parent.to_string();
-        let commit = git_as(
-            worktree,
-            None,
-            &["commit-tree", &tree, "-p", &parent, "-m", message],
-            identity,
-        )?;
-        let id = ObjectId::from_hex(commit.as_bytes())
-            .map_err(|err| GitError::op("read a new commit id", err))?;
-        Ok((id, changed))
+        let commit = identity
+            .apply(Git::at_worktree(&git_dir, worktree))
+            .args([
+                "commit-tree",
+                &tree,
+                "-p",
+                &parent.to_string(),
+                "-m",
+                message,
+            ])
+            .output()?;
+        Ok((
+            printed_id(&commit, "the commit id git commit-tree printed")?,
+            changed,
+        ))
     }
 
     /// Moves `refs/heads/<branch>` from `old` to `new` (refusing if it moved meanwhile) and
@@ -127,38 +131,40 @@ impl Repo {
         &self,
         worktree: &Path,
         branch: &str,
-        old: ObjectId,
-        new: ObjectId,
+        old: CommitId,
+        new: CommitId,
     ) -> Result<()> {
         let name = format!("refs/heads/{branch}");
         let (old, new) = (old.to_string(), new.to_string());
-        git(
-            worktree,
-            None,
-            &["update-ref", "-m", "baton: finish", &name, &new, &old],
-        )?;
-        git(worktree, None, &["reset", "-q"])?;
-        Ok(())
+        Git::at_git_dir(self.common_dir())
+            .args(["update-ref", "-m", "baton: finish", &name, &new, &old])
+            .run()?;
+        Git::at_worktree(&Repo::git_dir_of(worktree)?, worktree)
+            .args(["reset", "-q"])
+            .run()
     }
 
     /// Makes the files of `worktree` those of `commit` while its branch and index stay at HEAD:
     /// how a re-created worktree gets the work of the last attempt back.
-    pub fn restore_files(&self, worktree: &Path, commit: ObjectId) -> Result<()> {
+    pub fn restore_files(&self, worktree: &Path, commit: CommitId) -> Result<()> {
         let commit = commit.to_string();
-        git(worktree, None, &["read-tree", "-m", "-u", "HEAD", &commit])?;
-        git(worktree, None, &["reset", "-q"])?;
-        Ok(())
+        let git_dir = Repo::git_dir_of(worktree)?;
+        Git::at_worktree(&git_dir, worktree)
+            .args(["read-tree", "-m", "-u", "HEAD", &commit])
+            .run()?;
+        Git::at_worktree(&git_dir, worktree)
+            .args(["reset", "-q"])
+            .run()
     }
 
     /// Deletes every ref under `prefix` (e.g. a run's snapshots).
     pub fn delete_refs_under(&self, prefix: &str) -> Result<()> {
-        let refs = git(
-            self.common_dir(),
-            None,
-            &["for-each-ref", "--format=%(refname)", prefix],
-        )?;
+        let git = || Git::at_git_dir(self.common_dir());
+        let refs = git()
+            .args(["for-each-ref", "--format=%(refname)", prefix])
+            .output()?;
         for name in refs.lines().filter(|l| !l.is_empty()) {
-            git(self.common_dir(), None, &["update-ref", "-d", name])?;
+            git().args(["update-ref", "-d", name]).run()?;
         }
         Ok(())
     }

@@ -6,21 +6,20 @@
 //! Removal uses the git CLI, which gix does not offer yet.
 
 use std::path::Path;
-use std::process::Command;
 
-use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use gix::refs::transaction::PreviousValue;
 
-use super::{GitError, Repo, Result};
+use super::command::Git;
+use super::{CommitId, GitError, Repo, Result};
 
 impl Repo {
     /// Creates `refs/heads/<branch>` at `commit`; fails if it exists.
-    pub fn create_branch(&self, branch: &str, commit: ObjectId) -> Result<()> {
+    pub fn create_branch(&self, branch: &str, commit: CommitId) -> Result<()> {
         self.repo
             .reference(
                 format!("refs/heads/{branch}").as_str(),
-                commit,
+                commit.gix(),
                 PreviousValue::MustNotExist,
                 format!("baton: create {branch}"),
             )
@@ -41,12 +40,12 @@ impl Repo {
     }
 
     /// The commit `refs/heads/<branch>` points at, if the branch exists.
-    pub fn branch_tip(&self, branch: &str) -> Result<Option<ObjectId>> {
+    pub fn branch_tip(&self, branch: &str) -> Result<Option<CommitId>> {
         let name = format!("refs/heads/{branch}");
         match self.repo.try_find_reference(name.as_str()) {
             Ok(Some(mut reference)) => reference
                 .peel_to_id()
-                .map(|id| Some(id.detach()))
+                .map(|id| Some(CommitId::from_gix(id.detach())))
                 .map_err(|err| GitError::op(format!("resolve branch `{branch}`"), err)),
             Ok(None) => Ok(None),
             Err(err) => Err(GitError::op(format!("look up branch `{branch}`"), err)),
@@ -78,36 +77,28 @@ impl Repo {
     /// creation, an explicit `--force`) may pass it.
     pub fn remove_worktree(&self, path: &Path, force: bool) -> Result<()> {
         let force_args: &[&str] = if force { &["--force", "--force"] } else { &[] };
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(self.common_dir())
+        let removed = Git::at_git_dir(self.common_dir())
             .args(["worktree", "remove"])
             .args(force_args)
             .arg(path)
-            .output()
-            .map_err(|err| GitError::op("run git worktree remove", err))?;
-        if !out.status.success() && path.exists() {
-            return Err(GitError::op(
-                format!("remove the worktree {}", path.display()),
-                String::from_utf8_lossy(&out.stderr).trim(),
-            ));
+            .run();
+        // Failing because the directory was already gone is what removing it asked for.
+        if let Err(err) = removed
+            && path.exists()
+        {
+            return Err(err);
         }
         // A directory removed by hand leaves its registration behind; prune it.
-        let _ = Command::new("git")
-            .arg("-C")
-            .arg(self.common_dir())
-            .args(["worktree", "prune"])
-            .output();
+        self.prune_worktrees();
         Ok(())
     }
 
-    /// Forgets registrations of worktrees whose directories are gone.
+    /// Forgets registrations of worktrees whose directories are gone. Best effort: a failure
+    /// leaves a registration `git worktree prune` removes later.
     pub fn prune_worktrees(&self) {
-        let _ = Command::new("git")
-            .arg("-C")
-            .arg(self.common_dir())
+        let _ = Git::at_git_dir(self.common_dir())
             .args(["worktree", "prune"])
-            .output();
+            .run();
     }
 
     /// Local branches whose names start with `prefix` (e.g. `baton/`).

@@ -123,12 +123,7 @@ pub fn github(v: &Verification) -> String {
 /// The token that stops and resumes command processing around `report`: `baton-` and the git
 /// blob id (SHA-1) of the report, which no text can contain of itself.
 pub fn stop_token(report: &str) -> String {
-    let id = gix::objs::compute_hash(
-        gix::hash::Kind::Sha1,
-        gix::objs::Kind::Blob,
-        report.as_bytes(),
-    )
-    .map_or_else(|_| String::from("unhashed"), |id| id.to_string());
+    let id = crate::git::blob_id(report.as_bytes()).unwrap_or_else(|| String::from("unhashed"));
     format!("baton-{id}")
 }
 

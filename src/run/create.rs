@@ -12,8 +12,6 @@
 
 use std::path::{Path, PathBuf};
 
-use gix::ObjectId;
-
 use crate::config::Config;
 use crate::git::Repo;
 use crate::plan::Plan;
@@ -54,7 +52,7 @@ pub struct CreateOptions<'a> {
     /// Repo-relative path of the plan.
     pub plan_path: String,
     pub base_rev: &'a str,
-    pub base: ObjectId,
+    pub base: crate::git::CommitId,
     pub key: Option<&'a str>,
     pub stop_after: Option<&'a str>,
     pub actors: &'a [(String, String)],
@@ -234,7 +232,7 @@ pub fn create(
                     .map(|t| t.spec.clone())
                     .collect(),
             },
-            base: super::commit_id(options.base),
+            base: options.base,
             base_rev: options.base_rev.into(),
             branch: branch.clone(),
             worktree: worktree.display().to_string(),

@@ -83,20 +83,17 @@ pub fn attempt_diff(
         .iter()
         .rev()
         .find_map(|(s, a)| a.snapshot.map(|id| (*s, a, id)));
-    let new = super::gix_id(snapshot);
+    let new = snapshot;
     let (old, against) = match previous {
         Some((s, a, old)) => (
-            super::gix_id(old),
+            old,
             Against::Attempt {
                 stage: s.to_string(),
                 n: a.n,
                 actor: a.actor.clone(),
             },
         ),
-        None => (
-            super::gix_id(state.base),
-            Against::Base(state.base.to_string()),
-        ),
+        None => (state.base, Against::Base(state.base.to_string())),
     };
     let mut files = Vec::new();
     for path in repo.tree_changes(old, new, &Scope::All)? {
@@ -133,13 +130,13 @@ pub struct ReviewData {
 }
 
 pub fn review(repo: &Repo, state: &RunState) -> Result<ReviewData, RunError> {
-    let base = super::gix_id(state.base);
+    let base = state.base;
 
     let mut attempts = Vec::new();
     let mut previous = base;
     for stage in state.stages() {
         for a in &stage.attempts {
-            let snapshot = a.snapshot.map(super::gix_id);
+            let snapshot = a.snapshot;
             let paths = match snapshot {
                 Some(id) => {
                     let paths = repo.tree_changes(previous, id, &Scope::All)?;
@@ -162,7 +159,7 @@ pub fn review(repo: &Repo, state: &RunState) -> Result<ReviewData, RunError> {
     let mut stats = Vec::new();
     let mut source = "worktree now";
     let worktree = Path::new(&state.worktree);
-    if let Ok(wt) = Repo::discover(worktree) {
+    if let Ok(wt) = Repo::open_worktree(worktree) {
         for path in wt.worktree_changes(base, &Scope::All)? {
             let before = repo.read_file_at(base, &path)?;
             let after = std::fs::read(worktree.join(&path)).ok();

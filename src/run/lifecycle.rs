@@ -82,7 +82,7 @@ pub fn finish(
     store::save_in(lock_dir, &finished)?;
     super::write_result(lock_dir, &finished)?;
 
-    let clean = Repo::discover(worktree)
+    let clean = Repo::open_worktree(worktree)
         .and_then(|wt| wt.worktree_changes(commit, &Scope::All))
         .is_ok_and(|changes| changes.is_empty());
     let worktree_removed = clean && repo.remove_worktree(worktree, false).is_ok();
@@ -121,9 +121,7 @@ pub fn clean(
     if !force && worktree.exists() {
         // `finish` keeps the worktree exactly when something in it was left uncommitted.
         // Without its branch, what the worktree holds beyond the base would exist nowhere else.
-        let kept = repo
-            .branch_tip(&state.branch)?
-            .unwrap_or(super::gix_id(state.base));
+        let kept = repo.branch_tip(&state.branch)?.unwrap_or(state.base);
         let unkept = super::open_run_worktree(repo, state)
             .map_err(|err| RunError::Stale(Box::new(err)))?
             .worktree_changes(kept, &Scope::All)?;
@@ -285,7 +283,7 @@ pub fn recreate_worktree(repo: &Repo, state: &RunState) -> Result<(), RunError> 
     repo.discard_broken_worktrees(|name| name == state.run_id.as_str())?;
     repo.add_worktree(worktree, &state.branch)?;
     if let Some(id) = state.attempts().filter_map(|a| a.snapshot).next_back() {
-        repo.restore_files(worktree, super::gix_id(id))?;
+        repo.restore_files(worktree, id)?;
     }
     Ok(())
 }

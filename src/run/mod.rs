@@ -193,7 +193,7 @@ impl Driver<'_> {
             source,
         })?;
         let worktree = PathBuf::from(&state.worktree);
-        let base = gix_id(state.base);
+        let base = state.base;
 
         let changed = if resumed {
             open_run_worktree(self.repo, state)?.worktree_changes(base, &Scope::All)?
@@ -360,7 +360,7 @@ impl Driver<'_> {
     fn gate(
         &self,
         state: &RunState,
-        base: gix::ObjectId,
+        base: CommitId,
         targets: &[Target],
         evidence: &Result<Option<coverage::Evidence>, String>,
     ) -> Result<Report, String> {
@@ -384,22 +384,12 @@ impl Driver<'_> {
     }
 }
 
-/// A RunState's commit id as `Repo` takes it, until `Repo` speaks [`CommitId`] itself.
-pub fn gix_id(id: CommitId) -> gix::ObjectId {
-    gix::ObjectId::from_hex(id.to_string().as_bytes()).expect("a CommitId is a full object id")
-}
-
-/// A commit id `Repo` returned, as the RunState records it.
-pub fn commit_id(id: gix::ObjectId) -> CommitId {
-    id.to_string().parse().expect("git returns full object ids")
-}
-
 /// The run's own worktree as a repository, refusing anything else: an actor that deleted the
 /// worktree's `.git` file would otherwise make discovery walk up to the main worktree, and the
 /// gate would read the wrong repository's changes.
 pub fn open_run_worktree(repo: &Repo, state: &RunState) -> Result<Repo, RunError> {
     let path = Path::new(&state.worktree);
-    let theirs = Repo::discover(path).map_err(|source| RunError::NotAWorktree {
+    let theirs = Repo::open_worktree(path).map_err(|source| RunError::NotAWorktree {
         run: state.run_id.to_string(),
         worktree: state.worktree.clone(),
         source,
@@ -440,7 +430,7 @@ pub fn snapshot_for(repo: &Repo, state: &RunState, stage: &str, n: u32) -> Optio
     let refname = snapshot_ref(&state.run_id, stage, n);
     let parent = match repo.branch_tip(&state.branch) {
         Ok(Some(tip)) => tip,
-        _ => gix_id(state.base),
+        _ => state.base,
     };
     let message = format!("baton: run {}, stage {stage}, attempt {n}", state.run_id);
     if let Err(err) = open_run_worktree(repo, state) {
@@ -448,7 +438,7 @@ pub fn snapshot_for(repo: &Repo, state: &RunState, stage: &str, n: u32) -> Optio
         return None;
     }
     match repo.snapshot_worktree(Path::new(&state.worktree), &refname, parent, &message) {
-        Ok(id) => Some(commit_id(id)),
+        Ok(id) => Some(id),
         Err(err) => {
             errln!("warning: could not snapshot attempt {n} of stage {stage}: {err}");
             None
@@ -483,7 +473,7 @@ pub fn check_worktree(repo: &Repo, state: &RunState) -> Result<(), RunError> {
             branch: branch.clone(),
         });
     }
-    let base = gix_id(state.base);
+    let base = state.base;
     let contains_base = theirs
         .head_commit()
         .is_some_and(|head| theirs.is_ancestor(base, head));

@@ -30,7 +30,7 @@ use serde::Serialize;
 use crate::config::{Config, ConfigError};
 use crate::coverage::{self, EvidenceEntry, EvidenceError, Report};
 use crate::files::io_reason;
-use crate::git::{GitError, Repo, Scope};
+use crate::git::{CommitId, GitError, Repo, Scope};
 use crate::plan::{self, Plan, PlanError};
 
 pub use select::{PlanChange, PlanChangeKind};
@@ -194,6 +194,9 @@ fn is_false(value: &bool) -> bool {
 
 pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError> {
     let repo = Repo::discover(cwd)?;
+    if options.head.is_none() {
+        repo.prepare_worktree_diff();
+    }
     let workdir = repo.workdir()?.to_path_buf();
     // The worktree's configuration is the user's own; a pull request's is read from the merge
     // base below, once it is known.
@@ -318,8 +321,8 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
 /// trailers were left out.
 fn trailers(
     repo: &Repo,
-    base: gix::ObjectId,
-    tip: gix::ObjectId,
+    base: CommitId,
+    tip: CommitId,
 ) -> Result<(Vec<EvidenceEntry>, Vec<IgnoredTrailers>), VerifyError> {
     let (mut used, mut ignored) = (Vec::new(), Vec::new());
     for (id, message) in repo.commit_messages(base, tip)? {
@@ -341,7 +344,7 @@ fn trailers(
 
 /// `.baton.yml` as the merge base has it (the defaults when it has none), named in messages the
 /// way git names a file of a commit: `<commit>:.baton.yml`.
-fn committed_config(repo: &Repo, merge_base: gix::ObjectId) -> Result<Config, VerifyError> {
+fn committed_config(repo: &Repo, merge_base: CommitId) -> Result<Config, VerifyError> {
     let hex = merge_base.to_string();
     let file = format!(
         "{}:{}",

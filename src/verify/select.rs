@@ -36,13 +36,12 @@
 
 use std::path::{Path, PathBuf};
 
-use gix::ObjectId;
 use serde::Serialize;
 
 use super::{VerifyError, parse_plan};
 use crate::config::Config;
 use crate::files::repo_relative;
-use crate::git::{GitError, PathKind, Repo, Scope};
+use crate::git::{CommitId, GitError, PathKind, Repo, Scope};
 use crate::plan::{self, Plan};
 
 /// What a range did to a plan that gates it.
@@ -142,8 +141,8 @@ pub(super) fn named_in_worktree(
 /// A pull request's range, judged against its merge base.
 pub(super) struct Range<'a> {
     pub repo: &'a Repo,
-    pub merge_base: ObjectId,
-    pub head: ObjectId,
+    pub merge_base: CommitId,
+    pub head: CommitId,
     /// `--allow-plan-changes`.
     pub allow: bool,
 }
@@ -398,7 +397,7 @@ impl Range<'_> {
         Ok(parse_plan(path, bytes)?.1)
     }
 
-    fn read(&self, commit: ObjectId, path: &str) -> Result<Option<Vec<u8>>, VerifyError> {
+    fn read(&self, commit: CommitId, path: &str) -> Result<Option<Vec<u8>>, VerifyError> {
         Ok(self.repo.read_file_at(commit, path)?)
     }
 
@@ -486,7 +485,7 @@ fn relative_to(workdir: &Path, full: &Path) -> Option<String> {
     })
 }
 
-fn short(id: ObjectId) -> String {
+fn short(id: CommitId) -> String {
     let mut hex = id.to_string();
     hex.truncate(12);
     hex

@@ -22,7 +22,7 @@ use serde::Serialize;
 
 pub use fix::{Fixed, fix};
 
-use crate::git::{GitError, Repo, Scope};
+use crate::git::{CommitId, GitError, Repo, Scope};
 use crate::state::store::{self, Store, TempOwner, Unfinished};
 use crate::state::{RunId, RunState, RunStatus};
 
@@ -260,7 +260,7 @@ fn check_run(repo: &Repo, store: &Store, state: &RunState, found: &mut Vec<Findi
     let stale = store.is_stale(state);
     let mut resume = format!("git baton resume {id}");
     if state.status() != RunStatus::Finished {
-        match Repo::discover(Path::new(&state.worktree)) {
+        match Repo::open_worktree(Path::new(&state.worktree)) {
             Err(GitError::DubiousOwnership { path }) => found.push(Finding::new(
                 Kind::DubiousOwnership,
                 Some(id),
@@ -410,8 +410,8 @@ fn unkept_in_worktree(worktree: &Repo, path: &Path) -> Vec<String> {
 
 /// The files of a directory (its `.git` link aside) that are not the same file at the same path
 /// in commit `tip`.
-fn unkept_in_directory(repo: &Repo, dir: &Path, tip: Option<gix::ObjectId>) -> Vec<String> {
-    fn walk(repo: &Repo, dir: &Path, rel: &str, tip: Option<gix::ObjectId>, out: &mut Vec<String>) {
+fn unkept_in_directory(repo: &Repo, dir: &Path, tip: Option<CommitId>) -> Vec<String> {
+    fn walk(repo: &Repo, dir: &Path, rel: &str, tip: Option<CommitId>, out: &mut Vec<String>) {
         for (name, path) in entries(dir) {
             if rel.is_empty() && name == ".git" && path.is_file() {
                 continue;
@@ -453,7 +453,7 @@ fn orphaned_branches(
             .is_some_and(|id| !owners.contains(&id))
     };
     let current = repo.head_branch().ok().flatten();
-    let kept_tips: Vec<gix::ObjectId> = all
+    let kept_tips: Vec<CommitId> = all
         .iter()
         .filter(|b| !orphan(b))
         .filter_map(|b| repo.branch_tip(b).ok().flatten())

@@ -1,223 +1,43 @@
-//! Loading the index for a read-only diff, with its checksum verified off the critical path.
+//! The scoped index reader: the index streamed through a small buffer, keeping only the entries
+//! a diff scoped to a few path prefixes consults, instead of decoding and allocating every entry
+//! of a possibly huge index as gix's decoder does.
 //!
-//! `gix` verifies the SHA-1 trailer of the whole index before decoding it, which is most of the
-//! cost of loading a large index (git itself does not verify on read). Skipping the check would
-//! let a damaged index produce wrong results — a flipped flag bit can mark a modified file
-//! skip-worktree — so the check is kept but moved: the index is decoded without it on the calling
-//! thread while a second thread reads the file again and hashes it. The caller finishes its work
-//! and then asks [`Verification::finish`], which fails on a damaged index and tells the caller to
-//! start over when the file was replaced between the two reads (git replaces the index by renaming
-//! a new file over it, so both reads see whole files; their trailers show whether they saw the
-//! same one).
-//!
-//! A diff scoped to a few path prefixes needs a few entries of a possibly huge index, so
-//! [`load_scoped`] streams the file through a small buffer and keeps only those entries (plus what
-//! the ignore rules and the directory walk consult), instead of decoding and allocating every
-//! entry.
+//! It reads what gix's decoder reads, with the same checks; what it does not model (a split or
+//! sparse index, a path of 4095 bytes or more, an unknown version or mandatory extension) it
+//! leaves to gix by answering `None`. Damage it finds is an error that says what is damaged.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::thread::JoinHandle;
+use std::path::Path;
 
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use gix::index::entry::{Flags, Mode, Stat, stat::Time};
 
-use super::{GitError, Result};
+use super::IndexError;
 
-/// What the verifying thread found.
-enum Seen {
-    /// No index file.
-    Missing,
-    /// A trailer of zeros: the index was written with `index.skipHash`; there is nothing to check.
-    Unverifiable,
-    /// A trailer that matches the file's content.
-    Verified(ObjectId),
-}
-
-/// What the decoding side saw, to be matched with what the verifying thread saw.
-pub(super) struct Decoded {
-    /// The trailer; `None` for all zeros or no file.
-    checksum: Option<ObjectId>,
-    /// No entries were kept (which is all a missing file can give).
-    empty: bool,
-}
-
-/// The pending check of an index decoded by [`load`] or [`load_scoped`].
-pub(super) struct Verification {
-    thread: JoinHandle<Result<Seen, String>>,
-}
-
-impl Verification {
-    /// `Ok(true)` when the decoded index is the file that was verified, `Ok(false)` when the file
-    /// was replaced in between (the caller should start over), an error when it is damaged.
-    pub fn finish(self, decoded: &Decoded) -> Result<bool> {
-        let seen = self
-            .thread
-            .join()
-            .map_err(|_| GitError::op("verify the index", "the verifying thread panicked"))?
-            .map_err(|message| GitError::op("verify the index", message))?;
-        Ok(match seen {
-            Seen::Missing => decoded.checksum.is_none() && decoded.empty,
-            Seen::Unverifiable => decoded.checksum.is_none(),
-            Seen::Verified(id) => decoded.checksum == Some(id),
-        })
-    }
-}
-
-/// Decodes the whole index of `repo` (an empty one if there is none) without verifying its
-/// checksum, and starts verifying it on another thread.
-pub(super) fn load(repo: &gix::Repository) -> Result<(gix::index::File, Decoded, Verification)> {
-    let verification = verify(repo);
-    let path = repo.index_path();
-    // gix's decoding errors do not say which file they are about.
-    let index =
-        gix::index::File::at_or_default(&path, repo.object_hash(), true, Default::default())
-            .map_err(|err| GitError::op("read the index", format!("{}: {err}", path.display())))?;
-    check_entries(&index)?;
-    let decoded = Decoded {
-        checksum: index.checksum(),
-        empty: index.entries().is_empty(),
-    };
-    Ok((index, decoded, verification))
-}
-
-/// Why the index of `repo` is damaged, if its checksum says it is: when a diff fails, this is the
-/// cause to report rather than whatever the damage tripped first (gix, for one, may read the
-/// index again itself and report a checksum mismatch without naming the file).
-pub(super) fn damage(repo: &gix::Repository) -> Option<GitError> {
-    match verify(repo).thread.join() {
-        Ok(Err(message)) => Some(GitError::op("verify the index", message)),
-        _ => None,
-    }
-}
-
-/// Starts verifying the index of `repo` on another thread.
-fn verify(repo: &gix::Repository) -> Verification {
-    let path = repo.index_path();
-    let kind = repo.object_hash();
-    let git_dir = repo.git_dir().to_path_buf();
-    let thread = std::thread::spawn(move || {
-        // A split index keeps most entries in a shared file the trailer does not cover; there this
-        // thread does gix's full, verifying load instead of hashing one file.
-        if has_shared_index(&git_dir) {
-            verify_with_gix(&path, kind)
-        } else {
-            verify_trailer(&path, kind)
-        }
-    });
-    Verification { thread }
-}
-
-fn has_shared_index(git_dir: &Path) -> bool {
-    std::fs::read_dir(git_dir).is_ok_and(|entries| {
-        entries.filter_map(|e| e.ok()).any(|e| {
-            e.file_name()
-                .as_encoded_bytes()
-                .starts_with(b"sharedindex.")
-        })
-    })
-}
-
-/// Hashes everything but the trailer and compares it with the trailer, as `git fsck` would.
-fn verify_trailer(path: &PathBuf, kind: gix::hash::Kind) -> Result<Seen, String> {
-    let io = |err: std::io::Error| format!("cannot read {}: {err}", path.display());
-    let mut file = match std::fs::File::open(path) {
-        Ok(file) => file,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Seen::Missing),
-        Err(err) => return Err(io(err)),
-    };
-    let len = file.metadata().map_err(io)?.len();
-    let trailer_len = kind.len_in_bytes() as u64;
-    if len < trailer_len {
-        return Err(format!("{} is truncated", path.display()));
-    }
-    let mut hasher = gix::hash::hasher(kind);
-    let mut buf = vec![0u8; 1 << 16];
-    let mut left = len - trailer_len;
-    while left > 0 {
-        let chunk = &mut buf[..left.min(1 << 16) as usize];
-        file.read_exact(chunk).map_err(io)?;
-        hasher.update(chunk);
-        left -= chunk.len() as u64;
-    }
-    let mut trailer = vec![0u8; trailer_len as usize];
-    file.read_exact(&mut trailer).map_err(io)?;
-    let expected = ObjectId::from_bytes_or_panic(&trailer);
-    if expected.is_null() {
-        return Ok(Seen::Unverifiable);
-    }
-    let actual = hasher
-        .try_finalize()
-        .map_err(|err| format!("cannot hash {}: {err}", path.display()))?;
-    if actual != expected {
-        return Err(format!(
-            "{} is corrupt: its checksum is {expected}, its content hashes to {actual}",
-            path.display()
-        ));
-    }
-    Ok(Seen::Verified(expected))
-}
-
-fn verify_with_gix(path: &Path, kind: gix::hash::Kind) -> Result<Seen, String> {
-    if !path.exists() {
-        return Ok(Seen::Missing);
-    }
-    let file = gix::index::File::at(path, kind, false, Default::default()).map_err(|err| {
-        // Named, and with its causes: gix's own messages name no file.
-        let mut message = format!("{}: {err}", path.display());
-        let mut source = std::error::Error::source(&err);
-        while let Some(cause) = source {
-            message.push_str(&format!(": {cause}"));
-            source = cause.source();
-        }
-        message
-    })?;
-    Ok(match file.checksum() {
-        Some(id) => Seen::Verified(id),
-        None => Seen::Unverifiable,
-    })
-}
-
-/// Like [`load`], but keeps only the entries a diff scoped to `prefixes` (sorted, not nested, no
-/// trailing `/`) consults: those at or below a prefix, those at each prefix's ancestors, the first
-/// entry below each ancestor (so that the ancestor shows as a tracked directory), and every
-/// `.gitignore` and `.gitattributes`. `None` when the index uses something this reader leaves to
-/// gix (a split or sparse index, a path of 4095 bytes or more, an unknown version or mandatory
-/// extension) or does not parse: then [`load`] decodes it, or reports the damage.
-pub(super) fn load_scoped(
-    repo: &gix::Repository,
+/// Reads the index at `path` keeping the entries a diff scoped to `prefixes` (sorted, not nested,
+/// no trailing `/`) consults: those at or below a prefix, those at each prefix's ancestors, the
+/// first entry below each ancestor (so that the ancestor shows as a tracked directory), and every
+/// `.gitignore` and `.gitattributes`. Returns the entries and the trailer (`None` for all zeros),
+/// or `None` for what is left to gix.
+pub(super) fn read(
+    path: &Path,
+    file: std::fs::File,
+    kind: gix::hash::Kind,
     prefixes: &[String],
-) -> Result<Option<(gix::index::File, Decoded, Verification)>> {
-    let path = repo.index_path();
-    let kind = repo.object_hash();
-    let verification = verify(repo);
-    let file = match std::fs::File::open(&path) {
-        Ok(file) => file,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            let state = gix::index::State::new(kind);
-            let decoded = Decoded {
-                checksum: None,
-                empty: true,
-            };
-            return Ok(Some((
-                gix::index::File::from_state(state, path),
-                decoded,
-                verification,
-            )));
-        }
-        Err(err) => return Err(GitError::op("read the index", err)),
+) -> Result<Option<(gix::index::State, Option<ObjectId>)>, IndexError> {
+    let io = |source: std::io::Error| IndexError::Io {
+        path: path.to_path_buf(),
+        source,
     };
-    let corrupt =
-        |what: &str| GitError::op("read the index", format!("{}: {what}", path.display()));
-    let io =
-        |err: std::io::Error| GitError::op("read the index", format!("{}: {err}", path.display()));
+    let corrupt = |problem: &str| IndexError::Corrupt {
+        path: path.to_path_buf(),
+        problem: problem.to_string(),
+    };
     let meta = file.metadata().map_err(io)?;
     let mut input = Chunked::new(file, meta.len());
     let selection = Selection::new(prefixes);
-    // Anything this reader does not take (including damage) is left to gix's decoder, whose
-    // verdict and messages are then the ones that count.
-    let Ok(Some((mut state, checksum))) = scan(&mut input, kind, &selection, &corrupt, &io) else {
+    let Some((mut state, checksum)) = scan(&mut input, kind, &selection, &corrupt, &io)? else {
         return Ok(None);
     };
     // What gix takes as the index's timestamp, for the racy-git check.
@@ -225,41 +45,10 @@ pub(super) fn load_scoped(
         return Ok(None);
     };
     state.set_timestamp(modified.into());
-    let decoded = Decoded {
-        checksum,
-        empty: state.entries().is_empty(),
-    };
-    let index = gix::index::File::from_state(state, path);
-    check_entries(&index)?;
-    Ok(Some((index, decoded, verification)))
+    Ok(Some((state, checksum)))
 }
 
-/// Refuses what git never writes and the diff cannot handle: entries out of (path, stage) order,
-/// as git does (the diff finds entries by walking directories in order, and one out of place
-/// would be skipped, or trip the walk), and a path with a NUL byte, which no file can have.
-fn check_entries(index: &gix::index::File) -> Result<()> {
-    let corrupt = |message: String| {
-        GitError::op(
-            "read the index",
-            format!("{}: {message}", index.path().display()),
-        )
-    };
-    index
-        .verify_entries()
-        .map_err(|err| corrupt(err.to_string()))?;
-    // Paths share one buffer (which may also hold dropped ones): search it once.
-    if index.path_backing().find_byte(0).is_some()
-        && let Some(entry) = index.entries().iter().find(|e| e.path(index).contains(&0))
-    {
-        return Err(corrupt(format!(
-            "the path of entry {:?} has a NUL byte",
-            entry.path(index)
-        )));
-    }
-    Ok(())
-}
-
-/// Which entries [`load_scoped`] keeps. All lists are sorted, and entries arrive sorted, so each is
+/// Which entries [`read`] keeps. All lists are sorted, and entries arrive sorted, so each is
 /// matched by a cursor that only moves forward.
 struct Selection {
     /// `p/` for each prefix: every entry starting with one is kept.
@@ -365,14 +154,14 @@ fn is_attribute_or_ignore_file(path: &[u8]) -> bool {
 }
 
 /// Reads the entries and extensions like gix's decoder (same fields, flags and checks), keeping
-/// only the selected entries. `None` for what [`load_scoped`] leaves to gix.
+/// only the selected entries. `None` for what [`read`] leaves to gix.
 fn scan(
     input: &mut Chunked,
     kind: gix::hash::Kind,
     selection: &Selection,
-    corrupt: &dyn Fn(&str) -> GitError,
-    io: &dyn Fn(std::io::Error) -> GitError,
-) -> Result<Option<(gix::index::State, Option<ObjectId>)>> {
+    corrupt: &dyn Fn(&str) -> IndexError,
+    io: &dyn Fn(std::io::Error) -> IndexError,
+) -> Result<Option<(gix::index::State, Option<ObjectId>)>, IndexError> {
     let hash_len = kind.len_in_bytes();
     if input.len < (3 * 4 + hash_len) as u64 {
         return Err(corrupt("too small for a header"));

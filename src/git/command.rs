@@ -1,0 +1,243 @@
+//! The one place git-baton runs git as a child process.
+//!
+//! git-baton is itself started by git (`git baton …`), from hooks, or with `git --git-dir=…`, and
+//! so inherits whatever repository-local variables its caller set: `GIT_DIR`, `GIT_WORK_TREE`,
+//! `GIT_INDEX_FILE`, `GIT_OBJECT_DIRECTORY`, `GIT_CONFIG_PARAMETERS`… A child git that inherits
+//! them works on the caller's repository, index or object store instead of the one git-baton
+//! means — `GIT_INDEX_FILE=… git baton finish` once wrote its index there. Git itself clears the
+//! same list ([`LOCAL_ENV_VARS`], what `git rev-parse --local-env-vars` prints) before it enters
+//! another repository, such as a submodule; every command built here does the same, names its
+//! repository with `--git-dir` (and `--work-tree` where it needs one), reads nothing from stdin,
+//! and fails with an error that names the command, its exit status and what it wrote to stderr.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::{CommandFailed, GitError, Result};
+
+/// The repository-local environment variables of git 2.47 (`git rev-parse --local-env-vars`):
+/// each redirects git to another repository, worktree, index, object store or configuration.
+/// A test compares this list with the installed git's.
+pub const LOCAL_ENV_VARS: [&str; 15] = [
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_GRAFT_FILE",
+    "GIT_INDEX_FILE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_PREFIX",
+    "GIT_SHALLOW_FILE",
+    "GIT_COMMON_DIR",
+];
+
+/// The variables a process started on behalf of a repository must not inherit, for callers that
+/// start other programs in a worktree (an actor's environment, for instance).
+pub fn local_env_vars() -> &'static [&'static str] {
+    &LOCAL_ENV_VARS
+}
+
+/// How many bytes of a failed command's stderr an error keeps.
+const STDERR_EXCERPT: usize = 1000;
+
+/// A git command about to run on one named repository.
+pub(super) struct Git {
+    cmd: Command,
+    /// The arguments after the repository options, as the error shows them.
+    shown: Vec<String>,
+    /// Where it runs: the worktree, or the git directory when there is none.
+    at: PathBuf,
+}
+
+impl Git {
+    /// git on the repository whose git directory is `git_dir`, with no worktree (refs, objects,
+    /// the worktree registry).
+    pub fn at_git_dir(git_dir: &Path) -> Git {
+        let mut cmd = base_command(git_dir);
+        cmd.arg(prefixed("--git-dir=", git_dir));
+        Git {
+            cmd,
+            shown: Vec::new(),
+            at: git_dir.to_path_buf(),
+        }
+    }
+
+    /// git on the worktree `worktree`, whose own git directory is `git_dir`, run from its top so
+    /// that pathspecs are relative to it.
+    pub fn at_worktree(git_dir: &Path, worktree: &Path) -> Git {
+        let mut cmd = base_command(worktree);
+        cmd.arg(prefixed("--git-dir=", git_dir))
+            .arg(prefixed("--work-tree=", worktree));
+        Git {
+            cmd,
+            shown: Vec::new(),
+            at: worktree.to_path_buf(),
+        }
+    }
+
+    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Git {
+        self.shown.push(arg.as_ref().to_string_lossy().into_owned());
+        self.cmd.arg(arg);
+        self
+    }
+
+    pub fn args<I, S>(self, args: I) -> Git
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        args.into_iter().fold(self, Git::arg)
+    }
+
+    /// Sets a variable for this command only; git-baton's own choices (a scratch index, the
+    /// identity of a snapshot) are the only environment it adds.
+    pub fn env(mut self, key: &str, value: impl AsRef<OsStr>) -> Git {
+        self.cmd.env(key, value);
+        self
+    }
+
+    /// Runs the command and returns its stdout, trimmed; a failure to start it or a non-zero
+    /// exit is an error naming the command.
+    pub fn output(mut self) -> Result<String> {
+        let command = self.command_line();
+        let out = self
+            .cmd
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|source| GitError::Spawn {
+                command: command.clone(),
+                source,
+            })?;
+        if !out.status.success() {
+            return Err(GitError::Command(Box::new(CommandFailed {
+                command,
+                at: self.at,
+                status: out.status.to_string(),
+                stderr: excerpt(&out.stderr),
+            })));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+
+    /// Runs the command for its effect.
+    pub fn run(self) -> Result<()> {
+        self.output().map(drop)
+    }
+
+    fn command_line(&self) -> String {
+        let mut line = String::from("git");
+        for arg in &self.shown {
+            line.push(' ');
+            line.push_str(arg);
+        }
+        line
+    }
+}
+
+fn base_command(dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    for var in LOCAL_ENV_VARS {
+        cmd.env_remove(var);
+    }
+    cmd.current_dir(dir);
+    cmd
+}
+
+fn prefixed(option: &str, path: &Path) -> OsString {
+    let mut arg = OsString::from(option);
+    arg.push(path.as_os_str());
+    arg
+}
+
+/// The start of what a command wrote to stderr, whole lines where they fit.
+fn excerpt(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let text = text.trim();
+    if text.len() <= STDERR_EXCERPT {
+        return text.to_string();
+    }
+    let mut cut = STDERR_EXCERPT;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let head = &text[..cut];
+    let head = head.rfind('\n').map_or(head, |at| &head[..at]);
+    format!("{head}\n…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_list_is_what_the_installed_git_clears() {
+        let out = Command::new("git")
+            .args(["rev-parse", "--local-env-vars"])
+            .current_dir(std::env::temp_dir())
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "{out:?}");
+        let mut theirs: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        let mut ours: Vec<String> = LOCAL_ENV_VARS.iter().map(|v| v.to_string()).collect();
+        theirs.sort();
+        ours.sort();
+        assert_eq!(ours, theirs, "update LOCAL_ENV_VARS to this git's list");
+    }
+
+    #[test]
+    fn every_command_clears_the_list_and_names_its_repository() {
+        for git in [
+            Git::at_git_dir(Path::new("/r/.git")),
+            Git::at_worktree(Path::new("/r/.git/worktrees/w"), Path::new("/w")),
+        ] {
+            let git = git.arg("status");
+            let removed: Vec<&OsStr> = git
+                .cmd
+                .get_envs()
+                .filter(|(_, value)| value.is_none())
+                .map(|(key, _)| key)
+                .collect();
+            for var in LOCAL_ENV_VARS {
+                assert!(removed.contains(&OsStr::new(var)), "{var} is inherited");
+            }
+            let args: Vec<&OsStr> = git.cmd.get_args().collect();
+            assert!(args[0].to_string_lossy().starts_with("--git-dir=/r/.git"));
+            assert_eq!(git.command_line(), "git status");
+        }
+    }
+
+    #[test]
+    fn a_failure_names_the_command_its_status_and_its_stderr() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Git::at_git_dir(dir.path())
+            .args(["rev-parse", "--verify", "no-such-ref"])
+            .output()
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("git rev-parse --verify no-such-ref"),
+            "{text}"
+        );
+        assert!(text.contains("exit status: 128"), "{text}");
+        assert!(text.contains("not a git repository"), "{text}");
+    }
+
+    #[test]
+    fn a_long_stderr_is_cut_at_a_line() {
+        let long = "a line of error output\n".repeat(100);
+        let cut = excerpt(long.as_bytes());
+        assert!(cut.len() <= STDERR_EXCERPT + 4, "{}", cut.len());
+        assert!(cut.ends_with("output\n…"), "{cut}");
+        assert_eq!(excerpt(b"  short\n"), "short");
+    }
+}

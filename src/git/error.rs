@@ -1,0 +1,126 @@
+//! What git operations fail with: one error type for the module, each variant naming what it
+//! was working on, with git's own hint where git has one.
+
+use std::path::{Path, PathBuf};
+
+use super::DiffEngine;
+use super::index::IndexError;
+
+/// Failures of git operations, each naming what it was working on.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("not a git repository (or any of the parent directories): {}", .path.display())]
+    NotARepository { path: PathBuf },
+    #[error("detected dubious ownership in repository at '{}'", .path.display())]
+    DubiousOwnership { path: PathBuf },
+    #[error("cannot open the repository at '{}': {message}", .path.display())]
+    Open { path: PathBuf, message: String },
+    #[error("`{path}` is a bare repository; git-baton needs a worktree")]
+    Bare { path: String },
+    #[error("unknown revision `{rev}`")]
+    UnknownRevision { rev: String },
+    #[error("`{rev}` does not name a commit")]
+    NotACommit { rev: String },
+    #[error("`{base}` and `{head}` have no common history visible in this repository")]
+    NoMergeBase {
+        base: String,
+        head: String,
+        shallow: bool,
+    },
+    #[error("cannot {action}: {message}")]
+    Operation { action: String, message: String },
+    #[error("cannot run `{command}`: {source}")]
+    Spawn {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Command(Box<CommandFailed>),
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error("the {engine} diff engine cannot diff this repository: {why}")]
+    EngineUnsupported { engine: DiffEngine, why: String },
+}
+
+/// A git child process that ran and failed.
+#[derive(Debug, thiserror::Error)]
+#[error("`{command}` failed in {} ({status}){}", .at.display(), stderr_suffix(.stderr))]
+pub struct CommandFailed {
+    /// `git` and its arguments after the repository options.
+    pub command: String,
+    /// The worktree or git directory it ran on.
+    pub at: PathBuf,
+    pub status: String,
+    /// The start of what it wrote to stderr.
+    pub stderr: String,
+}
+
+fn stderr_suffix(stderr: &str) -> String {
+    if stderr.is_empty() {
+        String::new()
+    } else {
+        format!(": {stderr}")
+    }
+}
+
+impl GitError {
+    /// What the user can do next, in git's words where git has them.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            GitError::NotARepository { .. } => {
+                Some("run git-baton inside a git repository or one of its linked worktrees".into())
+            }
+            GitError::DubiousOwnership { path } => Some(format!(
+                "to add an exception for this directory, call:\n\n\tgit config --global --add safe.directory {}",
+                path.display()
+            )),
+            GitError::NoMergeBase { shallow: true, .. } => Some(
+                "this is a shallow clone: fetch more history (`git fetch --unshallow`, or `fetch-depth: 0` \
+                 with actions/checkout) so the merge base is reachable"
+                    .into(),
+            ),
+            GitError::UnknownRevision { .. } => {
+                Some("name a branch, tag or commit that exists here; in CI, fetch it first".into())
+            }
+            _ => None,
+        }
+    }
+
+    pub(super) fn op(action: impl Into<String>, err: impl std::fmt::Display) -> Self {
+        GitError::Operation {
+            action: action.into(),
+            message: err.to_string(),
+        }
+    }
+}
+
+pub type Result<T, E = GitError> = std::result::Result<T, E>;
+
+pub(super) fn classify_open_error(dir: &Path, err: gix::Error) -> GitError {
+    if !dir.exists() {
+        return GitError::Open {
+            path: dir.to_path_buf(),
+            message: "no such directory".into(),
+        };
+    }
+    let rendered = format!("{err:#}");
+    // gix reports discovery failures by variant name, not prose.
+    if rendered.contains("NoGitRepository") {
+        return GitError::NotARepository {
+            path: dir.to_path_buf(),
+        };
+    }
+    // One line for the `error:` line: gix's own first line, without its cause chain.
+    let message = err
+        .to_string()
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    GitError::Open {
+        path: dir.to_path_buf(),
+        message,
+    }
+}

@@ -1,0 +1,447 @@
+//! The cumulative diff of a worktree against a base commit.
+//!
+//! Git has no single command for it; the oracle is `git diff --no-renames --name-only BASE` ∪
+//! `git ls-files --others --exclude-standard`. Per path it is decided from three sides:
+//!
+//! - the base tree's leaf and the index entry, compared by a merge of the two in path order
+//!   (flattening a tree in git's stored order yields the index's byte order);
+//! - what the worktree holds, as far as the index entry's stat data can vouch for it
+//!   ([`walk`](super::walk), one pass over the worktree that also finds untracked names);
+//! - where the stat data cannot vouch (or the entry is unmerged), the worktree file read through
+//!   the same filters `git add` would apply and compared with the base leaf directly, as
+//!   `git diff` does after its stat check fails.
+//!
+//! Untracked names are filtered through the ignore rules; whole untracked directories are read
+//! through, as `git ls-files --others` does. When the repository's configuration is one the walk
+//! does not model (case-insensitive or precomposing file systems, no symlinks, a git directory
+//! inside the worktree) or the walk meets something unexpected, gix's own index→worktree status
+//! answers the middle side instead ([`DiffEngine`] chooses; the product lets it be automatic).
+//! Either way the index is first read as git reads it ([`sparse`](super::sparse)).
+
+use std::path::Path;
+
+use gix::ObjectId;
+use gix::bstr::{BStr, BString, ByteSlice};
+use gix::index::entry::Flags;
+
+use super::index::IndexError;
+use super::index_vs_base::{IndexVsBase, index_leaf};
+use super::reader::{Reader, Worktree};
+use super::scope::{Scope, is_within_bytes};
+use super::tree::{Leaf, Trees};
+#[cfg(unix)]
+use super::untracked::untracked;
+use super::untracked::untracked_path;
+#[cfg(unix)]
+use super::walk::{self, Walker};
+use super::{GitError, Result, path_string};
+
+/// Below this many index entries in scope the worktree is walked on the calling thread alone.
+const PARALLEL_ENTRIES: usize = 4096;
+
+/// What the worktree holds for one index entry, as far as the worktree side could tell.
+mod state {
+    #[cfg(unix)]
+    pub use super::walk::state::*;
+
+    #[cfg(not(unix))]
+    pub const UNVISITED: u8 = 0;
+    #[cfg(not(unix))]
+    pub const CLEAN: u8 = 1;
+    #[cfg(not(unix))]
+    pub const DIRTY: u8 = 2;
+    #[cfg(not(unix))]
+    pub const REMOVED: u8 = 3;
+    #[cfg(not(unix))]
+    pub const CONFLICT: u8 = 4;
+    #[cfg(not(unix))]
+    pub const SUBMODULE: u8 = 5;
+    #[cfg(not(unix))]
+    pub const UNADDABLE: u8 = 6;
+    /// A submodule gix's status found modified.
+    pub const SUBMODULE_MODIFIED: u8 = 7;
+}
+
+/// Which code supplies the index→worktree side of the cumulative diff. Both give git's answer;
+/// the differential test holds each to git on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DiffEngine {
+    /// The walk where it models the repository, gix's status elsewhere: what the product uses.
+    #[default]
+    Auto,
+    /// git-baton's own one-pass walk of the worktree (Unix only). A repository it does not model
+    /// (see the module documentation) is an error rather than a fallback.
+    Walk,
+    /// gix's index→worktree status and directory walk, for every repository.
+    Status,
+}
+
+impl std::fmt::Display for DiffEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DiffEngine::Auto => "auto",
+            DiffEngine::Walk => "walk",
+            DiffEngine::Status => "status",
+        })
+    }
+}
+
+pub(super) fn worktree_changes(
+    repo: &gix::Repository,
+    base_tree: ObjectId,
+    scope: &Scope,
+    engine: DiffEngine,
+    mut started: Option<super::index::Verification>,
+) -> Result<Vec<String>> {
+    let workdir = repo.workdir().ok_or_else(|| GitError::Bare {
+        path: repo.git_dir().display().to_string(),
+    })?;
+    let prefixes = scope.prefix_list();
+    let unsupported = |why: String| GitError::EngineUnsupported { engine, why };
+    let walkable = match engine {
+        DiffEngine::Status => false,
+        DiffEngine::Auto => walk_unsupported(repo, workdir)?.is_none(),
+        DiffEngine::Walk => match walk_unsupported(repo, workdir)? {
+            Some(why) => return Err(unsupported(why)),
+            None => true,
+        },
+    };
+    // The index is verified while the diff runs; should it be replaced by another git process in
+    // the meantime, the diff is computed again from the new one.
+    for _ in 0..3 {
+        let scoped = match scope {
+            Scope::Prefixes(list) if walkable => {
+                super::index::load_scoped(repo, list, started.take())?
+            }
+            _ => None,
+        };
+        let partial = scoped.is_some();
+        let mut loaded = match scoped {
+            Some(loaded) => loaded,
+            None => super::index::load(repo, started.take())?,
+        };
+        super::sparse::prepare(repo, workdir, &mut loaded.index)?;
+        let mut changed = None;
+        if walkable {
+            #[cfg(unix)]
+            match walked_changes(repo, workdir, base_tree, scope, &prefixes, &loaded.index) {
+                Ok(paths) => changed = Some(paths),
+                Err(Fallback::Error(err)) => return Err(err),
+                Err(Fallback::Unsupported(why)) if engine == DiffEngine::Walk => {
+                    return Err(unsupported(why.0));
+                }
+                Err(Fallback::Unsupported(_)) => {}
+            }
+        }
+        let changed = match changed {
+            Some(changed) => changed,
+            None => {
+                if partial {
+                    loaded = super::index::load(repo, None)?;
+                    super::sparse::prepare(repo, workdir, &mut loaded.index)?;
+                }
+                gix_status_changes(repo, workdir, base_tree, scope, &prefixes, &loaded.index)?
+            }
+        };
+        if loaded.finish()? {
+            return Ok(changed);
+        }
+    }
+    Err(IndexError::Unstable {
+        path: repo.index_path(),
+    }
+    .into())
+}
+
+#[cfg(unix)]
+enum Fallback {
+    Error(GitError),
+    Unsupported(walk::Unsupported),
+}
+
+#[cfg(unix)]
+impl From<GitError> for Fallback {
+    fn from(err: GitError) -> Self {
+        Fallback::Error(err)
+    }
+}
+
+/// Why [`walk`] does not model this repository's configuration (see the module documentation),
+/// if it does not.
+fn walk_unsupported(repo: &gix::Repository, workdir: &Path) -> Result<Option<String>> {
+    if cfg!(not(unix)) {
+        return Ok(Some("it needs a Unix file system".into()));
+    }
+    let fs = repo
+        .filesystem_options()
+        .map_err(|err| GitError::op("read the file-system configuration", err))?;
+    if fs.ignore_case {
+        return Ok(Some("core.ignoreCase is set".into()));
+    }
+    if fs.precompose_unicode {
+        return Ok(Some("core.precomposeUnicode is set".into()));
+    }
+    if !fs.symlink {
+        return Ok(Some("core.symlinks is off".into()));
+    }
+    // The walk skips every `.git`; a git directory by another name inside the worktree would
+    // look untracked.
+    let git_dir = std::fs::canonicalize(repo.git_dir());
+    let top = std::fs::canonicalize(workdir);
+    Ok(match (git_dir, top) {
+        (Ok(git_dir), Ok(top)) => (git_dir.starts_with(&top)
+            && !git_dir.starts_with(top.join(".git")))
+        .then(|| "the git directory is inside the worktree under another name".into()),
+        _ => Some("the git directory or the worktree cannot be resolved".into()),
+    })
+}
+
+#[cfg(unix)]
+fn walked_changes(
+    repo: &gix::Repository,
+    workdir: &Path,
+    base_tree: ObjectId,
+    scope: &Scope,
+    prefixes: &[String],
+    index: &gix::index::File,
+) -> Result<Vec<String>, Fallback> {
+    let fs = repo
+        .filesystem_options()
+        .map_err(|err| GitError::op("read the file-system configuration", err))?;
+    let stat = repo
+        .stat_options()
+        .map_err(|err| GitError::op("read the stat configuration", err))?;
+    let walker = Walker::new(workdir, index, stat, fs.executable_bit);
+    let in_scope: usize = prefixes
+        .iter()
+        .map(|p| {
+            index
+                .prefixed_entries_range(p.as_bytes().as_bstr())
+                .map_or(0, |r| r.len())
+        })
+        .sum();
+    let threads = if in_scope >= PARALLEL_ENTRIES {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+    } else {
+        1
+    };
+    // The base tree is compared with the index on this thread while the worktree is walked on
+    // the others.
+    let compare = || Trees::new(repo).compare_index(base_tree, index, prefixes);
+    let (walked, base) = if threads > 1 {
+        std::thread::scope(|s| {
+            let walk = s.spawn(|| walker.run(prefixes, threads));
+            let base = compare();
+            (walk.join().expect("the worktree walk panicked"), base)
+        })
+    } else {
+        (walker.run(prefixes, 1), compare())
+    };
+    let candidates = walked.map_err(Fallback::Unsupported)?;
+    let base = base?;
+
+    let states: Vec<u8> = (0..index.entries().len())
+        .map(|i| walker.state(i))
+        .collect();
+    let mut changed = decide_all(repo, workdir, index, prefixes, base, &states)?;
+    changed.extend(untracked(repo, workdir, index, candidates)?);
+    Ok(finish(changed, scope))
+}
+
+/// Restricts to the scope, sorts and dedups.
+fn finish(mut changed: Vec<String>, scope: &Scope) -> Vec<String> {
+    changed.retain(|p| scope.contains(p));
+    changed.sort_unstable();
+    changed.dedup();
+    changed
+}
+
+/// Decides every path in scope from the base, the index and what the worktree side found.
+fn decide_all(
+    repo: &gix::Repository,
+    workdir: &Path,
+    index: &gix::index::File,
+    prefixes: &[String],
+    base: IndexVsBase,
+    states: &[u8],
+) -> Result<Vec<String>> {
+    let mut decide = Decide {
+        repo,
+        workdir,
+        index,
+        reader: None,
+        submodules: None,
+    };
+    let entries = index.entries();
+    let mut changed = Vec::new();
+    for prefix in prefixes {
+        let prefix = prefix.as_bytes();
+        let range = index
+            .prefixed_entries_range(prefix.as_bstr())
+            .unwrap_or(0..0);
+        let mut i = range.start;
+        while i < range.end {
+            // The stages of an unmerged path follow its first entry, which stands for all.
+            let mut end = i + 1;
+            while end < range.end
+                && entries[end].stage_raw() != 0
+                && entries[end].path(index) == entries[i].path(index)
+            {
+                end += 1;
+            }
+            let first = i;
+            i = end;
+            if base.same[first] && states[first] == state::CLEAN {
+                continue;
+            }
+            let path = entries[first].path(index);
+            // Entries sharing the prefix's bytes without being below it ("a.txt" for "a").
+            if !is_within_bytes(path, prefix) {
+                continue;
+            }
+            if decide.changed(first, path, base.base_leaf(index, first), states[first])? {
+                changed.push(path_string(path));
+            }
+        }
+    }
+    changed.extend(base.base_only);
+    Ok(changed)
+}
+
+struct Decide<'a> {
+    repo: &'a gix::Repository,
+    workdir: &'a Path,
+    index: &'a gix::index::File,
+    reader: Option<Reader<'a>>,
+    submodules: Option<gix::status::index_worktree::BuiltinSubmoduleStatus>,
+}
+
+impl<'a> Decide<'a> {
+    /// Whether the path of index entry `i` (the first of its stages) differs between the base and
+    /// the worktree.
+    fn changed(&mut self, i: usize, path: &BStr, base: Option<Leaf>, state: u8) -> Result<bool> {
+        let entry = &self.index.entries()[i];
+        let staged = index_leaf(entry) != base;
+        match state {
+            state::CLEAN => Ok(staged),
+            state::REMOVED => Ok(base.is_some()),
+            state::UNADDABLE => Ok(true),
+            state::SUBMODULE | state::SUBMODULE_MODIFIED => {
+                let modified =
+                    state == state::SUBMODULE_MODIFIED || self.submodule_modified(entry, path)?;
+                match (modified, staged) {
+                    (false, _) => Ok(staged),
+                    (true, false) => Ok(true),
+                    (true, true) => self.worktree_differs(path, base),
+                }
+            }
+            // DIRTY and CONFLICT (git compares an unmerged path's worktree file with the base);
+            // UNVISITED cannot happen for an entry in scope, and reading is always right.
+            _ => {
+                debug_assert_ne!(state, state::UNVISITED, "entry {path} was not visited");
+                self.worktree_differs(path, base)
+            }
+        }
+    }
+
+    fn worktree_differs(&mut self, path: &BStr, base: Option<Leaf>) -> Result<bool> {
+        let reader = match &mut self.reader {
+            Some(reader) => reader,
+            None => self.reader.insert(Reader::new(self.repo, self.index)?),
+        };
+        Ok(match reader.worktree_leaf(self.workdir, path)? {
+            Worktree::Leaf(leaf) => Some(leaf) != base,
+            Worktree::Absent => base.is_some(),
+            Worktree::Unaddable => true,
+        })
+    }
+
+    /// gix's submodule status, as its index→worktree status computes it.
+    fn submodule_modified(&mut self, entry: &gix::index::Entry, path: &BStr) -> Result<bool> {
+        use gix::status::plumbing::index_as_worktree::traits::SubmoduleStatus;
+        let action = || format!("compute the status of submodule `{path}`");
+        let submodules = match &mut self.submodules {
+            Some(s) => s,
+            None => self.submodules.insert(
+                gix::status::index_worktree::BuiltinSubmoduleStatus::new(
+                    self.repo.clone().into_sync(),
+                    gix::status::Submodule::AsConfigured { check_dirty: false },
+                )
+                .map_err(|err| GitError::op(action(), err))?,
+            ),
+        };
+        Ok(submodules
+            .status(entry, path)
+            .map_err(|err| GitError::op(action(), err))?
+            .is_some())
+    }
+}
+
+/// The fallback: gix's index→worktree status and directory walk supply the worktree side.
+fn gix_status_changes(
+    repo: &gix::Repository,
+    workdir: &Path,
+    base_tree: ObjectId,
+    scope: &Scope,
+    prefixes: &[String],
+    index: &gix::index::File,
+) -> Result<Vec<String>> {
+    let patterns: Vec<BString> = match scope {
+        Scope::All => Vec::new(),
+        Scope::Prefixes(list) => list
+            .iter()
+            .map(|p| format!(":(top,literal){p}").into())
+            .collect(),
+    };
+    // gix's directory walk trusts a skip-worktree or assume-unchanged entry to be what the index
+    // says without looking (a file where there is a directory now; a directory of skip-worktree
+    // entries as tracked, whatever it holds), where git reads the worktree. So gix gets a copy
+    // without those bits, and their entries are taken as clean below, as git takes them.
+    let trusted = Flags::SKIP_WORKTREE | Flags::ASSUME_VALID;
+    let mut for_gix = index.clone();
+    for entry in for_gix.entries_mut() {
+        entry.flags.remove(trusted);
+    }
+    let worktree_walk = repo
+        .status(gix::progress::Discard)
+        .map_err(|err| GitError::op("start the worktree status", err))?
+        .index(gix::worktree::IndexPersistedOrInMemory::InMemory(for_gix))
+        .untracked_files(gix::status::UntrackedFiles::Files)
+        .index_worktree_submodules(gix::status::Submodule::AsConfigured { check_dirty: false })
+        .index_worktree_rewrites(None)
+        .into_index_worktree_iter(patterns)
+        .map_err(|err| GitError::op("start the worktree status", err))?;
+
+    let base = Trees::new(repo).compare_index(base_tree, index, prefixes)?;
+
+    let mut states = vec![state::CLEAN; index.entries().len()];
+    let mut changed = Vec::new();
+    for item in worktree_walk {
+        let item = item.map_err(|err| GitError::op("compare the index with the worktree", err))?;
+        use gix::status::index_worktree::Item;
+        use gix::status::plumbing::index_as_worktree::{Change, EntryStatus};
+        match item {
+            Item::Modification {
+                entry_index,
+                status,
+                ..
+            } => {
+                states[entry_index] = match status {
+                    _ if index.entries()[entry_index].flags.intersects(trusted) => state::CLEAN,
+                    EntryStatus::Change(Change::Removed) => state::REMOVED,
+                    EntryStatus::Change(Change::SubmoduleModification(_)) => {
+                        state::SUBMODULE_MODIFIED
+                    }
+                    EntryStatus::Change(_) | EntryStatus::IntentToAdd => state::DIRTY,
+                    EntryStatus::Conflict { .. } => state::CONFLICT,
+                    EntryStatus::NeedsUpdate(_) => state::CLEAN,
+                }
+            }
+            Item::DirectoryContents { entry, .. } => changed.extend(untracked_path(&entry)),
+            Item::Rewrite { .. } => unreachable!("rewrite tracking is disabled above"),
+        }
+    }
+    // gix reports one conflict per path, on its first stage, which is the one decided.
+    changed.extend(decide_all(repo, workdir, index, prefixes, base, &states)?);
+    Ok(finish(changed, scope))
+}

@@ -1,0 +1,87 @@
+//! git-baton runs git children (snapshots, `finish`'s commit, worktree removal) from one place,
+//! which must not pass on the repository-local variables of its caller: `GIT_INDEX_FILE=…
+//! git baton finish` once wrote a stray index at that path and left the run's own index behind.
+//! The repositories it names itself (a run's worktree) are opened without them too.
+
+use std::ffi::OsStr;
+
+use crate::support::TestRepo;
+
+const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/agents/fake-agent.sh");
+
+const PLAN: &str = "\
+---
+title: Fix two documents
+targets:
+  - docs/a.md
+  - docs/b.md
+---
+# Fix them
+";
+
+const CONFIG: &str = "\
+actors:
+  worker:
+    command: [AGENT, edit, docs/a.md, \"rule: grade A\", edit, docs/b.md, \"rule: grade B\"]
+pipeline:
+  - { stage: executor, actor: worker, gate: coverage }
+";
+
+/// The run id from the first line of stderr, `run <id>`.
+fn run_id(stderr: &str) -> String {
+    let first = stderr.lines().next().unwrap_or_default();
+    first
+        .strip_prefix("run ")
+        .unwrap_or_else(|| panic!("the first stderr line is not `run <id>`:\n{stderr}"))
+        .to_string()
+}
+
+#[test]
+fn the_callers_repository_variables_reach_no_git_child() {
+    let repo = TestRepo::new();
+    repo.write("docs/a.md", "# A\n");
+    repo.write("docs/b.md", "# B\n");
+    repo.write("plans/fix.md", PLAN);
+    let agent = serde_json::to_string(AGENT).unwrap();
+    repo.write(".baton.yml", &CONFIG.replace("AGENT", &agent));
+    repo.commit_all("base");
+    let main_index = std::fs::read(repo.path(".git/index")).unwrap();
+
+    // What a hook, an alias or `git --git-dir=… baton` hands down: the main repository named
+    // explicitly, and an index of its own.
+    let stray = repo.tmp().join("stray-index");
+    let root = repo.root.as_os_str();
+    let git_dir = repo.path(".git");
+    let env: [(&str, &OsStr); 4] = [
+        ("GIT_INDEX_FILE", stray.as_os_str()),
+        ("GIT_DIR", git_dir.as_os_str()),
+        ("GIT_WORK_TREE", root),
+        ("GIT_PREFIX", OsStr::new("docs/")),
+    ];
+
+    let run = repo.baton_env(&repo.root, ["run", "plans/fix.md"], &env);
+    assert_eq!(run.code, 0, "{run}");
+    let id = run_id(&run.stderr);
+    assert!(!stray.exists(), "`run` wrote {}", stray.display());
+
+    let finish = repo.baton_env(&repo.root, ["finish", &id], &env);
+    assert_eq!(finish.code, 0, "{finish}");
+    assert!(!stray.exists(), "`finish` wrote {}", stray.display());
+    // The run's worktree was read through its own index: clean after the commit, so removed.
+    let worktree = repo.path(&format!(".baton/worktrees/{id}"));
+    assert!(
+        !worktree.exists(),
+        "the clean worktree is removed:\n{finish}"
+    );
+    // The commit holds the run's work, not the main worktree's files.
+    for (path, rule) in [
+        ("docs/a.md", "rule: grade A"),
+        ("docs/b.md", "rule: grade B"),
+    ] {
+        let committed = repo.git(["show", &format!("baton/{id}:{path}")]);
+        assert!(committed.contains(rule), "{path}: {committed}");
+    }
+    // The main worktree and its index are untouched.
+    assert_eq!(repo.git(["status", "--porcelain"]), "");
+    assert_eq!(std::fs::read(repo.path(".git/index")).unwrap(), main_index);
+}
