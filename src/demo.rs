@@ -24,6 +24,7 @@ use serde_json::Value;
 use crate::exec::ExecError;
 use crate::files::io_reason;
 use crate::hermetic::{Hermetic, Person};
+use crate::term::errln;
 
 /// The plan of the demo, repo-relative.
 pub const PLAN: &str = "plans/cdfd-grade-review.md";
@@ -298,7 +299,7 @@ pub fn replay(options: &Options, out: &mut dyn Write) -> Result<(), DemoError> {
                         *removed = !options.keep;
                     }
                 }
-                Err(problem) => eprintln!("warning: {problem}"),
+                Err(problem) => errln!("warning: {problem}"),
             }
             Err(err)
         }

@@ -1,5 +1,6 @@
 //! File-system helpers every module shares: I/O errors as short phrases for `error:` lines,
-//! paths as the repository names them, and files replaced whole or not at all.
+//! paths as the repository names them, files replaced whole or not at all, and the failure
+//! injection points tests use to prove what a failure or a crash at one step leaves.
 
 use std::fs::File;
 use std::io::Write;
@@ -35,11 +36,43 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), AtomicWriteError> {
     tmp.as_file()
         .sync_all()
         .map_err(failed("sync", tmp.path()))?;
+    // Between the temporary file and the rename: what a write killed midway leaves.
+    if cfg!(debug_assertions) {
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if fail_point(&format!("write:{name}")) {
+            return Err(failed("replace", path)(std::io::Error::other(
+                "injected failure (GIT_BATON_FAIL_AT)",
+            )));
+        }
+    }
     tmp.persist(path)
         .map_err(|e| failed("replace", path)(e.error))?;
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(failed("sync", dir))
+}
+
+/// Debug builds only: whether `GIT_BATON_FAIL_AT=<point>` asks for a failure at `point`, for
+/// tests that prove what a failure there leaves (the caller fails as it would for real).
+/// `GIT_BATON_FAIL_AT=<point>:kill` makes the process die right there of SIGKILL, as `kill -9`
+/// would, for tests that prove what a crash there leaves; it does not return.
+///
+/// The points: run creation's steps (`snapshot`, `branch`, `worktree`, `state`, `publish`, see
+/// `run::create`), `clean`'s (`clean:renamed`, `clean:worktree`, `clean:refs`, see
+/// `run::lifecycle::clean`), and `write:<file name>` in [`write_atomic`], after the temporary
+/// file is written and before it replaces the file.
+pub fn fail_point(point: &str) -> bool {
+    if !cfg!(debug_assertions) {
+        return false;
+    }
+    let Ok(wanted) = std::env::var("GIT_BATON_FAIL_AT") else {
+        return false;
+    };
+    if wanted.strip_suffix(":kill") == Some(point) {
+        let _ =
+            rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
+    }
+    wanted == point
 }
 
 /// The path of `full` relative to the worktree root, `/`-separated, when it lies inside it.

@@ -6,7 +6,7 @@
 //! what starts a cycle, so the test fails on the edge itself, naming the file, before any cycle
 //! can close. The reasons for the order:
 //!
-//! - `files`, `hermetic`, `suggest`, `template`: helpers with no crate imports.
+//! - `files`, `hermetic`, `suggest`, `template`, `term`: helpers with no crate imports.
 //! - `plan` → `coverage`: the pure domain — a plan's targets, the coverage rule over them.
 //! - `git`, `exec`: the outside world — the repository, and the actors' processes.
 //! - `state`: the RunState, which records coverage reports and commit ids (`git::CommitId`).
@@ -18,7 +18,7 @@
 
 /// Top-level modules, bottom layer first.
 const LAYERS: &[&[&str]] = &[
-    &["files", "hermetic", "suggest", "template"],
+    &["files", "hermetic", "suggest", "template", "term"],
     &["plan"],
     &["coverage"],
     &["git", "exec"],

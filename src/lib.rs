@@ -16,6 +16,7 @@
 //! - [`hermetic`] is the environment that makes git the same everywhere, for the demo, the
 //!   tests and the benchmarks;
 //! - [`template`] is the `{{name}}` syntax of prompt templates, shared by `config` and `run`;
+//! - [`term`] is git-baton's own stdout and stderr, where no write can panic;
 //! - [`cli`] translates command lines into calls of the above; it alone prints errors as one
 //!   `error:` line and `hint:` lines, and decides exit codes.
 //!
@@ -48,6 +49,9 @@
 //! assert_eq!(report.uncovered().map(|t| t.target.as_str()).collect::<Vec<_>>(), ["docs/b.md"]);
 //! ```
 
+// Writes to stdout and stderr go through `term`, where a closed stream cannot panic.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod cli;
 pub mod config;
 pub mod coverage;
@@ -62,6 +66,7 @@ pub mod run;
 pub mod state;
 pub mod suggest;
 pub mod template;
+pub mod term;
 pub mod verify;
 
 #[cfg(test)]

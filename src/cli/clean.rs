@@ -1,4 +1,4 @@
-//! `git baton clean`: remove a run.
+//! `git baton clean`: remove a run, or finish a removal that was cut short.
 
 use std::io::Write;
 use std::path::Path;
@@ -7,32 +7,88 @@ use clap::Args;
 
 use super::args::RunArg;
 use super::{CliError, Context, Outcome};
+use crate::run::lifecycle;
+use crate::state::RunId;
+use crate::state::store::{RunLock, StoreError, Unfinished};
 
 /// Remove a run: its worktree, its attempt snapshots and its record. The branch stays.
 ///
-/// An unfinished run is refused without --force, because its worktree may hold work that
-/// exists nowhere else.
+/// An unfinished run is refused without --force, and so is a worktree holding changes its
+/// branch does not have, because they may exist nowhere else. Naming a run whose removal was cut
+/// short (`doctor` reports it) finishes that removal.
 #[derive(Debug, Args)]
 pub struct CleanArgs {
     #[command(flatten)]
     pub run: RunArg,
 
-    /// Remove an unfinished run too, with any uncommitted work in its worktree.
+    /// Remove an unfinished run too, with any uncommitted work in its worktree, and a run whose
+    /// state cannot be read.
     #[arg(long)]
     pub force: bool,
 }
 
 pub fn cmd_clean(cwd: &Path, args: CleanArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ctx = Context::open(cwd)?;
-    let id = ctx.resolve(&args.run.run)?;
-    let lock = ctx.store.lock(&id, "git baton clean")?;
-    let state = ctx.store.load(&id)?;
-    crate::run::lifecycle::clean(&ctx.repo, &ctx.store, &state, args.force)?;
+    let name = &args.run.run;
+    let id = match ctx.store.resolve(name) {
+        Ok(id) => id,
+        Err(StoreError::Unknown(_)) if let Some(id) = removal_named(&ctx, name) => {
+            return finish_removal(&ctx, &id, out);
+        }
+        Err(err) => return Err(err.into()),
+    };
+    let mut lock = ctx.store.lock(&id, "git baton clean")?;
+    let branch = match ctx.store.load(&id) {
+        Ok(state) => {
+            lifecycle::clean(&ctx.repo, &ctx.store, &mut lock, &state, args.force)?;
+            state.branch
+        }
+        Err(StoreError::Corrupt { .. } | StoreError::Io { .. }) if args.force => {
+            // Where creation put the worktree, if the configuration still says.
+            let worktree = match (ctx.main_worktree(), ctx.config()) {
+                (Ok(main), Ok(config)) => Some(main.join(&config.worktree_root).join(&*id)),
+                _ => None,
+            };
+            lifecycle::clean_unreadable(
+                &ctx.repo,
+                &ctx.store,
+                &mut lock,
+                &id,
+                worktree.as_deref(),
+            )?;
+            format!("baton/{id}")
+        }
+        Err(err) => return Err(err.into()),
+    };
     drop(lock);
     let _ = writeln!(
         out,
-        "removed run {id}; branch {} is kept (`git branch -D {}` deletes it)",
-        state.branch, state.branch
+        "removed run {id}; branch {branch} is kept (`git branch -D {branch}` deletes it)"
+    );
+    Ok(Outcome::Done)
+}
+
+/// The run whose removal was cut short that `name` names (its id or a unique prefix).
+fn removal_named(ctx: &Context, name: &str) -> Option<RunId> {
+    let mut found: Vec<RunId> = ctx
+        .store
+        .unfinished()
+        .into_iter()
+        .filter(|(what, id, _)| *what == Unfinished::Removal && id.starts_with(name))
+        .map(|(_, id, _)| id)
+        .collect();
+    (found.len() == 1).then(|| found.remove(0))
+}
+
+fn finish_removal(ctx: &Context, id: &RunId, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    let dir = ctx.store.removal_dir(id);
+    let lock = RunLock::acquire_in(&dir, id, "git baton clean", ctx.store.clock())?;
+    let worktree = lifecycle::recorded_worktree(&ctx.store, id);
+    lifecycle::finish_removal(&ctx.repo, &ctx.store, id, worktree.as_deref())?;
+    drop(lock);
+    let _ = writeln!(
+        out,
+        "finished removing run {id}; branch baton/{id} is kept (`git branch -D baton/{id}` deletes it)"
     );
     Ok(Outcome::Done)
 }

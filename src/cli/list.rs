@@ -6,6 +6,7 @@ use std::path::Path;
 use clap::Args;
 
 use super::{CliError, Context, Outcome};
+use crate::term::errln;
 
 /// List the runs of this repository, oldest first, one line each.
 #[derive(Debug, Args)]
@@ -22,7 +23,7 @@ pub fn cmd_list(cwd: &Path, args: ListArgs, out: &mut dyn Write) -> Result<Outco
         match ctx.store.load(&id) {
             Ok(state) => states.push(state),
             // One unreadable run must not hide the others.
-            Err(err) => eprintln!("warning: {err}"),
+            Err(err) => errln!("warning: {err}"),
         }
     }
     if args.json {

@@ -85,7 +85,7 @@ pub fn main() -> ExitCode {
         }
     };
     if let Err(err) = &result {
-        err.print(&mut std::io::stderr().lock());
+        err.print(&mut crate::term::stderr().lock());
     }
     exit::code(&result).into()
 }
@@ -95,7 +95,7 @@ pub fn dispatch(cli: Cli) -> Result<Outcome, CliError> {
     let cwd = std::env::current_dir()
         .map_err(|err| CliError::input(format!("cannot read the current directory: {err}")))?;
     // Not locked for the whole command: actors' output is echoed from other threads meanwhile.
-    let mut stdout = std::io::stdout();
+    let mut stdout = crate::term::stdout();
     let out = &mut stdout;
     let outcome = match cli.command {
         Command::Run(args) => run::cmd_run(&cwd, args, out),
@@ -209,7 +209,7 @@ fn print_summary(
         write_json(out, &json_view(store, state));
     } else {
         let text = crate::report::status::render(state, false, None, store.now());
-        eprint!("\n{text}");
+        crate::term::err!("\n{text}");
     }
     Ok(Outcome::Driven(driven))
 }

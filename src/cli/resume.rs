@@ -9,6 +9,7 @@ use super::args::{RunArg, parse_actor};
 use super::{CliError, Context, Outcome};
 use crate::run::Driver;
 use crate::run::resume::{self, ResumeOptions};
+use crate::term::errln;
 
 /// Continue a run from its RunState.
 ///
@@ -40,7 +41,7 @@ pub fn cmd_resume(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<O
     let ctx = Context::open(cwd)?;
     let config = ctx.config()?;
     let id = ctx.resolve(&args.run.run)?;
-    eprintln!("run {id}");
+    errln!("run {id}");
     let lock = ctx.store.lock(&id, "git baton resume")?;
     let mut state = ctx.store.load(&id)?;
     let options = ResumeOptions {
@@ -54,7 +55,7 @@ pub fn cmd_resume(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<O
         &mut state,
         &options,
         ctx.store.clock(),
-        &mut |note| eprintln!("note: {note}"),
+        &mut |note| errln!("note: {note}"),
     )?;
 
     let interrupted = crate::exec::interrupt_flag()?;

@@ -8,6 +8,7 @@ use clap::Args;
 use super::args::parse_actor;
 use super::{CliError, Context, Outcome};
 use crate::run::{CreateOptions, Created, Driver};
+use crate::term::errln;
 
 /// Create a run of a plan and execute its stages.
 ///
@@ -69,8 +70,8 @@ pub fn cmd_run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Outcome
     )?;
     let (mut state, lock) = match created {
         Created::Existing(state) => {
-            eprintln!("run {}", state.run_id);
-            eprintln!(
+            errln!("run {}", state.run_id);
+            errln!(
                 "note: key `{}` names this existing run ({}); not creating another",
                 args.key.as_deref().unwrap_or_default(),
                 ctx.status_label(&state)
@@ -85,8 +86,8 @@ pub fn cmd_run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Outcome
         }
         Created::New(state, lock) => (state, lock),
     };
-    eprintln!("run {}", state.run_id);
-    eprintln!("worktree {}", state.worktree);
+    errln!("run {}", state.run_id);
+    errln!("worktree {}", state.worktree);
     let driver = Driver {
         repo: &ctx.repo,
         store: &ctx.store,

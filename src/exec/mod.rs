@@ -106,7 +106,7 @@ pub struct Invocation<'a> {
     pub echo: bool,
     /// Polled about every 50 ms: another process asked to stop this run.
     pub stop_requested: &'a dyn Fn() -> bool,
-    /// Set by our SIGINT/SIGTERM handler (see [`interrupt_flag`]).
+    /// Set by our SIGINT/SIGTERM/SIGHUP handler (see [`interrupt_flag`]).
     pub interrupted: &'a AtomicBool,
     /// Time between SIGTERM to the attempt's processes and SIGKILL.
     pub grace: Duration,
@@ -146,7 +146,7 @@ pub enum Outcome {
 /// Why we stopped an attempt (a crash of git-baton itself is recorded by whoever notices it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cause {
-    /// A SIGINT/SIGTERM to git-baton, or a stop requested by another process.
+    /// A SIGINT, SIGTERM or SIGHUP to git-baton, or a stop requested by another process.
     Manual,
     /// The actor's timeout elapsed.
     Timeout,
@@ -211,7 +211,7 @@ pub enum ExecError {
         #[source]
         source: io::Error,
     },
-    #[error("cannot install the SIGINT/SIGTERM handlers: {source}")]
+    #[error("cannot install the SIGINT/SIGTERM/SIGHUP handlers: {source}")]
     Signals {
         #[source]
         source: io::Error,
@@ -344,14 +344,14 @@ pub fn run(inv: &Invocation) -> Result<Finished, ExecError> {
     let stdout = child.stdout.take().map(|pipe| {
         let echo = inv
             .echo
-            .then(|| Box::new(io::stdout()) as Box<dyn io::Write + Send>);
+            .then(|| Box::new(crate::term::stdout()) as Box<dyn io::Write + Send>);
         let log = CappedLog::new(inv.stdout_log, stdout_log, inv.log_limit);
         Reader::spawn(pipe, log, echo, Scanner::new(patterns), false)
     });
     let stderr = child.stderr.take().map(|pipe| {
         let echo = inv
             .echo
-            .then(|| Box::new(io::stderr()) as Box<dyn io::Write + Send>);
+            .then(|| Box::new(crate::term::stderr()) as Box<dyn io::Write + Send>);
         let log = CappedLog::new(inv.stderr_log, stderr_log, inv.log_limit);
         Reader::spawn(pipe, log, echo, Scanner::new(patterns), true)
     });
@@ -442,11 +442,17 @@ pub fn run(inv: &Invocation) -> Result<Finished, ExecError> {
     })
 }
 
-/// The flag our SIGINT and SIGTERM handlers set, registered on the first call.
+/// The flag our SIGINT, SIGTERM and SIGHUP handlers set, registered on the first call.
 ///
 /// From then on those signals no longer end git-baton: whoever holds the flag must look at it
 /// (as [`run`] does through [`Invocation::interrupted`]) and wind down, so that an interrupted
 /// attempt is stopped and recorded rather than orphaned.
+///
+/// SIGHUP (the terminal went away: a closed SSH session, a closed terminal window) counts as an
+/// interruption like the other two: nobody is left to watch the run, and the convention for a
+/// process that should outlive its terminal is to be started so (`nohup`, `setsid`, tmux). So a
+/// SIGHUP that was already ignored when git-baton started (`nohup git baton run …`) stays
+/// ignored, and the run goes on.
 pub fn interrupt_flag() -> Result<Arc<AtomicBool>, ExecError> {
     static FLAG: Mutex<Option<Arc<AtomicBool>>> = Mutex::new(None);
     let mut slot = FLAG.lock().unwrap_or_else(PoisonError::into_inner);
@@ -454,8 +460,12 @@ pub fn interrupt_flag() -> Result<Arc<AtomicBool>, ExecError> {
         return Ok(Arc::clone(flag));
     }
     let flag = Arc::new(AtomicBool::new(false));
+    let mut signals = vec![signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM];
+    if !procs::ignores(signal_hook::consts::SIGHUP) {
+        signals.push(signal_hook::consts::SIGHUP);
+    }
     let mut registered = Vec::new();
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+    for signal in signals {
         match signal_hook::flag::register(signal, Arc::clone(&flag)) {
             Ok(id) => registered.push(id),
             Err(source) => {

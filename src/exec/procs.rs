@@ -151,9 +151,34 @@ pub(super) fn reap_orphan(proc: &Proc) {
     }
 }
 
+/// Whether this process ignores `signal` (`SIG_IGN`), as it inherited it through `exec`: how
+/// `nohup` asks a program to outlive its terminal. Read from `/proc/self/status`; where that
+/// cannot be read, nothing counts as ignored.
+pub(super) fn ignores(signal: i32) -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| ignored_mask(&status))
+        .is_some_and(|mask| (1..=64).contains(&signal) && mask & (1 << (signal - 1)) != 0)
+}
+
+/// The `SigIgn:` mask of a `/proc/<pid>/status` text: bit n-1 is signal n.
+fn ignored_mask(status: &str) -> Option<u64> {
+    let hex = status.lines().find_map(|l| l.strip_prefix("SigIgn:"))?;
+    u64::from_str_radix(hex.trim(), 16).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ignored_mask_has_bit_n_minus_1_for_signal_n() {
+        let status = "Name:\tsh\nSigBlk:\t0000000000000000\nSigIgn:\t0000000000000005\n";
+        assert_eq!(ignored_mask(status), Some(0b101));
+        assert_eq!(ignored_mask("Name:\tsh\n"), None);
+        // Every Rust program ignores SIGPIPE from its start.
+        assert!(ignores(signal_hook::consts::SIGPIPE));
+    }
 
     #[test]
     fn a_child_is_listed_with_its_parent_and_group() {

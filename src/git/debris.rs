@@ -1,4 +1,5 @@
-//! Worktree registrations that a killed creation left half-written.
+//! Worktree registrations that a killed creation left half-written, and ref locks that a
+//! killed git left in a namespace of ours.
 //!
 //! Registering a linked worktree writes several files under `<common-dir>/worktrees/<name>/`
 //! (`gitdir`, `commondir`, `HEAD`) one after the other. A creation killed between them leaves an
@@ -12,7 +13,9 @@
 //! one git itself prunes whatever else is true (`git worktree prune`: "invalid gitdir file").
 //! An entry missing only `commondir` or `HEAD` is discarded only when the caller says the name
 //! is its own (a run id), because a foreign tool's entry is not ours to judge. A locked entry
-//! is never touched.
+//! is never touched, except one of our own locked "initializing": git and gix lock a
+//! registration with that reason before they write its files, so a creation killed midway
+//! leaves it locked (the caller makes sure none of its creations is in progress).
 
 use std::path::{Path, PathBuf};
 
@@ -68,8 +71,39 @@ impl Repo {
     }
 }
 
+impl Repo {
+    /// Removes the lock files (`<ref>.lock`) that a git killed while it updated a ref left under
+    /// `refs/<namespace>/`, and returns how many. Only for a namespace whose every writer the
+    /// caller knows to be gone (a run's snapshot refs, under the run's lock): a live git's lock
+    /// must not be taken away. Without this, every later update of those refs fails.
+    pub fn discard_ref_locks(&self, namespace: &str) -> Result<usize> {
+        fn walk(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                match entry.file_type() {
+                    Ok(kind) if kind.is_dir() => walk(&path, found),
+                    Ok(kind) if kind.is_file() && path.extension().is_some_and(|e| e == "lock") => {
+                        found.push(path)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut found = Vec::new();
+        walk(&self.common_dir().join("refs").join(namespace), &mut found);
+        for path in &found {
+            std::fs::remove_file(path).map_err(|err| {
+                GitError::op(format!("remove the stale ref lock {}", path.display()), err)
+            })?;
+        }
+        Ok(found.len())
+    }
+}
+
 fn diagnose(entry: &Path, ours: bool) -> Option<&'static str> {
-    if !entry.is_dir() || entry.join("locked").exists() {
+    let creating =
+        || std::fs::read_to_string(entry.join("locked")).is_ok_and(|r| r.trim() == "initializing");
+    if !entry.is_dir() || (entry.join("locked").exists() && !(ours && creating())) {
         return None;
     }
     match std::fs::read(entry.join("gitdir")) {
@@ -143,6 +177,17 @@ mod tests {
             (
                 entry(root, "locked", &[("gitdir", ""), ("locked", "")]),
                 true,
+                None,
+            ),
+            // What a creation killed right after git locked the new entry leaves.
+            (
+                entry(root, "killed", &[("locked", "initializing\n")]),
+                true,
+                Some("gitdir file does not exist"),
+            ),
+            (
+                entry(root, "theirs", &[("locked", "initializing\n")]),
+                false,
                 None,
             ),
         ];

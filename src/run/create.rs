@@ -210,6 +210,7 @@ pub fn create(
     }
     // A creation killed while git registered its worktree leaves an entry that makes every
     // later worktree operation fail; it holds no work.
+    // No other creation is under way: this one holds the creation lock.
     repo.discard_broken_worktrees(is_run_id)?;
     undo.worktree = Some(worktree.clone());
     repo.add_worktree(&worktree, &branch)?;
@@ -275,16 +276,10 @@ fn find_by_key(store: &Store, key: &str) -> Result<Option<RunState>, RunError> {
     Ok(None)
 }
 
-fn fail_at(step: &str) -> Result<(), RunError> {
-    if cfg!(debug_assertions) && std::env::var("GIT_BATON_FAIL_AT").is_ok_and(|v| v == step) {
+/// An injected failure at `step` (see [`crate::files::fail_point`]).
+pub(super) fn fail_at(step: &str) -> Result<(), RunError> {
+    if crate::files::fail_point(step) {
         return Err(RunError::Injected { step: step.into() });
-    }
-    // `<step>:kill` dies right there as `kill -9` would, for the crash-consistency test.
-    if cfg!(debug_assertions)
-        && std::env::var("GIT_BATON_FAIL_AT").is_ok_and(|v| v == format!("{step}:kill"))
-    {
-        let _ =
-            rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
     }
     Ok(())
 }

@@ -138,6 +138,17 @@ pub enum RunError {
         status: RunStatus,
         worktree: String,
     },
+    #[error(
+        "run {run}: its worktree {worktree} holds changes its branch does not have: {}",
+        list_paths(.paths)
+    )]
+    WorktreeHoldsWork {
+        run: String,
+        worktree: String,
+        paths: Vec<String>,
+    },
+    #[error("branch {branch} is checked out in {}", .worktree.display())]
+    BranchInUse { branch: String, worktree: PathBuf },
     #[error("{source}")]
     WorktreeNotRemoved {
         run: String,
@@ -273,6 +284,10 @@ impl RunError {
                 ));
                 return hints;
             }
+            RunError::WorktreeHoldsWork { run, .. } => Some(format!(
+                "commit them on the run's branch, or `git baton clean --force {run}` removes them \
+                 too"
+            )),
             RunError::WorktreeExists { .. } => {
                 Some("move it away first if it is not the run's worktree".into())
             }
@@ -295,6 +310,7 @@ impl RunError {
             | RunError::Invalid(_)
             | RunError::Injected { .. }
             | RunError::NoBranch { .. }
+            | RunError::BranchInUse { .. }
             | RunError::Remove { .. }
             | RunError::BranchGone { .. }
             | RunError::CreateDir { .. }
@@ -303,4 +319,19 @@ impl RunError {
         };
         hint.into_iter().collect()
     }
+}
+
+/// Paths for a one-line message: the first few, then how many more.
+fn list_paths(paths: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut text = paths
+        .iter()
+        .take(SHOWN)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if paths.len() > SHOWN {
+        text.push_str(&format!(" and {} more", paths.len() - SHOWN));
+    }
+    text
 }

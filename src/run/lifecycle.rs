@@ -2,13 +2,13 @@
 //! worktree. Each acts only on an explicit command; nothing here deletes uncommitted work
 //! unless the caller was told to (`--force`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::coverage::TargetStatus;
 use crate::git::{Identity, Repo, Scope};
-use crate::state::store::{self, Store};
+use crate::state::store::{self, RunLock, Store};
 use crate::state::transition::{self, Event};
-use crate::state::{RunState, RunStatus};
+use crate::state::{RunId, RunState, RunStatus};
 
 use super::RunError;
 
@@ -95,9 +95,21 @@ pub fn finish(
 }
 
 /// Removes a run: its worktree, its snapshot refs and its directory. The branch stays: it holds
-/// the work. An unfinished run is refused unless `force`, because its worktree may hold work
-/// that exists nowhere else.
-pub fn clean(repo: &Repo, store: &Store, state: &RunState, force: bool) -> Result<(), RunError> {
+/// the work. An unfinished run is refused unless `force`, and so is a worktree that holds
+/// anything its branch does not, because that may exist nowhere else.
+///
+/// Everything that may refuse is checked first; then one rename moves the run directory aside
+/// (`runs/.clean-<id>`), which is the moment the run is gone; then the rest is removed. A kill
+/// before the rename leaves the run whole and listed; a kill after it leaves a removal that
+/// `doctor` reports and `clean` finishes ([`finish_removal`]) — never a run directory without
+/// its state, which nothing would list.
+pub fn clean(
+    repo: &Repo,
+    store: &Store,
+    lock: &mut RunLock,
+    state: &RunState,
+    force: bool,
+) -> Result<(), RunError> {
     if state.status() != RunStatus::Finished && !force {
         return Err(RunError::NotFinished {
             run: state.run_id.to_string(),
@@ -106,33 +118,141 @@ pub fn clean(repo: &Repo, store: &Store, state: &RunState, force: bool) -> Resul
         });
     }
     let worktree = Path::new(&state.worktree);
-    if worktree.exists() {
-        // Without --force, git refuses a worktree with uncommitted changes: `finish` keeps the
-        // worktree exactly when something in it was left uncommitted.
-        repo.remove_worktree(worktree, force)
-            .map_err(|source| RunError::WorktreeNotRemoved {
+    if !force && worktree.exists() {
+        // `finish` keeps the worktree exactly when something in it was left uncommitted.
+        // Without its branch, what the worktree holds beyond the base would exist nowhere else.
+        let kept = repo.branch_tip(&state.branch)?.unwrap_or(state.base);
+        let unkept = super::open_run_worktree(repo, state)
+            .map_err(|err| RunError::Stale(Box::new(err)))?
+            .worktree_changes(kept, &Scope::All)?;
+        if !unkept.is_empty() {
+            return Err(RunError::WorktreeHoldsWork {
                 run: state.run_id.to_string(),
                 worktree: state.worktree.clone(),
-                source,
-            })?;
-    } else {
-        repo.prune_worktrees();
+                paths: unkept,
+            });
+        }
     }
-    repo.delete_refs_under(&format!("refs/baton/runs/{}/", state.run_id))?;
-    let dir = store.run_dir(&state.run_id);
-    store.record_cleaned(&state.run_id)?;
-    // Renamed aside first, in one step: a kill midway leaves the run whole or a hidden remnant
-    // that `doctor` reports, never a run directory without its state that nothing sees.
-    let aside = store.runs_dir().join(format!(".clean-{}", state.run_id));
+    remove(repo, store, lock, &state.run_id, Some(worktree))
+}
+
+/// Removes a run whose `state.json` cannot be read (`clean --force` of what `doctor` reports as
+/// unreadable): its directory, its snapshot refs, and `worktree` when that is a worktree of this
+/// repository on the run's branch.
+pub fn clean_unreadable(
+    repo: &Repo,
+    store: &Store,
+    lock: &mut RunLock,
+    id: &RunId,
+    worktree: Option<&Path>,
+) -> Result<(), RunError> {
+    let branch = format!("baton/{id}");
+    let ours = worktree.filter(|w| {
+        super::worktree_at(repo, w)
+            .is_some_and(|wt| wt.head_branch().ok().flatten().as_deref() == Some(branch.as_str()))
+    });
+    remove(repo, store, lock, id, ours)
+}
+
+/// The removal itself, once everything that may refuse was checked.
+fn remove(
+    repo: &Repo,
+    store: &Store,
+    lock: &mut RunLock,
+    id: &RunId,
+    worktree: Option<&Path>,
+) -> Result<(), RunError> {
+    // Before the run disappears, so that its kept branch is never taken for debris.
+    store.record_cleaned(id)?;
+    let dir = store.run_dir(id);
+    let aside = store.removal_dir(id);
     std::fs::rename(&dir, &aside).map_err(|source| RunError::Remove {
         path: dir.clone(),
         source,
     })?;
-    std::fs::remove_dir_all(&aside).map_err(|source| RunError::Remove {
-        path: aside.clone(),
-        source,
-    })?;
-    Ok(())
+    // The lock moved with the directory: the removal is visibly in progress until it is done.
+    lock.moved_to(aside);
+    super::create::fail_at("clean:renamed")?;
+    finish_removal(repo, store, id, worktree)
+}
+
+/// Completes the removal of run `id` once its directory was moved aside: the worktree (forced:
+/// whether it could go was decided before the move), the snapshot refs, the directory. Every
+/// step may be repeated, so a removal killed at any point can be finished by running this again.
+/// `worktree` is the run's worktree when known; a removal found later reads it from the
+/// RunState in the moved directory ([`recorded_worktree`]).
+pub fn finish_removal(
+    repo: &Repo,
+    store: &Store,
+    id: &RunId,
+    worktree: Option<&Path>,
+) -> Result<(), RunError> {
+    match worktree {
+        // git removes only a worktree registered with this repository, also one a killed removal
+        // left half-deleted; a directory that is no worktree of ours is left alone.
+        Some(worktree) if worktree.exists() => {
+            if let Err(source) = repo.remove_worktree(worktree, true) {
+                if super::worktree_at(repo, worktree).is_some() || foreign(repo, worktree) {
+                    return Err(RunError::WorktreeNotRemoved {
+                        run: id.to_string(),
+                        worktree: worktree.display().to_string(),
+                        source,
+                    });
+                }
+                // What a removal killed inside git left: the files without their registration.
+                std::fs::remove_dir_all(worktree).map_err(|source| RunError::Remove {
+                    path: worktree.to_path_buf(),
+                    source,
+                })?;
+                repo.prune_worktrees();
+            }
+        }
+        _ => repo.prune_worktrees(),
+    }
+    super::create::fail_at("clean:worktree")?;
+    // Nothing else writes a run's refs while its lock is held: a lock file there is a killed
+    // git's, and would fail the deletion.
+    repo.discard_ref_locks(&format!("baton/runs/{id}"))?;
+    repo.delete_refs_under(&format!("refs/baton/runs/{id}/"))?;
+    super::create::fail_at("clean:refs")?;
+    let aside = store.removal_dir(id);
+    // The lock's heartbeat may write its file while the directory is being emptied: try again.
+    let mut tries = 0;
+    loop {
+        match std::fs::remove_dir_all(&aside) {
+            Ok(()) => return Ok(()),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(_) if tries < 3 => tries += 1,
+            Err(source) => {
+                return Err(RunError::Remove {
+                    path: aside,
+                    source,
+                });
+            }
+        }
+    }
+}
+
+/// Whether `path` is the worktree of another repository, which took the place of the run's.
+fn foreign(repo: &Repo, path: &Path) -> bool {
+    Repo::open_worktree(path).is_ok_and(|other| {
+        other.workdir().is_ok_and(|dir| same_dir(dir, path))
+            && !same_dir(other.common_dir(), repo.common_dir())
+    })
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    a.canonicalize()
+        .ok()
+        .is_some_and(|a| b.canonicalize().ok() == Some(a))
+}
+
+/// The worktree the RunState in a removal's directory names, when it is still readable (the
+/// directory is deleted last, after the worktree).
+pub fn recorded_worktree(store: &Store, id: &RunId) -> Option<PathBuf> {
+    store::load(&store.removal_dir(id).join("state.json"))
+        .ok()
+        .map(|state| PathBuf::from(state.worktree))
 }
 
 /// Re-creates a run's missing worktree from its branch, then puts back the files of the last
@@ -158,7 +278,9 @@ pub fn recreate_worktree(repo: &Repo, state: &RunState) -> Result<(), RunError> 
             source,
         })?;
     }
-    repo.discard_broken_worktrees(super::create::is_run_id)?;
+    // Only this run's own registration: the caller holds the run's lock, so nothing else is
+    // creating it, while other runs may be creating theirs.
+    repo.discard_broken_worktrees(|name| name == state.run_id.as_str())?;
     repo.add_worktree(worktree, &state.branch)?;
     if let Some(id) = state.attempts().filter_map(|a| a.snapshot).next_back() {
         repo.restore_files(worktree, id)?;

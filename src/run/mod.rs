@@ -35,6 +35,7 @@ use crate::plan::{Plan, Target};
 use crate::state::store::{self, RunLock, Store};
 use crate::state::transition::{self, AttemptEnd, Event};
 use crate::state::{Cause, CoverageMode, Outcome, RunState};
+use crate::term::errln;
 
 /// How driving a run ended; the command layer decides what each means for its exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -337,7 +338,7 @@ impl Driver<'_> {
                     end.error = Some(message);
                 }
                 Err(message) => {
-                    eprintln!("warning: the coverage report of this attempt is missing: {message}");
+                    errln!("warning: the coverage report of this attempt is missing: {message}");
                 }
             }
         }
@@ -410,6 +411,19 @@ pub fn open_run_worktree(repo: &Repo, state: &RunState) -> Result<Repo, RunError
     Ok(theirs)
 }
 
+/// The linked worktree of `repo` whose root is `path`, if that is what `path` is: not another
+/// repository's, and not a plain directory inside one of this repository's worktrees.
+pub(crate) fn worktree_at(repo: &Repo, path: &Path) -> Option<Repo> {
+    let same = |a: &Path, b: &Path| {
+        a.canonicalize()
+            .ok()
+            .is_some_and(|a| b.canonicalize().ok() == Some(a))
+    };
+    Repo::open_worktree(path).ok().filter(|wt| {
+        same(wt.common_dir(), repo.common_dir()) && wt.workdir().is_ok_and(|dir| same(dir, path))
+    })
+}
+
 /// Records the worktree as attempt `n` of `stage` left it. A failure is reported but changes
 /// no outcome: the work itself is still in the worktree.
 pub fn snapshot_for(repo: &Repo, state: &RunState, stage: &str, n: u32) -> Option<CommitId> {
@@ -420,13 +434,13 @@ pub fn snapshot_for(repo: &Repo, state: &RunState, stage: &str, n: u32) -> Optio
     };
     let message = format!("baton: run {}, stage {stage}, attempt {n}", state.run_id);
     if let Err(err) = open_run_worktree(repo, state) {
-        eprintln!("warning: no snapshot of attempt {n} of stage {stage}: {err}");
+        errln!("warning: no snapshot of attempt {n} of stage {stage}: {err}");
         return None;
     }
     match repo.snapshot_worktree(Path::new(&state.worktree), &refname, parent, &message) {
         Ok(id) => Some(id),
         Err(err) => {
-            eprintln!("warning: could not snapshot attempt {n} of stage {stage}: {err}");
+            errln!("warning: could not snapshot attempt {n} of stage {stage}: {err}");
             None
         }
     }

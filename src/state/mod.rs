@@ -141,7 +141,7 @@ impl From<Outcome> for StageStatus {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Cause {
-    /// SIGINT/SIGTERM to git-baton, or `git baton stop`.
+    /// SIGINT, SIGTERM or SIGHUP to git-baton, or `git baton stop`.
     Manual,
     /// The actor ran past its configured timeout.
     Timeout,

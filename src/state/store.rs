@@ -10,7 +10,14 @@
 //! baton/runs/<run-id>/plan.md         the plan snapshot taken at creation
 //! baton/runs/<run-id>/attempts/…      prompt, logs and evidence of each attempt
 //! baton/runs/.new-<run-id>/           a run being created; renamed into place when complete
+//! baton/runs/.clean-<run-id>/         a run being removed: renamed aside in one step, then deleted
+//! baton/cleaned                       ids of the runs removed on purpose (their branches stay)
+//! baton/create.lock                   serializes creations and changes to `cleaned`
 //! ```
+//!
+//! Every file is replaced through an atomic write, whose temporary file (`.tmp-*`, beside the
+//! file) a kill can leave behind; [`Store::temporary_files`] finds those, with the lock that
+//! says whether their writer still lives.
 //!
 //! The OS lock (`File::try_lock`, released by the kernel when the holder dies) is the truth
 //! about liveness, so a crashed runner is detected without trusting pids, which get reused.
@@ -134,7 +141,11 @@ impl Store {
         let noise = self.clock.noise();
         (0..64u64)
             .map(|attempt| RunId::generate(secs, noise ^ attempt))
-            .find(|id| !self.run_dir(id).exists() && !self.staging_dir(id).exists())
+            .find(|id| {
+                !self.run_dir(id).exists()
+                    && !self.staging_dir(id).exists()
+                    && !self.removal_dir(id).exists()
+            })
             .ok_or(StoreError::IdsExhausted)
     }
 
@@ -151,7 +162,38 @@ impl Store {
         self.runs_dir().join(format!(".new-{id}"))
     }
 
-    /// Serializes run creation, so that two `run --key K` at once make one run.
+    /// Where `clean` moves a run directory in one step before deleting it: a kill midway leaves
+    /// the whole run or a removal that `doctor` reports and `clean` finishes, never a run
+    /// directory without its state that nothing lists.
+    pub fn removal_dir(&self, id: &str) -> PathBuf {
+        self.runs_dir().join(format!(".clean-{id}"))
+    }
+
+    /// Runs whose creation (`.new-<id>`) or removal (`.clean-<id>`) started, with their
+    /// directories, by name.
+    pub fn unfinished(&self) -> Vec<(Unfinished, RunId, PathBuf)> {
+        let Ok(entries) = std::fs::read_dir(self.runs_dir()) else {
+            return Vec::new();
+        };
+        let mut found: Vec<(Unfinished, RunId, PathBuf)> = entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                let (what, id) = if let Some(id) = name.strip_prefix(".new-") {
+                    (Unfinished::Creation, id)
+                } else {
+                    (Unfinished::Removal, name.strip_prefix(".clean-")?)
+                };
+                Some((what, id.parse().ok()?, e.path()))
+            })
+            .collect();
+        found.sort();
+        found
+    }
+
+    /// Serializes run creation, so that two `run --key K` at once make one run, and every change
+    /// to the store's shared files (`cleaned`); `doctor` holds it while it looks and fixes, so
+    /// that it never takes a creation in progress for the debris of a killed one.
     pub fn creation_lock(&self) -> Result<File> {
         std::fs::create_dir_all(&self.root).map_err(io("create", &self.root))?;
         let path = self.root.join("create.lock");
@@ -163,6 +205,20 @@ impl Store {
             .map_err(io("open", &path))?;
         file.lock().map_err(io("lock", &path))?;
         Ok(file)
+    }
+
+    /// Waits until no creation is in progress and keeps new ones from starting while the
+    /// returned guard lives (a shared hold of the creation lock); `None` when no run was ever
+    /// created here. Creates nothing.
+    pub fn creations_settled(&self) -> Result<Option<File>> {
+        let path = self.root.join("create.lock");
+        let file = match File::options().write(true).open(&path) {
+            Ok(file) => file,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => return Err(io("open", &path)(err)),
+        };
+        file.lock_shared().map_err(io("lock", &path))?;
+        Ok(Some(file))
     }
 
     /// Ids of the complete runs, oldest first (ids sort by creation time). What is not named
@@ -201,10 +257,21 @@ impl Store {
     }
 
     /// Remembers that run `id` was cleaned on purpose, so that its kept branch is not reported as
-    /// a leftover of a failed creation.
+    /// a leftover of a failed creation. Once per id, one writer at a time.
     pub fn record_cleaned(&self, id: &str) -> Result<()> {
+        let _one_writer = self.creation_lock()?;
         let path = self.root.join("cleaned");
-        let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+        let mut text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(err) => return Err(io("read", &path)(err)),
+        };
+        if text.lines().any(|line| line == id) {
+            return Ok(());
+        }
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
         text.push_str(id);
         text.push('\n');
         write_atomic(&path, text.as_bytes())
@@ -237,28 +304,115 @@ impl Store {
 
     /// Whether a live process holds the run's lock right now (and who, when it says).
     pub fn holder(&self, id: &str) -> Result<Option<Holder>> {
-        let dir = self.run_dir(id);
-        let path = dir.join("lock");
-        let file = match File::options().write(true).open(&path) {
-            Ok(file) => file,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(err) => return Err(io("open", &path)(err)),
-        };
-        // A shared lock: probes never exclude each other, and a driver's exclusive lock
-        // excludes them.
-        match file.try_lock_shared() {
-            Ok(()) => Ok(None),
-            Err(std::fs::TryLockError::WouldBlock) => {
-                Ok(Some(read_holder(&dir).unwrap_or_else(|| Holder {
-                    pid: 0,
-                    host: "unknown".into(),
-                    since: "unknown".into(),
-                    lock_until: "unknown".into(),
-                    command: "another git-baton".into(),
-                })))
+        holder_in(&self.run_dir(id))
+    }
+
+    /// The temporary files of atomic writes under the store (and in `<git-common-dir>/info`,
+    /// where creation updates `exclude`), each with the lock its writer held. Those inside the
+    /// directory of an unfinished creation or removal are not listed: they go with it.
+    pub fn temporary_files(&self) -> Vec<TempFile> {
+        let mut found = Vec::new();
+        let common = self.root.parent().unwrap_or(&self.root);
+        for dir in [self.root.clone(), common.join("info")] {
+            for (name, path) in sorted_entries(&dir) {
+                if name.starts_with(TEMP_PREFIX) && path.is_file() {
+                    found.push(TempFile {
+                        path,
+                        owner: TempOwner::Store,
+                    });
+                }
             }
-            Err(std::fs::TryLockError::Error(err)) => Err(io("lock", &path)(err)),
         }
+        for (name, dir) in sorted_entries(&self.runs_dir()) {
+            let Ok(id) = name.parse::<RunId>() else {
+                continue;
+            };
+            let mut paths = Vec::new();
+            temporaries_under(&dir, &mut paths);
+            found.extend(paths.into_iter().map(|path| TempFile {
+                path,
+                owner: TempOwner::Run(id.clone()),
+            }));
+        }
+        found
+    }
+}
+
+/// How an atomic write names its temporary file (see [`crate::files::write_atomic`]).
+const TEMP_PREFIX: &str = ".tmp-";
+
+/// A run whose creation or removal started and did not finish.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Unfinished {
+    Creation,
+    Removal,
+}
+
+/// A temporary file an atomic write left, or is about to rename into place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TempFile {
+    pub path: PathBuf,
+    pub owner: TempOwner,
+}
+
+/// The lock whoever writes a file holds: while it is held the writer may be alive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TempOwner {
+    /// The creation lock: the store's own files and `info/exclude`.
+    Store,
+    /// The run's lock: everything in its directory.
+    Run(RunId),
+}
+
+fn sorted_entries(dir: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, PathBuf)> = read
+        .filter_map(|e| e.ok())
+        .filter_map(|e| Some((e.file_name().into_string().ok()?, e.path())))
+        .collect();
+    out.sort();
+    out
+}
+
+fn temporaries_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    for (name, path) in sorted_entries(dir) {
+        // Not followed: a run directory holds no links, and a link must not lead the walk out.
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            temporaries_under(&path, out);
+        } else if meta.is_file() && name.starts_with(TEMP_PREFIX) {
+            out.push(path);
+        }
+    }
+}
+
+/// Whether a live process holds the lock of the run directory `dir` right now (and who, when it
+/// says): also for a directory being created or removed.
+pub fn holder_in(dir: &Path) -> Result<Option<Holder>> {
+    let path = dir.join("lock");
+    let file = match File::options().write(true).open(&path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(io("open", &path)(err)),
+    };
+    // A shared lock: probes never exclude each other, and a driver's exclusive lock excludes
+    // them.
+    match file.try_lock_shared() {
+        Ok(()) => Ok(None),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            Ok(Some(read_holder(dir).unwrap_or_else(|| Holder {
+                pid: 0,
+                host: "unknown".into(),
+                since: "unknown".into(),
+                lock_until: "unknown".into(),
+                command: "another git-baton".into(),
+            })))
+        }
+        Err(std::fs::TryLockError::Error(err)) => Err(io("lock", &path)(err)),
     }
 }
 
@@ -501,6 +655,71 @@ mod tests {
         drop(lock);
         assert_eq!(store.holder(&r).unwrap(), None);
         assert!(!store.run_dir(&r).join("lock.json").exists());
+    }
+
+    #[test]
+    fn unfinished_creations_and_removals_are_found_by_name() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::new(tmp.path(), Clock::system());
+        let (a, b): (RunId, RunId) = ("1abc000000".parse().unwrap(), "1abd000000".parse().unwrap());
+        for dir in [
+            store.staging_dir(&a),
+            store.removal_dir(&b),
+            store.runs_dir().join(".clean-not-a-run"),
+            store.run_dir("1abe000000"),
+        ] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        assert_eq!(
+            store.unfinished(),
+            [
+                (Unfinished::Creation, a.clone(), store.staging_dir(&a)),
+                (Unfinished::Removal, b.clone(), store.removal_dir(&b)),
+            ]
+        );
+    }
+
+    #[test]
+    fn temporary_files_are_found_with_the_lock_their_writer_held() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::new(&tmp.path().join(".git"), Clock::system());
+        let id: RunId = "1abc000000".parse().unwrap();
+        let attempt = store.run_dir(&id).join("attempts/executor-1");
+        let files = [
+            store.runs_dir().parent().unwrap().join(".tmp-cleaned"),
+            tmp.path().join(".git/info/.tmp-exclude"),
+            store.run_dir(&id).join(".tmp-state"),
+            attempt.join(".tmp-prompt"),
+            // Removed with their directories, so not listed:
+            store.staging_dir("1abd000000").join(".tmp-plan"),
+            store.removal_dir("1abe000000").join(".tmp-lock"),
+        ];
+        for file in &files {
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, "half").unwrap();
+        }
+        std::fs::write(attempt.join("prompt.md"), "whole").unwrap();
+        let run = TempOwner::Run(id);
+        assert_eq!(
+            store.temporary_files(),
+            [
+                (files[0].clone(), TempOwner::Store),
+                (files[1].clone(), TempOwner::Store),
+                (files[2].clone(), run.clone()),
+                (files[3].clone(), run),
+            ]
+            .map(|(path, owner)| TempFile { path, owner })
+        );
+    }
+
+    #[test]
+    fn a_cleaned_run_is_recorded_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::new(tmp.path(), Clock::system());
+        for id in ["1abc000000", "1abd000000", "1abc000000"] {
+            store.record_cleaned(id).unwrap();
+        }
+        assert_eq!(store.cleaned(), ["1abc000000", "1abd000000"]);
     }
 
     #[test]

@@ -113,13 +113,18 @@ fn index_decoding_errors_name_the_index_file() {
 /// such an index; so does git-baton now, whatever its checksum says.
 #[test]
 fn index_entries_out_of_order_are_refused_not_a_panic() {
-    for checksum in [Checksum::Recomputed, Checksum::Stale] {
+    for (version, checksum) in [
+        ("2", Checksum::Recomputed),
+        ("2", Checksum::Stale),
+        ("4", Checksum::Recomputed),
+    ] {
         let repo = index::base();
+        repo.git(["update-index", "--index-version", version]);
         let rename = |b: &mut Vec<u8>| rename_entry(b, b"src/main.rs", b".rc/main.rs");
         for line in refusals(&repo, rename, checksum) {
             assert!(
                 line.contains("should order after prior entry") || line.contains("is corrupt"),
-                "{checksum:?}: {line}"
+                "version {version}, {checksum:?}: {line}"
             );
         }
     }

@@ -2,11 +2,12 @@
 
 use super::*;
 
-/// SIGINT (and SIGTERM) to git-baton mid-stage: exit 130, the attempt is interrupted (manual),
-/// its output and the worktree's edits are kept, and the agent's whole process group is gone.
+/// SIGINT, SIGTERM or SIGHUP (the terminal went away) to git-baton mid-stage: exit 130, the
+/// attempt is interrupted (manual), its output and the worktree's edits are kept, and the
+/// agent's whole process group is gone.
 #[test]
 fn a_signal_to_git_baton_interrupts_the_attempt_and_exits_130() {
-    for signal in ["INT", "TERM"] {
+    for signal in ["INT", "TERM", "HUP"] {
         let scratch_dir = scratch();
         let pid_file = outside(&scratch_dir, "agent.pid");
         let slow = Actor::agent("slow")

@@ -28,11 +28,13 @@ mod actors;
 mod concurrency;
 mod crash;
 mod create;
+mod debris;
 mod drive;
 mod finish_clean;
 mod gate;
 mod resume;
 mod stop_pause;
+mod terminal;
 
 const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/agents/fake-agent.sh");
 /// Long enough for any sane machine, short enough that a hang fails fast.

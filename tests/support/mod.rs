@@ -183,16 +183,36 @@ impl TestRepo {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_git-baton"));
-        cmd.args(args)
-            .current_dir(dir)
-            .stdin(Stdio::null())
+        let mut cmd = self.baton_command(dir, &[], args);
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .stderr(Stdio::piped())
+            .envs(env.iter().copied());
+        cmd.spawn().unwrap()
+    }
+
+    /// The command that runs the real git-baton binary in `dir` with the hermetic environment and
+    /// the next clock, for tests that choose its streams themselves. A non-empty `wrapper` is
+    /// the program that starts the binary, with its first arguments (`sh -c '…; exec "$@"' sh`):
+    /// the binary's path and `args` follow them.
+    pub fn baton_command<I, S>(&self, dir: &Path, wrapper: &[&str], args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let bin = env!("CARGO_BIN_EXE_git-baton");
+        let mut cmd = match wrapper {
+            [] => Command::new(bin),
+            [program, first @ ..] => {
+                let mut cmd = Command::new(program);
+                cmd.args(first).arg(bin);
+                cmd
+            }
+        };
+        cmd.args(args).current_dir(dir);
         hermetic(&mut cmd, &self.home);
         self.next_clock(&mut cmd);
-        cmd.envs(env.iter().copied());
-        cmd.spawn().unwrap()
+        cmd
     }
 
     /// Waits for a process started by [`Self::baton_spawn`] and collects it as a [`Run`]; kills
@@ -212,6 +232,23 @@ impl TestRepo {
                 panic!("git-baton (pid {pid}) did not exit within {timeout:?}");
             }
         }
+    }
+
+    /// Runs `script` with `sh -e` in the repository, in the hermetic environment with the
+    /// git-baton binary first on PATH, so that `git baton …` in it runs the binary under test:
+    /// for commands git-baton prints for people to run.
+    pub fn shell(&self, script: &str) -> Run {
+        let bin_dir = Path::new(env!("CARGO_BIN_EXE_git-baton")).parent().unwrap();
+        let mut path = std::ffi::OsString::from(bin_dir);
+        if let Some(rest) = std::env::var_os("PATH") {
+            path.push(":");
+            path.push(rest);
+        }
+        let mut cmd = Command::new("sh");
+        cmd.args(["-e", "-c", script]).current_dir(&self.root);
+        hermetic(&mut cmd, &self.home);
+        cmd.env("PATH", path);
+        Run::new(cmd.output().unwrap(), &[(self.tmp(), "$TMP")])
     }
 
     pub fn baton<I, S>(&self, args: I) -> Run

@@ -181,7 +181,6 @@ fn scan(
     let mut state = gix::index::State::new(kind);
     let mut cursors = Cursors::default();
     let mut path = Vec::new();
-    let mut previous: Vec<u8> = Vec::new();
     let mut previous_stage = None;
     let fixed = 40 + hash_len + 2;
     for _ in 0..num_entries {
@@ -202,7 +201,10 @@ fn scan(
         }
         header[..header_len].copy_from_slice(&head[..header_len]);
         let path_len = usize::from(stored & 0x0fff);
-        let kept = if version == 4 {
+        // The selection's cursors rely on git's order (by path, then stage), so each path is
+        // compared with the one before it. An entry out of order, or a path with a NUL byte, is
+        // damage: it is left to gix's decoder, after which `check_entries` reports it.
+        let (kept, order) = if version == 4 {
             input.consume(header_len);
             let (strip, used) = varint(input.peek(16).map_err(io)?).ok_or_else(truncated)?;
             input.consume(used);
@@ -210,12 +212,14 @@ fn scan(
                 .len()
                 .checked_sub(usize::try_from(strip).map_err(|_| truncated())?)
                 .ok_or_else(|| corrupt("bad path compression"))?;
-            path.truncate(keep);
             let suffix = input.until_nul().map_err(io)?.ok_or_else(truncated)?;
+            // The first `keep` bytes are the previous path's.
+            let order = suffix.cmp(&path[keep..]);
             let used = suffix.len() + 1;
+            path.truncate(keep);
             path.extend_from_slice(suffix);
             input.consume(used);
-            selection.keeps(&mut cursors, &path)
+            (selection.keeps(&mut cursors, &path), order)
         } else {
             if path_len == 0x0fff {
                 // gix reads such long paths without the padding git writes; leave them to gix.
@@ -227,22 +231,22 @@ fn scan(
                 return Err(truncated());
             }
             let name = &entry[header_len..header_len + path_len];
+            if name.contains(&0) {
+                return Ok(None);
+            }
+            let order = name.cmp(&path);
             let kept = selection.keeps(&mut cursors, name);
             path.clear();
             path.extend_from_slice(name);
             input.consume(padded);
-            kept
+            (kept, order)
         };
-        // The selection's cursors rely on git's order (by path, then stage). An entry out of it,
-        // or a path with a NUL byte, is damage: gix's decoder and `check_entries` report it.
         let stage = (stored >> 12) & 3;
-        if previous_stage.is_some_and(|p| (path.as_slice(), stage) <= (previous.as_slice(), p))
-            || path.contains(&0)
+        if let Some(before) = previous_stage
+            && (order, stage) <= (std::cmp::Ordering::Equal, before)
         {
             return Ok(None);
         }
-        previous.clear();
-        previous.extend_from_slice(&path);
         previous_stage = Some(stage);
         let mode = Mode::from_bits_truncate(be32(&header[24..28]));
         if mode.is_sparse() {

@@ -1,0 +1,561 @@
+//! Health checks of every run in a repository: what is wrong, and the one shell command that
+//! fixes each finding, listed in an order in which the commands apply top to bottom.
+//!
+//! The order is by kind ([`Kind`]): what blocks git itself first (half-written worktree
+//! registrations make every worktree operation fail), then the leftovers of killed
+//! writes, creations and removals, then the runs themselves, and last the worktrees and then the
+//! branches that belong to no run — a branch cannot be deleted while a worktree has it checked
+//! out.
+//!
+//! A finding is `safe` when its fix cannot lose work: debris of killed creations, temporary
+//! files of killed writes, removals cut short, broken registrations, worktrees and branches that
+//! hold nothing no other place has. [`fix`] applies those (`doctor --fix`), and with `force` also
+//! deletes branches holding commits no other branch has. It never removes a worktree holding
+//! anything its HEAD does not. Everything `doctor` looks at and changes is examined while no run
+//! is being created (it holds the creation lock), and nothing a live process holds is touched.
+
+mod fix;
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+pub use fix::{Fixed, fix};
+
+use crate::git::{CommitId, GitError, Repo, Scope};
+use crate::state::store::{self, Store, TempOwner, Unfinished};
+use crate::state::{RunId, RunState, RunStatus};
+
+use super::RunError;
+
+/// What a finding is about, in the order its fix must be applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A worktree registration a killed creation left half-written.
+    BrokenRegistration,
+    /// The temporary file of an atomic write that was killed before its rename.
+    TemporaryFile,
+    /// The staging directory of a creation that did not complete.
+    OrphanedCreation,
+    /// A run whose removal (`clean`) was cut short.
+    OrphanedRemoval,
+    /// A run directory whose `state.json` cannot be read.
+    UnreadableState,
+    /// A run's worktree owned by another user.
+    DubiousOwnership,
+    /// A run's worktree is missing, moved, or on another branch.
+    BrokenWorktree,
+    /// A run says it is running but nobody drives it.
+    StaleRun,
+    /// A directory under the worktree root that belongs to no run.
+    OrphanedWorktree,
+    /// A `baton/` branch that belongs to no run.
+    OrphanedBranch,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::BrokenRegistration => "broken_registration",
+            Kind::TemporaryFile => "temporary_file",
+            Kind::OrphanedCreation => "orphaned_creation",
+            Kind::OrphanedRemoval => "orphaned_removal",
+            Kind::UnreadableState => "unreadable_state",
+            Kind::DubiousOwnership => "dubious_ownership",
+            Kind::BrokenWorktree => "broken_worktree",
+            Kind::StaleRun => "stale_run",
+            Kind::OrphanedWorktree => "orphaned_worktree",
+            Kind::OrphanedBranch => "orphaned_branch",
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct Finding {
+    pub kind: Kind,
+    pub run: Option<String>,
+    /// What is wrong, and what to weigh before running the fix.
+    pub message: String,
+    /// One shell command that fixes it, valid after the fixes listed before it ran.
+    pub fix: String,
+    /// The fix cannot lose work: `doctor --fix` applies it.
+    pub safe: bool,
+    /// What `--fix` does instead of the command (the same, in process), if it may do it.
+    #[serde(skip)]
+    action: Option<Action>,
+}
+
+/// What `doctor --fix` does for a finding.
+#[derive(Debug, Clone)]
+enum Action {
+    /// A temporary file, removed under the lock its writer held.
+    RemoveFile(PathBuf, TempOwner),
+    RemoveDir(PathBuf),
+    FinishRemoval(RunId),
+    /// A worktree directory; registered with git, or not (its registration never completed).
+    RemoveWorktree {
+        path: PathBuf,
+        registered: bool,
+    },
+    DeleteBranch {
+        branch: String,
+        id: String,
+    },
+}
+
+impl Finding {
+    fn new(kind: Kind, run: Option<&str>, message: String, fix: String) -> Finding {
+        Finding {
+            kind,
+            run: run.map(String::from),
+            message,
+            fix,
+            safe: false,
+            action: None,
+        }
+    }
+
+    /// `--fix` may apply it: always when `safe`, else only with `--force`.
+    fn applied(mut self, action: Action, safe: bool) -> Finding {
+        self.action = Some(action);
+        self.safe = safe;
+        self
+    }
+}
+
+/// Every finding, in the order their fixes apply. Waits for a run creation in progress to end
+/// and keeps new ones from starting meanwhile, so that a creation is never taken for debris.
+pub fn check(repo: &Repo, store: &Store, worktree_root: &Path) -> Result<Vec<Finding>, RunError> {
+    let _settled = store.creations_settled()?;
+    Ok(findings(repo, store, worktree_root))
+}
+
+/// The findings as things are now; the caller keeps creations out.
+fn findings(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
+    let mut found = Vec::new();
+    let ids = store.list().unwrap_or_default();
+    let mut states: Vec<RunState> = Vec::new();
+    for id in &ids {
+        match store.load(id) {
+            Ok(state) => states.push(state),
+            Err(err) => found.push(Finding::new(
+                Kind::UnreadableState,
+                Some(id),
+                format!(
+                    "{err}; inspect {} if the run matters, else remove it",
+                    store.run_dir(id).display()
+                ),
+                format!("git baton clean --force {id}"),
+            )),
+        }
+    }
+    for state in &states {
+        check_run(repo, store, state, &mut found);
+    }
+
+    let unfinished = store.unfinished();
+    for (what, id, dir) in &unfinished {
+        // A removal or creation in progress holds the directory's lock.
+        if !matches!(store::holder_in(dir), Ok(None)) {
+            continue;
+        }
+        found.push(match what {
+            Unfinished::Creation => Finding::new(
+                Kind::OrphanedCreation,
+                None,
+                format!(
+                    "{} is left over from the creation of run {id}, which did not complete",
+                    dir.display()
+                ),
+                format!("rm -rf {}", quote(dir)),
+            )
+            .applied(Action::RemoveDir(dir.clone()), true),
+            Unfinished::Removal => Finding::new(
+                Kind::OrphanedRemoval,
+                Some(id),
+                format!(
+                    "the removal of run {id} was cut short; what is left of it is in {}",
+                    dir.display()
+                ),
+                format!("git baton clean {id}"),
+            )
+            .applied(Action::FinishRemoval(id.clone()), true),
+        });
+    }
+    for temp in store.temporary_files() {
+        if let TempOwner::Run(id) = &temp.owner
+            && !matches!(store.holder(id), Ok(None))
+        {
+            continue;
+        }
+        found.push(
+            Finding::new(
+                Kind::TemporaryFile,
+                None,
+                format!(
+                    "{} is left over from a write that did not complete",
+                    temp.path.display()
+                ),
+                format!("rm -f {}", quote(&temp.path)),
+            )
+            .applied(Action::RemoveFile(temp.path.clone(), temp.owner), true),
+        );
+    }
+    for broken in repo.broken_worktrees(super::create::is_run_id) {
+        found.push(
+            Finding::new(
+                Kind::BrokenRegistration,
+                None,
+                format!(
+                    "{} is a worktree registration a killed creation left unusable ({}); it holds \
+                     no work",
+                    broken.path.display(),
+                    broken.why
+                ),
+                format!("rm -rf {}", quote(&broken.path)),
+            )
+            .applied(Action::RemoveDir(broken.path.clone()), true),
+        );
+    }
+
+    let removals: Vec<&RunId> = unfinished
+        .iter()
+        .filter(|(what, ..)| *what == Unfinished::Removal)
+        .map(|(_, id, _)| id)
+        .collect();
+    // A removal finishes with its worktree; a cleaned run's worktree went with it.
+    let worktree_owners: Vec<&str> = ids
+        .iter()
+        .chain(removals.iter().copied())
+        .map(|id| id.as_str())
+        .collect();
+    // Worktrees that stay until someone looks at them keep their branches checked out.
+    let mut kept_worktrees = Vec::new();
+    for (name, path) in entries(worktree_root) {
+        if !worktree_owners.contains(&name.as_str()) {
+            let finding = orphaned_worktree(repo, &path);
+            if !finding.safe {
+                kept_worktrees.push((name, path));
+            }
+            found.push(finding);
+        }
+    }
+    // A cleaned run keeps its branch on purpose.
+    let cleaned = store.cleaned();
+    let branch_owners: Vec<&str> = worktree_owners
+        .iter()
+        .copied()
+        .chain(cleaned.iter().map(String::as_str))
+        .collect();
+    found.extend(orphaned_branches(repo, &branch_owners, &kept_worktrees));
+
+    found.sort_by_key(|f| f.kind);
+    found
+}
+
+/// What is wrong with one readable run: stale, or its worktree.
+fn check_run(repo: &Repo, store: &Store, state: &RunState, found: &mut Vec<Finding>) {
+    let id = &state.run_id;
+    let stale = store.is_stale(state);
+    let mut resume = format!("git baton resume {id}");
+    if state.status() != RunStatus::Finished {
+        match Repo::open_worktree(Path::new(&state.worktree)) {
+            Err(GitError::DubiousOwnership { path }) => found.push(Finding::new(
+                Kind::DubiousOwnership,
+                Some(id),
+                format!(
+                    "the worktree of run {id} is owned by another user: {}; trust it only if you \
+                     know who owns it",
+                    path.display()
+                ),
+                format!("git config --global --add safe.directory {}", quote(&path)),
+            )),
+            _ => {
+                if let Err(err) = super::check_worktree(repo, state) {
+                    let (repair, why) = repair(&err, state);
+                    if stale && repair.starts_with(&resume) {
+                        // One command repairs the worktree and resumes the run.
+                        resume = repair;
+                    } else {
+                        found.push(Finding::new(
+                            Kind::BrokenWorktree,
+                            Some(id),
+                            format!("{err}; {why}"),
+                            repair,
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    if stale {
+        found.push(Finding::new(
+            Kind::StaleRun,
+            Some(id),
+            format!(
+                "run {id} is {} but no process drives it: it crashed or was killed; resuming \
+                 records the crash and runs the stage again",
+                state.status()
+            ),
+            resume,
+        ));
+    }
+}
+
+/// The one command that repairs a run's worktree mapping, and what to know before running it.
+fn repair(err: &RunError, state: &RunState) -> (String, String) {
+    let (id, worktree) = (&state.run_id, Path::new(&state.worktree));
+    match err {
+        RunError::Stale(inner) => repair(inner, state),
+        RunError::WorktreeMissing { branch, .. } => (
+            format!("git baton resume {id} --recreate-worktree"),
+            format!(
+                "this rebuilds it from branch {branch} and the last attempt's snapshot, then \
+                 resumes the run"
+            ),
+        ),
+        RunError::WrongBranch { branch, .. } => (
+            format!("git -C {} switch {branch}", quote(worktree)),
+            "this puts the worktree back on the run's branch".into(),
+        ),
+        RunError::BaseNotInHistory { branch, .. } => (
+            format!("git baton clean --force {id}"),
+            format!(
+                "the branch was rewritten: restore it from `git reflog {branch}` instead if its \
+                 work matters, since this removes the run and its worktree"
+            ),
+        ),
+        _ => (
+            format!("git worktree repair {}", quote(worktree)),
+            format!(
+                "this re-links a moved worktree; if it was not moved, move it away and run `git \
+                 baton resume {id} --recreate-worktree` instead"
+            ),
+        ),
+    }
+}
+
+/// A directory under the worktree root that no run owns. Removing it is safe when it holds no
+/// content that a commit does not: for a worktree git knows, nothing its HEAD lacks (files a
+/// killed checkout never wrote are no loss); for a directory whose registration is gone or never
+/// completed, no file but ones equal to the same path on its branch.
+fn orphaned_worktree(repo: &Repo, path: &Path) -> Finding {
+    let registered = super::worktree_at(repo, path);
+    let (unkept, fix) = match &registered {
+        // Twice forced: a creation killed inside git leaves its worktree locked ("initializing").
+        Some(worktree) => (
+            unkept_in_worktree(worktree, path),
+            format!("git worktree remove --force --force {}", quote(path)),
+        ),
+        None => {
+            let branch = format!(
+                "baton/{}",
+                path.file_name().unwrap_or_default().to_string_lossy()
+            );
+            let tip = repo.branch_tip(&branch).ok().flatten();
+            (
+                unkept_in_directory(repo, path, tip),
+                format!("rm -rf {}", quote(path)),
+            )
+        }
+    };
+    let mut message = format!("{} belongs to no run", path.display());
+    if registered.is_none() {
+        message.push_str(
+            " and is no worktree git knows (its registration is gone or was never completed)",
+        );
+    }
+    if !unkept.is_empty() {
+        message.push_str(&format!(
+            "; it holds what no commit has ({}): removing it loses that",
+            unkept.join(", ")
+        ));
+    }
+    // Someone locked it on purpose (a worktree on removable media, say): not debris to us.
+    let lock = registered
+        .as_ref()
+        .and_then(|wt| std::fs::read_to_string(wt.git_dir().join("locked")).ok())
+        .filter(|reason| reason.trim() != "initializing");
+    if let Some(reason) = &lock {
+        message.push_str(&format!("; it is locked ({})", reason.trim()));
+    }
+    let finding = Finding::new(Kind::OrphanedWorktree, None, message, fix);
+    if !unkept.is_empty() || lock.is_some() {
+        return finding;
+    }
+    finding.applied(
+        Action::RemoveWorktree {
+            path: path.to_path_buf(),
+            registered: registered.is_some(),
+        },
+        true,
+    )
+}
+
+/// The paths of a worktree whose content its HEAD does not have: changed or untracked files
+/// that are there (a deletion loses nothing).
+fn unkept_in_worktree(worktree: &Repo, path: &Path) -> Vec<String> {
+    let Some(head) = worktree.head_commit() else {
+        return vec!["(no commit checked out)".into()];
+    };
+    match worktree.worktree_changes(head, &Scope::All) {
+        Ok(changes) => changes
+            .into_iter()
+            .filter(|rel| std::fs::symlink_metadata(path.join(rel)).is_ok())
+            .collect(),
+        Err(err) => vec![format!("(cannot tell: {err})")],
+    }
+}
+
+/// The files of a directory (its `.git` link aside) that are not the same file at the same path
+/// in commit `tip`.
+fn unkept_in_directory(repo: &Repo, dir: &Path, tip: Option<CommitId>) -> Vec<String> {
+    fn walk(repo: &Repo, dir: &Path, rel: &str, tip: Option<CommitId>, out: &mut Vec<String>) {
+        for (name, path) in entries(dir) {
+            if rel.is_empty() && name == ".git" && path.is_file() {
+                continue;
+            }
+            let rel = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
+            match std::fs::symlink_metadata(&path) {
+                Ok(meta) if meta.is_dir() => walk(repo, &path, &rel, tip, out),
+                Ok(meta) if meta.is_file() => {
+                    let committed = tip.and_then(|tip| repo.read_file_at(tip, &rel).ok().flatten());
+                    if committed.is_none() || std::fs::read(&path).ok() != committed {
+                        out.push(rel);
+                    }
+                }
+                _ => out.push(rel),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(repo, dir, "", tip, &mut out);
+    out
+}
+
+/// `baton/` branches of no run. Deleting one is safe when its tip is reachable from a branch
+/// that stays (or from HEAD), so that no commit is lost; a branch checked out in the main
+/// worktree is someone's work in progress, not debris.
+fn orphaned_branches(
+    repo: &Repo,
+    owners: &[&str],
+    kept_worktrees: &[(String, PathBuf)],
+) -> Vec<Finding> {
+    let all = repo.branches_with_prefix("").unwrap_or_default();
+    let orphan = |branch: &str| {
+        branch
+            .strip_prefix("baton/")
+            .is_some_and(|id| !owners.contains(&id))
+    };
+    let current = repo.head_branch().ok().flatten();
+    let kept_tips: Vec<CommitId> = all
+        .iter()
+        .filter(|b| !orphan(b))
+        .filter_map(|b| repo.branch_tip(b).ok().flatten())
+        .chain(repo.head_commit())
+        .collect();
+    let mut found = Vec::new();
+    for branch in all.iter().filter(|b| orphan(b)) {
+        if current.as_deref() == Some(branch.as_str()) {
+            continue;
+        }
+        let Ok(Some(tip)) = repo.branch_tip(branch) else {
+            continue;
+        };
+        let kept_elsewhere = kept_tips.iter().any(|&t| repo.is_ancestor(tip, t));
+        let mut message = format!(
+            "branch {branch} belongs to no run (a creation that was killed, or a run whose \
+             directory was deleted by hand)"
+        );
+        if !kept_elsewhere {
+            message.push_str(
+                "; it holds commits no other branch has: merge them first if you want them",
+            );
+        }
+        let id = branch.trim_start_matches("baton/").to_string();
+        let finding = Finding::new(
+            Kind::OrphanedBranch,
+            None,
+            message,
+            format!("git branch -D {branch}"),
+        );
+        if let Some((_, worktree)) = kept_worktrees.iter().find(|(name, _)| *name == id) {
+            let mut finding = finding;
+            finding.message.push_str(&format!(
+                "; it is checked out in {}, which the fix before this one removes",
+                worktree.display()
+            ));
+            found.push(finding);
+            continue;
+        }
+        found.push(finding.applied(
+            Action::DeleteBranch {
+                branch: branch.clone(),
+                id,
+            },
+            kept_elsewhere,
+        ));
+    }
+    found
+}
+
+/// A path as one shell word.
+fn quote(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+fn entries(dir: &Path) -> Vec<(String, PathBuf)> {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, PathBuf)> = read
+        .filter_map(|e| e.ok())
+        .filter_map(|e| Some((e.file_name().into_string().ok()?, e.path())))
+        .collect();
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_quoted_as_one_shell_word() {
+        assert_eq!(quote(Path::new("/a b/c")), "'/a b/c'");
+        assert_eq!(quote(Path::new("/it's")), r"'/it'\''s'");
+    }
+
+    #[test]
+    fn kinds_sort_in_the_order_their_fixes_apply() {
+        let mut kinds = [
+            Kind::OrphanedBranch,
+            Kind::OrphanedWorktree,
+            Kind::StaleRun,
+            Kind::TemporaryFile,
+            Kind::BrokenRegistration,
+        ];
+        kinds.sort();
+        let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+        assert_eq!(
+            names,
+            [
+                "broken_registration",
+                "temporary_file",
+                "stale_run",
+                "orphaned_worktree",
+                "orphaned_branch"
+            ]
+        );
+        assert_eq!(
+            serde_json::to_value(Kind::OrphanedRemoval).unwrap(),
+            "orphaned_removal"
+        );
+    }
+}
