@@ -235,7 +235,7 @@ pub fn finish_removal(
 
 /// Whether `path` is the worktree of another repository, which took the place of the run's.
 fn foreign(repo: &Repo, path: &Path) -> bool {
-    Repo::discover(path).is_ok_and(|other| {
+    Repo::open_worktree(path).is_ok_and(|other| {
         other.workdir().is_ok_and(|dir| same_dir(dir, path))
             && !same_dir(other.common_dir(), repo.common_dir())
     })

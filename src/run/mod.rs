@@ -419,7 +419,7 @@ pub(crate) fn worktree_at(repo: &Repo, path: &Path) -> Option<Repo> {
             .ok()
             .is_some_and(|a| b.canonicalize().ok() == Some(a))
     };
-    Repo::discover(path).ok().filter(|wt| {
+    Repo::open_worktree(path).ok().filter(|wt| {
         same(wt.common_dir(), repo.common_dir()) && wt.workdir().is_ok_and(|dir| same(dir, path))
     })
 }

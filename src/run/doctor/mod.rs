@@ -2,7 +2,7 @@
 //! fixes each finding, listed in an order in which the commands apply top to bottom.
 //!
 //! The order is by kind ([`Kind`]): what blocks git itself first (half-written worktree
-//! registrations make gix refuse every worktree operation), then the leftovers of killed
+//! registrations make every worktree operation fail), then the leftovers of killed
 //! writes, creations and removals, then the runs themselves, and last the worktrees and then the
 //! branches that belong to no run — a branch cannot be deleted while a worktree has it checked
 //! out.
