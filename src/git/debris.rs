@@ -12,10 +12,11 @@
 //! What counts as broken is deliberately narrow: an entry whose `gitdir` is missing or empty is
 //! one git itself prunes whatever else is true (`git worktree prune`: "invalid gitdir file").
 //! An entry missing only `commondir` or `HEAD` is discarded only when the caller says the name
-//! is its own (a run id), because a foreign tool's entry is not ours to judge. A locked entry
-//! is never touched, except one of our own locked "initializing": git and gix lock a
-//! registration with that reason before they write its files, so a creation killed midway
-//! leaves it locked (the caller makes sure none of its creations is in progress).
+//! is its own (a run id), because a foreign tool's entry is not ours to judge. A foreign locked
+//! entry is never touched. Our own entries are judged whatever their lock says: git and gix
+//! lock a registration ("initializing") before they write its files, so a creation killed
+//! midway leaves it locked, or with an empty lock file if the kill came while the lock itself
+//! was written (the caller makes sure none of its creations is in progress).
 
 use std::path::{Path, PathBuf};
 
@@ -101,9 +102,9 @@ impl Repo {
 }
 
 fn diagnose(entry: &Path, ours: bool) -> Option<&'static str> {
-    let creating =
-        || std::fs::read_to_string(entry.join("locked")).is_ok_and(|r| r.trim() == "initializing");
-    if !entry.is_dir() || (entry.join("locked").exists() && !(ours && creating())) {
+    // Our own entries are judged whatever their lock says: gix and git write `locked` first
+    // ("initializing") and a kill can leave it empty, and no creation of ours is under way.
+    if !entry.is_dir() || (!ours && entry.join("locked").exists()) {
         return None;
     }
     match std::fs::read(entry.join("gitdir")) {
@@ -176,8 +177,14 @@ mod tests {
             ),
             (
                 entry(root, "locked", &[("gitdir", ""), ("locked", "")]),
-                true,
+                false,
                 None,
+            ),
+            // Killed while git wrote the lock itself: the lock is empty.
+            (
+                entry(root, "emptylock", &[("locked", "")]),
+                true,
+                Some("gitdir file does not exist"),
             ),
             // What a creation killed right after git locked the new entry leaves.
             (
