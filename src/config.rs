@@ -41,6 +41,26 @@ pub struct Config {
     pub sources: Vec<String>,
     /// Where each stage's `actor:` was written (file, line, column), for errors found later.
     pipeline_spans: BTreeMap<String, (String, u64, u64)>,
+    /// Where `worktree_root` was written, when it was.
+    worktree_root_span: Option<(String, u64, u64)>,
+}
+
+impl Config {
+    /// An error about `worktree_root`, located where it was written (or, for the default, at
+    /// the top of the repository's configuration file).
+    pub fn worktree_root_error(&self, message: String, hint: String) -> ConfigError {
+        let (file, line, column) = self
+            .worktree_root_span
+            .clone()
+            .unwrap_or_else(|| (FILE_NAME.to_string(), 1, 1));
+        ConfigError::Invalid {
+            file,
+            line,
+            column,
+            message,
+            hint: Some(hint),
+        }
+    }
 }
 
 impl Default for Config {
@@ -56,6 +76,7 @@ impl Default for Config {
             log_limit: crate::exec::DEFAULT_LOG_LIMIT,
             sources: Vec::new(),
             pipeline_spans: BTreeMap::new(),
+            worktree_root_span: None,
         }
     }
 }
@@ -124,7 +145,7 @@ struct RawFile {
     actors: Option<BTreeMap<String, Spanned<RawActor>>>,
     pipeline: Option<Vec<Spanned<RawStage>>>,
     coverage: Option<CoverageMode>,
-    worktree_root: Option<String>,
+    worktree_root: Option<Spanned<String>>,
     prompts: Option<RawPrompts>,
     require_targets: Option<bool>,
     log_limit: Option<Spanned<SizeValue>>,
@@ -302,7 +323,12 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
         config.plans_dir = normalized.join("/");
     }
     if let Some(root) = raw.worktree_root {
-        config.worktree_root = root;
+        config.worktree_root_span = Some((
+            file.to_string(),
+            root.referenced.line(),
+            root.referenced.column(),
+        ));
+        config.worktree_root = root.value;
     }
     if let Some(mode) = raw.coverage {
         config.coverage = mode;

@@ -46,8 +46,28 @@ pub fn cmd_finish(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<O
     }
     if done.worktree_removed {
         let _ = writeln!(out, "removed the worktree {}", state.worktree);
-    } else {
+    } else if done.left.is_empty() {
         let _ = writeln!(out, "kept the worktree {}: it is not clean", state.worktree);
+    } else {
+        // Bounded: a build directory alone may hold thousands of paths.
+        const SHOWN: usize = 10;
+        let _ = writeln!(
+            out,
+            "kept the worktree {}: it holds {} path(s) the branch does not have:",
+            state.worktree,
+            done.left.len()
+        );
+        for path in done.left.iter().take(SHOWN) {
+            let _ = writeln!(out, "  {}", path.escape_debug());
+        }
+        if done.left.len() > SHOWN {
+            let _ = writeln!(out, "  … and {} more", done.left.len() - SHOWN);
+        }
+        let _ = writeln!(
+            out,
+            "remove it by hand once they are saved: `git worktree remove --force {}`",
+            state.worktree
+        );
     }
     let _ = writeln!(
         out,

@@ -47,7 +47,7 @@ fn printed_id(hex: &str, what: &str) -> Result<CommitId> {
 impl Repo {
     /// The git directory of `worktree`, for commands that name it: the worktree's own, so that
     /// its index and its `config.worktree` are the ones used.
-    fn git_dir_of(worktree: &Path) -> Result<std::path::PathBuf> {
+    pub(super) fn git_dir_of(worktree: &Path) -> Result<std::path::PathBuf> {
         Ok(Repo::open_worktree(worktree)?.git_dir().to_path_buf())
     }
 

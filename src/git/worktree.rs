@@ -125,23 +125,128 @@ impl Repo {
         Ok(names)
     }
 
-    /// Adds `pattern` to `<common-dir>/info/exclude` unless a line already says it, so that
-    /// worktrees nested in the main worktree do not show up as untracked there.
+    /// Makes `<common-dir>/info/exclude` hold exactly one line git-baton owns, `pattern`, below
+    /// its marker line, so that worktrees nested in the main worktree do not show up as
+    /// untracked there. The file applies to every worktree, so a pattern broader than the
+    /// worktree root hides an agent's new files from the gate, the snapshot and `finish`.
+    ///
+    /// Lines git-baton wrote are recognised only by the marker line above them (the current
+    /// marker, or `# worktrees of git-baton runs` of older versions): the line after a marker is
+    /// replaced, so an older, broader pattern (`/.baton/`) is migrated. Every other line is the
+    /// user's and stays as it is. Idempotent; written atomically.
     pub fn ensure_excluded(&self, pattern: &str) -> Result<()> {
         let path = self.common_dir().join("info").join("exclude");
-        let existing = std::fs::read_to_string(&path).unwrap_or_default();
-        if existing.lines().any(|l| l.trim() == pattern) {
+        let existing = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(err) => return Err(GitError::op(format!("read {}", path.display()), err)),
+        };
+        let text = excluded(&existing, pattern);
+        if text == existing {
             return Ok(());
         }
-        let mut text = existing;
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str(&format!("# worktrees of git-baton runs\n{pattern}\n"));
         let dir = path.parent().expect("info/exclude has a parent");
         std::fs::create_dir_all(dir)
             .map_err(|err| GitError::op(format!("create {}", dir.display()), err))?;
         crate::files::write_atomic(&path, text.as_bytes())
             .map_err(|err| GitError::op(format!("update {}", path.display()), err))
+    }
+
+    /// Whether `dir` (relative to the main worktree `main`, `/`-separated) holds tracked files
+    /// at HEAD or in the main worktree's index, or is itself a tracked file.
+    pub fn is_tracked(&self, main: &Path, dir: &str) -> Result<bool> {
+        let at_index = Git::at_worktree(self.common_dir(), main)
+            .args(["ls-files", "-z", "--cached", "--full-name", "--"])
+            .arg(dir)
+            .output()?;
+        if !at_index.is_empty() {
+            return Ok(true);
+        }
+        if self.repo.head_id().is_err() {
+            return Ok(false); // an unborn HEAD has no tree
+        }
+        let at_head = Git::at_git_dir(self.common_dir())
+            .args(["ls-tree", "-z", "--name-only", "HEAD", "--"])
+            .arg(dir)
+            .output()?;
+        Ok(!at_head.is_empty())
+    }
+
+    /// The ignored files and directories in the worktree at `worktree` (a directory entirely
+    /// ignored is one entry ending in `/`). `git worktree remove` deletes them without asking,
+    /// so whoever removes a worktree that may hold work asks this first.
+    pub fn ignored_files(&self, worktree: &Path) -> Result<Vec<String>> {
+        let git_dir = Repo::git_dir_of(worktree)?;
+        let out = Git::at_worktree(&git_dir, worktree)
+            .args([
+                "ls-files",
+                "-z",
+                "--others",
+                "--ignored",
+                "--exclude-standard",
+                "--directory",
+            ])
+            .output()?;
+        Ok(out
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .map(String::from)
+            .collect())
+    }
+}
+
+/// The marker line above the one line of `info/exclude` git-baton owns.
+pub const EXCLUDE_MARKER: &str = "# git-baton: run worktrees (git-baton manages the next line)";
+/// The marker older versions wrote, above a broader pattern that is migrated.
+const OLD_EXCLUDE_MARKER: &str = "# worktrees of git-baton runs";
+
+/// `text` (an `info/exclude`) with git-baton's line set to `pattern`: the first line after a
+/// marker is replaced, further marked blocks are dropped, the user's lines stay.
+fn excluded(text: &str, pattern: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    let mut written = false;
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let trimmed = line.trim_end();
+        if trimmed == EXCLUDE_MARKER || trimmed == OLD_EXCLUDE_MARKER {
+            lines.next(); // the pattern git-baton wrote under its marker
+            if !written {
+                out.extend([EXCLUDE_MARKER, pattern]);
+                written = true;
+            }
+            continue;
+        }
+        out.push(line);
+    }
+    if !written {
+        out.extend([EXCLUDE_MARKER, pattern]);
+    }
+    let mut joined = out.join("\n");
+    joined.push('\n');
+    joined
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exclude_line_is_added_once_and_keeps_user_lines() {
+        let once = excluded("# user\n*.log\n", "/.baton/worktrees/");
+        assert_eq!(
+            once,
+            format!("# user\n*.log\n{EXCLUDE_MARKER}\n/.baton/worktrees/\n")
+        );
+        assert_eq!(excluded(&once, "/.baton/worktrees/"), once);
+        assert_eq!(excluded("", "/w/"), format!("{EXCLUDE_MARKER}\n/w/\n"));
+    }
+
+    #[test]
+    fn older_broader_lines_are_migrated_and_only_those() {
+        let old = "/.baton/\n# worktrees of git-baton runs\n/.baton/\n*.tmp\n# worktrees of git-baton runs\n/docs/\n";
+        assert_eq!(
+            excluded(old, "/.baton/worktrees/"),
+            format!("/.baton/\n{EXCLUDE_MARKER}\n/.baton/worktrees/\n*.tmp\n")
+        );
     }
 }

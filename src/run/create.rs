@@ -158,6 +158,8 @@ pub fn create(
         options.stop_after,
         options.actors,
     )?;
+    // Before anything is created: a refused root leaves no trace.
+    let exclude = super::worktree_root::check(repo, options.main_worktree, config)?;
     let _creating = store.creation_lock()?;
     if let Some(key) = options.key
         && let Some(existing) = find_by_key(store, key)?
@@ -199,11 +201,9 @@ pub fn create(
     undo.branch = Some(branch.clone());
 
     fail_at("worktree")?;
-    if let Ok(rel) = worktree.strip_prefix(options.main_worktree)
-        && let Some(first) = rel.components().next()
-    {
+    if let Some(pattern) = &exclude {
         // A root inside the main worktree must not show up there as untracked files.
-        repo.ensure_excluded(&format!("/{}/", first.as_os_str().to_string_lossy()))?;
+        repo.ensure_excluded(pattern)?;
     }
     if let Some(parent) = worktree.parent() {
         std::fs::create_dir_all(parent).map_err(io_err("create", parent))?;

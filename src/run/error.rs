@@ -23,6 +23,8 @@ pub enum RunError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Plan(#[from] PlanError),
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
     /// A move the RunState does not allow: finishing a run not in review, resuming a finished
     /// one, … (and, were the driver wrong, any other illegal transition).
     #[error(transparent)]
@@ -240,6 +242,7 @@ impl RunError {
                 "the branch was rewritten; restore it from `git reflog {branch}`, or remove the \
                  run with `git baton clean --force {run}`"
             )),
+            RunError::Config(err) => err.hint(),
             RunError::NoPipeline => Some(
                 "for example:\n\nactors:\n  agent: { command: [my-agent, \"{prompt_file}\"] }\n\
                  pipeline:\n  - { stage: executor, actor: agent, gate: coverage }"

@@ -17,6 +17,9 @@ pub struct Finished {
     pub commit: Option<String>,
     pub unchanged_trailers: usize,
     pub worktree_removed: bool,
+    /// When the worktree was kept: what in it the branch does not hold (uncommitted, untracked
+    /// or ignored paths; empty when they could not be listed).
+    pub left: Vec<String>,
 }
 
 /// The commit message `finish` writes: trailers that `verify` reads in CI.
@@ -82,16 +85,30 @@ pub fn finish(
     store::save_in(lock_dir, &finished)?;
     super::write_result(lock_dir, &finished)?;
 
-    let clean = Repo::open_worktree(worktree)
-        .and_then(|wt| wt.worktree_changes(commit, &Scope::All))
-        .is_ok_and(|changes| changes.is_empty());
-    let worktree_removed = clean && repo.remove_worktree(worktree, false).is_ok();
+    // `git worktree remove` deletes ignored files without asking: a worktree is removed only
+    // when nothing at all in it is missing from the branch, and kept when that is unknown.
+    let left = left_behind(repo, worktree, commit);
+    let worktree_removed = matches!(&left, Ok(paths) if paths.is_empty())
+        && repo.remove_worktree(worktree, false).is_ok();
     *state = finished;
     Ok(Finished {
         commit: committed.then(|| commit.to_string()),
         unchanged_trailers: reasons,
         worktree_removed,
+        left: left.unwrap_or_default(),
     })
+}
+
+/// What the worktree at `worktree` holds that `commit` does not: changed and untracked paths,
+/// then ignored ones (an ignored directory as one entry).
+fn left_behind(
+    repo: &Repo,
+    worktree: &Path,
+    commit: crate::git::CommitId,
+) -> Result<Vec<String>, RunError> {
+    let mut paths = Repo::open_worktree(worktree)?.worktree_changes(commit, &Scope::All)?;
+    paths.extend(repo.ignored_files(worktree)?);
+    Ok(paths)
 }
 
 /// Removes a run: its worktree, its snapshot refs and its directory. The branch stays: it holds
@@ -122,9 +139,11 @@ pub fn clean(
         // `finish` keeps the worktree exactly when something in it was left uncommitted.
         // Without its branch, what the worktree holds beyond the base would exist nowhere else.
         let kept = repo.branch_tip(&state.branch)?.unwrap_or(state.base);
-        let unkept = super::open_run_worktree(repo, state)
+        let mut unkept = super::open_run_worktree(repo, state)
             .map_err(|err| RunError::Stale(Box::new(err)))?
             .worktree_changes(kept, &Scope::All)?;
+        // Removal deletes ignored files too; they may be an agent's work.
+        unkept.extend(repo.ignored_files(worktree)?);
         if !unkept.is_empty() {
             return Err(RunError::WorktreeHoldsWork {
                 run: state.run_id.to_string(),

@@ -18,6 +18,7 @@ pub mod lifecycle;
 pub mod prompt;
 pub mod request;
 pub mod resume;
+mod worktree_root;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;

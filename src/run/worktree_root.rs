@@ -1,0 +1,140 @@
+//! Where run worktrees may go, and the one `info/exclude` line that hides them.
+//!
+//! `info/exclude` applies to every worktree of the repository, the runs' included: a pattern
+//! broader than the worktree root hides an agent's new files from the gate, the snapshot and the
+//! `finish` commit, and `git worktree remove` then deletes them. So the line names exactly the
+//! root, and a root that would share a directory with tracked content is refused: there, the
+//! worktrees would sit among files the branch checks out and users edit.
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::config::Config;
+use crate::git::Repo;
+
+use super::RunError;
+
+/// git-baton's own directory: tracked files in it (prompt templates) are its configuration, and
+/// the exact exclude line leaves them visible, so the default root may sit beside them.
+const OWN_DIR: &str = ".baton";
+
+/// Checks `config.worktree_root` and returns the `info/exclude` pattern for it: `None` when the
+/// root is outside the main worktree (nothing there to hide). Refused: the repository root
+/// itself, a root inside the git directory, and a root inside a directory that has tracked files
+/// at HEAD or in the index (or that is itself tracked).
+pub fn check(
+    repo: &Repo,
+    main_worktree: &Path,
+    config: &Config,
+) -> Result<Option<String>, RunError> {
+    let written = config.worktree_root.as_str();
+    let refuse = |why: String, hint: &str| -> RunError {
+        config
+            .worktree_root_error(format!("`worktree_root: {written}` {why}"), hint.into())
+            .into()
+    };
+    let root = resolved(&main_worktree.join(written));
+    let main = resolved(main_worktree);
+    let git_dir = resolved(repo.common_dir());
+    if root.starts_with(&git_dir) {
+        return Err(refuse(
+            "is inside the git directory".into(),
+            "agents refuse to edit below `.git`; use a directory of its own, e.g. `worktree_root: .baton/worktrees`",
+        ));
+    }
+    let Ok(rel) = root.strip_prefix(&main) else {
+        return Ok(None);
+    };
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.is_empty() {
+        return Err(refuse(
+            "is the repository root".into(),
+            "use a directory of its own, e.g. `worktree_root: .baton/worktrees`",
+        ));
+    }
+    if parts.iter().any(|p| p == ".git") {
+        return Err(refuse(
+            "is inside a git directory".into(),
+            "agents refuse to edit below `.git`; use a directory of its own, e.g. `worktree_root: .baton/worktrees`",
+        ));
+    }
+    for end in 1..=parts.len() {
+        let dir = parts[..end].join("/");
+        if end == 1 && end < parts.len() && dir == OWN_DIR {
+            continue;
+        }
+        if repo.is_tracked(main_worktree, &dir)? {
+            return Err(refuse(
+                format!("is inside `{dir}`, which has tracked files"),
+                "run worktrees must not share a directory with tracked files; use a directory of \
+                 its own, e.g. `worktree_root: .baton/worktrees`, or one outside the repository",
+            ));
+        }
+    }
+    let escaped: Vec<String> = parts.iter().map(|p| escape(p)).collect();
+    Ok(Some(format!("/{}/", escaped.join("/"))))
+}
+
+/// `path` made absolute and free of `.` and `..`, with symbolic links resolved in the part of
+/// it that exists, so that two spellings of one directory compare equal.
+fn resolved(path: &Path) -> PathBuf {
+    let mut lexical = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                lexical.pop();
+            }
+            other => lexical.push(other),
+        }
+    }
+    let mut existing = lexical.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            return rest.iter().rev().fold(real, |acc, part| acc.join(part));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return lexical,
+        }
+    }
+}
+
+/// A path component as a literal gitignore pattern.
+fn escape(part: &str) -> String {
+    let mut out = String::new();
+    for ch in part.chars() {
+        if matches!(ch, '*' | '?' | '[' | '\\') {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    if out.ends_with(' ') {
+        out.insert(out.len() - 1, '\\');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_are_literal() {
+        assert_eq!(escape("a*b?[c]"), "a\\*b\\?\\[c]");
+        assert_eq!(escape("x "), "x\\ ");
+        assert_eq!(escape(".runs"), ".runs");
+    }
+
+    #[test]
+    fn dots_are_resolved() {
+        let base = std::env::temp_dir().join("no-such-dir-git-baton");
+        assert_eq!(resolved(&base.join("./a/../b")), resolved(&base.join("b")));
+    }
+}
