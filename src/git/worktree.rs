@@ -156,7 +156,15 @@ impl Repo {
     /// at HEAD or in the main worktree's index, or is itself a tracked file.
     pub fn is_tracked(&self, main: &Path, dir: &str) -> Result<bool> {
         let at_index = Git::at_worktree(self.common_dir(), main)
-            .args(["ls-files", "-z", "--cached", "--full-name", "--"])
+            // A directory named `a*` is that directory, not a glob.
+            .args([
+                "--literal-pathspecs",
+                "ls-files",
+                "-z",
+                "--cached",
+                "--full-name",
+                "--",
+            ])
             .arg(dir)
             .output()?;
         if !at_index.is_empty() {
@@ -166,7 +174,14 @@ impl Repo {
             return Ok(false); // an unborn HEAD has no tree
         }
         let at_head = Git::at_git_dir(self.common_dir())
-            .args(["ls-tree", "-z", "--name-only", "HEAD", "--"])
+            .args([
+                "--literal-pathspecs",
+                "ls-tree",
+                "-z",
+                "--name-only",
+                "HEAD",
+                "--",
+            ])
             .arg(dir)
             .output()?;
         Ok(!at_head.is_empty())

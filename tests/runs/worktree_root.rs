@@ -190,3 +190,28 @@ fn an_older_broader_exclude_line_is_migrated() {
         format!("# mine\n/.baton/\n*.tmp\n{MARKER}\n/.baton/worktrees/\n")
     );
 }
+
+/// The same class in `doctor --fix`: a worktree of no run (its creation killed) is debris it
+/// removes on its own only when nothing in it is missing from its commit, ignored files included.
+#[test]
+fn doctor_fix_keeps_an_orphaned_worktree_holding_an_ignored_file() {
+    let repo = repo_running(&[worker()], "");
+    let user_exclude = repo.path(".git/info/exclude");
+    std::fs::write(&user_exclude, "*.log\n").unwrap();
+    let killed = repo.baton_env(
+        &repo.root,
+        ["run", "plans/fix.md"],
+        &[("GIT_BATON_FAIL_AT", OsStr::new("state:kill"))],
+    );
+    assert_eq!(killed.code, -1, "killed at `state`: {killed}");
+    let orphan = std::fs::read_dir(repo.path(".baton/worktrees"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .next()
+        .expect("the killed creation's worktree");
+    std::fs::write(orphan.join("scratch.log"), "notes\n").unwrap();
+
+    let fixed = repo.baton(["doctor", "--fix"]);
+    assert!(fixed.stdout.contains("scratch.log"), "{fixed}");
+    assert_eq!(text(&orphan.join("scratch.log")), "notes\n", "{fixed}");
+}

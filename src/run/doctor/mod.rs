@@ -399,10 +399,15 @@ fn unkept_in_worktree(worktree: &Repo, path: &Path) -> Vec<String> {
     let Some(head) = worktree.head_commit() else {
         return vec!["(no commit checked out)".into()];
     };
-    match worktree.worktree_changes(head, &Scope::All) {
-        Ok(changes) => changes
+    // Removal deletes ignored files too; they may be an agent's work.
+    let changes = worktree
+        .worktree_changes(head, &Scope::All)
+        .and_then(|changes| Ok((changes, worktree.ignored_files(path)?)));
+    match changes {
+        Ok((changes, ignored)) => changes
             .into_iter()
             .filter(|rel| std::fs::symlink_metadata(path.join(rel)).is_ok())
+            .chain(ignored)
             .collect(),
         Err(err) => vec![format!("(cannot tell: {err})")],
     }
