@@ -140,6 +140,7 @@ impl Case {
                     ("BATON_STAGE".into(), "implement".into()),
                     ("BATON_EVIDENCE_FILE".into(), text(&evidence)),
                 ],
+                clear_env: &[],
                 placeholders: vec![
                     ("prompt_file", text(&prompt)),
                     ("evidence_file", text(&evidence)),

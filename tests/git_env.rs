@@ -85,3 +85,64 @@ fn the_callers_repository_variables_reach_no_git_child() {
     assert_eq!(repo.git(["status", "--porcelain"]), "");
     assert_eq!(std::fs::read(repo.path(".git/index")).unwrap(), main_index);
 }
+
+/// `git --git-dir=<main .git> baton run` with a scratch index named too: the actor's own
+/// `git commit` must land on the run's branch through its worktree, not on `main` through the
+/// inherited variables, and the RunState says which variables were kept from it.
+#[test]
+fn the_actor_finds_its_worktree_not_the_callers_repository() {
+    let repo = TestRepo::new();
+    repo.write("docs/a.md", "# A\n");
+    repo.write(
+        "plans/work.md",
+        "---\ntitle: Commit some work\n---\n# Commit it\n",
+    );
+    repo.write(
+        ".baton.yml",
+        "actors:\n  committer:\n    command: [sh, -c, \"echo work >> docs/a.md && git add docs/a.md && git commit -q -m 'actor work'\"]\npipeline:\n  - { stage: executor, actor: committer }\n",
+    );
+    repo.commit_all("base");
+    let main_before = repo.git(["rev-parse", "main"]);
+    let main_index = std::fs::read(repo.path(".git/index")).unwrap();
+
+    let git_dir = repo.path(".git");
+    let index = repo.path(".git/index");
+    let env: [(&str, &OsStr); 2] = [
+        ("GIT_DIR", git_dir.as_os_str()),
+        ("GIT_INDEX_FILE", index.as_os_str()),
+    ];
+    let run = repo.baton_env(&repo.root, ["run", "plans/work.md"], &env);
+    assert_eq!(run.code, 0, "{run}");
+    let id = run_id(&run.stderr);
+
+    assert_eq!(repo.git(["rev-parse", "main"]), main_before, "main moved");
+    assert_eq!(
+        repo.git(["log", "-1", "--format=%s", "main"]).trim(),
+        "base"
+    );
+    assert_eq!(
+        std::fs::read(repo.path(".git/index")).unwrap(),
+        main_index,
+        "the main index changed"
+    );
+    assert_eq!(
+        repo.git(["log", "-1", "--format=%s", &format!("baton/{id}")])
+            .trim(),
+        "actor work"
+    );
+    assert_eq!(repo.git(["status", "--porcelain"]), "");
+
+    let status = repo.baton(["status", &id, "--json"]);
+    assert_eq!(status.code, 0, "{status}");
+    let view = status.json();
+    assert_eq!(
+        view["stages"][0]["attempts"][0]["cleared_env"],
+        serde_json::json!(["GIT_DIR", "GIT_INDEX_FILE"]),
+        "{view:#}"
+    );
+    // Never the values: they may be private paths.
+    assert!(
+        !status.stdout.contains(&*index.to_string_lossy()),
+        "{status}"
+    );
+}

@@ -11,6 +11,8 @@ mod diff_oracle;
 
 mod git_env;
 
+mod hooks;
+
 mod exec;
 
 mod runs;

@@ -96,6 +96,10 @@ pub struct Invocation<'a> {
     pub workdir: &'a Path,
     /// `BATON_*` variables, set by the caller; they override the inherited and actor environment.
     pub env: Vec<(String, String)>,
+    /// Inherited variables the child must not see (git's repository variables, which would send
+    /// the actor's git commands to another repository); removed before the actor's configured
+    /// environment and [`Invocation::env`] are applied.
+    pub clear_env: &'a [&'a str],
     /// Values of the placeholders in the command, e.g. `("prompt_file", "/…/prompt.md")`.
     pub placeholders: Vec<(&'static str, String)>,
     pub prompt_file: &'a Path,
@@ -319,6 +323,9 @@ pub fn run(inv: &Invocation) -> Result<Finished, ExecError> {
         // Its own group: a Ctrl-C in the terminal reaches only us, and we can signal the actor
         // together with everything it started.
         .process_group(0);
+    for key in inv.clear_env {
+        cmd.env_remove(key);
+    }
     for (key, value) in actor.env.iter().chain(&inv.env) {
         cmd.env(key, value);
     }

@@ -9,6 +9,13 @@
 //! another repository, such as a submodule; every command built here does the same, names its
 //! repository with `--git-dir` (and `--work-tree` where it needs one), reads nothing from stdin,
 //! and fails with an error that names the command, its exit status and what it wrote to stderr.
+//!
+//! Every command also runs with `core.hooksPath` set to [`NO_HOOKS`], so that none of the
+//! user's hooks runs: they are there for the user's own git commands, and a run's snapshot or
+//! removal is not one (`update-ref` and `worktree remove` would otherwise trigger
+//! `reference-transaction`, `read-tree` and `add` `post-index-change`). gix, in process, runs no
+//! hooks either. The actor's own git commands in its worktree are the user's business and run
+//! the user's hooks as usual.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -42,6 +49,10 @@ pub const LOCAL_ENV_VARS: [&str; 15] = [
 pub fn local_env_vars() -> &'static [&'static str] {
     &LOCAL_ENV_VARS
 }
+
+/// The hooks directory of every git child: a path under which no file can exist, so that git
+/// finds no hook to run.
+const NO_HOOKS: &str = "core.hooksPath=/dev/null";
 
 /// How many bytes of a failed command's stderr an error keeps.
 const STDERR_EXCERPT: usize = 1000;
@@ -145,7 +156,7 @@ fn base_command(dir: &Path) -> Command {
     for var in LOCAL_ENV_VARS {
         cmd.env_remove(var);
     }
-    cmd.current_dir(dir);
+    cmd.arg("-c").arg(NO_HOOKS).current_dir(dir);
     cmd
 }
 
@@ -195,7 +206,7 @@ mod tests {
     }
 
     #[test]
-    fn every_command_clears_the_list_and_names_its_repository() {
+    fn every_command_clears_the_list_runs_no_hook_and_names_its_repository() {
         for git in [
             Git::at_git_dir(Path::new("/r/.git")),
             Git::at_worktree(Path::new("/r/.git/worktrees/w"), Path::new("/w")),
@@ -211,7 +222,8 @@ mod tests {
                 assert!(removed.contains(&OsStr::new(var)), "{var} is inherited");
             }
             let args: Vec<&OsStr> = git.cmd.get_args().collect();
-            assert!(args[0].to_string_lossy().starts_with("--git-dir=/r/.git"));
+            assert_eq!(args[..2], [OsStr::new("-c"), OsStr::new(NO_HOOKS)]);
+            assert!(args[2].to_string_lossy().starts_with("--git-dir=/r/.git"));
             assert_eq!(git.command_line(), "git status");
         }
     }

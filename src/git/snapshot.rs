@@ -3,7 +3,8 @@
 //!
 //! This uses git plumbing (through [`super::command`]) with a throw-away index: `add -A` honours
 //! `.gitignore`, `.gitattributes` filters and symlinks exactly as a commit would, which gix
-//! offers no single call for yet. None of these commands runs hooks.
+//! offers no single call for yet. None of these commands runs hooks: the gateway points
+//! `core.hooksPath` at nothing.
 
 use std::path::Path;
 

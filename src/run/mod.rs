@@ -53,6 +53,19 @@ pub enum Driven {
     StageEnded(Outcome),
 }
 
+/// The names of git's repository variables (`GIT_DIR`, `GIT_INDEX_FILE`, …) set in our own
+/// environment — by `git --git-dir=… baton`, a hook, or the user. The actor never sees them: with
+/// them its `git commit` would land in the repository and index they name (the user's `main`)
+/// instead of the run's worktree, which it must find by discovery. Only the names are recorded;
+/// the values may be private paths.
+fn inherited_repo_vars() -> Vec<String> {
+    crate::git::local_env_vars()
+        .iter()
+        .filter(|name| std::env::var_os(name).is_some())
+        .map(|name| name.to_string())
+        .collect()
+}
+
 /// Time between SIGTERM to an attempt's processes and SIGKILL.
 const GRACE: Duration = Duration::from_secs(5);
 
@@ -224,6 +237,7 @@ impl Driver<'_> {
                 stage: index,
                 actor: actor_name.clone(),
                 dir: rel_dir,
+                cleared_env: inherited_repo_vars(),
             },
             started_at,
         )?;
@@ -282,6 +296,7 @@ impl Driver<'_> {
                     actor: &spec,
                     workdir: &worktree,
                     env,
+                    clear_env: crate::git::local_env_vars(),
                     placeholders,
                     prompt_file: &prompt_file,
                     stdout_log: &dir.join("stdout.log"),

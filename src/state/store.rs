@@ -757,6 +757,35 @@ mod tests {
     }
 
     #[test]
+    fn cleared_variables_are_stored_by_name_and_absent_means_none() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("state.json");
+        std::fs::write(&path, include_str!("../../testdata/state/v1/review.json")).unwrap();
+        let mut state = load(&path).unwrap();
+        assert!(state.stages[0].attempts[0].cleared_env.is_empty());
+        // A version-2 file written before the field existed, or with nothing cleared, omits it.
+        save_in(tmp.path(), &state).unwrap();
+        let saved: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert!(
+            saved["stages"][0]["attempts"][0]
+                .get("cleared_env")
+                .is_none()
+        );
+        assert_eq!(load(&path).unwrap(), state);
+
+        state.stages[0].attempts[0].cleared_env = vec!["GIT_DIR".into(), "GIT_INDEX_FILE".into()];
+        save_in(tmp.path(), &state).unwrap();
+        let saved: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(
+            saved["stages"][0]["attempts"][0]["cleared_env"],
+            serde_json::json!(["GIT_DIR", "GIT_INDEX_FILE"])
+        );
+        assert_eq!(load(&path).unwrap(), state, "and reads back the same");
+    }
+
+    #[test]
     fn unknown_versions_and_inconsistent_states_are_refused_naming_the_file() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("state.json");

@@ -23,11 +23,13 @@ use crate::coverage::Report;
 #[derive(Debug, Clone)]
 pub enum Event {
     /// A new attempt of stage `stage` (an index) by `actor`, recording into `dir`. Its number is
-    /// the stage's [`super::Stage::next_attempt`].
+    /// the stage's [`super::Stage::next_attempt`]. `cleared_env` names the repository variables
+    /// removed from the actor's environment ([`super::Attempt::cleared_env`]).
     AttemptStarted {
         stage: usize,
         actor: String,
         dir: String,
+        cleared_env: Vec<String>,
     },
     /// The open attempt ended.
     AttemptEnded(AttemptEnd),
@@ -128,7 +130,12 @@ pub enum TransitionError {
 pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, TransitionError> {
     let mut next = state.clone();
     match event {
-        Event::AttemptStarted { stage, actor, dir } => {
+        Event::AttemptStarted {
+            stage,
+            actor,
+            dir,
+            cleared_env,
+        } => {
             unsettled(state, "starting an attempt")?;
             nothing_open(state, "starting an attempt")?;
             let count = state.stages.len();
@@ -164,6 +171,7 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
                 coverage: None,
                 dir,
                 snapshot: None,
+                cleared_env,
             });
             next.status = RunStatus::Running;
             next.halt = None;
@@ -321,6 +329,7 @@ mod tests {
                 stage,
                 actor: actor.into(),
                 dir,
+                cleared_env: Vec::new(),
             },
             at(10),
         )
@@ -609,6 +618,7 @@ mod tests {
                 stage,
                 actor: "a".into(),
                 dir: "d".into(),
+                cleared_env: Vec::new(),
             },
             at(10),
         )
@@ -761,7 +771,8 @@ mod tests {
                 (0..3usize).prop_map(|stage| Event::AttemptStarted {
                     stage,
                     actor: "x".into(),
-                    dir: "d".into()
+                    dir: "d".into(),
+                    cleared_env: Vec::new(),
                 }),
                 (outcome, any::<bool>()).prop_map(|(outcome, exec_error)| {
                     Event::AttemptEnded(AttemptEnd {

@@ -130,6 +130,7 @@ pub(super) fn read(bytes: &[u8]) -> Result<RunState, String> {
                     coverage: a.coverage,
                     dir: a.dir,
                     snapshot: a.snapshot,
+                    cleared_env: Vec::new(),
                 })
                 .collect();
             (

@@ -66,6 +66,8 @@ pub struct AttemptView<'a> {
     pub coverage: &'a Option<Report>,
     pub dir: &'a str,
     pub snapshot: Option<CommitId>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub cleared_env: &'a [String],
 }
 
 impl<'a> RunView<'a> {
@@ -126,6 +128,7 @@ impl<'a> AttemptView<'a> {
             coverage: &a.coverage,
             dir: &a.dir,
             snapshot: a.snapshot,
+            cleared_env: &a.cleared_env,
         }
     }
 }
