@@ -624,7 +624,16 @@ fn the_token_is_recorded_before_the_actor_starts() {
 #[test]
 fn kill_leftovers_finds_a_crashed_attempt_by_its_token_alone() {
     let dir = Dir::new();
-    let token = "crashed-attempt-token-for-this-test";
+    // Unique per run: a fixed token would also find the leftovers of another run of this test
+    // (a concurrent checkout, or an earlier run that was itself killed).
+    let token = format!(
+        "crashed-attempt-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
     fs::write(dir.path("attempt.token"), format!("{token}\n")).unwrap();
     let pid_file = dir.path("left.pid");
     // The starter exits at once, as a dead driver's actor might have; what it started runs on.
@@ -636,7 +645,7 @@ fn kill_leftovers_finds_a_crashed_attempt_by_its_token_alone() {
                 pid_file.display()
             ),
         ])
-        .env(exec::TOKEN_VAR, token)
+        .env(exec::TOKEN_VAR, &token)
         .status()
         .unwrap();
     assert!(status.success());
