@@ -26,10 +26,11 @@ use super::{GitError, Result};
 pub(super) fn prepare(
     repo: &gix::Repository,
     workdir: &Path,
-    index: &mut gix::index::State,
+    index: &mut gix::index::File,
 ) -> Result<()> {
     if index.is_sparse() {
-        expand(repo, index)?;
+        let path = index.path().to_path_buf();
+        expand(repo, index, &path)?;
     }
     let config = repo.config_snapshot();
     let sparse_checkout = config.boolean("core.sparseCheckout").unwrap_or(false)
@@ -42,8 +43,15 @@ pub(super) fn prepare(
     Ok(())
 }
 
-/// Replaces every sparse directory entry by the files of its tree.
-fn expand(repo: &gix::Repository, index: &mut gix::index::State) -> Result<()> {
+/// Replaces every sparse directory entry by the files of its tree. An entry whose id cannot be
+/// read as a tree is damage of the index at `index_path`, and is reported as such.
+fn expand(repo: &gix::Repository, index: &mut gix::index::State, index_path: &Path) -> Result<()> {
+    let corrupt = |problem: String| {
+        GitError::from(super::index::IndexError::Corrupt {
+            path: index_path.to_path_buf(),
+            problem,
+        })
+    };
     let sparse: Vec<(Vec<u8>, gix::ObjectId)> = index
         .entries()
         .iter()
@@ -58,9 +66,16 @@ fn expand(repo: &gix::Repository, index: &mut gix::index::State) -> Result<()> {
     for (dir, tree) in &sparse {
         // The entry's path ends in `/`; its files' paths do not start with one more.
         let mut path = dir.strip_suffix(b"/").unwrap_or(dir).to_vec();
-        trees.leaves(tree, &mut path, &mut |path, kind, id| {
-            files.push((path.to_vec(), kind, id.to_owned()));
-        })?;
+        trees
+            .leaves(tree, &mut path, &mut |path, kind, id| {
+                files.push((path.to_vec(), kind, id.to_owned()));
+            })
+            .map_err(|err| {
+                corrupt(format!(
+                    "its sparse directory entry `{}` names {tree}, which cannot be read as a tree ({err})",
+                    dir.as_bstr()
+                ))
+            })?;
     }
     index.remove_entries(|_, _, entry| entry.mode.is_sparse());
     for (path, kind, id) in files {
@@ -70,10 +85,10 @@ fn expand(repo: &gix::Repository, index: &mut gix::index::State) -> Result<()> {
             EntryKind::Link => Mode::SYMLINK,
             EntryKind::Commit => Mode::COMMIT,
             EntryKind::Tree => {
-                return Err(GitError::op(
-                    "expand the sparse index",
-                    format!("`{}` is a tree among leaves", path.as_bstr()),
-                ));
+                return Err(corrupt(format!(
+                    "expanding its sparse directory entries gave a tree among the files: `{}`",
+                    path.as_bstr()
+                )));
             }
         };
         index.dangerously_push_entry(

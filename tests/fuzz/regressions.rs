@@ -170,3 +170,35 @@ fn damaged_split_and_sparse_indexes_are_reported_as_damage_of_the_named_file() {
         }
     }
 }
+
+/// Found by `fuzz_git_index`: a sparse directory entry whose id names a blob instead of a tree
+/// failed the diff with "cannot read tree …: Expected object of kind tree but got blob", naming
+/// neither the index nor the entry; it is now damage of the named index.
+#[test]
+fn a_sparse_directory_entry_that_names_no_tree_is_damage_of_the_named_index() {
+    let repo = index::base();
+    repo.git([
+        "sparse-checkout",
+        "set",
+        "--cone",
+        "--sparse-index",
+        "docs",
+        "plans",
+    ]);
+    let hex_bytes = |rev: &str| {
+        let hex = repo.git(["rev-parse", rev]);
+        (0..40)
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex.trim()[i..i + 2], 16).unwrap())
+            .collect::<Vec<u8>>()
+    };
+    let (tree, blob) = (hex_bytes("HEAD:src"), hex_bytes("HEAD:top.txt"));
+    let swap = |b: &mut Vec<u8>| rename_entry(b, &tree, &blob);
+    for line in refusals(&repo, swap, Checksum::Recomputed) {
+        assert!(
+            line.contains("sparse directory entry `src/`")
+                && line.contains("cannot be read as a tree"),
+            "{line}"
+        );
+    }
+}

@@ -121,12 +121,19 @@ pub(super) fn load(
 ) -> Result<Loaded, IndexError> {
     let verification = started.unwrap_or_else(|| start(repo));
     let path = repo.index_path();
-    let index =
-        gix::index::File::at_or_default(&path, repo.object_hash(), true, Default::default())
-            .map_err(|source| IndexError::Decode {
-                path: path.clone(),
-                source: Box::new(source),
-            });
+    // One thread: gix's parallel decoder trusts the index's entry offset table (IEOT) and
+    // panics on offsets outside the file, which a damaged index can hold; the single-threaded
+    // decoder does not use the table. Found by `fuzz_git_index`.
+    let options = gix::index::decode::Options {
+        thread_limit: Some(1),
+        ..Default::default()
+    };
+    let index = gix::index::File::at_or_default(&path, repo.object_hash(), true, options).map_err(
+        |source| IndexError::Decode {
+            path: path.clone(),
+            source: Box::new(source),
+        },
+    );
     let index = match index.and_then(|index| check_entries(&index).map(|()| index)) {
         Ok(index) => index,
         // The checksum explains damage best: a decoder meets it only by chance.
