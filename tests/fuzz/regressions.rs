@@ -202,3 +202,43 @@ fn a_sparse_directory_entry_that_names_no_tree_is_damage_of_the_named_index() {
         );
     }
 }
+
+/// Found by `fuzz_git_index` (seed 3152623564746183572): gix's parallel decoder trusts the index
+/// entry offset table (IEOT) and panicked in its worker thread ("range start index … out of
+/// range") on an offset outside the file. The index is decoded on one thread now, which does not
+/// use the table, and the damage is reported against the named file.
+#[test]
+fn an_entry_offset_table_pointing_outside_the_file_is_refused_not_a_panic() {
+    let repo_with_table = || {
+        let repo = index::base();
+        repo.git(["config", "index.recordEndOfIndexEntries", "true"]);
+        repo.git(["config", "index.recordOffsetTable", "true"]);
+        repo.git(["config", "index.threads", "2"]);
+        repo.git(["update-index", "--force-write-index"]);
+        repo
+    };
+    let outside = |b: &mut Vec<u8>| {
+        let at = b
+            .windows(4)
+            .rposition(|w| w == b"IEOT")
+            .expect("git wrote an entry offset table");
+        // Signature, size, version, then the first block's offset.
+        b[at + 12..at + 16].copy_from_slice(&0x00ff_0000u32.to_be_bytes());
+    };
+    // Under its old checksum the change is damage, reported against the file.
+    for line in refusals(&repo_with_table(), outside, Checksum::Stale) {
+        assert!(line.contains("/.git/index"), "{line}");
+    }
+    // Sealed anew, the table is only a hint the one-thread decoder does not need: the gate runs.
+    let repo = repo_with_table();
+    let path = repo.path(".git/index");
+    let mut bytes = std::fs::read(&path).unwrap();
+    outside(&mut bytes);
+    index::seal(&mut bytes, Checksum::Recomputed);
+    std::fs::write(&path, &bytes).unwrap();
+    for plan in ["plans/scoped.md", "plans/glob.md"] {
+        let run = index::verify(&repo, plan);
+        assert!(matches!(run.code, 0 | 1), "{plan}: {run}");
+        assert!(!run.stderr.contains("panicked"), "{plan}: {run}");
+    }
+}
