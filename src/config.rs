@@ -694,7 +694,7 @@ coverage: resume
         ] {
             assert_eq!(dir(spelling).unwrap(), "plans", "{spelling}");
         }
-        assert_eq!(dir("./work//plans/./").unwrap(), "work/plans");
+        assert_eq!(dir("./agents//plans/./").unwrap(), "agents/plans");
         for refused in [".", "./", "/", "/plans", "plans/../..", "./../plans"] {
             let err = dir(&format!("'{refused}'")).unwrap_err().to_string();
             assert!(

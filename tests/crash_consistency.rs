@@ -147,7 +147,7 @@ impl Fixture {
     fn reviewed_run(&self) -> String {
         let run = self.baton(&["run", "plans/fix.md"]);
         assert_eq!(run.code, 0, "{run}");
-        let id = run_id(&run);
+        let id = run.run_id();
         assert_eq!(self.status(&id)["status"], "review");
         id
     }
@@ -167,14 +167,6 @@ impl Fixture {
         assert_eq!(ids.len(), 1, "{ids:?}");
         ids[0].clone()
     }
-}
-
-fn run_id(run: &Run) -> String {
-    let first = run.stderr.lines().next().unwrap_or_default();
-    first
-        .strip_prefix("run ")
-        .unwrap_or_else(|| panic!("no `run <id>` line:\n{run}"))
-        .to_string()
 }
 
 /// SIGKILL, sent directly (no `kill` process to start first, which would blur the moment).
@@ -522,7 +514,7 @@ fn durations() -> BTreeMap<&'static str, Duration> {
             samples.entry(name).or_default().push(start.elapsed());
             run
         };
-        let id = run_id(&timed("run", &["run", "plans/fix.md"]));
+        let id = timed("run", &["run", "plans/fix.md"]).run_id();
         timed("finish", &["finish", &id]);
         timed("clean", &["clean", &id]);
     }

@@ -27,15 +27,6 @@ pipeline:
   - { stage: executor, actor: worker, gate: coverage }
 ";
 
-/// The run id from the first line of stderr, `run <id>`.
-fn run_id(stderr: &str) -> String {
-    let first = stderr.lines().next().unwrap_or_default();
-    first
-        .strip_prefix("run ")
-        .unwrap_or_else(|| panic!("the first stderr line is not `run <id>`:\n{stderr}"))
-        .to_string()
-}
-
 #[test]
 fn the_callers_repository_variables_reach_no_git_child() {
     let repo = TestRepo::new();
@@ -61,7 +52,7 @@ fn the_callers_repository_variables_reach_no_git_child() {
 
     let run = repo.baton_env(&repo.root, ["run", "plans/fix.md"], &env);
     assert_eq!(run.code, 0, "{run}");
-    let id = run_id(&run.stderr);
+    let id = run.run_id();
     assert!(!stray.exists(), "`run` wrote {}", stray.display());
 
     let finish = repo.baton_env(&repo.root, ["finish", &id], &env);
@@ -113,7 +104,7 @@ fn the_actor_finds_its_worktree_not_the_callers_repository() {
     ];
     let run = repo.baton_env(&repo.root, ["run", "plans/work.md"], &env);
     assert_eq!(run.code, 0, "{run}");
-    let id = run_id(&run.stderr);
+    let id = run.run_id();
 
     assert_eq!(repo.git(["rev-parse", "main"]), main_before, "main moved");
     assert_eq!(

@@ -73,14 +73,6 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap()
 }
 
-fn run_id(stderr: &str) -> String {
-    let first = stderr.lines().next().unwrap_or_default();
-    first
-        .strip_prefix("run ")
-        .unwrap_or_else(|| panic!("the first stderr line is not `run <id>`:\n{stderr}"))
-        .to_string()
-}
-
 #[test]
 fn run_resume_finish_clean_and_doctor_run_no_hook() {
     let repo = TestRepo::new();
@@ -103,7 +95,7 @@ fn run_resume_finish_clean_and_doctor_run_no_hook() {
     let log = install_hooks(&repo);
 
     let run = repo.baton(["run", "plans/fix.md", "--stop-after", "draft"]);
-    let id = run_id(&run.stderr);
+    let id = run.run_id();
     assert_eq!(read(&log), "", "`run` ran hooks:\n{run}");
     let resume = repo.baton(["resume", &id]);
     assert_eq!(resume.code, 0, "{resume}");
@@ -119,7 +111,7 @@ fn run_resume_finish_clean_and_doctor_run_no_hook() {
 
     let other = repo.baton(["run", "plans/fix.md"]);
     assert_eq!(other.code, 0, "{other}");
-    let other_id = run_id(&other.stderr);
+    let other_id = other.run_id();
     assert_eq!(read(&log), "", "`run` ran hooks:\n{other}");
     let clean = repo.baton(["clean", "--force", &other_id]);
     assert_eq!(clean.code, 0, "{clean}");

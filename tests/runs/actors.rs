@@ -23,7 +23,7 @@ fn actors_get_the_baton_environment_and_a_resume_prompt() {
     let base = base(&repo);
     let run = repo.baton(["run", "plans/fix.md"]);
     assert_eq!(run.code, 1, "{run}");
-    let id = run_id(&run);
+    let id = run.run_id();
     let resumed = repo.baton(["resume", &id, "--actor", "executor=second"]);
     assert_eq!(resumed.code, 0, "{resumed}");
 
@@ -141,7 +141,7 @@ fn prompt_templates_from_the_configuration() {
         .config(&config(&[copier, writer()], &tail))
         .commit();
     let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run_id(&run);
+    let id = run.run_id();
     let prompt = text(&copy);
     assert!(
         prompt.starts_with(&format!("CUSTOM for executor of {id}\n")),

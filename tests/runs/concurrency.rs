@@ -54,7 +54,7 @@ fn the_same_key_from_two_processes_makes_one_run() {
     let first = spawn(&repo, &["run", "plans/fix.md", "--key", "ticket-42"]);
     let second = spawn(&repo, &["run", "plans/fix.md", "--key", "ticket-42"]);
     let (first, second) = (wait(&repo, first), wait(&repo, second));
-    let ids = [run_id(&first), run_id(&second)];
+    let ids = [first.run_id(), second.run_id()];
     assert_eq!(ids[0], ids[1], "{first}\n{second}");
     let id = ids[0].clone();
     assert_eq!(

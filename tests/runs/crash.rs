@@ -23,7 +23,7 @@ fn a_signal_to_git_baton_interrupts_the_attempt_and_exits_130() {
         assert!(kill(signal, &baton_pid));
         let run = wait(&repo, child);
         assert_eq!(run.code, 130, "SIG{signal}: {run}");
-        assert_eq!(run_id(&run), id);
+        assert_eq!(run.run_id(), id);
         assert!(
             group_gone_within(&agent_pid, Duration::from_secs(2)),
             "SIG{signal}: the agent's process group outlived git-baton"

@@ -242,7 +242,7 @@ fn nothing_left_over(repo: &TestRepo, context: &str) {
 fn reviewed(repo: &TestRepo) -> String {
     let run = repo.baton(["run", "plans/fix.md"]);
     assert_eq!(run.code, 0, "{run}");
-    run_id(&run)
+    run.run_id()
 }
 
 /// `clean` killed at each of its injection points and at random moments: before the run
@@ -278,7 +278,7 @@ fn clean_killed_at_any_moment_leaves_the_run_or_a_removal_that_clean_finishes() 
         let id = if forced {
             let run = repo.baton(["run", "plans/fix.md", "--stop-after", "executor"]);
             assert_eq!(run.code, 0, "{run}");
-            run_id(&run)
+            run.run_id()
         } else {
             let id = reviewed(&repo);
             assert_eq!(repo.baton(["finish", &id]).code, 0);

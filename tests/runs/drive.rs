@@ -10,7 +10,7 @@ fn full_run_reaches_review() {
     let repo = standard_repo(&[]);
     let base = base(&repo);
     let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run_id(&run);
+    let id = run.run_id();
     assert_eq!(run.code, 0, "{run}");
     assert_snapshot!(shown(&run, &base), @r"
         exit: 0
@@ -179,7 +179,7 @@ fn rate_limits_by_exit_code_and_by_output_and_timeouts() {
             "--actor",
             &format!("executor={actor}"),
         ]);
-        let id = run_id(&run);
+        let id = run.run_id();
         assert_eq!(run.code, 1, "{actor}: {run}");
         let state = status(&repo, &id);
         assert_eq!(state["status"], status_word, "{actor}");
@@ -213,7 +213,7 @@ fn commands_work_from_the_run_worktree_and_subdirectories() {
         ["run", "../../plans/fix.md", "--stop-after", "executor"],
     );
     assert_eq!(run.code, 0, "{run}");
-    let id = run_id(&run);
+    let id = run.run_id();
     let state = status(&repo, &id);
     assert_eq!(state["plan"]["path"], "plans/fix.md");
     let worktree = worktree_of(&repo, &state);

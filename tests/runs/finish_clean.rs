@@ -14,7 +14,7 @@ fn finish_writes_trailers_that_verify_head_accepts() {
     let repo = repo_running(&[partial], "");
     let run = repo.baton(["run", "plans/fix.md"]);
     assert_eq!(run.code, 0, "{run}");
-    let id = run_id(&run);
+    let id = run.run_id();
     let worktree = repo.path(&format!(".baton/worktrees/{id}"));
 
     let review = repo.baton(["review", &id]);
@@ -77,7 +77,7 @@ fn finish_writes_trailers_that_verify_head_accepts() {
 fn clean_refuses_an_unfinished_run_without_force() {
     let repo = standard_repo(&[]);
     let run = repo.baton(["run", "plans/fix.md", "--stop-after", "executor"]);
-    let id = run_id(&run);
+    let id = run.run_id();
     let refused = repo.baton(["clean", &id]);
     assert_eq!(refused.code, 2, "{refused}");
     assert!(refused.stderr.contains("not finished"), "{refused}");

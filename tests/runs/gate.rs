@@ -31,7 +31,7 @@ fn the_incident_rate_limit_then_a_lazy_resume_is_blocked() {
     let base = base(&repo);
 
     let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run_id(&run);
+    let id = run.run_id();
     assert_eq!(run.code, 1, "{run}");
     assert_eq!(status(&repo, &id)["status"], "rate_limited");
 
@@ -151,7 +151,7 @@ fn run_with(repo: &TestRepo, actor: &str) -> (Run, Value) {
         "--actor",
         &format!("executor={actor}"),
     ]);
-    let id = run_id(&run);
+    let id = run.run_id();
     let state = status(repo, &id);
     (run, state)
 }
@@ -249,7 +249,7 @@ fn coverage_resume_gates_only_resumed_attempts() {
     let repo = repo_running(&[lazy, failing], "coverage: resume\n");
     let run = repo.baton(["run", "plans/fix.md"]);
     assert_eq!(run.code, 0, "{run}");
-    let state = status(&repo, &run_id(&run));
+    let state = status(&repo, &run.run_id());
     assert_eq!(state["status"], "review");
     assert_eq!(state["policy"]["coverage"], "resume");
     let report = &attempts(&state, "executor")[0]["coverage"];
@@ -260,7 +260,7 @@ fn coverage_resume_gates_only_resumed_attempts() {
 
     let run = repo.baton(["run", "plans/fix.md", "--actor", "executor=failing"]);
     assert_eq!(run.code, 1, "{run}");
-    let id = run_id(&run);
+    let id = run.run_id();
     assert_eq!(status(&repo, &id)["status"], "failed");
     let resumed = repo.baton(["resume", &id, "--actor", "executor=lazy"]);
     assert_eq!(resumed.code, 1, "{resumed}");

@@ -238,19 +238,6 @@ fn text(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
 
-/// The run id from the first line of stderr, which must be `run <id>`.
-fn run_id(run: &Run) -> String {
-    let first = run.stderr.lines().next().unwrap_or_default();
-    let id = first
-        .strip_prefix("run ")
-        .unwrap_or_else(|| panic!("the first stderr line is not `run <id>`:\n{run}"));
-    assert!(
-        id.len() == 10 && id.chars().all(|c| c.is_ascii_alphanumeric()),
-        "not a run id: {id:?}"
-    );
-    id.to_string()
-}
-
 fn runs_dir(repo: &TestRepo) -> PathBuf {
     repo.path(".git/baton/runs")
 }

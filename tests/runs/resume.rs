@@ -11,7 +11,7 @@ fn resume_refusals() {
 
     // A run in review has nothing to resume.
     let done = repo.baton(["run", "plans/fix.md"]);
-    let done_id = run_id(&done);
+    let done_id = done.run_id();
     let again = repo.baton(["resume", &done_id]);
     assert_snapshot!(shown(&again, &base), @r"
         exit: 2
@@ -32,7 +32,7 @@ fn resume_refusals() {
 
     // --actor for a stage other than the one being resumed.
     let paused = repo.baton(["run", "plans/fix.md", "--stop-after", "executor"]);
-    let paused_id = run_id(&paused);
+    let paused_id = paused.run_id();
     let wrong = repo.baton(["resume", &paused_id, "--actor", "executor=lazy"]);
     assert_snapshot!(shown(&wrong, &base), @r"
         exit: 2
@@ -53,7 +53,7 @@ fn resume_refusals() {
 
     // The worktree deleted by hand.
     let failed = repo.baton(["run", "plans/fix.md", "--actor", "executor=failing"]);
-    let failed_id = run_id(&failed);
+    let failed_id = failed.run_id();
     assert_eq!(failed.code, 1, "{failed}");
     let worktree = repo.path(&format!(".baton/worktrees/{failed_id}"));
     std::fs::remove_dir_all(&worktree).unwrap();
@@ -71,7 +71,7 @@ fn resume_refusals() {
 
     // The worktree switched to another branch.
     let switched_run = repo.baton(["run", "plans/fix.md", "--stop-after", "executor"]);
-    let switched_id = run_id(&switched_run);
+    let switched_id = switched_run.run_id();
     let worktree = repo.path(&format!(".baton/worktrees/{switched_id}"));
     repo.git_in(&worktree, ["switch", "-q", "-c", "elsewhere"]);
     let switched = repo.baton(["resume", &switched_id]);
@@ -139,7 +139,7 @@ fn hint_repairs(repo: &TestRepo, id: &str) {
 fn the_hint_for_a_deleted_worktree_repairs_it() {
     let repo = standard_repo(&[]);
     let run = repo.baton(["run", "plans/fix.md", "--stop-after", "executor"]);
-    let id = run_id(&run);
+    let id = run.run_id();
     std::fs::remove_dir_all(repo.path(&format!(".baton/worktrees/{id}"))).unwrap();
     hint_repairs(&repo, &id);
 }
@@ -149,7 +149,7 @@ fn the_hint_for_a_deleted_worktree_repairs_it() {
 fn the_hint_for_a_switched_worktree_repairs_it() {
     let repo = standard_repo(&[]);
     let run = repo.baton(["run", "plans/fix.md", "--stop-after", "executor"]);
-    let id = run_id(&run);
+    let id = run.run_id();
     let worktree = repo.path(&format!(".baton/worktrees/{id}"));
     repo.git_in(&worktree, ["switch", "-q", "-c", "elsewhere"]);
     hint_repairs(&repo, &id);
@@ -166,7 +166,7 @@ fn recreate_worktree_restores_uncommitted_work_from_the_snapshot() {
     let repo = repo_running(&[half, worker()], "");
     let run = repo.baton(["run", "plans/fix.md"]);
     assert_eq!(run.code, 1, "{run}");
-    let id = run_id(&run);
+    let id = run.run_id();
     let worktree = repo.path(&format!(".baton/worktrees/{id}"));
     assert!(text(&worktree.join("docs/a.md")).contains("rule: grade A"));
     std::fs::remove_dir_all(&worktree).unwrap();
@@ -217,7 +217,7 @@ fn a_version_1_run_resumes_and_is_saved_as_version_2() {
     let repo = repo_running(&[limited, finisher], "");
     let run = repo.baton(["run", "plans/fix.md"]);
     assert_eq!(run.code, 1, "{run}");
-    let id = run_id(&run);
+    let id = run.run_id();
     let made_here = status(&repo, &id);
     let snapshot = attempts(&made_here, "executor")[0]["snapshot"]
         .as_str()

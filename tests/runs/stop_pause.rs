@@ -8,7 +8,7 @@ use super::*;
 fn stop_after_pauses_then_resume_reaches_review() {
     let repo = standard_repo(&[]);
     let run = repo.baton(["run", "plans/fix.md", "--stop-after", "executor"]);
-    let id = run_id(&run);
+    let id = run.run_id();
     assert_eq!(run.code, 0, "{run}");
     let state = status(&repo, &id);
     assert_eq!(state["status"], "paused");
@@ -20,7 +20,7 @@ fn stop_after_pauses_then_resume_reaches_review() {
 
     let resumed = repo.baton(["resume", &id]);
     assert_eq!(resumed.code, 0, "{resumed}");
-    assert_eq!(run_id(&resumed), id);
+    assert_eq!(resumed.run_id(), id);
     let state = status(&repo, &id);
     assert_eq!(state["status"], "review");
     assert_eq!(state["current_stage"], Value::Null);
@@ -53,7 +53,7 @@ fn pause_from_another_process_stops_at_the_stage_boundary() {
 
     let run = wait(&repo, child);
     assert_eq!(run.code, 0, "{run}");
-    assert_eq!(run_id(&run), id);
+    assert_eq!(run.run_id(), id);
     let state = status(&repo, &id);
     assert_eq!(state["status"], "paused");
     assert_eq!(state["current_stage"], "reporter");

@@ -148,7 +148,7 @@ fn a_hang_up_is_ignored_when_git_baton_was_started_to_outlive_its_terminal() {
 #[test]
 fn every_command_ends_the_same_when_its_stdout_is_closed() {
     let repo = repo_running(&[loud_worker()], "");
-    let id = run_id(&repo.baton(["run", "plans/fix.md"]));
+    let id = repo.baton(["run", "plans/fix.md"]).run_id();
     let commands: Vec<Vec<&str>> = vec![
         vec!["status", &id],
         vec!["status", "--json", &id],

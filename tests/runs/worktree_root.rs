@@ -38,7 +38,7 @@ fn a_new_file_beside_the_root_reaches_gate_snapshot_and_finish_commit() {
         .commit();
     let run = repo.baton(["run", "plans/chapter.md"]);
     assert_eq!(run.code, 0, "the gate sees the new file:\n{run}");
-    let id = run_id(&run);
+    let id = run.run_id();
     let worktree = repo.path(&format!("docs/.runs/{id}"));
     assert!(worktree.join("docs/new-chapter.md").is_file(), "{run}");
     assert_eq!(
@@ -151,7 +151,7 @@ fn finish_keeps_a_worktree_holding_an_ignored_file() {
         .commit();
     let run = repo.baton(["run", "plans/fix.md"]);
     assert_eq!(run.code, 0, "{run}");
-    let id = run_id(&run);
+    let id = run.run_id();
     let worktree = repo.path(&format!(".baton/worktrees/{id}"));
 
     let finish = repo.baton(["finish", &id]);

@@ -268,6 +268,19 @@ pub struct Run {
 }
 
 impl Run {
+    /// The run id from the first line of stderr, which must be `run <id>`.
+    pub fn run_id(&self) -> String {
+        let first = self.stderr.lines().next().unwrap_or_default();
+        let id = first
+            .strip_prefix("run ")
+            .unwrap_or_else(|| panic!("the first stderr line is not `run <id>`:\n{self}"));
+        assert!(
+            id.len() == 10 && id.chars().all(|c| c.is_ascii_alphanumeric()),
+            "not a run id: {id:?}"
+        );
+        id.to_string()
+    }
+
     fn new(out: Output, replacements: &[(&Path, &str)]) -> Run {
         let clean = |bytes: &[u8]| {
             let mut text = String::from_utf8_lossy(bytes).into_owned();
