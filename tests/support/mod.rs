@@ -120,12 +120,21 @@ impl TestRepo {
 
     /// git's own answer to "what is the cumulative diff against REV":
     /// `git diff --no-renames --name-only REV` ∪ `git ls-files --others --exclude-standard`.
+    ///
+    /// The diff reads the index expanded to a full one (`index.sparse=false`): a sparse index is
+    /// only a compressed form of the same entries, and git 2.47's diff of a sparse index aborts
+    /// on an assertion when a sparse directory entry stands where the base has a file
+    /// (`show_modified: S_ISSPARSEDIR(old) == S_ISSPARSEDIR(new)`).
     pub fn oracle(&self, dir: &Path, rev: &str) -> Vec<String> {
         let mut paths: Vec<String> = Vec::new();
         for args in [
             vec![
                 "-c",
                 "core.quotePath=false",
+                "-c",
+                "index.sparse=false",
+                "-c",
+                "advice.sparseIndexExpanded=false",
                 "diff",
                 "--no-renames",
                 "--name-only",
