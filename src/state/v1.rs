@@ -131,6 +131,9 @@ pub(super) fn read(bytes: &[u8]) -> Result<RunState, String> {
                     dir: a.dir,
                     snapshot: a.snapshot,
                     cleared_env: Vec::new(),
+                    usage_source: None,
+                    agent: None,
+                    fallback_from: None,
                 })
                 .collect();
             (
@@ -139,6 +142,7 @@ pub(super) fn read(bytes: &[u8]) -> Result<RunState, String> {
                     name: stage.name,
                     configured_actor: policy.actor.clone(),
                     gated: stage.gated,
+                    fallback: Vec::new(),
                     attempts,
                 },
             )
