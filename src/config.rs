@@ -748,7 +748,7 @@ pipeline:
         insta::assert_snapshot!(err("actors:\n  a: {command: [x], output: claude}\n"), @".baton.yml:2:29: unknown variant `claude`, expected one of text, claude-json, codex-jsonl, gemini-json");
         insta::assert_snapshot!(err("actors:\n  a: {command: [x]}\n  b: {command: [y]}\npipeline:\n  - stage: s\n    actor: a\n    fallback: [b, c]\n"), @r"
         .baton.yml:7:19: unknown actor `c` in the `fallback` of stage `s`
-        hint: did you mean `a`?
+        hint: defined actors: a, b
         ");
         insta::assert_snapshot!(err("actors:\n  a: {command: [x]}\n  bb: {command: [y]}\npipeline:\n  - { stage: s, actor: a, fallback: [bb, bb] }\n"), @r"
         .baton.yml:5:39: actor `bb` appears twice in the `fallback` of stage `s`
