@@ -751,7 +751,7 @@ pipeline:
         hint: defined actors: a, b
         ");
         insta::assert_snapshot!(err("actors:\n  a: {command: [x]}\n  bb: {command: [y]}\npipeline:\n  - { stage: s, actor: a, fallback: [bb, bb] }\n"), @r"
-        .baton.yml:5:39: actor `bb` appears twice in the `fallback` of stage `s`
+        .baton.yml:5:42: actor `bb` appears twice in the `fallback` of stage `s`
         hint: each actor is tried at most once per rate-limited stage
         ");
     }
