@@ -335,8 +335,6 @@ pub struct UsageTotals {
     #[serde(default)]
     pub reasoning_output_tokens: u64,
     pub cost_usd: f64,
-    /// Attempts that reported no usage: the totals are a lower bound when this is not zero.
-    pub attempts_without_usage: u32,
     /// Attempts whose usage has no cost (Codex and Gemini CLI report none): `cost_usd` is a
     /// lower bound when this is not zero.
     #[serde(default)]
@@ -347,6 +345,9 @@ pub struct UsageTotals {
     /// The token totals are a lower bound: an attempt reported no usage, or only part of it.
     #[serde(default)]
     pub lower_bound: bool,
+    /// Attempts that reported no usage: the totals are a lower bound when this is not zero.
+    /// (Last, as in version 1, which had the fields before it up to `cost_usd`.)
+    pub attempts_without_usage: u32,
 }
 
 /// A run. Serialized as it is stored (schema version 2); read it through [`store::parse`], which
