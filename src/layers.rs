@@ -6,7 +6,8 @@
 //! what starts a cycle, so the test fails on the edge itself, naming the file, before any cycle
 //! can close. The reasons for the order:
 //!
-//! - `files`, `hermetic`, `suggest`, `template`, `term`: helpers with no crate imports.
+//! - `agent`, `files`, `hermetic`, `suggest`, `template`, `term`: helpers and data with no crate
+//!   imports (`agent` holds the presets of real agent CLIs).
 //! - `plan` → `coverage`: the pure domain — a plan's targets, the coverage rule over them.
 //! - `git`, `exec`: the outside world — the repository, and the actors' processes.
 //! - `state`: the RunState, which records coverage reports and commit ids (`git::CommitId`).
@@ -18,7 +19,7 @@
 
 /// Top-level modules, bottom layer first.
 const LAYERS: &[&[&str]] = &[
-    &["files", "hermetic", "suggest", "template", "term"],
+    &["agent", "files", "hermetic", "suggest", "template", "term"],
     &["plan"],
     &["coverage"],
     &["git", "exec"],

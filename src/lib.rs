@@ -2,6 +2,7 @@
 //!
 //! The crate is split the way the data flows:
 //!
+//! - [`agent`] holds the presets of real agent CLIs that `git baton init` writes (pure);
 //! - [`plan`] parses a plan (markdown + YAML frontmatter) into targets, with spans for errors (pure);
 //! - [`git`] is the only module that touches git: discovery, revisions and the cumulative diff;
 //! - [`coverage`] applies the coverage rule to a diff, the targets and the evidence (pure);
@@ -52,6 +53,7 @@
 // Writes to stdout and stderr go through `term`, where a closed stream cannot panic.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod coverage;
