@@ -1,5 +1,10 @@
-//! What git-baton knows about real coding agents (Claude Code, Codex CLI, Gemini CLI, aider,
-//! opencode): the presets `git baton init` writes ([`preset`]). docs/agents.md says, agent by
-//! agent, how each is invoked, what git-baton reads from its output and where it may write.
+//! What git-baton knows about the real coding agents (Claude Code, Codex CLI, Gemini CLI, aider,
+//! opencode), apart from running them: the presets `git baton init` writes ([`preset`]) and how
+//! to read what they print ([`output`]).
+//!
+//! Pure: no I/O. The exec layer hands [`output::parse`] the text of an attempt's stdout log and
+//! decides the attempt's outcome from the verdict; the run layer records the rest. See
+//! docs/agents.md for each agent's invocation and docs/state.md for what an attempt records.
 
+pub mod output;
 pub mod preset;
