@@ -457,3 +457,30 @@ fn init_writes_presets_that_load() {
         "git baton check --hook claude-stop"
     );
 }
+
+/// `{git_common_dir}` is the main repository's `.git`, absolute, whatever directory the run was
+/// started from: what the Codex preset grants with `--add-dir`.
+#[test]
+fn git_common_dir_names_the_main_repositorys_git_directory() {
+    let out = scratch();
+    let seen = outside(&out, "common-dir.txt");
+    let agent = Actor::command(
+        "worker",
+        &[
+            "sh",
+            "-c",
+            "printf '%s\\n' \"$1\" >\"$2\"",
+            "sh",
+            "{git_common_dir}",
+        ],
+    )
+    .verbs(&[seen.to_str().unwrap()]);
+    let repo = repo_running(&[agent], "");
+    std::fs::create_dir_all(repo.path("docs/sub")).unwrap();
+    let run = repo.baton_in(&repo.path("docs/sub"), ["run", "../../plans/fix.md"]);
+    assert_eq!(run.code, 1, "nothing changed, so the gate blocks: {run}");
+    assert_eq!(
+        text(&seen).trim_end(),
+        repo.path(".git").display().to_string()
+    );
+}
