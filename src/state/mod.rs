@@ -240,6 +240,10 @@ pub struct Attempt {
     /// Set when `fallback:` started this attempt after the previous one was rate limited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback_from: Option<FallbackFrom>,
+    /// How often the Claude Code Stop hook (`git baton check --hook claude-stop`) kept the agent
+    /// working during this attempt; absent when the hook never ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hook_blocks: Option<u32>,
 }
 
 impl Attempt {

@@ -68,6 +68,8 @@ pub struct AttemptEnd {
     /// The actor could not be started at all.
     pub exec_error: bool,
     pub snapshot: Option<CommitId>,
+    /// How often the agent's Stop hook blocked, when it ran.
+    pub hook_blocks: Option<u32>,
 }
 
 impl Default for AttemptEnd {
@@ -85,6 +87,7 @@ impl Default for AttemptEnd {
             coverage: None,
             exec_error: false,
             snapshot: None,
+            hook_blocks: None,
         }
     }
 }
@@ -211,6 +214,7 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
                 usage_source: None,
                 agent: None,
                 fallback_from,
+                hook_blocks: None,
             });
             next.status = RunStatus::Running;
             next.halt = None;
@@ -345,6 +349,7 @@ fn end_open_attempt(next: &mut RunState, stage: usize, end: AttemptEnd, at: Time
     attempt.exec_error = end.exec_error;
     attempt.coverage = end.coverage;
     attempt.snapshot = end.snapshot;
+    attempt.hook_blocks = end.hook_blocks;
     next.status = match end.outcome {
         // Between two stages the run is still running: the driver goes on to the next one.
         Outcome::Succeeded => RunStatus::Running,

@@ -134,6 +134,7 @@ pub(super) fn read(bytes: &[u8]) -> Result<RunState, String> {
                     usage_source: None,
                     agent: None,
                     fallback_from: None,
+                    hook_blocks: None,
                 })
                 .collect();
             (

@@ -76,6 +76,8 @@ pub struct AttemptView<'a> {
     pub agent: &'a Option<AgentOutput>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fallback_from: &'a Option<FallbackFrom>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hook_blocks: Option<u32>,
 }
 
 impl<'a> RunView<'a> {
@@ -141,6 +143,7 @@ impl<'a> AttemptView<'a> {
             usage_source: a.usage_source,
             agent: &a.agent,
             fallback_from: &a.fallback_from,
+            hook_blocks: a.hook_blocks,
         }
     }
 }
