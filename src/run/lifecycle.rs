@@ -22,13 +22,18 @@ pub struct Finished {
     pub left: Vec<String>,
 }
 
-/// The commit message `finish` writes: trailers that `verify` reads in CI.
+/// The commit message `finish` writes: trailers that `verify` reads in CI. `Baton-Plan` names
+/// the plan for `verify` to check, when its path is one inside the repository.
 pub fn finish_message(state: &RunState) -> String {
+    use crate::coverage::{PLAN_TRAILER_KEY, RUN_TRAILER_KEY, is_repo_path};
     let title = state.plan.title.as_deref().unwrap_or(&state.plan.id);
     let mut message = format!(
-        "{title}\n\nWork of git-baton run {} for plan {}.\n\nBaton-Run: {}\n",
+        "{title}\n\nWork of git-baton run {} for plan {}.\n\n{RUN_TRAILER_KEY}: {}\n",
         state.run_id, state.plan.path, state.run_id
     );
+    if is_repo_path(&state.plan.path) {
+        message.push_str(&format!("{PLAN_TRAILER_KEY}: {}\n", state.plan.path));
+    }
     for t in unchanged(state) {
         message.push_str(&format!(
             "{}: {}: {}\n",

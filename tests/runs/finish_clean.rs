@@ -37,6 +37,7 @@ fn finish_writes_trailers_that_verify_head_accepts() {
     assert_eq!(status(&repo, &id)["status"], "finished");
     let message = repo.git(["log", "-1", "--format=%B", &format!("baton/{id}")]);
     assert!(message.contains(&format!("Baton-Run: {id}")), "{message}");
+    assert!(message.contains("Baton-Plan: plans/fix.md"), "{message}");
     assert!(
         message.contains(
             "Baton-Unchanged: docs/c.md: already states the new grading rule in section 3"
@@ -55,6 +56,22 @@ fn finish_writes_trailers_that_verify_head_accepts() {
     let rows = &gate.json()["plans"][0]["coverage"]["targets"];
     assert_eq!(rows[2]["status"], "unchanged", "{gate}");
     assert_eq!(rows[2]["reason_source"]["kind"], "trailer", "{gate}");
+    // The README's flow, with no plan named: the branch never touched the plan on main, and
+    // its finish commit names it.
+    let gate = repo
+        .baton(format!("verify --base main --head baton/{id} --require-plans --json").split(' '));
+    assert_eq!(gate.code, 0, "{gate}");
+    let json = gate.json();
+    assert_eq!(json["plans"][0]["path"], "plans/fix.md", "{gate}");
+    assert_eq!(
+        json["plans"][0]["named_by"][0]["runs"],
+        serde_json::json!([id]),
+        "{gate}"
+    );
+    assert_eq!(
+        json["plans"][0]["coverage"]["targets"][2]["status"],
+        "unchanged"
+    );
 
     // A finished run can be cleaned; its branch stays.
     let clean = repo.baton(["clean", &id]);
