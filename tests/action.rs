@@ -1,0 +1,409 @@
+//! The GitHub Action's script (scripts/action/gate.sh, all that action.yml runs), run as a
+//! script against fixture repositories: the release archive comes from an HTTP server on
+//! 127.0.0.1 in this process, built from the binary under test, so that the download, the
+//! checksum check, the fallback and the gate itself all run for real.
+//!
+//! The fallback's `cargo install` is the one part replaced: compiling git-baton in a test would
+//! take minutes, so `GIT_BATON_CARGO` names a small script that records its arguments and
+//! installs the binary under test where `--root` says. The script's decision to fall back, and
+//! the command line it falls back to, are what is checked.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use git_baton::hermetic::{Hermetic, Person};
+
+use crate::support::{Run, TestRepo};
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+const TARGET: &str = "x86_64-unknown-linux-gnu";
+/// Long enough for any sane machine; the server stops serving after it.
+const DEADLINE: Duration = Duration::from_secs(120);
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/action/gate.sh")
+}
+
+/// A static file server on 127.0.0.1 for the files under `root`, recording each request path.
+struct Server {
+    url: String,
+    requests: Arc<Mutex<Vec<String>>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    fn start(root: PathBuf) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (seen, stopped) = (Arc::clone(&requests), Arc::clone(&stop));
+        let thread = std::thread::spawn(move || {
+            let started = Instant::now();
+            while !stopped.load(Ordering::Relaxed) && started.elapsed() < DEADLINE {
+                match listener.accept() {
+                    Ok((stream, _)) => serve(stream, &root, &seen),
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        });
+        Server {
+            url,
+            requests,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn requests(&self) -> Vec<String> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// One HTTP/1.1 request: the file under `root` at its path, or 404.
+fn serve(stream: TcpStream, root: &Path, seen: &Mutex<Vec<String>>) {
+    stream.set_nonblocking(false).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut reader = BufReader::new(&stream);
+    let mut request = String::new();
+    if reader.read_line(&mut request).is_err() {
+        return;
+    }
+    // The headers, bounded; none is needed.
+    for _ in 0..100 {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+    }
+    let path = request.split(' ').nth(1).unwrap_or("/").to_owned();
+    seen.lock().unwrap().push(path.clone());
+    let file = root.join(path.trim_start_matches('/'));
+    let mut out = &stream;
+    let safe = !path.contains("..");
+    match std::fs::read(&file) {
+        Ok(body) if safe && file.is_file() => {
+            let _ = write!(
+                out,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = out.write_all(&body);
+        }
+        _ => {
+            let _ = out.write_all(
+                b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    }
+}
+
+/// A release as the release workflow publishes it, under `dir`: `v<version>/<archive>.tar.gz`
+/// holding `<archive>/git-baton` (the binary under test), and `<archive>.tar.gz.sha256`.
+/// `checksum` replaces the right one when given.
+fn publish(dir: &Path, checksum: Option<&str>) {
+    let archive = format!("git-baton-v{VERSION}-{TARGET}");
+    let release = dir.join(format!("v{VERSION}"));
+    let stage = dir.join("stage");
+    std::fs::create_dir_all(stage.join(&archive)).unwrap();
+    std::fs::create_dir_all(&release).unwrap();
+    std::fs::copy(
+        env!("CARGO_BIN_EXE_git-baton"),
+        stage.join(&archive).join("git-baton"),
+    )
+    .unwrap();
+    let tarball = release.join(format!("{archive}.tar.gz"));
+    // The fastest gzip level: the debug binary is large.
+    let tar = Command::new("sh")
+        .args(["-c", "tar -cf - -C \"$1\" \"$2\" | gzip -1 > \"$3\"", "sh"])
+        .arg(&stage)
+        .arg(&archive)
+        .arg(&tarball)
+        .status()
+        .unwrap();
+    assert!(tar.success());
+    let sum = Command::new("sha256sum").arg(&tarball).output().unwrap();
+    assert!(sum.status.success());
+    let right = String::from_utf8(sum.stdout).unwrap();
+    let right = right.split(' ').next().unwrap();
+    std::fs::write(
+        release.join(format!("{archive}.tar.gz.sha256")),
+        format!("{}  {archive}.tar.gz\n", checksum.unwrap_or(right)),
+    )
+    .unwrap();
+}
+
+/// A `cargo` for the fallback: records its arguments in `<dir>/cargo-args` and installs the
+/// binary under test into `<root>/bin`, as `cargo install --root <root>` would.
+fn fake_cargo(dir: &Path) -> PathBuf {
+    let path = dir.join("cargo");
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{log}'\nroot=\nwhile [ $# -gt 0 ]; do\n  \
+             [ \"$1\" = --root ] && root=$2\n  shift\ndone\nmkdir -p \"$root/bin\"\n\
+             cp '{bin}' \"$root/bin/git-baton\"\n",
+            log = dir.join("cargo-args").display(),
+            bin = env!("CARGO_BIN_EXE_git-baton"),
+        ),
+    )
+    .unwrap();
+    let chmod = Command::new("chmod").arg("+x").arg(&path).status().unwrap();
+    assert!(chmod.success());
+    path
+}
+
+/// The repository of a pull request: `main` with a plan of two targets, `feature` changing one
+/// of them, with `message` (which may carry trailers).
+fn pull_request(message: &str) -> TestRepo {
+    let repo = TestRepo::with()
+        .plan("plans/p.md", "Two docs", &["docs/a.md", "docs/b.md"])
+        .named(&["docs/a.md", "docs/b.md"])
+        .on_feature();
+    repo.write("docs/a.md", "a, edited\n");
+    repo.commit_all(message);
+    repo
+}
+
+/// Runs the action's script in `dir` with `inputs` (as `INPUT_*` variables), the release at
+/// `release_url`, and a fresh install directory under `work`.
+fn action(repo: &TestRepo, dir: &Path, work: &Path, inputs: &[(&str, &str)]) -> Run {
+    let mut cmd = Command::new("bash");
+    cmd.arg(script()).current_dir(dir);
+    Hermetic::new(&repo.home)
+        .identity(
+            Person::new("Test Author", "author@example.com"),
+            Person::new("Test Committer", "committer@example.com"),
+        )
+        .apply(&mut cmd);
+    cmd.env("GIT_BATON_INSTALL_DIR", work.join("install"))
+        .env("GIT_BATON_TARGET", TARGET)
+        .env("GIT_BATON_CARGO", work.join("cargo"));
+    for (name, value) in inputs {
+        cmd.env(format!("INPUT_{name}"), value);
+    }
+    let out = cmd.output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn workdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("baton-action")
+        .tempdir()
+        .unwrap()
+}
+
+/// The right checksum installs the release binary, and the gate's verdict (here: a failure,
+/// exit 1, in the github format) is the step's.
+#[test]
+fn a_verified_release_is_installed_and_the_gate_decides() {
+    let work = workdir();
+    publish(&work.path().join("release"), None);
+    fake_cargo(work.path());
+    let server = Server::start(work.path().join("release"));
+    let repo = pull_request("Two docs\n\nBaton-Run: 0abc123xyz\nBaton-Plan: plans/p.md\n");
+    let inputs = [("BASE", "main"), ("RELEASE_URL", server.url.as_str())];
+
+    let run = action(&repo, &repo.root, work.path(), &inputs);
+    assert_eq!(run.code, 1, "the gate's exit code comes through:\n{run}");
+    assert!(
+        run.stdout
+            .contains("::error file=plans/p.md,line=5,title=uncovered target docs/b.md::"),
+        "{run}"
+    );
+    assert!(
+        run.stderr.contains(&format!(
+            "installed the release binary v{VERSION} for {TARGET}"
+        )),
+        "{run}"
+    );
+    let archive = format!("/v{VERSION}/git-baton-v{VERSION}-{TARGET}.tar.gz");
+    assert_eq!(
+        server.requests(),
+        [archive.clone(), format!("{archive}.sha256")]
+    );
+    assert!(
+        !work.path().join("cargo-args").exists(),
+        "nothing was built"
+    );
+
+    // A reason in a commit passes the gate: exit 0, with the binary already installed.
+    repo.commit_all(
+        "Reason\n\nBaton-Unchanged: docs/b.md: it already states the rule in its first section\n",
+    );
+    let run = action(&repo, &repo.root, work.path(), &inputs);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(run.stdout.contains("gate passed"), "{run}");
+    assert_eq!(server.requests().len(), 2, "installed once");
+
+    // Bad input is exit 2, and --require-plans through its input is exit 1.
+    let run = action(
+        &repo,
+        &repo.root,
+        work.path(),
+        &[("BASE", "no-such-branch"), ("RELEASE_URL", &server.url)],
+    );
+    assert_eq!(run.code, 2, "{run}");
+    repo.git(["checkout", "-q", "-b", "unrelated", "main"]);
+    repo.write("README.md", "hello\n");
+    repo.commit_all("unrelated");
+    let run = action(
+        &repo,
+        &repo.root,
+        work.path(),
+        &[
+            ("BASE", "main"),
+            ("RELEASE_URL", &server.url),
+            ("REQUIRE_PLANS", "true"),
+            ("FORMAT", "text"),
+        ],
+    );
+    assert_eq!(run.code, 1, "{run}");
+    assert!(
+        run.stdout
+            .starts_with("error: no plan was checked and --require-plans was given"),
+        "{run}"
+    );
+}
+
+/// An archive that does not match its checksum is never installed, and never replaced by a
+/// build either: the step fails.
+#[test]
+fn a_wrong_checksum_is_refused() {
+    let work = workdir();
+    publish(&work.path().join("release"), Some(&"0".repeat(64)));
+    fake_cargo(work.path());
+    let server = Server::start(work.path().join("release"));
+    let repo = pull_request("Two docs");
+    let run = action(
+        &repo,
+        &repo.root,
+        work.path(),
+        &[("BASE", "main"), ("RELEASE_URL", &server.url)],
+    );
+    assert_eq!(run.code, 2, "{run}");
+    assert!(
+        run.stderr.contains(&format!(
+            "error: git-baton-v{VERSION}-{TARGET}.tar.gz does not match its checksum (expected \
+             sha256 {}",
+            "0".repeat(64)
+        )),
+        "{run}"
+    );
+    assert!(!work.path().join("install/bin/git-baton").exists());
+    assert!(
+        !work.path().join("cargo-args").exists(),
+        "nothing was built"
+    );
+}
+
+/// No release for this version or platform: the action builds the pinned source with
+/// `cargo install --locked`, then runs the gate.
+#[test]
+fn a_missing_release_falls_back_to_cargo_install() {
+    let work = workdir();
+    std::fs::create_dir_all(work.path().join("release")).unwrap();
+    fake_cargo(work.path());
+    let server = Server::start(work.path().join("release"));
+    let repo = pull_request("Two docs\n\nBaton-Plan: plans/p.md\n");
+    let run = action(
+        &repo,
+        &repo.root,
+        work.path(),
+        &[("BASE", "main"), ("RELEASE_URL", &server.url)],
+    );
+    assert_eq!(run.code, 1, "{run}");
+    assert!(run.stderr.contains("no release archive at"), "{run}");
+    let args = std::fs::read_to_string(work.path().join("cargo-args")).unwrap();
+    assert_eq!(
+        args.trim(),
+        format!(
+            "install --locked --quiet --path {} --root {}",
+            env!("CARGO_MANIFEST_DIR"),
+            work.path().join("install").display()
+        )
+    );
+    assert!(run.stdout.contains("uncovered target docs/b.md"), "{run}");
+
+    // Another version than the action's own is built from crates.io.
+    let other = workdir();
+    fake_cargo(other.path());
+    let run = action(
+        &repo,
+        &repo.root,
+        other.path(),
+        &[
+            ("BASE", "main"),
+            ("RELEASE_URL", &server.url),
+            ("VERSION", "v9.9.9"),
+        ],
+    );
+    assert_eq!(run.code, 1, "{run}");
+    let args = std::fs::read_to_string(other.path().join("cargo-args")).unwrap();
+    assert!(
+        args.starts_with("install --locked --quiet git-baton --version =9.9.9 --root "),
+        "{args}"
+    );
+}
+
+/// A shallow clone lacks the merge base: the action says so, and how to fix it, before it
+/// installs anything.
+#[test]
+fn a_shallow_checkout_fails_clearly() {
+    let work = workdir();
+    fake_cargo(work.path());
+    let repo = pull_request("Two docs");
+    let shallow = repo.tmp().join("shallow");
+    let url = format!("file://{}", repo.root.display());
+    repo.git([
+        "clone",
+        "-q",
+        "--depth",
+        "1",
+        "--branch",
+        "feature",
+        &url,
+        shallow.to_str().unwrap(),
+    ]);
+    let run = action(
+        &repo,
+        &shallow,
+        work.path(),
+        &[
+            ("BASE", "origin/main"),
+            ("RELEASE_URL", "http://127.0.0.1:9"),
+        ],
+    );
+    assert_eq!(run.code, 2, "{run}");
+    assert_eq!(
+        run.stderr,
+        "error: the checkout is shallow, so the merge base of the pull request is missing; the \
+         gate never guesses one\nhint: give actions/checkout `fetch-depth: 0` (or run `git fetch \
+         --unshallow` before this step)\n"
+    );
+    assert!(!work.path().join("install/bin/git-baton").exists());
+    assert!(!work.path().join("cargo-args").exists());
+}
