@@ -118,8 +118,8 @@ fn serve(stream: TcpStream, root: &Path, seen: &Mutex<Vec<String>>) {
 }
 
 /// A release as the release workflow publishes it, under `dir`: `v<version>/<archive>.tar.gz`
-/// holding `<archive>/git-baton` (the binary under test), and `<archive>.tar.gz.sha256`.
-/// `checksum` replaces the right one when given.
+/// holding `<archive>/git-baton` (the binary under test), and `<archive>.sha256` with a
+/// sha256sum line for it. `checksum` replaces the right one when given.
 fn publish(dir: &Path, checksum: Option<&str>) {
     let archive = format!("git-baton-v{VERSION}-{TARGET}");
     let release = dir.join(format!("v{VERSION}"));
@@ -146,7 +146,7 @@ fn publish(dir: &Path, checksum: Option<&str>) {
     let right = String::from_utf8(sum.stdout).unwrap();
     let right = right.split(' ').next().unwrap();
     std::fs::write(
-        release.join(format!("{archive}.tar.gz.sha256")),
+        release.join(format!("{archive}.sha256")),
         format!("{}  {archive}.tar.gz\n", checksum.unwrap_or(right)),
     )
     .unwrap();
@@ -240,10 +240,10 @@ fn a_verified_release_is_installed_and_the_gate_decides() {
         )),
         "{run}"
     );
-    let archive = format!("/v{VERSION}/git-baton-v{VERSION}-{TARGET}.tar.gz");
+    let archive = format!("/v{VERSION}/git-baton-v{VERSION}-{TARGET}");
     assert_eq!(
         server.requests(),
-        [archive.clone(), format!("{archive}.sha256")]
+        [format!("{archive}.tar.gz"), format!("{archive}.sha256")]
     );
     assert!(
         !work.path().join("cargo-args").exists(),
@@ -406,4 +406,152 @@ fn a_shallow_checkout_fails_clearly() {
     );
     assert!(!work.path().join("install/bin/git-baton").exists());
     assert!(!work.path().join("cargo-args").exists());
+}
+
+/// A YAML file of the repository, as a JSON value.
+fn yaml(path: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// action.yml hands every input to the script under the name the script reads, and the script
+/// reads no input action.yml does not declare.
+#[test]
+fn action_yml_gives_the_script_every_input() {
+    let action = yaml("action.yml");
+    let script = std::fs::read_to_string(script()).unwrap();
+    let inputs = action["inputs"].as_object().unwrap();
+    let step = &action["runs"]["steps"][0];
+    assert_eq!(action["runs"]["using"], "composite");
+    assert_eq!(
+        step["run"],
+        "bash \"$GITHUB_ACTION_PATH/scripts/action/gate.sh\""
+    );
+    let env = step["env"].as_object().unwrap();
+    for name in inputs.keys() {
+        let var = format!("INPUT_{}", name.to_uppercase().replace('-', "_"));
+        assert_eq!(
+            env[&var],
+            format!("${{{{ inputs.{name} }}}}"),
+            "{name} is passed as {var}"
+        );
+        assert!(
+            script.contains(&format!("${{{var}")),
+            "the script reads {var}"
+        );
+    }
+    let read: std::collections::BTreeSet<&str> = script
+        .match_indices("${INPUT_")
+        .map(|(at, _)| {
+            let rest = &script[at + 2..];
+            &rest[..rest.find([':', '}']).unwrap()]
+        })
+        .collect();
+    for var in read {
+        assert!(env.contains_key(var), "{var} is read but not passed");
+    }
+}
+
+/// The release workflow publishes what the script downloads: `git-baton-v<version>-<target>`
+/// archives with a sha256 file, for every target the script asks for, holding the man pages and
+/// completions.
+#[test]
+fn the_release_workflow_publishes_what_the_action_downloads() {
+    let release = yaml(".github/workflows/release.yml");
+    let script = std::fs::read_to_string(script()).unwrap();
+    assert!(script.contains("local archive=\"git-baton-v$version-$target\""));
+    let job = &release["jobs"]["upload-assets"];
+    let upload = job["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("taiki-e/upload-rust-binary-action@"))
+        })
+        .unwrap();
+    let with = &upload["with"];
+    assert_eq!(with["bin"], "git-baton");
+    assert_eq!(with["archive"], "$bin-$tag-$target");
+    assert_eq!(with["leading-dir"], true);
+    assert_eq!(with["checksum"], "sha256");
+    let include = with["include"].as_str().unwrap();
+    for part in ["dist/man", "dist/completions"] {
+        assert!(include.split(',').any(|p| p == part), "{include}");
+    }
+    let mut built: Vec<&str> = job["strategy"]["matrix"]["include"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["target"].as_str().unwrap())
+        .collect();
+    built.sort_unstable();
+    let mut asked: Vec<&str> = script
+        .lines()
+        .filter_map(|l| l.split(") target=").nth(1))
+        .map(|t| t.trim_end_matches(" ;;"))
+        .filter(|t| !t.is_empty() && *t != ";;")
+        .collect();
+    asked.sort_unstable();
+    assert_eq!(built, asked);
+    // Tags are v<version>, as the script asks for.
+    assert_eq!(release["on"]["push"]["tags"][0], "v[0-9]+.*");
+}
+
+/// The pre-commit hooks run the worktree-mode gate on pre-push, and their entry is a working
+/// command line: it fails an uncovered plan and passes a covered one.
+#[test]
+fn pre_commit_hooks_run_the_worktree_gate_before_a_push() {
+    let hooks = yaml(".pre-commit-hooks.yaml");
+    let hooks = hooks.as_array().unwrap();
+    assert_eq!(hooks.len(), 2);
+    let repo = TestRepo::with()
+        .plan("plans/p.md", "Two docs", &["docs/a.md", "docs/b.md"])
+        .named(&["docs/a.md", "docs/b.md"])
+        .on_feature();
+    repo.write("docs/a.md", "a, edited\n");
+    repo.commit_all("Two docs\n\nBaton-Plan: plans/p.md\n");
+    for hook in hooks {
+        assert_eq!(hook["stages"], serde_json::json!(["pre-push"]), "{hook}");
+        assert_eq!(hook["pass_filenames"], false, "{hook}");
+        assert_eq!(hook["always_run"], true, "{hook}");
+        let entry: Vec<&str> = hook["entry"].as_str().unwrap().split(' ').collect();
+        assert_eq!(entry[0], "git-baton", "{hook}");
+        // As pre-commit runs it, with the `args:` docs/ci.md shows.
+        let args: Vec<&str> = entry[1..]
+            .iter()
+            .copied()
+            .chain(["--base", "main"])
+            .collect();
+        let run = repo.baton(&args);
+        assert_eq!(run.code, 1, "{run}");
+        assert!(run.stdout.contains("uncovered  docs/b.md"), "{run}");
+    }
+    repo.write("docs/b.md", "b, edited but not committed\n");
+    let run = repo.baton(["verify", "--base", "main"]);
+    assert_eq!(run.code, 0, "{run}");
+}
+
+/// The GitLab example is valid YAML whose job runs the action's script on merge requests with
+/// the whole history.
+#[test]
+fn the_gitlab_example_runs_the_script_with_the_whole_history() {
+    let ci = yaml("examples/ci/gitlab-ci.yml");
+    let job = &ci["git-baton"];
+    assert_eq!(job["variables"]["GIT_DEPTH"], "0");
+    assert_eq!(
+        job["rules"][0]["if"],
+        "$CI_PIPELINE_SOURCE == \"merge_request_event\""
+    );
+    let script = job["script"].as_array().unwrap();
+    assert!(
+        script
+            .last()
+            .unwrap()
+            .as_str()
+            .unwrap()
+            .ends_with("bash /tmp/git-baton-action/scripts/action/gate.sh"),
+        "{script:?}"
+    );
 }

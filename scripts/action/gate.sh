@@ -110,7 +110,8 @@ sha256() {
     fi
 }
 
-# Downloads the release archive and its checksum. Returns 1 when either cannot be had (no such
+# Downloads the release archive and its checksum file, `<archive>.sha256` as the release workflow
+# (taiki-e/upload-rust-binary-action) writes it: sha256sum lines, one per file of the archive. Returns 1 when either cannot be had (no such
 # release or platform: the caller falls back to building); exits when the archive does not match
 # its checksum or does not hold the binary, which must never be installed.
 download() {
@@ -125,14 +126,20 @@ download() {
         info "no release archive at $url"
         return 1
     fi
+    local sums="$release_url/v$version/$archive.sha256"
     if ! curl --fail --silent --show-error --location --retry 3 --max-time 60 \
-        --output "$work/$archive.tar.gz.sha256" "$url.sha256"; then
-        info "no checksum at $url.sha256"
+        --output "$work/$archive.sha256" "$sums"; then
+        info "no checksum file at $sums"
         return 1
     fi
     local expected actual
-    expected=$(cut -d ' ' -f 1 <"$work/$archive.tar.gz.sha256" | tr -d '\r\n' | tr 'A-F' 'a-f')
+    # The line of the .tar.gz (`<hash>  <name>`, or `<hash> *<name>` in binary mode).
+    expected=$(awk -v name="$archive.tar.gz" '$2 == name || $2 == "*" name { print tolower($1); exit }' \
+        "$work/$archive.sha256")
     actual=$(sha256 "$work/$archive.tar.gz")
+    if [ -z "$expected" ]; then
+        fail "$archive.sha256 has no line for $archive.tar.gz; refusing to install it unchecked"
+    fi
     if [ "$expected" != "$actual" ]; then
         fail "$archive.tar.gz does not match its checksum (expected sha256 $expected, got $actual); refusing to install it" \
             "download it again later; if it persists, report it to the project — do not skip the check"
