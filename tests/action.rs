@@ -184,9 +184,20 @@ fn pull_request(message: &str) -> TestRepo {
     repo
 }
 
-/// Runs the action's script in `dir` with `inputs` (as `INPUT_*` variables), the release at
-/// `release_url`, and a fresh install directory under `work`.
+/// Runs the action's script in `dir` with `inputs` (as `INPUT_*` variables), for [`TARGET`],
+/// installing under `work`.
 fn action(repo: &TestRepo, dir: &Path, work: &Path, inputs: &[(&str, &str)]) -> Run {
+    action_for(repo, dir, work, inputs, Some(TARGET))
+}
+
+/// [`action`] for `target`, or for the platform the script detects when `None`.
+fn action_for(
+    repo: &TestRepo,
+    dir: &Path,
+    work: &Path,
+    inputs: &[(&str, &str)],
+    target: Option<&str>,
+) -> Run {
     let mut cmd = Command::new("bash");
     cmd.arg(script()).current_dir(dir);
     Hermetic::new(&repo.home)
@@ -196,8 +207,10 @@ fn action(repo: &TestRepo, dir: &Path, work: &Path, inputs: &[(&str, &str)]) -> 
         )
         .apply(&mut cmd);
     cmd.env("GIT_BATON_INSTALL_DIR", work.join("install"))
-        .env("GIT_BATON_TARGET", TARGET)
         .env("GIT_BATON_CARGO", work.join("cargo"));
+    if let Some(target) = target {
+        cmd.env("GIT_BATON_TARGET", target);
+    }
     for (name, value) in inputs {
         cmd.env(format!("INPUT_{name}"), value);
     }
@@ -287,6 +300,37 @@ fn a_verified_release_is_installed_and_the_gate_decides() {
             .starts_with("error: no plan was checked and --require-plans was given"),
         "{run}"
     );
+
+    // Plans and extra arguments reach verify, split on spaces and never globbed.
+    let run = action(
+        &repo,
+        &repo.root,
+        work.path(),
+        &[
+            ("BASE", "main"),
+            ("RELEASE_URL", &server.url),
+            ("PLANS", " plans/p.md "),
+            ("ARGS", "--require-targets  --allow-plan-changes"),
+            ("FORMAT", "json"),
+        ],
+    );
+    assert_eq!(run.code, 1, "{run}");
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(json["plans"][0]["path"], "plans/p.md");
+    assert_eq!(json["require_targets"], true);
+    assert_eq!(json["allow_plan_changes"], true);
+    let run = action(
+        &repo,
+        &repo.root,
+        work.path(),
+        &[
+            ("BASE", "main"),
+            ("RELEASE_URL", &server.url),
+            ("PLANS", "plans/*.md"),
+        ],
+    );
+    assert_eq!(run.code, 2, "{run}");
+    assert!(run.stderr.contains("cannot read plan plans/*.md"), "{run}");
 }
 
 /// An archive that does not match its checksum is never installed, and never replaced by a
@@ -329,14 +373,32 @@ fn a_missing_release_falls_back_to_cargo_install() {
     fake_cargo(work.path());
     let server = Server::start(work.path().join("release"));
     let repo = pull_request("Two docs\n\nBaton-Plan: plans/p.md\n");
-    let run = action(
+    let run = action_for(
         &repo,
         &repo.root,
         work.path(),
         &[("BASE", "main"), ("RELEASE_URL", &server.url)],
+        None,
     );
     assert_eq!(run.code, 1, "{run}");
-    assert!(run.stderr.contains("no release archive at"), "{run}");
+    // The archive of this platform was asked for, when there is one for it.
+    let platform = match (std::env::consts::OS, std::env::consts::ARCH) {
+        ("linux", "x86_64") => Some("x86_64-unknown-linux-gnu"),
+        ("linux", "aarch64") => Some("aarch64-unknown-linux-gnu"),
+        ("macos", "x86_64") => Some("x86_64-apple-darwin"),
+        ("macos", "aarch64") => Some("aarch64-apple-darwin"),
+        _ => None,
+    };
+    match platform {
+        Some(target) => {
+            assert!(run.stderr.contains("no release archive at"), "{run}");
+            assert_eq!(
+                server.requests(),
+                [format!("/v{VERSION}/git-baton-v{VERSION}-{target}.tar.gz")]
+            );
+        }
+        None => assert_eq!(server.requests(), Vec::<String>::new()),
+    }
     let args = std::fs::read_to_string(work.path().join("cargo-args")).unwrap();
     assert_eq!(
         args.trim(),

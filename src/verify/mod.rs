@@ -17,6 +17,9 @@
 //! [`crate::coverage`] (evidence files, reasons) and escaped by every human renderer
 //! ([`crate::report`]); trailers of merge commits give no reasons.
 //!
+//! Commits name the plan of their run in `Baton-Plan` trailers; without PLAN arguments those
+//! plans are checked too (see [`select`]), and `--require-plans` fails a gate that checked none.
+//!
 //! The diff is scoped to the plans' targets, so a gate over a few targets costs O(targets); in
 //! range mode without plan arguments the plans are found in the whole diff of the range, which
 //! costs O(changed paths).

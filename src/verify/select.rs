@@ -33,6 +33,15 @@
 //! plan is not checked), and each change is still reported, marked allowed, in every format.
 //!
 //! A base plan that does not parse at the merge base keeps no targets from there; a note says so.
+//!
+//! # Plans that commits name
+//!
+//! Without PLAN arguments, a plan that a `Baton-Plan` trailer of the range names (a run branch's
+//! `finish` commit) is added to what discovery found, unless discovery already has it: in a
+//! range, read like a PLAN argument but from the commits only — never from disk, which holds the
+//! pull request's checkout — so a plan that existed at the merge base keeps its targets there;
+//! in the worktree, read from disk. A named plan that is nowhere is an error, not a pass. Since
+//! trailers are the pull request's own words, they can only add plans, never drop or replace one.
 
 use std::path::{Path, PathBuf};
 
