@@ -276,6 +276,12 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
                 continue;
             }
             let commit = &named[0].commit;
+            if !coverage::is_repo_path(path) {
+                return Err(VerifyError::TrailerPlanPath {
+                    commit: short_id(commit).to_owned(),
+                    path: path.clone(),
+                });
+            }
             match head_commit {
                 Some(head) => select::Range {
                     repo: &repo,
@@ -445,12 +451,6 @@ fn trailers(repo: &Repo, base: CommitId, tip: CommitId) -> Result<Trailers, Veri
             }
         }
         for path in parsed.plans {
-            if !coverage::is_repo_path(&path) {
-                return Err(VerifyError::TrailerPlanPath {
-                    commit: short_id(&commit).to_owned(),
-                    path,
-                });
-            }
             let named = NamedBy {
                 commit: commit.clone(),
                 runs: parsed.runs.clone(),

@@ -160,6 +160,9 @@ fn a_named_plan_must_be_committed() {
                 .contains(&format!("`Baton-Plan: {path}` does not name a path inside")),
             "{run}"
         );
+        // Plans named on the command line are the ones checked; trailers then name none.
+        let run = verify(&repo, &format!("plans/p.md {RANGE}"));
+        assert_eq!(run.code, 1, "{run}");
     }
 }
 
