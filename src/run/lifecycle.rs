@@ -13,7 +13,8 @@ use crate::state::{RunId, RunState, RunStatus};
 use super::RunError;
 
 pub struct Finished {
-    /// The commit made on the run's branch, if there was anything to commit.
+    /// The commit made on the run's branch (always one: it carries the trailers), `None` only
+    /// if the branch already had it.
     pub commit: Option<String>,
     pub unchanged_trailers: usize,
     pub worktree_removed: bool,
@@ -75,14 +76,10 @@ pub fn finish(
             branch: state.branch.clone(),
         })?;
     let reasons = unchanged(state).len();
-    // Reasons must reach the branch even when every change is already committed: CI reads them.
-    let (commit, _) = repo.commit_worktree(
-        worktree,
-        tip,
-        &finish_message(state),
-        Identity::User,
-        reasons > 0,
-    )?;
+    // The trailers must reach the branch even when every change is already committed (an empty
+    // commit, then): CI reads the reasons, and the plan to check from `Baton-Plan`.
+    let (commit, _) =
+        repo.commit_worktree(worktree, tip, &finish_message(state), Identity::User, true)?;
     let committed = commit != tip;
     if committed {
         repo.advance_branch(worktree, &state.branch, tip, commit)?;
