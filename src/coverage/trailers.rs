@@ -36,6 +36,10 @@ pub struct CommitTrailers {
 /// A `Baton-Unchanged` value is `<target>: <reason>`: the target runs up to the first `": "`, so
 /// targets may contain `:` but not `": "`. One without that separator or with an empty target
 /// is ignored. Empty `Baton-Run` and `Baton-Plan` values are ignored.
+///
+/// Commits that `finish` made before it wrote `Baton-Plan` name their plan only in the body line
+/// `Work of git-baton run <id> for plan <path>.`; for a run named without a plan, that line of
+/// the same run names it.
 #[must_use]
 pub fn parse_commit_trailers(commit: &str, message: &str) -> CommitTrailers {
     let mut found = CommitTrailers::default();
@@ -56,6 +60,18 @@ pub fn parse_commit_trailers(commit: &str, message: &str) -> CommitTrailers {
             found.runs.push(value.to_owned());
         } else if key.eq_ignore_ascii_case(PLAN_TRAILER_KEY) {
             found.plans.push(value.to_owned());
+        }
+    }
+    if found.plans.is_empty() {
+        let prose = body.without_trailer().to_str_lossy();
+        for run in &found.runs {
+            let line = format!("Work of git-baton run {run} for plan ");
+            let plan = prose
+                .lines()
+                .find_map(|l| l.strip_prefix(line.as_str())?.strip_suffix('.'));
+            if let Some(plan) = plan.filter(|p| !p.is_empty()) {
+                found.plans.push(plan.to_owned());
+            }
         }
     }
     found
@@ -226,6 +242,19 @@ Baton-Unchanged: docs/b.md:
         // In the body's prose they name nothing.
         let prose = "Subject\n\nBaton-Run: 0abc123xyz was mentioned here\nand explained.\n";
         assert_eq!(parse_commit_trailers("c", prose), CommitTrailers::default());
+        // What finish wrote before Baton-Plan: the body line names the plan of the run.
+        let older = "Grade review\n\nWork of git-baton run 0abc123xyz for plan plans/a.b.md.\n\n\
+                     Baton-Run: 0abc123xyz\n";
+        assert_eq!(parse_commit_trailers("c", older).plans, ["plans/a.b.md"]);
+        // Only for the run the trailer names, and only with no Baton-Plan.
+        let other = older.replace("Baton-Run: 0abc123xyz", "Baton-Run: 1def456xyz");
+        assert!(parse_commit_trailers("c", &other).plans.is_empty());
+        assert_eq!(
+            parse_commit_trailers("c", message).plans,
+            ["plans/grade review.md"]
+        );
+        let no_run = "Subject\n\nWork of git-baton run 0abc123xyz for plan plans/a.md.\n";
+        assert!(parse_commit_trailers("c", no_run).plans.is_empty());
     }
 
     #[test]

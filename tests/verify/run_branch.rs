@@ -215,3 +215,16 @@ fn require_plans_fails_a_gate_that_checked_nothing() {
     let without = verify(&repo, RANGE);
     assert_eq!(with.to_string(), without.to_string());
 }
+
+/// A run branch finished before `finish` wrote `Baton-Plan` names its plan in the body line of
+/// the same run, and that plan is checked.
+#[test]
+fn an_older_finish_commit_names_its_plan_in_the_body() {
+    let repo = run_branch("Baton-Run: 0abc123xyz\n");
+    repo.git(["commit", "-q", "--amend", "-m",
+        "Two docs\n\nWork of git-baton run 0abc123xyz for plan plans/p.md.\n\nBaton-Run: 0abc123xyz\n"]);
+    let run = verify(&repo, RANGE);
+    assert_eq!(run.code, 1, "{run}");
+    assert!(run.stdout.contains("plan plans/p.md (p): failed"), "{run}");
+    assert!(run.stdout.contains("named by   commit"), "{run}");
+}
