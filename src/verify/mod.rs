@@ -331,7 +331,10 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
             }
         }
     };
-    selection.notes.extend(trailers.notes);
+    // A run named without its plan matters only where trailers name plans.
+    if options.plans.is_empty() {
+        selection.notes.extend(trailers.notes);
+    }
     let plans = &selection.plans;
 
     let mut file_entries: Vec<EvidenceEntry> = Vec::new();
