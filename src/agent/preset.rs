@@ -239,6 +239,16 @@ pub fn render(chosen: &[&Preset], found_on_path: bool) -> String {
     out.push_str(
         "\n# A stage succeeds only when every plan target changed or has a recorded reason.\n",
     );
+    if let [first, rest @ ..] = chosen
+        && !rest.is_empty()
+    {
+        let rest: Vec<&str> = rest.iter().map(|p| p.name).collect();
+        out.push_str(&format!(
+            "# To hand the stage to another agent when {} is rate limited, add to it:\n#   fallback: [{}]\n",
+            first.name,
+            rest.join(", ")
+        ));
+    }
     out.push_str("pipeline:\n");
     out.push_str(&format!(
         "  - {{ stage: executor, actor: {executor}, gate: coverage }}\n"
@@ -345,6 +355,7 @@ mod tests {
     fn the_first_chosen_preset_runs_the_gated_stage() {
         let text = render(&[find("codex").unwrap(), find("claude").unwrap()], true);
         assert!(text.contains("actor: codex, gate: coverage"), "{text}");
+        assert!(text.contains("#   fallback: [claude]\n"), "{text}");
         let text = render(&[], true);
         assert!(text.contains("actor: script, gate: coverage"), "{text}");
         assert!(text.contains("No agent CLI was found on PATH"), "{text}");
