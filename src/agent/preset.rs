@@ -82,7 +82,7 @@ pub const PRESETS: &[Preset] = &[
         output: Format::ClaudeJson,
         rate_limit_exit_codes: &[],
         rate_limit_patterns: &[
-            "You've hit your limit",
+            "You've hit your",
             "usage limit reached",
             "Request rejected (429)",
         ],
@@ -335,6 +335,33 @@ mod tests {
         assert_eq!(names.len(), PRESETS.len());
         for preset in PRESETS {
             assert!(!preset.rate_limit_patterns.is_empty(), "{}", preset.name);
+        }
+    }
+
+    /// Each limit message measured with a real CLI (or in public reports) is caught by a
+    /// pattern of its preset, the way exec matches them (a substring, ASCII case ignored).
+    #[test]
+    fn patterns_catch_the_measured_limit_messages() {
+        let caught = |name: &str, message: &str| {
+            find(name).unwrap().rate_limit_patterns.iter().any(|p| {
+                message
+                    .to_ascii_lowercase()
+                    .contains(&p.to_ascii_lowercase())
+            })
+        };
+        for message in [
+            "You've hit your limit \u{b7} resets 3pm (Europe/Berlin)",
+            "You've hit your 5-hour limit \u{b7} resets 5pm (Europe/Berlin)",
+            "Claude AI usage limit reached|1796140800",
+            "API Error: Request rejected (429) \u{b7} rate_limit_error",
+        ] {
+            assert!(caught("claude", message), "{message}");
+        }
+        for message in [
+            "exceeded retry limit, last status: 429 Too Many Requests",
+            "You\u{2019}ve hit your usage limit. Upgrade to Pro or try again at Dec 1st, 2026 4:00 PM.",
+        ] {
+            assert!(caught("codex", message), "{message}");
         }
     }
 
