@@ -33,7 +33,7 @@ pub fn find(name: &str) -> Result<PathBuf, String> {
         Ok(path)
     } else {
         Err(format!(
-            "{} is not installed (run .ci/run, or set GIT_BATON_AGENT_BIN to a directory holding it)",
+            "{} is not installed (.ci/install-agents installs the pinned CLIs there; GIT_BATON_AGENT_BIN names another directory)",
             path.display()
         ))
     }
