@@ -61,7 +61,7 @@ fn claude_answers_text_and_reports_usage_and_cost() {
     let (_tmp, base) = scratch();
     let env = AgentEnv::new(&base, &mock);
     let (code, json, stdout) = claude_json(&env, &claude, &base.join("work"), "say hello");
-    capture("claude", "success.json", &stdout);
+    capture("claude", "e2e-text.json", &stdout);
     assert_eq!(code, 0, "{stdout}");
     assert_eq!(json["is_error"], false, "{stdout}");
     assert_eq!(json["result"], "hello from the mock");
@@ -88,7 +88,7 @@ fn claude_creates_a_file_through_write() {
     ]));
     let env = AgentEnv::new(&base, &mock);
     let (code, json, stdout) = claude_json(&env, &claude, &work, "write notes.txt");
-    capture("claude", "write.json", &stdout);
+    capture("claude", "e2e-write.json", &stdout);
     assert_eq!(code, 0, "{stdout}");
     assert_eq!(
         std::fs::read_to_string(work.join("notes.txt")).unwrap(),
@@ -114,7 +114,7 @@ fn claude_exits_1_on_a_429_with_the_status_in_its_json() {
     let (_tmp, base) = scratch();
     let env = AgentEnv::new(&base, &mock);
     let (code, json, stdout) = claude_json(&env, &claude, &base.join("work"), "say hello");
-    capture("claude", "rate-limited-429.json", &stdout);
+    capture("claude", "e2e-429.json", &stdout);
     assert_eq!(code, 1, "{stdout}");
     assert_eq!(json["is_error"], true);
     assert_eq!(json["api_error_status"], 429, "{stdout}");
@@ -149,7 +149,7 @@ fn claude_reports_a_subscription_limit_with_its_reset_time() {
     let (_tmp, base) = scratch();
     let env = AgentEnv::new(&base, &mock).subscription("Europe/Berlin");
     let (code, json, stdout) = claude_json(&env, &claude, &base.join("work"), "say hello");
-    capture("claude", "usage-limit.json", &stdout);
+    capture("claude", "e2e-usage-limit.json", &stdout);
     assert_eq!(code, 1, "{stdout}");
     assert_eq!(json["is_error"], true);
     assert_eq!(json["api_error_status"], 429, "{stdout}");

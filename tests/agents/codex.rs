@@ -71,7 +71,7 @@ fn codex_answers_text_and_reports_usage() {
     let (_tmp, base) = scratch();
     let env = AgentEnv::new(&base, &mock);
     let (code, lines, stdout) = codex_exec(&env, &codex, &base.join("work"), "say hello");
-    capture("codex", "success.jsonl", &stdout);
+    capture("codex", "e2e-text.jsonl", &stdout);
     assert_eq!(code, 0, "{stdout}");
     let done = of_type(&lines, "turn.completed");
     assert_eq!(done.len(), 1, "{stdout}");
@@ -108,7 +108,7 @@ fn codex_edits_a_file_through_exec_command() {
     ]));
     let env = AgentEnv::new(&base, &mock);
     let (code, lines, stdout) = codex_exec(&env, &codex, &work, "edit notes.txt");
-    capture("codex", "exec-command.jsonl", &stdout);
+    capture("codex", "e2e-exec-command.jsonl", &stdout);
     assert_eq!(code, 0, "{stdout}");
     assert_eq!(
         std::fs::read_to_string(work.join("notes.txt")).unwrap(),
@@ -136,7 +136,7 @@ fn codex_exits_1_on_a_429_with_turn_failed() {
     let (_tmp, base) = scratch();
     let env = AgentEnv::new(&base, &mock);
     let (code, lines, stdout) = codex_exec(&env, &codex, &base.join("work"), "say hello");
-    capture("codex", "rate-limited-429.jsonl", &stdout);
+    capture("codex", "e2e-429.jsonl", &stdout);
     assert_eq!(code, 1, "{stdout}");
     let failed = of_type(&lines, "turn.failed");
     assert_eq!(failed.len(), 1, "{stdout}");
@@ -163,7 +163,7 @@ fn codex_reports_a_usage_limit_with_its_reset_time() {
     let (_tmp, base) = scratch();
     let env = AgentEnv::new(&base, &mock);
     let (code, lines, stdout) = codex_exec(&env, &codex, &base.join("work"), "say hello");
-    capture("codex", "usage-limit.jsonl", &stdout);
+    capture("codex", "e2e-usage-limit.jsonl", &stdout);
     assert_eq!(code, 1, "{stdout}");
     let failed = of_type(&lines, "turn.failed");
     assert_eq!(failed.len(), 1, "{stdout}");
