@@ -166,3 +166,88 @@ fn claude_reports_a_subscription_limit_with_its_reset_time() {
     );
     assert_eq!(sent.header("x-api-key"), None);
 }
+
+#[test]
+fn claude_continues_its_session_when_a_stop_hook_blocks() {
+    let Some(claude) = cli::agent("claude") else {
+        return;
+    };
+    let (_tmp, base) = scratch();
+    let work = base.join("work");
+    // The hook blocks once: the first time it runs (`stop_hook_active` false) it names the
+    // missing file; when Claude Code stops again after the block it lets it stop.
+    let hook = base.join("stop-hook.sh");
+    let seen = base.join("hook-input.jsonl");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\ninput=$(cat)\nprintf '%s\\n' \"$input\" >> '{seen}'\n\
+             case \"$input\" in *'\"stop_hook_active\":true'*) exit 0;; esac\n\
+             printf '%s\\n' '{{\"decision\":\"block\",\"reason\":\"b.txt is still missing\"}}'\n",
+            seen = seen.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let settings = serde_json::json!({"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": hook.display().to_string()}]}]}});
+    let mock = MockServer::start(Script(vec![
+        Turn::tool(
+            "Write",
+            serde_json::json!({"file_path": "a.txt", "content": "a\n"}),
+        ),
+        Turn::text("done"),
+        Turn::tool(
+            "Write",
+            serde_json::json!({"file_path": "b.txt", "content": "b\n"}),
+        ),
+        Turn::text("done, really"),
+    ]));
+    let env = AgentEnv::new(&base, &mock);
+    let out = env.run(
+        &claude,
+        &[
+            "-p",
+            "write a.txt and b.txt",
+            "--output-format",
+            "json",
+            "--permission-mode",
+            "acceptEdits",
+            "--settings",
+            &settings.to_string(),
+        ],
+        &work,
+        TIMEOUT,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let json: Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(json["result"], "done, really", "{stdout}");
+    assert_eq!(std::fs::read_to_string(work.join("b.txt")).unwrap(), "b\n");
+    // The reason reached the model as the next instruction, in the same session.
+    let sent = mock.scripted();
+    assert_eq!(sent.len(), 4, "{stdout}");
+    assert!(!sent[1].body.contains("b.txt is still missing"));
+    assert!(
+        sent[2].body.contains("b.txt is still missing"),
+        "{}",
+        sent[2].body
+    );
+    let sessions: Vec<_> = sent
+        .iter()
+        .map(|r| r.header("x-claude-code-session-id").unwrap().to_string())
+        .collect();
+    assert!(sessions.iter().all(|s| *s == sessions[0]), "{sessions:?}");
+    assert_eq!(sessions[0], json["session_id"].as_str().unwrap());
+    // The hook ran twice, the second time told that it had blocked once already.
+    let inputs: Vec<Value> = std::fs::read_to_string(&seen)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(inputs.len(), 2);
+    assert_eq!(inputs[0]["hook_event_name"], "Stop");
+    assert_eq!(inputs[0]["stop_hook_active"], false);
+    assert_eq!(inputs[1]["stop_hook_active"], true);
+    assert_eq!(inputs[0]["session_id"], json["session_id"]);
+}

@@ -79,7 +79,12 @@ impl AgentEnv {
     /// Scratch homes under `dir` (created) for an agent talking to `mock`; writes Codex's
     /// provider configuration.
     pub fn new(dir: &Path, mock: &MockServer) -> AgentEnv {
-        let home = dir.join("agent-home");
+        AgentEnv::with_home(&dir.join("agent-home"), dir, mock)
+    }
+
+    /// Like [`Self::new`] with `home` as HOME (a test repository's, shared with git-baton).
+    pub fn with_home(home: &Path, dir: &Path, mock: &MockServer) -> AgentEnv {
+        let home = home.to_path_buf();
         let codex_home = dir.join("codex-home");
         std::fs::create_dir_all(&home).unwrap();
         std::fs::create_dir_all(&codex_home).unwrap();

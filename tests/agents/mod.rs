@@ -9,6 +9,8 @@ pub mod mock;
 
 mod mock_server;
 
+mod harness;
+
 mod claude;
 mod codex;
 
