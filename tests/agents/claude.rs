@@ -228,8 +228,11 @@ fn claude_continues_its_session_when_a_stop_hook_blocks() {
     let sent = mock.scripted();
     assert_eq!(sent.len(), 4, "{stdout}");
     assert!(!sent[1].body.contains("b.txt is still missing"));
+    // As "Stop hook feedback:" and the reason on the next line (JSON-escaped in the body).
     assert!(
-        sent[2].body.contains("b.txt is still missing"),
+        sent[2]
+            .body
+            .contains(r"Stop hook feedback:\nb.txt is still missing"),
         "{}",
         sent[2].body
     );

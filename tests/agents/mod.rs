@@ -14,6 +14,9 @@ mod harness;
 mod claude;
 mod codex;
 
+mod e2e;
+mod incident;
+
 /// Writes a CLI's real output to testdata/agents/<agent>/<name> when `GIT_BATON_AGENT_CAPTURE=1`:
 /// the parser fixtures are re-captured from the pinned CLIs, never written by hand.
 fn capture(agent: &str, name: &str, output: &str) {
