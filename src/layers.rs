@@ -6,7 +6,8 @@
 //! what starts a cycle, so the test fails on the edge itself, naming the file, before any cycle
 //! can close. The reasons for the order:
 //!
-//! - `files`, `hermetic`, `suggest`, `template`, `term`: helpers with no crate imports.
+//! - `agent`, `files`, `hermetic`, `suggest`, `template`, `term`: helpers and data with no crate
+//!   imports (`agent` holds the presets of real agent CLIs).
 //! - `plan` → `coverage`: the pure domain — a plan's targets, the coverage rule over them.
 //!   `agent` beside `coverage`: what the real agents print, read without I/O.
 //! - `git`, `exec`: the outside world — the repository, and the actors' processes.
@@ -19,7 +20,7 @@
 
 /// Top-level modules, bottom layer first.
 const LAYERS: &[&[&str]] = &[
-    &["files", "hermetic", "suggest", "template", "term"],
+    &["agent", "files", "hermetic", "suggest", "template", "term"],
     &["plan"],
     &["coverage", "agent"],
     &["git", "exec"],

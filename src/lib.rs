@@ -2,6 +2,7 @@
 //!
 //! The crate is split the way the data flows:
 //!
+//! - [`agent`] holds the presets of real agent CLIs that `git baton init` writes (pure);
 //! - [`plan`] parses a plan (markdown + YAML frontmatter) into targets, with spans for errors (pure);
 //! - [`git`] is the only module that touches git: discovery, revisions and the cumulative diff;
 //! - [`agent`] reads what real coding agents print: usage, cost, session, rate limits (pure);

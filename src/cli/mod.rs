@@ -4,6 +4,7 @@
 //! is in [`error`], and [`exit`] is the one place where outcomes become exit codes.
 
 mod args;
+mod check;
 mod clean;
 mod demo;
 mod diff;
@@ -11,6 +12,7 @@ mod doctor;
 mod error;
 mod exit;
 mod finish;
+mod init;
 mod list;
 mod log;
 mod pause;
@@ -19,6 +21,7 @@ mod review;
 mod run;
 mod status;
 mod stop;
+mod unchanged;
 mod verify;
 
 use std::io::Write;
@@ -70,6 +73,9 @@ pub enum Command {
     Pause(pause::PauseArgs),
     Verify(verify::VerifyArgs),
     Demo(demo::DemoArgs),
+    Init(init::InitArgs),
+    Unchanged(unchanged::UnchangedArgs),
+    Check(check::CheckArgs),
 }
 
 /// Parses the process arguments, runs the command, prints its error if it failed, and exits
@@ -112,6 +118,9 @@ pub fn dispatch(cli: Cli) -> Result<Outcome, CliError> {
         Command::Pause(args) => pause::cmd_pause(&cwd, args, out),
         Command::Verify(args) => verify::cmd_verify(&cwd, args, out),
         Command::Demo(args) => demo::cmd_demo(args, out),
+        Command::Init(args) => init::cmd_init(&cwd, args, out),
+        Command::Unchanged(args) => unchanged::cmd_unchanged(&cwd, args, out),
+        Command::Check(args) => check::cmd_check(&cwd, args, out),
     }?;
     // A closed pipe (`| head`) is not a failure of the command.
     let _ = stdout.flush();

@@ -6,10 +6,11 @@
 use super::{ActorSpec, ExecError};
 
 /// Every placeholder a caller of [`super::run`] may supply.
-pub const PLACEHOLDERS: [&str; 6] = [
+pub const PLACEHOLDERS: [&str; 7] = [
     "prompt_file",
     "evidence_file",
     "worktree",
+    "git_common_dir",
     "run_id",
     "stage",
     "attempt",

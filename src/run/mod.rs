@@ -10,6 +10,7 @@
 //! are [`RunError`]s; how driving ended is a [`Driven`]. Neither names an exit code: that is the
 //! command layer's decision.
 
+pub mod agent_side;
 mod create;
 pub mod doctor;
 mod error;
@@ -286,6 +287,15 @@ impl Driver<'_> {
                     ("prompt_file", path(&prompt_file)),
                     ("evidence_file", path(&evidence_file)),
                     ("worktree", state.worktree.clone()),
+                    // Where the run's store, objects and refs live: what a sandboxed agent
+                    // must be allowed to write for `git baton unchanged` and `git commit`.
+                    (
+                        "git_common_dir",
+                        path(
+                            &std::path::absolute(self.repo.common_dir())
+                                .unwrap_or_else(|_| self.repo.common_dir().to_path_buf()),
+                        ),
+                    ),
                     ("run_id", state.run_id.to_string()),
                     ("stage", stage_name.clone()),
                     ("attempt", n.to_string()),
@@ -332,6 +342,7 @@ impl Driver<'_> {
             }
         };
         end.snapshot = snapshot_for(self.repo, state, &stage_name, n);
+        end.hook_blocks = agent_side::stop_hook_blocks(&dir);
         let evidence = read_evidence(&evidence_file, &evidence_shown);
         if let Ok(Some(e)) = &evidence {
             end.usage = e.usage.clone();
@@ -341,7 +352,7 @@ impl Driver<'_> {
             // The gate applies to every attempt, or (`coverage: resume`) to resumed ones; its
             // report is recorded either way, so what was not enforced is still visible.
             let enforce = state.policy.coverage == CoverageMode::Always || resumed;
-            match self.gate(state, base, &plan.targets, &evidence) {
+            match gate(self.repo, state, &plan.targets, &evidence) {
                 Ok(report) => {
                     if enforce && !report.passed {
                         end.outcome = Outcome::Blocked;
@@ -370,34 +381,34 @@ impl Driver<'_> {
         self.record_at(state, Event::AttemptEnded(end), ended_at)?;
         Ok(outcome)
     }
+}
 
-    /// The coverage report of the run's worktree. Any failure to compute it is the gate's
-    /// failure, reported as a message, never a reason to leave the attempt open.
-    fn gate(
-        &self,
-        state: &RunState,
-        base: CommitId,
-        targets: &[Target],
-        evidence: &Result<Option<coverage::Evidence>, String>,
-    ) -> Result<Report, String> {
-        let entries = match evidence {
-            Err(message) => return Err(message.clone()),
-            Ok(evidence) => evidence
-                .as_ref()
-                .map(|e| e.entries.clone())
-                .unwrap_or_default(),
-        };
-        let changed = if targets.is_empty() {
-            Vec::new()
-        } else {
-            let scope = Scope::prefixes(targets.iter().map(Target::scope));
-            open_run_worktree(self.repo, state)
-                .map_err(|e| format!("coverage gate: {e}"))?
-                .worktree_changes(base, &scope)
-                .map_err(|e| format!("coverage gate: cannot compute the diff: {e}"))?
-        };
-        Ok(coverage::evaluate(targets, &changed, &entries, &[]))
-    }
+/// The coverage report of the run's worktree: the gate after an attempt, and `git baton check`
+/// during one. Any failure to compute it is the gate's failure, reported as a message, never a
+/// reason to leave the attempt open.
+pub(crate) fn gate(
+    repo: &Repo,
+    state: &RunState,
+    targets: &[Target],
+    evidence: &Result<Option<coverage::Evidence>, String>,
+) -> Result<Report, String> {
+    let entries = match evidence {
+        Err(message) => return Err(message.clone()),
+        Ok(evidence) => evidence
+            .as_ref()
+            .map(|e| e.entries.clone())
+            .unwrap_or_default(),
+    };
+    let changed = if targets.is_empty() {
+        Vec::new()
+    } else {
+        let scope = Scope::prefixes(targets.iter().map(Target::scope));
+        open_run_worktree(repo, state)
+            .map_err(|e| format!("coverage gate: {e}"))?
+            .worktree_changes(state.base, &scope)
+            .map_err(|e| format!("coverage gate: cannot compute the diff: {e}"))?
+    };
+    Ok(coverage::evaluate(targets, &changed, &entries, &[]))
 }
 
 /// The run's own worktree as a repository, refusing anything else: an actor that deleted the
@@ -546,11 +557,15 @@ fn attempt_end(f: &exec::Finished) -> AttemptEnd {
         coverage: None,
         exec_error: false,
         snapshot: None,
+        hook_blocks: None,
     }
 }
 
 /// The evidence an actor wrote: `Ok(None)` when it wrote none, `Err` when it is not evidence.
-fn read_evidence(path: &Path, shown: &str) -> Result<Option<coverage::Evidence>, String> {
+pub(crate) fn read_evidence(
+    path: &Path,
+    shown: &str,
+) -> Result<Option<coverage::Evidence>, String> {
     // Bounded, as an agent could write any amount (see coverage::MAX_EVIDENCE_BYTES).
     match crate::files::read_limited(path, coverage::MAX_EVIDENCE_BYTES) {
         Ok(None) => Err(format!(

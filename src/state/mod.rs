@@ -225,6 +225,10 @@ pub struct Attempt {
     /// files written before it existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cleared_env: Vec<String>,
+    /// How often the Claude Code Stop hook (`git baton check --hook claude-stop`) kept the agent
+    /// working during this attempt; absent when the hook never ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hook_blocks: Option<u32>,
 }
 
 impl Attempt {

@@ -59,6 +59,8 @@ pub struct AttemptEnd {
     /// The actor could not be started at all.
     pub exec_error: bool,
     pub snapshot: Option<CommitId>,
+    /// How often the agent's Stop hook blocked, when it ran.
+    pub hook_blocks: Option<u32>,
 }
 
 impl Default for AttemptEnd {
@@ -74,6 +76,7 @@ impl Default for AttemptEnd {
             coverage: None,
             exec_error: false,
             snapshot: None,
+            hook_blocks: None,
         }
     }
 }
@@ -172,6 +175,7 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
                 dir,
                 snapshot: None,
                 cleared_env,
+                hook_blocks: None,
             });
             next.status = RunStatus::Running;
             next.halt = None;
@@ -304,6 +308,7 @@ fn end_open_attempt(next: &mut RunState, stage: usize, end: AttemptEnd, at: Time
     attempt.exec_error = end.exec_error;
     attempt.coverage = end.coverage;
     attempt.snapshot = end.snapshot;
+    attempt.hook_blocks = end.hook_blocks;
     next.status = match end.outcome {
         // Between two stages the run is still running: the driver goes on to the next one.
         Outcome::Succeeded => RunStatus::Running,

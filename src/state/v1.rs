@@ -131,6 +131,7 @@ pub(super) fn read(bytes: &[u8]) -> Result<RunState, String> {
                     dir: a.dir,
                     snapshot: a.snapshot,
                     cleared_env: Vec::new(),
+                    hook_blocks: None,
                 })
                 .collect();
             (

@@ -68,6 +68,8 @@ pub struct AttemptView<'a> {
     pub snapshot: Option<CommitId>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     pub cleared_env: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hook_blocks: Option<u32>,
 }
 
 impl<'a> RunView<'a> {
@@ -129,6 +131,7 @@ impl<'a> AttemptView<'a> {
             dir: &a.dir,
             snapshot: a.snapshot,
             cleared_env: &a.cleared_env,
+            hook_blocks: a.hook_blocks,
         }
     }
 }
