@@ -20,3 +20,5 @@ mod runs;
 mod verify;
 
 mod fuzz;
+
+mod agents;
