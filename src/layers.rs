@@ -6,10 +6,10 @@
 //! what starts a cycle, so the test fails on the edge itself, naming the file, before any cycle
 //! can close. The reasons for the order:
 //!
-//! - `agent`, `files`, `hermetic`, `suggest`, `template`, `term`: helpers and data with no crate
-//!   imports (`agent` holds the presets of real agent CLIs).
+//! - `files`, `hermetic`, `suggest`, `template`, `term`: helpers with no crate imports.
 //! - `plan` → `coverage`: the pure domain — a plan's targets, the coverage rule over them.
-//!   `agent` beside `coverage`: what the real agents print, read without I/O.
+//!   `agent` beside `coverage`: what the real agents print, read without I/O, and the presets
+//!   `git baton init` writes for them.
 //! - `git`, `exec`: the outside world — the repository, and the actors' processes.
 //! - `state`: the RunState, which records coverage reports and commit ids (`git::CommitId`).
 //! - `config`: `.baton.yml`; it checks actor commands (`exec`) and prompt templates.
@@ -20,7 +20,7 @@
 
 /// Top-level modules, bottom layer first.
 const LAYERS: &[&[&str]] = &[
-    &["agent", "files", "hermetic", "suggest", "template", "term"],
+    &["files", "hermetic", "suggest", "template", "term"],
     &["plan"],
     &["coverage", "agent"],
     &["git", "exec"],

@@ -2,10 +2,10 @@
 //!
 //! The crate is split the way the data flows:
 //!
-//! - [`agent`] holds the presets of real agent CLIs that `git baton init` writes (pure);
 //! - [`plan`] parses a plan (markdown + YAML frontmatter) into targets, with spans for errors (pure);
 //! - [`git`] is the only module that touches git: discovery, revisions and the cumulative diff;
-//! - [`agent`] reads what real coding agents print: usage, cost, session, rate limits (pure);
+//! - [`agent`] reads what real coding agents print (usage, cost, session, rate limits) and holds
+//!   the presets `git baton init` writes for them (pure);
 //! - [`coverage`] applies the coverage rule to a diff, the targets and the evidence (pure);
 //! - [`config`] reads `.baton.yml`;
 //! - [`state`] holds the RunState, its transitions (pure) and its store (atomic writes, locks);

@@ -105,6 +105,7 @@ fn case_argv(verbs: Vec<String>) -> Case {
             env: Vec::new(),
             timeout: None,
             rate_limit: RateLimitRules::default(),
+            output: Default::default(),
         },
         grace: Duration::from_millis(500),
         stop_when_stdout_has: None,

@@ -13,16 +13,14 @@
 //!   main repository's `.git` from a linked worktree, where both those commands and the agent's
 //!   own `git commit` write, so its preset grants `{git_common_dir}` with `--add-dir`.
 
+use super::output::Format;
+
 /// The Claude Code Stop hook: `git baton check` in hook form (see docs/agents.md).
 pub const CLAUDE_STOP_HOOK: &str = "git baton check --hook claude-stop";
 
 /// What Claude Code may run besides editing files: the two agent-side commands, nothing else.
 pub const CLAUDE_ALLOWED_TOOLS: [&str; 2] =
     ["Bash(git baton unchanged:*)", "Bash(git baton check:*)"];
-
-/// Whether the configuration reads the actor key `output:` yet; until then the presets write
-/// it as a comment, so that the file `init` writes always loads.
-const WRITE_OUTPUT_KEY: bool = false;
 
 /// One agent CLI's actor entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,7 +39,7 @@ pub struct Preset {
     /// The prompt goes to the agent's stdin.
     pub stdin_prompt: bool,
     /// The actor's `output:` (which parser reads what the agent prints).
-    pub output: &'static str,
+    pub output: Format,
     pub rate_limit_exit_codes: &'static [i32],
     /// Substrings of the agent's output that mean "rate limited" when it exits non-zero.
     pub rate_limit_patterns: &'static [&'static str],
@@ -81,7 +79,7 @@ pub const PRESETS: &[Preset] = &[
             CLAUDE_SETTINGS,
         ],
         stdin_prompt: true,
-        output: "claude-json",
+        output: Format::ClaudeJson,
         rate_limit_exit_codes: &[],
         rate_limit_patterns: &[
             "You've hit your limit",
@@ -111,7 +109,7 @@ pub const PRESETS: &[Preset] = &[
             "-",
         ],
         stdin_prompt: true,
-        output: "codex-jsonl",
+        output: Format::CodexJsonl,
         rate_limit_exit_codes: &[],
         rate_limit_patterns: &["429 Too Many Requests", "hit your usage limit"],
     },
@@ -120,25 +118,31 @@ pub const PRESETS: &[Preset] = &[
         program: "gemini",
         title: "Gemini CLI",
         notes: &[
-            "Headless mode: the prompt on stdin, with -p appended to it. auto_edit approves",
-            "edits; --allowed-tools approves exactly the two agent-side shell commands (the flag",
-            "is deprecated in favour of policy files, which would need a file). Exit codes: 1",
-            "for errors and API failures (rate limits included), 42 input error, 53 turn limit.",
+            "Headless mode: the prompt on stdin, with -p appended to it. --skip-trust keeps",
+            "auto_edit (in an untrusted folder Gemini falls back to asking, which headless mode",
+            "cannot); auto_edit approves edits, and --allowed-tools (once per tool) exactly the",
+            "two agent-side commands (deprecated in favour of policy files, which would need a",
+            "file). Exit codes: 1 for errors and API failures (rate limits included), 41 no",
+            "authentication, 42 input error, 53 turn limit.",
         ],
         command: &[
             "gemini",
             "--output-format",
             "json",
+            "--skip-trust",
             "--approval-mode",
             "auto_edit",
+            // Once per tool: the flag is an array, and a second value would be taken as the
+            // positional prompt, which Gemini refuses together with -p.
             "--allowed-tools",
             "run_shell_command(git baton unchanged)",
+            "--allowed-tools",
             "run_shell_command(git baton check)",
             "-p",
             "Carry out the task above.",
         ],
         stdin_prompt: true,
-        output: "gemini-json",
+        output: Format::GeminiJson,
         rate_limit_exit_codes: &[],
         rate_limit_patterns: &["RESOURCE_EXHAUSTED", "Quota exceeded", "status 429"],
     },
@@ -163,7 +167,7 @@ pub const PRESETS: &[Preset] = &[
             "--no-check-update",
         ],
         stdin_prompt: false,
-        output: "text",
+        output: Format::Text,
         rate_limit_exit_codes: &[],
         rate_limit_patterns: &["RateLimitError", "rate limit"],
     },
@@ -181,7 +185,7 @@ pub const PRESETS: &[Preset] = &[
             r#"exec opencode run "$(cat "$BATON_PROMPT_FILE")""#,
         ],
         stdin_prompt: false,
-        output: "text",
+        output: Format::Text,
         rate_limit_exit_codes: &[],
         rate_limit_patterns: &["rate limit", "429"],
     },
@@ -254,9 +258,7 @@ fn render_preset(out: &mut String, preset: &Preset) {
     if preset.stdin_prompt {
         out.push_str("    stdin: prompt\n");
     }
-    // Commented out until the configuration reads the key (issue 8, `output:` parsers).
-    let comment = if WRITE_OUTPUT_KEY { "" } else { "# " };
-    out.push_str(&format!("    {comment}output: {}\n", preset.output));
+    out.push_str(&format!("    output: {}\n", preset.output.name()));
     let codes: Vec<String> = preset
         .rate_limit_exit_codes
         .iter()
@@ -316,17 +318,12 @@ mod tests {
     }
 
     #[test]
-    fn every_preset_has_a_unique_name_and_a_known_output() {
+    fn every_preset_has_a_unique_name_and_rate_limit_patterns() {
         let mut names = names();
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), PRESETS.len());
         for preset in PRESETS {
-            assert!(
-                ["text", "claude-json", "codex-jsonl", "gemini-json"].contains(&preset.output),
-                "{}",
-                preset.name
-            );
             assert!(!preset.rate_limit_patterns.is_empty(), "{}", preset.name);
         }
     }

@@ -112,6 +112,7 @@ mod tests {
                 assert_eq!(actor.command, p.command, "{}", p.name);
                 assert_eq!(actor.stdin_prompt, p.stdin_prompt, "{}", p.name);
                 assert_eq!(actor.rate_limit_patterns, p.rate_limit_patterns);
+                assert_eq!(actor.output, p.output, "{}", p.name);
             }
             let executor = chosen.first().map_or("script", |p| p.name);
             assert_eq!(config.pipeline[0].actor, executor);

@@ -131,6 +131,7 @@ mod tests {
             env: Vec::new(),
             timeout: None,
             rate_limit: Default::default(),
+            output: Default::default(),
         };
         assert!(check_command(&actor).is_ok());
         actor.command.push("{worktre}".into());

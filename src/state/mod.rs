@@ -12,6 +12,7 @@
 //! [`view`] is the document `status --json` prints, [`clock`] the source of time and id noise.
 //! The field-by-field meaning is documented in docs/state.md.
 
+mod agent;
 mod check;
 pub mod clock;
 mod id;
@@ -25,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::coverage::{Report, Usage};
 use crate::git::CommitId;
+pub use agent::{AgentOutput, FallbackFrom, RateLimitReset, UsageSource};
 pub use check::InvalidState;
 pub use clock::Clock;
 pub use id::{BadRunId, RunId};
@@ -167,6 +169,9 @@ pub struct StagePolicy {
     pub actor: String,
     /// The stage passes the coverage gate before it may succeed.
     pub gated: bool,
+    /// Actors that take over, in order, when the stage's attempt ends rate limited (`fallback:`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallback: Vec<String>,
 }
 
 /// What the run decided at creation besides its stages; authoritative on resume.
@@ -225,6 +230,16 @@ pub struct Attempt {
     /// files written before it existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cleared_env: Vec<String>,
+    /// Where `usage` came from; absent when there is no usage (and in files written before
+    /// agents' outputs were read, where it was always the evidence file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage_source: Option<UsageSource>,
+    /// What was read from the agent's output, for actors with an `output:` format.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentOutput>,
+    /// Set when `fallback:` started this attempt after the previous one was rate limited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_from: Option<FallbackFrom>,
     /// How often the Claude Code Stop hook (`git baton check --hook claude-stop`) kept the agent
     /// working during this attempt; absent when the hook never ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -250,6 +265,9 @@ pub struct Stage {
     pub configured_actor: String,
     /// The stage passes the coverage gate before it may succeed.
     pub gated: bool,
+    /// The actors `fallback:` hands the stage to when an attempt ends rate limited.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallback: Vec<String>,
     pub attempts: Vec<Attempt>,
 }
 
@@ -279,6 +297,7 @@ impl Stage {
             stage: self.name.clone(),
             actor: self.configured_actor.clone(),
             gated: self.gated,
+            fallback: self.fallback.clone(),
         }
     }
 }
@@ -361,6 +380,7 @@ impl RunState {
                 name: p.stage,
                 configured_actor: p.actor,
                 gated: p.gated,
+                fallback: p.fallback,
                 attempts: Vec::new(),
             })
             .collect();
@@ -541,11 +561,13 @@ pub(crate) mod fixture {
                         stage: "executor".into(),
                         actor: "a".into(),
                         gated: true,
+                        fallback: Vec::new(),
                     },
                     StagePolicy {
                         stage: "reporter".into(),
                         actor: "b".into(),
                         gated: false,
+                        fallback: Vec::new(),
                     },
                 ],
                 policy: Policy {

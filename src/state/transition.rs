@@ -16,7 +16,10 @@
 
 use jiff::Timestamp;
 
-use super::{Attempt, Cause, CommitId, Halt, Outcome, RunId, RunState, RunStatus, Usage};
+use super::{
+    AgentOutput, Attempt, Cause, CommitId, FallbackFrom, Halt, Outcome, RunId, RunState, RunStatus,
+    Usage, UsageSource,
+};
 use crate::coverage::Report;
 
 /// Something that happened to a run.
@@ -24,12 +27,15 @@ use crate::coverage::Report;
 pub enum Event {
     /// A new attempt of stage `stage` (an index) by `actor`, recording into `dir`. Its number is
     /// the stage's [`super::Stage::next_attempt`]. `cleared_env` names the repository variables
-    /// removed from the actor's environment ([`super::Attempt::cleared_env`]).
+    /// removed from the actor's environment ([`super::Attempt::cleared_env`]); `fallback_from`
+    /// is set when the stage's `fallback:` started it, and must name the stage's latest attempt,
+    /// ended rate limited.
     AttemptStarted {
         stage: usize,
         actor: String,
         dir: String,
         cleared_env: Vec<String>,
+        fallback_from: Option<FallbackFrom>,
     },
     /// The open attempt ended.
     AttemptEnded(AttemptEnd),
@@ -54,6 +60,9 @@ pub struct AttemptEnd {
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
     pub usage: Option<Usage>,
+    pub usage_source: Option<UsageSource>,
+    /// Boxed: most attempts have none, and the event stays small.
+    pub agent: Option<Box<AgentOutput>>,
     pub error: Option<String>,
     pub coverage: Option<Report>,
     /// The actor could not be started at all.
@@ -72,6 +81,8 @@ impl Default for AttemptEnd {
             exit_code: None,
             signal: None,
             usage: None,
+            usage_source: None,
+            agent: None,
             error: None,
             coverage: None,
             exec_error: false,
@@ -126,6 +137,15 @@ pub enum TransitionError {
         "run {run} is {status}, not in review: only a run whose stages all succeeded can be finished"
     )]
     NotInReview { run: RunId, status: RunStatus },
+    #[error(
+        "run {run}: a fallback from attempt {attempt} of stage {stage} needs that attempt to be \
+         the stage's latest, by the actor named, ended rate limited"
+    )]
+    NotAFallback {
+        run: RunId,
+        stage: String,
+        attempt: u32,
+    },
 }
 
 /// The state after `event` happened at `at`, or why it cannot happen. Every status change of a
@@ -138,6 +158,7 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
             actor,
             dir,
             cleared_env,
+            fallback_from,
         } => {
             unsettled(state, "starting an attempt")?;
             nothing_open(state, "starting an attempt")?;
@@ -157,6 +178,21 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
                     next: state.next_stage().map(|i| state.stages[i].name.clone()),
                 });
             }
+            if let Some(from) = &fallback_from {
+                let latest = target.attempts.last();
+                let valid = latest.is_some_and(|a| {
+                    a.n == from.attempt
+                        && a.actor == from.actor
+                        && a.outcome == Some(Outcome::RateLimited)
+                });
+                if !valid {
+                    return Err(TransitionError::NotAFallback {
+                        run: state.run_id.clone(),
+                        stage: target.name.clone(),
+                        attempt: from.attempt,
+                    });
+                }
+            }
             let n = target.next_attempt();
             next.stages[stage].attempts.push(Attempt {
                 n,
@@ -175,6 +211,9 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
                 dir,
                 snapshot: None,
                 cleared_env,
+                usage_source: None,
+                agent: None,
+                fallback_from,
                 hook_blocks: None,
             });
             next.status = RunStatus::Running;
@@ -304,6 +343,8 @@ fn end_open_attempt(next: &mut RunState, stage: usize, end: AttemptEnd, at: Time
     attempt.exit_code = end.exit_code;
     attempt.signal = end.signal;
     attempt.usage = end.usage;
+    attempt.usage_source = end.usage_source;
+    attempt.agent = end.agent.map(|agent| *agent);
     attempt.error = end.error;
     attempt.exec_error = end.exec_error;
     attempt.coverage = end.coverage;
@@ -335,6 +376,7 @@ mod tests {
                 actor: actor.into(),
                 dir,
                 cleared_env: Vec::new(),
+                fallback_from: None,
             },
             at(10),
         )
@@ -624,6 +666,7 @@ mod tests {
                 actor: "a".into(),
                 dir: "d".into(),
                 cleared_env: Vec::new(),
+                fallback_from: None,
             },
             at(10),
         )
@@ -778,6 +821,7 @@ mod tests {
                     actor: "x".into(),
                     dir: "d".into(),
                     cleared_env: Vec::new(),
+                    fallback_from: None,
                 }),
                 (outcome, any::<bool>()).prop_map(|(outcome, exec_error)| {
                     Event::AttemptEnded(AttemptEnd {

@@ -131,6 +131,9 @@ pub(super) fn read(bytes: &[u8]) -> Result<RunState, String> {
                     dir: a.dir,
                     snapshot: a.snapshot,
                     cleared_env: Vec::new(),
+                    usage_source: None,
+                    agent: None,
+                    fallback_from: None,
                     hook_blocks: None,
                 })
                 .collect();
@@ -140,6 +143,7 @@ pub(super) fn read(bytes: &[u8]) -> Result<RunState, String> {
                     name: stage.name,
                     configured_actor: policy.actor.clone(),
                     gated: stage.gated,
+                    fallback: Vec::new(),
                     attempts,
                 },
             )

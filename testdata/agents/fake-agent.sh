@@ -9,6 +9,10 @@
 #   edit PATH TEXT        append TEXT and a newline to PATH
 #   evidence JSON         write JSON to $BATON_EVIDENCE_FILE
 #   cat-stdin PATH        copy stdin to PATH
+#   unchanged TARGET REASON
+#                         run `git baton unchanged TARGET REASON` (git-baton must be on PATH); its
+#                         exit code is printed on stdout as `unchanged: N`
+#   wait-for PATH         wait until PATH exists (at most 30 s, then exit 98)
 #   env PATH              write the BATON_* variables to PATH, sorted
 #   pid PATH              write this script's pid to PATH
 #   sleep SECS            sleep (fractions allowed)
@@ -41,6 +45,17 @@ while [ "$#" -gt 0 ]; do
         edit) printf '%s\n' "$2" >>"$1"; shift 2 ;;
         evidence) printf '%s\n' "$1" >"$BATON_EVIDENCE_FILE"; shift ;;
         cat-stdin) cat >"$1"; shift ;;
+        unchanged)
+            git baton unchanged "$1" "$2"
+            echo "unchanged: $?"
+            shift 2 ;;
+        wait-for)
+            n=0
+            while [ ! -e "$1" ]; do
+                [ "$n" -lt 3000 ] || exit 98
+                sleep 0.01; n=$((n + 1))
+            done
+            shift ;;
         env) env | grep '^BATON_' | sort >"$1"; shift ;;
         pid) echo "$$" >"$1"; shift ;;
         sleep) sleep "$1"; shift ;;

@@ -25,6 +25,7 @@ use serde_json::Value;
 use crate::support::{Run, TestRepo};
 
 mod actors;
+mod agent_side;
 mod concurrency;
 mod crash;
 mod create;

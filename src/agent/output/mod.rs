@@ -193,7 +193,7 @@ fn count(value: Option<&serde_json::Value>) -> Option<u64> {
     value.and_then(serde_json::Value::as_u64)
 }
 
-fn text<'a>(value: Option<&'a serde_json::Value>) -> Option<&'a str> {
+fn text(value: Option<&serde_json::Value>) -> Option<&str> {
     value
         .and_then(serde_json::Value::as_str)
         .filter(|s| !s.is_empty())
