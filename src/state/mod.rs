@@ -331,8 +331,26 @@ pub struct Halt {
 pub struct UsageTotals {
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Counted apart by the agents that report them ([`AgentOutput`]).
+    #[serde(default)]
+    pub cache_read_input_tokens: u64,
+    #[serde(default)]
+    pub cache_creation_input_tokens: u64,
+    #[serde(default)]
+    pub reasoning_output_tokens: u64,
     pub cost_usd: f64,
+    /// Attempts whose usage has no cost (Codex and Gemini CLI report none): `cost_usd` is a
+    /// lower bound when this is not zero.
+    #[serde(default)]
+    pub attempts_without_cost: u32,
+    /// Attempts whose output `log_limit` cut: what the dropped middle counted is missing.
+    #[serde(default)]
+    pub attempts_cut: u32,
+    /// The token totals are a lower bound: an attempt reported no usage, or only part of it.
+    #[serde(default)]
+    pub lower_bound: bool,
     /// Attempts that reported no usage: the totals are a lower bound when this is not zero.
+    /// (Last, as in version 1, which had the fields before it up to `cost_usd`.)
     pub attempts_without_usage: u32,
 }
 
@@ -473,11 +491,21 @@ impl RunState {
                 Some(u) => {
                     t.input_tokens += u.input_tokens.unwrap_or(0);
                     t.output_tokens += u.output_tokens.unwrap_or(0);
-                    t.cost_usd += u.cost_usd.unwrap_or(0.0);
+                    match u.cost_usd {
+                        Some(cost) => t.cost_usd += cost,
+                        None => t.attempts_without_cost += 1,
+                    }
                 }
                 None => t.attempts_without_usage += 1,
             }
+            if let Some(agent) = &attempt.agent {
+                t.cache_read_input_tokens += agent.cache_read_input_tokens.unwrap_or(0);
+                t.cache_creation_input_tokens += agent.cache_creation_input_tokens.unwrap_or(0);
+                t.reasoning_output_tokens += agent.reasoning_output_tokens.unwrap_or(0);
+                t.attempts_cut += u32::from(agent.cut);
+            }
         }
+        t.lower_bound = t.attempts_without_usage > 0 || t.attempts_cut > 0;
         t
     }
 

@@ -435,6 +435,106 @@ mod tests {
         s.check().unwrap();
     }
 
+    /// A fallback names the attempt it takes over from: the stage's latest, by that actor,
+    /// ended rate limited. Anything else is refused, so the record cannot say what did not
+    /// happen.
+    #[test]
+    fn a_fallback_must_follow_a_rate_limited_attempt() {
+        let fallback = |state: &RunState, attempt: u32, actor: &str| {
+            apply(
+                state,
+                Event::AttemptStarted {
+                    stage: 0,
+                    actor: "b".into(),
+                    dir: "d".into(),
+                    cleared_env: Vec::new(),
+                    fallback_from: Some(FallbackFrom {
+                        attempt,
+                        actor: actor.into(),
+                        reason: "rate limited".into(),
+                    }),
+                },
+                at(30),
+            )
+        };
+        let failed = end(&start(&run(), 0, "a").unwrap(), Outcome::Failed).unwrap();
+        assert!(matches!(
+            fallback(&failed, 1, "a"),
+            Err(TransitionError::NotAFallback { attempt: 1, .. })
+        ));
+        assert!(matches!(
+            fallback(&run(), 1, "a"),
+            Err(TransitionError::NotAFallback { .. })
+        ));
+        let limited = end(&start(&run(), 0, "a").unwrap(), Outcome::RateLimited).unwrap();
+        assert!(
+            fallback(&limited, 2, "a").is_err(),
+            "not the latest attempt"
+        );
+        assert!(
+            fallback(&limited, 1, "z").is_err(),
+            "not that attempt's actor"
+        );
+        let s = fallback(&limited, 1, "a").unwrap();
+        let attempt = s.stages()[0].attempts.last().unwrap();
+        assert_eq!((attempt.n, attempt.actor.as_str()), (2, "b"));
+        assert_eq!(attempt.fallback_from.as_ref().unwrap().attempt, 1);
+        s.check().unwrap();
+    }
+
+    /// Totals say what they miss: attempts without usage or cost, outputs cut by `log_limit`.
+    #[test]
+    fn usage_totals_say_when_they_are_a_lower_bound() {
+        let ended = |state: &RunState, usage: Option<Usage>, agent: Option<AgentOutput>| {
+            let s = start(state, 0, "a").unwrap();
+            apply(
+                &s,
+                Event::AttemptEnded(AttemptEnd {
+                    outcome: Outcome::RateLimited,
+                    usage,
+                    agent: agent.map(Box::new),
+                    ..AttemptEnd::default()
+                }),
+                at(20),
+            )
+            .unwrap()
+        };
+        let agent = |cut: bool| AgentOutput {
+            format: crate::agent::output::Format::CodexJsonl,
+            session_id: None,
+            cache_read_input_tokens: Some(7),
+            cache_creation_input_tokens: None,
+            reasoning_output_tokens: Some(3),
+            rate_limit_reset: None,
+            unparsed: None,
+            cut,
+        };
+        let tokens = Usage {
+            input_tokens: Some(100),
+            output_tokens: Some(10),
+            ..Usage::default()
+        };
+        let s = ended(&run(), Some(tokens.clone()), Some(agent(false)));
+        let t = s.usage();
+        assert_eq!(
+            (
+                t.input_tokens,
+                t.cache_read_input_tokens,
+                t.reasoning_output_tokens
+            ),
+            (100, 7, 3)
+        );
+        assert_eq!((t.attempts_without_cost, t.lower_bound), (1, false));
+        let s = ended(&s, Some(tokens), Some(agent(true)));
+        let t = s.usage();
+        assert_eq!(
+            (t.input_tokens, t.attempts_cut, t.lower_bound),
+            (200, 1, true)
+        );
+        let t = ended(&run(), None, None).usage();
+        assert_eq!((t.attempts_without_usage, t.lower_bound), (1, true));
+    }
+
     #[test]
     fn a_failure_keeps_the_stage_current_and_the_next_attempt_is_resumed() {
         let s = start(&run(), 0, "a").unwrap();

@@ -6,6 +6,7 @@
 #   print TEXT            print TEXT on stdout without a newline (one write: to split patterns)
 #   warn TEXT             print TEXT and a newline on stderr
 #   flood BYTES           print BYTES times `x` on stdout (more than a pipe buffer holds)
+#   cat PATH              print the file PATH on stdout (a real agent's captured output)
 #   edit PATH TEXT        append TEXT and a newline to PATH
 #   evidence JSON         write JSON to $BATON_EVIDENCE_FILE
 #   cat-stdin PATH        copy stdin to PATH
@@ -42,6 +43,7 @@ while [ "$#" -gt 0 ]; do
         print) printf '%s' "$1"; shift ;;
         warn) printf '%s\n' "$1" >&2; shift ;;
         flood) head -c "$1" /dev/zero | tr '\0' x; shift ;;
+        cat) cat "$1"; shift ;;
         edit) printf '%s\n' "$2" >>"$1"; shift 2 ;;
         evidence) printf '%s\n' "$1" >"$BATON_EVIDENCE_FILE"; shift ;;
         cat-stdin) cat >"$1"; shift ;;

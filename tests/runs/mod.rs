@@ -26,6 +26,7 @@ use crate::support::{Run, TestRepo};
 
 mod actors;
 mod agent_side;
+mod agents;
 mod concurrency;
 mod crash;
 mod create;
