@@ -245,3 +245,67 @@ fn a_subscription_limit_is_recognised_by_claude_codes_structured_signal_with_its
         "{a:#}"
     );
 }
+
+#[test]
+fn a_rate_limited_claude_falls_back_to_codex_within_the_same_run() {
+    let (Some(_), Some(_)) = (cli::agent("claude"), cli::agent("codex")) else {
+        return;
+    };
+    // Claude Code changes docs/a.md and is rate limited (its provider stays limited); Codex,
+    // another provider, takes over at once and changes docs/b.md.
+    let mut script = claude_edits("docs/a.md").to_vec();
+    script.push(rate_limited());
+    script.push(codex_edits("docs/b.md"));
+    script.push(turn(Turn::text("docs/b.md states the new rule.")));
+    let ar = AgentRepo::new(Script(script));
+    // The presets as `init` wrote them; only the stage gains `fallback:`.
+    let yml = ar.init();
+    let stage = "{ stage: executor, actor: claude, gate: coverage }";
+    ar.repo.write(
+        ".baton.yml",
+        &yml.replace(
+            stage,
+            "{ stage: executor, actor: claude, gate: coverage, fallback: [codex] }",
+        ),
+    );
+    ar.repo.commit_all("fall back to codex");
+    let run = ar.baton(&["run", "plans/rule.md"]);
+    assert_eq!(run.code, 0, "{run}");
+    let id = run.run_id();
+    let state = ar.status(&id);
+    assert_eq!(state["status"], "review", "{state:#}");
+    let worktree = ar.worktree(&state);
+    for target in TARGETS {
+        assert_eq!(
+            std::fs::read_to_string(worktree.join(target)).unwrap(),
+            new_text(target)
+        );
+    }
+    let (first, second) = (attempt(&state, 1), attempt(&state, 2));
+    assert_eq!(first["actor"], "claude");
+    assert_eq!(first["outcome"], "rate_limited", "{first:#}");
+    assert_eq!(second["actor"], "codex");
+    assert_eq!(second["outcome"], "succeeded", "{second:#}");
+    assert_eq!(second["resumed"], true, "{second:#}");
+    assert_eq!(second["fallback_from"]["attempt"], 1, "{second:#}");
+    assert_eq!(second["fallback_from"]["actor"], "claude", "{second:#}");
+    // Codex got the resume prompt: docs/a.md already changed, docs/b.md not yet.
+    let codex_request = ar
+        .mock
+        .scripted()
+        .into_iter()
+        .find(|r| r.path == "/v1/responses")
+        .unwrap();
+    assert!(
+        codex_request.body.contains("resumed attempt"),
+        "{}",
+        codex_request.body
+    );
+    // Both attempts' usage in the totals; the cost is Claude Code's alone.
+    assert_eq!(u64_of(&state["usage"]["input_tokens"]), 4 * TURN.input);
+    assert!(same_amount(
+        f64_of(&state["usage"]["cost_usd"]),
+        ar.claude_cost(&id, 1)
+    ));
+    assert_eq!(ar.mock.overruns(), 0);
+}

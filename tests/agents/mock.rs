@@ -7,7 +7,9 @@
 //! loop) takes the next turn and gets it rendered in the protocol it asked in, so one script can
 //! serve Claude Code, then Codex, then Claude Code again. Requests without tools (a CLI's side
 //! requests, such as a title) get a short fixed answer and take no turn. An error turn, once
-//! reached, answers every later scripted request too: a rate limit does not lift between retries.
+//! reached, answers every later scripted request in the same protocol too — a rate limit does
+//! not lift between retries — while the other protocol's requests go on with the script, as
+//! another provider would: a stage can fall back from a rate-limited Claude Code to Codex.
 //! A request past the end of the script gets a 400 the CLI does not retry, and is counted, so a
 //! test fails on an agent that asked more than the script expected instead of hanging.
 //!
@@ -64,7 +66,8 @@ pub enum Turn {
         input: Value,
         usage: Usage,
     },
-    /// An HTTP error with these headers and JSON body, for this request and every later one.
+    /// An HTTP error with these headers and JSON body, for this request and every later one in
+    /// the same protocol.
     Error {
         status: u16,
         headers: Vec<(String, String)>,
@@ -164,8 +167,9 @@ impl Request {
 struct State {
     turns: Vec<Turn>,
     next: usize,
-    /// The error turn reached, which answers every later scripted request.
-    sticky: Option<Turn>,
+    /// The error turn reached and the protocol it was reached in, whose later scripted
+    /// requests it answers.
+    sticky: Option<(Wire, Turn)>,
     requests: Vec<Request>,
     overruns: usize,
 }
@@ -333,7 +337,7 @@ fn read_chunked(reader: &mut BufReader<TcpStream>) -> Option<Vec<u8>> {
 }
 
 /// Which wire protocol a request speaks, from its path.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Wire {
     Anthropic,
     OpenAi,
@@ -356,12 +360,12 @@ fn respond(mut request: Request, state: &Mutex<State>) -> Vec<u8> {
         request.scripted = has_tools;
         let turn = if !has_tools {
             Some(Turn::text("ok"))
-        } else if let Some(err) = &st.sticky {
+        } else if let Some((_, err)) = st.sticky.as_ref().filter(|(w, _)| *w == wire) {
             Some(err.clone())
         } else if let Some(turn) = st.turns.get(st.next).cloned() {
             st.next += 1;
             if matches!(turn, Turn::Error { .. }) {
-                st.sticky = Some(turn.clone());
+                st.sticky = Some((wire, turn.clone()));
             }
             Some(turn)
         } else {

@@ -112,11 +112,11 @@ fn anthropic_turns_stream_in_order_and_side_requests_take_none() {
 }
 
 #[test]
-fn openai_turns_are_response_events_and_a_429_sticks() {
+fn openai_turns_are_response_events_and_a_429_sticks_to_its_protocol() {
     let server = MockServer::start(Script(vec![
         Turn::codex_exec("echo hi > a.txt"),
         Turn::rate_limited(&[("retry-after", "42")]),
-        Turn::text("never played"),
+        Turn::text("the other provider"),
     ]));
     let tools = json!({"model": "gpt-test", "stream": true, "tools": [{"name": "exec_command"}]});
     let (status, _, body) = post(&server, "/v1/responses", &tools);
@@ -147,11 +147,20 @@ fn openai_turns_are_response_events_and_a_429_sticks() {
         assert!(body.contains("rate_limit"), "{body}");
     }
     assert_eq!(server.played(), 2);
+    // The other protocol is another provider: its requests go on with the script.
+    let anthropic = json!({"model": "m", "tools": [{"name": "Write"}]});
+    let (status, _, body) = post(&server, "/v1/messages", &anthropic);
+    assert_eq!(status, 200);
+    assert_eq!(events(&body)[2]["delta"]["text"], "the other provider");
+    assert_eq!(server.played(), 3);
+    let (status, _, _) = post(&server, "/v1/responses", &tools);
+    assert_eq!(status, 429);
+    server.extend([Turn::text("after the lift")]);
     server.lift_error();
     let (_, _, body) = post(&server, "/v1/responses", &tools);
     assert_eq!(
         events(&body)[1]["item"]["content"][0]["text"],
-        "never played"
+        "after the lift"
     );
 
     let (status, _, _) = post(&server, "/v1/other", &tools);
