@@ -22,3 +22,5 @@ mod runs;
 mod verify;
 
 mod fuzz;
+
+mod agents;
