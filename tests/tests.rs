@@ -3,6 +3,8 @@
 
 mod support;
 
+mod completions;
+
 mod crash_consistency;
 
 mod demo;

@@ -134,6 +134,7 @@ pub struct Options {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Verification {
     pub passed: bool,
     /// The revision as given, and the commit the diff starts from (the merge base).
@@ -161,6 +162,7 @@ pub struct Verification {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PlanResult {
     /// Repo-relative, `/`-separated: what annotations point at.
     pub path: String,
@@ -182,6 +184,7 @@ impl PlanResult {
 /// text nobody reviews as a change (another branch's commits, a pull request's description), so
 /// a reason there would count for work the merge did not do.
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct IgnoredTrailers {
     pub commit: String,
     /// How many `Baton-Unchanged` trailers it had.
