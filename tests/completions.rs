@@ -138,3 +138,42 @@ fn git_completion_calls_the_hook() {
         ["--format"]
     );
 }
+
+/// fish completes without a terminal (`complete -C`), so where fish is installed the script is
+/// tried as the docs install it (`conf.d`): `git-baton …` directly, and `git baton …` through
+/// fish's own git completion.
+#[test]
+fn fish_completes_both_spellings() {
+    if Command::new("fish").arg("--version").output().is_err() {
+        return;
+    }
+    let repo = TestRepo::new();
+    let run = repo.baton(["completions", "fish"]);
+    let conf = repo.path("config/fish/conf.d");
+    std::fs::create_dir_all(&conf).unwrap();
+    std::fs::write(conf.join("git-baton.fish"), &run.stdout).unwrap();
+    let complete = |line: &str| {
+        // The temporary XDG_CONFIG_HOME's conf.d is all the user configuration fish loads.
+        let out = Command::new("fish")
+            .arg("-c")
+            .arg(format!("complete -C '{line}'"))
+            .env("XDG_CONFIG_HOME", repo.path("config"))
+            .env("HOME", repo.tmp())
+            .current_dir(repo.tmp())
+            .output()
+            .expect("fish runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.split('\t').next().unwrap_or_default().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(complete("git-baton ver"), ["verify"]);
+    assert_eq!(complete("git-baton verify --for"), ["--format"]);
+    assert_eq!(complete("git baton ver"), ["verify"]);
+    assert_eq!(complete("git -C . baton verify --for"), ["--format"]);
+}

@@ -19,7 +19,7 @@ const BIN: &str = "git-baton";
 ///
 ///   git baton completions bash > ~/.local/share/bash-completion/completions/git-baton
 ///   git baton completions zsh > ~/.zfunc/_git-baton
-///   git baton completions fish > ~/.config/fish/completions/git-baton.fish
+///   git baton completions fish > ~/.config/fish/conf.d/git-baton.fish
 #[derive(Debug, Args)]
 #[command(verbatim_doc_comment)]
 pub struct CompletionsArgs {
@@ -40,7 +40,11 @@ pub fn script(shell: Shell) -> String {
     }
     let mut text = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), BIN, &mut text);
-    String::from_utf8_lossy(&text).into_owned()
+    let text = String::from_utf8_lossy(&text).into_owned();
+    if shell == Shell::Fish {
+        return text + GIT_FISH_HOOK;
+    }
+    text
 }
 
 /// The name the bash script is generated for. clap_complete's bash script spells the state of a
@@ -70,4 +74,14 @@ _git_baton() {
     local COMP_CWORD=$((cword - idx))
     _gitbaton git-baton "$cur" "$prev"
 }
+"#;
+
+/// fish's git completion hands `git <command> …` to the completions of `git-<command>` for
+/// the `git-*` programs it finds on `PATH`, but some fish builds register none (fish 3.6 as
+/// Debian 12 ships it); this line registers git-baton the way that loop does. Loaded
+/// from `conf.d`, it also makes `git baton` complete before anything loaded the `git-baton`
+/// completions.
+const GIT_FISH_HOOK: &str = r#"
+# `git baton <TAB>`: hand the words after `baton` to git-baton's completions.
+complete -c git -f -n '__fish_git_using_command baton' -a '(__fish_git_complete_custom_command baton)'
 "#;

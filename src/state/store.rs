@@ -420,6 +420,7 @@ pub fn holder_in(dir: &Path) -> Result<Option<Holder>> {
 /// `state.json` as written: the schema version, then the RunState's stored facts.
 #[derive(Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(title = "git-baton state.json"))]
 pub(crate) struct Versioned<'a> {
     schema_version: u32,
     #[serde(flatten)]
