@@ -3,6 +3,8 @@
 
 mod support;
 
+mod action;
+
 mod completions;
 
 mod crash_consistency;
