@@ -5,12 +5,15 @@
 
 mod args;
 mod clean;
+mod completions;
 mod demo;
 mod diff;
 mod doctor;
 mod error;
 mod exit;
 mod finish;
+#[cfg(test)]
+mod generated;
 mod list;
 mod log;
 mod pause;
@@ -70,6 +73,7 @@ pub enum Command {
     Pause(pause::PauseArgs),
     Verify(verify::VerifyArgs),
     Demo(demo::DemoArgs),
+    Completions(completions::CompletionsArgs),
 }
 
 /// Parses the process arguments, runs the command, prints its error if it failed, and exits
@@ -112,6 +116,7 @@ pub fn dispatch(cli: Cli) -> Result<Outcome, CliError> {
         Command::Pause(args) => pause::cmd_pause(&cwd, args, out),
         Command::Verify(args) => verify::cmd_verify(&cwd, args, out),
         Command::Demo(args) => demo::cmd_demo(args, out),
+        Command::Completions(args) => completions::cmd_completions(args, out),
     }?;
     // A closed pipe (`| head`) is not a failure of the command.
     let _ = stdout.flush();
@@ -171,6 +176,8 @@ impl Context {
 /// The RunState with every derived fact, plus what only the store knows at read time: what
 /// `--json` prints for a run (`status`, `list`, `run`, `resume`).
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(title = "git-baton status --json"))]
 struct JsonView<'a> {
     #[serde(flatten)]
     state: RunView<'a>,
