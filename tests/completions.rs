@@ -100,6 +100,10 @@ fn bash_completes_commands_and_options() {
 fn git_completion_calls_the_hook() {
     let git_completion = Path::new("/usr/share/bash-completion/completions/git");
     if !git_completion.exists() {
+        eprintln!(
+            "skipped: git_completion_calls_the_hook: git's bash completion is not installed at {}",
+            git_completion.display()
+        );
         return;
     }
     let repo = TestRepo::new();
@@ -145,6 +149,7 @@ fn git_completion_calls_the_hook() {
 #[test]
 fn fish_completes_both_spellings() {
     if Command::new("fish").arg("--version").output().is_err() {
+        eprintln!("skipped: fish_completes_both_spellings: fish is not installed");
         return;
     }
     let repo = TestRepo::new();
