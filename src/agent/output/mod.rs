@@ -19,6 +19,7 @@ pub use reset::Reset;
 
 /// The actor key `output:` — what the actor's stdout is.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum Format {
     /// Nothing is parsed (plain commands; usage comes from the evidence file).
