@@ -363,6 +363,13 @@ fn the_stop_hook_blocks_a_bounded_number_of_times() {
     let state = status(&repo, &id);
     assert_eq!(state["status"], "blocked");
     assert_eq!(attempt_field(&state, "executor", "hook_blocks"), [2]);
+    let shown = repo.baton(["status", &id]);
+    assert!(
+        shown
+            .stdout
+            .contains("    #1 the Stop hook kept the agent working 2 time(s)\n"),
+        "{shown}"
+    );
     let record: Value = serde_json::from_str(&text(
         &run_dir(&repo, &id).join("attempts/executor-1/stop-hook.json"),
     ))
