@@ -1,8 +1,9 @@
 //! Presets: the actor entry of `.baton.yml` for each agent CLI git-baton knows, and the
 //! commented file `git baton init` writes from them (pure data and rendering, no I/O).
 //!
-//! Each preset is the agent's current non-interactive invocation, checked against the real
-//! CLI's `--help` (docs/agents.md names the versions): how the prompt reaches it, which
+//! Each preset is the agent's current non-interactive invocation — for Claude Code, Codex and
+//! Gemini CLI checked against the real CLI (docs/agents.md names the versions; aider's and
+//! opencode's come from their documentation): how the prompt reaches it, which
 //! `output:` parser reads what it prints, and the text it prints when it is rate limited. Two
 //! facts shape them more than any other:
 //!
