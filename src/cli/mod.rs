@@ -6,12 +6,15 @@
 mod args;
 mod check;
 mod clean;
+mod completions;
 mod demo;
 mod diff;
 mod doctor;
 mod error;
 mod exit;
 mod finish;
+#[cfg(test)]
+mod generated;
 mod init;
 mod list;
 mod log;
@@ -76,6 +79,7 @@ pub enum Command {
     Init(init::InitArgs),
     Unchanged(unchanged::UnchangedArgs),
     Check(check::CheckArgs),
+    Completions(completions::CompletionsArgs),
 }
 
 /// Parses the process arguments, runs the command, prints its error if it failed, and exits
@@ -121,6 +125,7 @@ pub fn dispatch(cli: Cli) -> Result<Outcome, CliError> {
         Command::Init(args) => init::cmd_init(&cwd, args, out),
         Command::Unchanged(args) => unchanged::cmd_unchanged(&cwd, args, out),
         Command::Check(args) => check::cmd_check(&cwd, args, out),
+        Command::Completions(args) => completions::cmd_completions(args, out),
     }?;
     // A closed pipe (`| head`) is not a failure of the command.
     let _ = stdout.flush();
@@ -180,6 +185,8 @@ impl Context {
 /// The RunState with every derived fact, plus what only the store knows at read time: what
 /// `--json` prints for a run (`status`, `list`, `run`, `resume`).
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(title = "git-baton status --json"))]
 struct JsonView<'a> {
     #[serde(flatten)]
     state: RunView<'a>,

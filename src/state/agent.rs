@@ -11,6 +11,7 @@ use crate::agent::output::Format;
 /// Where an attempt's `usage` came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub enum UsageSource {
     /// The agent's own output (`output:` of the actor).
     Output,
@@ -20,6 +21,7 @@ pub enum UsageSource {
 
 /// What was read from the agent's output.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct AgentOutput {
     /// The actor's `output:` when the attempt ran.
     pub format: Format,
@@ -45,6 +47,7 @@ pub struct AgentOutput {
 
 /// The reset of a rate limit: the agent's words, and the instant when they give one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RateLimitReset {
     /// As the agent wrote it: `3pm (Europe/Berlin)`, `in 4 days 6 hours 37 minutes`.
     pub text: String,
@@ -56,6 +59,7 @@ pub struct RateLimitReset {
 
 /// Why an attempt was started by `fallback:` rather than by the pipeline or a person.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct FallbackFrom {
     /// The attempt of the same stage that ended rate limited.
     pub attempt: u32,

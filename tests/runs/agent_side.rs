@@ -263,6 +263,15 @@ fn unchanged_and_check_during_an_attempt() {
     let check = w.baton(&["check", "--json"]);
     assert_eq!(check.code, 0, "{check}");
     let json = check.json();
+    assert_eq!(json["schema_version"], 1);
+    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schemas/check.schema.json");
+    let schema: Value = serde_json::from_str(&text(&schema_path)).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let problems: Vec<String> = validator
+        .iter_errors(&json)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(problems.is_empty(), "{problems:?}\n{json:#}");
     assert_eq!(json["passed"], true);
     assert_eq!(json["enforced"], true);
     assert_eq!(json["coverage"]["passed"], true);

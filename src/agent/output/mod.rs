@@ -20,6 +20,7 @@ pub use reset::Reset;
 /// The actor key `output:` — what the actor's stdout is.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub enum Format {
     /// Nothing is parsed (plain commands; usage comes from the evidence file).
     #[default]
