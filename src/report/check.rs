@@ -8,9 +8,18 @@ use serde::Serialize;
 use super::escape;
 use crate::coverage::{Report, TargetStatus};
 
-/// The gate's view of an open attempt, filled by the run (`run::agent_side`).
+/// The version of `check --json`'s layout: raised when a field changes meaning or goes away
+/// (adding one does not).
+pub const CHECK_SCHEMA_VERSION: u32 = 1;
+
+/// The gate's view of an open attempt, filled by the run (`run::agent_side`); `check --json`
+/// prints it.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(title = "git-baton check --json"))]
 pub struct Check {
+    /// [`CHECK_SCHEMA_VERSION`].
+    pub schema_version: u32,
     pub run_id: String,
     pub stage: String,
     pub attempt: u32,

@@ -164,6 +164,16 @@ pub fn render(
                 escape::line(&a.actor)
             );
         }
+        // The gate inside the agent's loop: how often the Stop hook sent the agent back to work.
+        for a in &s.attempts {
+            if let Some(blocks) = a.hook_blocks {
+                let _ = writeln!(
+                    out,
+                    "    #{} the Stop hook kept the agent working {blocks} time(s)",
+                    a.n
+                );
+            }
+        }
         // What the agent's output said beyond the outcome: when its limit lifts, or that it
         // could not be read.
         for a in &s.attempts {

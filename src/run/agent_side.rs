@@ -278,6 +278,7 @@ impl Current {
             Err(format!("stage `{}` has no coverage gate", stage.name))
         };
         Check {
+            schema_version: crate::report::check::CHECK_SCHEMA_VERSION,
             run_id: self.state.run_id.to_string(),
             stage: stage.name.clone(),
             attempt: self.attempt,

@@ -37,13 +37,18 @@ impl AgentRepo {
     /// The two documents and the plan committed on `main`, without `.baton.yml` yet, and a mock
     /// server that plays `script`.
     pub fn new(script: Script) -> AgentRepo {
+        AgentRepo::new_in(&std::env::temp_dir(), script)
+    }
+
+    /// Like [`Self::new`], with the repository in a temporary directory under `parent`.
+    pub fn new_in(parent: &Path, script: Script) -> AgentRepo {
         let repo = TestRepo::with()
             .files(&[
                 ("docs/a.md", "# A\n\nThe old rule.\n"),
                 ("docs/b.md", "# B\n\nThe old rule.\n"),
                 ("plans/rule.md", PLAN),
             ])
-            .commit();
+            .commit_in(parent);
         let mock = MockServer::start(script);
         let env = AgentEnv::with_home(&repo.home, repo.tmp(), &mock);
         AgentRepo { repo, mock, env }

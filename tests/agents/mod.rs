@@ -16,6 +16,7 @@ mod codex;
 
 mod e2e;
 mod incident;
+mod sandbox;
 
 /// Writes a CLI's real output to testdata/agents/<agent>/<name> when `GIT_BATON_AGENT_CAPTURE=1`:
 /// the parser fixtures are re-captured from the pinned CLIs, never written by hand.
