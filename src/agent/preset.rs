@@ -82,7 +82,7 @@ pub const PRESETS: &[Preset] = &[
         output: Format::ClaudeJson,
         rate_limit_exit_codes: &[],
         rate_limit_patterns: &[
-            "You've hit your limit",
+            "You've hit your",
             "usage limit reached",
             "Request rejected (429)",
         ],
@@ -239,6 +239,16 @@ pub fn render(chosen: &[&Preset], found_on_path: bool) -> String {
     out.push_str(
         "\n# A stage succeeds only when every plan target changed or has a recorded reason.\n",
     );
+    if let [first, rest @ ..] = chosen
+        && !rest.is_empty()
+    {
+        let rest: Vec<&str> = rest.iter().map(|p| p.name).collect();
+        out.push_str(&format!(
+            "# To hand the stage to another agent when {} is rate limited, add to it:\n#   fallback: [{}]\n",
+            first.name,
+            rest.join(", ")
+        ));
+    }
     out.push_str("pipeline:\n");
     out.push_str(&format!(
         "  - {{ stage: executor, actor: {executor}, gate: coverage }}\n"
@@ -328,6 +338,33 @@ mod tests {
         }
     }
 
+    /// Each limit message measured with a real CLI (or in public reports) is caught by a
+    /// pattern of its preset, the way exec matches them (a substring, ASCII case ignored).
+    #[test]
+    fn patterns_catch_the_measured_limit_messages() {
+        let caught = |name: &str, message: &str| {
+            find(name).unwrap().rate_limit_patterns.iter().any(|p| {
+                message
+                    .to_ascii_lowercase()
+                    .contains(&p.to_ascii_lowercase())
+            })
+        };
+        for message in [
+            "You've hit your limit \u{b7} resets 3pm (Europe/Berlin)",
+            "You've hit your 5-hour limit \u{b7} resets 5pm (Europe/Berlin)",
+            "Claude AI usage limit reached|1796140800",
+            "API Error: Request rejected (429) \u{b7} rate_limit_error",
+        ] {
+            assert!(caught("claude", message), "{message}");
+        }
+        for message in [
+            "exceeded retry limit, last status: 429 Too Many Requests",
+            "You\u{2019}ve hit your usage limit. Upgrade to Pro or try again at Dec 1st, 2026 4:00 PM.",
+        ] {
+            assert!(caught("codex", message), "{message}");
+        }
+    }
+
     /// The hook in the settings JSON is the one the docs name, and the JSON is JSON.
     #[test]
     fn claude_settings_carry_the_stop_hook() {
@@ -345,6 +382,7 @@ mod tests {
     fn the_first_chosen_preset_runs_the_gated_stage() {
         let text = render(&[find("codex").unwrap(), find("claude").unwrap()], true);
         assert!(text.contains("actor: codex, gate: coverage"), "{text}");
+        assert!(text.contains("#   fallback: [claude]\n"), "{text}");
         let text = render(&[], true);
         assert!(text.contains("actor: script, gate: coverage"), "{text}");
         assert!(text.contains("No agent CLI was found on PATH"), "{text}");

@@ -6,6 +6,7 @@ use std::path::Path;
 use clap::Args;
 
 use super::{CliError, Context, Outcome};
+use crate::coverage::TargetStatus;
 use crate::run::agent_side::Current;
 
 /// Record why a target needed no change (for the agent, inside a run's worktree).
@@ -40,5 +41,19 @@ pub fn cmd_unchanged(
         crate::report::escape::line(&args.target),
         crate::report::escape::line(args.reason.trim())
     );
+    // The diff wins over a reason: say so now, while the agent can still act on it.
+    let changed = current.check(&ctx.repo).coverage.is_some_and(|report| {
+        report
+            .targets
+            .iter()
+            .any(|t| t.target == args.target && t.status == TargetStatus::Changed)
+    });
+    if changed {
+        let _ = writeln!(
+            out,
+            "note: {} already has changes in the worktree; the gate counts it as changed, and keeps the reason for the record",
+            crate::report::escape::line(&args.target)
+        );
+    }
     Ok(Outcome::Done)
 }

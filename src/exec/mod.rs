@@ -491,10 +491,8 @@ fn read_agent_output(
     if format == Format::Text {
         return None;
     }
-    let read = |path: &Path| -> Result<String, String> {
-        std::fs::read(path)
-            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-            .map_err(|err| format!("cannot read {}: {err}", path.display()))
+    let read = |path: &Path| {
+        read_ends(path, MAX_PARSED).map_err(|err| format!("cannot read {}: {err}", path.display()))
     };
     let (out, err) = match (read(inv.stdout_log), read(inv.stderr_log)) {
         (Ok(out), Ok(err)) => (out, err),
@@ -508,8 +506,39 @@ fn read_agent_output(
     crate::agent::output::parse(format, stream(&out, stdout), stream(&err, stderr))
 }
 
-/// A log's text as the parsers take it: whole, or head and tail when `log_limit` cut it.
-fn stream<'a>(text: &'a str, drained: &Option<output::Drained>) -> Stdout<'a> {
+/// The most of a log read for its agent's output: what a `log_limit` far above the default
+/// keeps is read as a cut log of this size, so memory stays bounded whatever the setting.
+const MAX_PARSED: u64 = 64 * 1024 * 1024;
+
+/// A log's text: whole, or — past `max` bytes — its first and last `max / 2` bytes.
+fn read_ends(path: &Path, max: u64) -> io::Result<(String, Option<String>)> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
+    if len <= max {
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        return Ok((text(bytes), None));
+    }
+    let half = max / 2;
+    let mut head = Vec::new();
+    (&mut file).take(half).read_to_end(&mut head)?;
+    file.seek(SeekFrom::End(-(half as i64)))?;
+    let mut tail = Vec::new();
+    file.read_to_end(&mut tail)?;
+    Ok((text(head), Some(text(tail))))
+}
+
+/// A log's text as the parsers take it: whole, or head and tail when `log_limit` cut it (or
+/// [`read_ends`] read only its ends).
+fn stream<'a>(
+    (text, tail): &'a (String, Option<String>),
+    drained: &Option<output::Drained>,
+) -> Stdout<'a> {
+    if let Some(tail) = tail {
+        return Stdout::Cut { head: text, tail };
+    }
     let cut = drained.as_ref().is_some_and(|d| d.cut);
     match (cut, log::split_at_cut(text)) {
         (false, _) => Stdout::Whole(text),
@@ -604,5 +633,31 @@ fn spawn_error(actor: &ActorSpec, program: &str, err: io::Error) -> ExecError {
             program,
             source: err,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_past_the_read_bound_is_read_by_its_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stdout.log");
+        std::fs::write(&path, "head\nmiddle\ntail\n").unwrap();
+        assert_eq!(
+            read_ends(&path, 100).unwrap(),
+            ("head\nmiddle\ntail\n".into(), None)
+        );
+        let (head, tail) = read_ends(&path, 10).unwrap();
+        assert_eq!((head.as_str(), tail.as_deref()), ("head\n", Some("tail\n")));
+        let both = (head, tail);
+        assert_eq!(
+            stream(&both, &None),
+            Stdout::Cut {
+                head: "head\n",
+                tail: "tail\n"
+            }
+        );
     }
 }

@@ -13,7 +13,9 @@
 pub mod agent_side;
 mod create;
 pub mod doctor;
+mod ending;
 mod error;
+mod fallback;
 pub mod history;
 pub mod lifecycle;
 pub mod prompt;
@@ -36,9 +38,7 @@ use crate::git::{CommitId, Repo, Scope};
 use crate::plan::{Plan, Target};
 use crate::state::store::{self, RunLock, Store};
 use crate::state::transition::{self, AttemptEnd, Event};
-use crate::state::{
-    AgentOutput, Cause, CoverageMode, FallbackFrom, Outcome, RateLimitReset, RunState, UsageSource,
-};
+use crate::state::{Cause, CoverageMode, FallbackFrom, Outcome, RunState, UsageSource};
 use crate::term::errln;
 
 /// How driving a run ended; the command layer decides what each means for its exit code.
@@ -174,7 +174,7 @@ impl Driver<'_> {
                         Driven::StageEnded(Outcome::Interrupted)
                     });
                 }
-                Outcome::RateLimited => match next_fallback(&state.stages()[index]) {
+                Outcome::RateLimited => match fallback::next_fallback(&state.stages()[index]) {
                     Some(next) => {
                         errln!(
                             "note: attempt {} of stage {} was rate limited; falling back to actor `{}`",
@@ -358,7 +358,7 @@ impl Driver<'_> {
                             // the boundary check.
                             let _ = std::fs::remove_file(&stop_file);
                         }
-                        let (end, parsed_reset) = attempt_end(&f, actor.output);
+                        let (end, parsed_reset) = ending::attempt_end(&f, actor.output);
                         reset = parsed_reset;
                         end
                     }
@@ -401,7 +401,7 @@ impl Driver<'_> {
         let outcome = end.outcome;
         let ended_at = self.store.now();
         if let (Some(agent), Some(reset)) = (end.agent.as_mut(), reset) {
-            agent.rate_limit_reset = Some(reset_record(reset, ended_at));
+            agent.rate_limit_reset = Some(ending::reset_record(reset, ended_at));
         }
         if let Some(measured) = measured {
             end.duration_ms = Some(
@@ -544,171 +544,6 @@ pub fn check_worktree(repo: &Repo, state: &RunState) -> Result<(), RunError> {
         });
     }
     Ok(())
-}
-
-/// How the attempt ended, from what the exec layer observed; with the rate limit's reset as the
-/// output gave it, dated by the caller once the attempt's end is known.
-fn attempt_end(
-    f: &exec::Finished,
-    format: crate::agent::output::Format,
-) -> (AttemptEnd, Option<crate::agent::output::Reset>) {
-    use crate::agent::output::Verdict;
-    let duration_ms = Some(f.duration.as_millis() as u64);
-    let tail = |prefix: String| {
-        if f.stderr_tail.trim().is_empty() {
-            prefix
-        } else {
-            format!("{prefix}; stderr ends with:\n{}", f.stderr_tail.trim_end())
-        }
-    };
-    let verdict = f.agent.as_ref().and_then(|r| r.verdict.as_ref());
-    let (outcome, cause, error) = match &f.outcome {
-        exec::Outcome::Succeeded => (Outcome::Succeeded, None, None),
-        exec::Outcome::Failed { exit_code, signal } => {
-            let what = match (exit_code, signal) {
-                (Some(code), _) => format!("the actor exited with code {code}"),
-                (None, Some(sig)) => format!("the actor was killed by signal {sig}"),
-                _ => "the actor failed".into(),
-            };
-            let what = match verdict {
-                Some(Verdict::Failed { message }) => {
-                    format!(
-                        "{what}; its output ({}) reports a failure: {message}",
-                        format.name()
-                    )
-                }
-                _ => what,
-            };
-            (Outcome::Failed, None, Some(tail(what)))
-        }
-        exec::Outcome::RateLimited { matched, .. } => {
-            let resets = match verdict {
-                Some(Verdict::RateLimited {
-                    reset: Some(reset), ..
-                }) => format!("; resets {}", reset.text),
-                _ => String::new(),
-            };
-            (
-                Outcome::RateLimited,
-                None,
-                Some(format!("rate limited ({matched}){resets}")),
-            )
-        }
-        exec::Outcome::Interrupted { cause } => {
-            let (cause, what) = match cause {
-                exec::Cause::Manual => (Cause::Manual, "stopped by request"),
-                exec::Cause::Timeout => (Cause::Timeout, "stopped: the actor's timeout elapsed"),
-            };
-            (Outcome::Interrupted, Some(cause), Some(what.to_string()))
-        }
-    };
-    let (usage, agent, reset) = match &f.agent {
-        None => (None, None, None),
-        Some(report) => agent_record(report, format),
-    };
-    let end = AttemptEnd {
-        outcome,
-        cause,
-        duration_ms,
-        exit_code: f.exit_code,
-        signal: f.signal,
-        usage_source: usage.as_ref().map(|_| UsageSource::Output),
-        usage,
-        agent,
-        error,
-        coverage: None,
-        exec_error: false,
-        snapshot: None,
-        hook_blocks: None,
-    };
-    (end, reset)
-}
-
-/// What an attempt records of its agent's output: the usage (when the output counted tokens or
-/// cost), the rest of what was read, and the reset of a rate limit, still to be dated.
-fn agent_record(
-    report: &crate::agent::output::Report,
-    format: crate::agent::output::Format,
-) -> (
-    Option<coverage::Usage>,
-    Option<Box<AgentOutput>>,
-    Option<crate::agent::output::Reset>,
-) {
-    use crate::agent::output::Verdict;
-    let tokens = report.tokens.clone().unwrap_or_default();
-    let usage = (report.tokens.is_some() || report.cost_usd.is_some()).then(|| coverage::Usage {
-        input_tokens: tokens.input,
-        output_tokens: tokens.output,
-        cost_usd: report.cost_usd,
-        model: report.model.clone(),
-        provider: None,
-    });
-    let reset = match &report.verdict {
-        Some(Verdict::RateLimited { reset, .. }) => reset.clone(),
-        _ => None,
-    };
-    let agent = AgentOutput {
-        format,
-        session_id: report.session_id.clone(),
-        cache_read_input_tokens: tokens.cache_read,
-        cache_creation_input_tokens: tokens.cache_creation,
-        reasoning_output_tokens: tokens.reasoning,
-        rate_limit_reset: None,
-        unparsed: report.unparsed.clone(),
-        cut: report.cut,
-    };
-    (usage, Some(Box::new(agent)), reset)
-}
-
-/// The reset as recorded: its words, and its instant when the output named one (an epoch) or a
-/// wait (counted from the attempt's end).
-fn reset_record(reset: crate::agent::output::Reset, ended_at: Timestamp) -> RateLimitReset {
-    let at = match (reset.epoch, reset.after_secs) {
-        (Some(epoch), _) => Timestamp::from_second(epoch).ok(),
-        (None, Some(secs)) => i64::try_from(secs).ok().and_then(|secs| {
-            ended_at
-                .checked_add(jiff::SignedDuration::from_secs(secs))
-                .ok()
-        }),
-        (None, None) => None,
-    };
-    RateLimitReset {
-        text: reset.text,
-        at,
-    }
-}
-
-/// The actor to hand a rate-limited stage to, with the record of why: the first actor of the
-/// stage's `fallback:` not yet tried in the current chain — the latest attempt and the
-/// attempts before it that fallbacks started. Each actor is tried at most once per chain, so a
-/// chain ends after at most `fallback.len() + 1` attempts.
-fn next_fallback(stage: &crate::state::Stage) -> Option<(String, FallbackFrom)> {
-    let latest = stage.attempts.last()?;
-    if latest.outcome != Some(Outcome::RateLimited) || stage.fallback.is_empty() {
-        return None;
-    }
-    let mut tried = Vec::new();
-    for attempt in stage.attempts.iter().rev() {
-        tried.push(attempt.actor.as_str());
-        if attempt.fallback_from.is_none() {
-            break;
-        }
-    }
-    let next = stage
-        .fallback
-        .iter()
-        .find(|a| !tried.contains(&a.as_str()))?;
-    Some((
-        next.clone(),
-        FallbackFrom {
-            attempt: latest.n,
-            actor: latest.actor.clone(),
-            reason: latest
-                .error
-                .clone()
-                .unwrap_or_else(|| Outcome::RateLimited.name().to_string()),
-        },
-    ))
 }
 
 /// The evidence an actor wrote: `Ok(None)` when it wrote none, `Err` when it is not evidence.

@@ -71,13 +71,13 @@ pub struct AttemptView<'a> {
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     pub cleared_env: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub hook_blocks: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub usage_source: Option<UsageSource>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: &'a Option<AgentOutput>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fallback_from: &'a Option<FallbackFrom>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hook_blocks: Option<u32>,
 }
 
 impl<'a> RunView<'a> {
@@ -140,10 +140,10 @@ impl<'a> AttemptView<'a> {
             dir: &a.dir,
             snapshot: a.snapshot,
             cleared_env: &a.cleared_env,
-            hook_blocks: a.hook_blocks,
             usage_source: a.usage_source,
             agent: &a.agent,
             fallback_from: &a.fallback_from,
+            hook_blocks: a.hook_blocks,
         }
     }
 }

@@ -200,6 +200,18 @@ fn unchanged_and_check_during_an_attempt() {
     let evidence = run_dir(&w.repo, &id).join("attempts/executor-1/evidence.json");
     assert!(!evidence.exists(), "a refusal wrote the evidence file");
 
+    // A reason for a target the agent changed is kept, and the agent told that the diff wins.
+    let moot = w.baton(&["unchanged", "docs/a.md", REASON]);
+    assert_eq!(moot.code, 0, "{moot}");
+    assert_eq!(
+        moot.stdout,
+        format!(
+            "recorded: docs/a.md needed no change, because: {REASON}\n\
+             note: docs/a.md already has changes in the worktree; the gate counts it as changed, \
+             and keeps the reason for the record\n"
+        )
+    );
+
     // Three at once: two for docs/b.md, one for docs/c.md. One of the first two lands and the
     // other is a duplicate, whatever the order; the third lands too.
     let spawn_unchanged = |target: &str, reason: &str| {
@@ -241,7 +253,7 @@ fn unchanged_and_check_during_an_attempt() {
         .map(|e| e["target"].as_str().unwrap())
         .collect();
     targets.sort_unstable();
-    assert_eq!(targets, ["docs/b.md", "docs/c.md"]);
+    assert_eq!(targets, ["docs/a.md", "docs/b.md", "docs/c.md"]);
 
     let check = w.baton(&["check", "--json"]);
     assert_eq!(check.code, 0, "{check}");

@@ -389,3 +389,31 @@ fn a_fallback_chain_runs_out_of_actors() {
     let state = status(&plain, &run.run_id());
     assert_eq!(attempt_field(&state, "executor", "actor"), ["claude"]);
 }
+
+/// An output `log_limit` cut is read in its head and tail: the Codex turn in the tail still
+/// counts, and the attempt and the totals say that what the middle held is missing.
+#[test]
+fn a_cut_output_still_gives_its_tail_and_says_so() {
+    let codex = Actor::agent("codex")
+        .edit_all()
+        .verbs(&["flood", "5000", "say", ""])
+        .verbs(&["cat", &capture("codex/success.jsonl")])
+        .set("output: codex-jsonl");
+    let repo = repo_running(&[codex], "log_limit: 2KiB\n");
+    let run = repo.baton(["run", "plans/fix.md"]);
+    let id = run.run_id();
+    assert_eq!(run.code, 0, "{run}");
+    let log = text(&run_dir(&repo, &id).join("attempts/executor-1/stdout.log"));
+    assert!(log.contains("(log_limit)]"), "the log was not cut: {log}");
+    let state = status(&repo, &id);
+    let a = attempt(&state, "executor", 1);
+    assert_eq!(a["agent"]["cut"], true);
+    assert_eq!(a["usage"]["output_tokens"], 57);
+    assert_eq!(state["usage"]["attempts_cut"], 1);
+    assert_eq!(state["usage"]["lower_bound"], true);
+    let shown = repo.baton(["status", &id]).stdout;
+    assert!(
+        shown.contains("1 attempt(s) had output cut by log_limit"),
+        "{shown}"
+    );
+}

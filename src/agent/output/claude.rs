@@ -38,9 +38,11 @@ pub(super) fn parse(stdout: Stdout) -> Report {
     } else {
         Verdict::Failed {
             message: if message.is_empty() {
-                match status {
-                    Some(code) => format!("API error {code}"),
-                    None => "Claude Code reported an error".into(),
+                // `error_max_turns` and the like carry no `result`; their subtype says it.
+                match (status, text(object.get("subtype"))) {
+                    (Some(code), _) => format!("API error {code}"),
+                    (None, Some(subtype)) => format!("Claude Code reported {subtype}"),
+                    (None, None) => "Claude Code reported an error".into(),
                 }
             } else {
                 message
@@ -164,6 +166,22 @@ mod tests {
                 message: "API Error: 500 Internal server error".into()
             })
         );
+    }
+
+    #[test]
+    fn an_error_without_a_result_names_its_subtype() {
+        let mut object: serde_json::Value = serde_json::from_str(SUCCESS).unwrap();
+        object["is_error"] = true.into();
+        object["subtype"] = "error_max_turns".into();
+        object.as_object_mut().unwrap().remove("result");
+        let r = parse(Stdout::Whole(&object.to_string()));
+        assert_eq!(
+            r.verdict,
+            Some(Verdict::Failed {
+                message: "Claude Code reported error_max_turns".into()
+            })
+        );
+        assert_eq!(r.cost_usd, Some(0.00794), "what it cost is kept");
     }
 
     #[test]

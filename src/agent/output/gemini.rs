@@ -9,9 +9,9 @@
 //! message names a 429, `RESOURCE_EXHAUSTED` or a quota. `error.code` is Gemini CLI's exit code,
 //! not an HTTP status. Gemini CLI reports no cost.
 //!
-//! A model server answering 429 made gemini 0.61.0 retry with backoff, log each try on stderr,
-//! and exit 55 with no JSON object anywhere — which reads as unparsed, and the exit code and the
-//! actor's `rate_limit` rules decide.
+//! A model server answering 429 made gemini 0.61.0 retry with backoff, logging each try on
+//! stderr, for longer than 150 s; output without the object reads as unparsed, and the exit
+//! code and the actor's `rate_limit` rules decide. (Exit code 55 is an untrusted folder.)
 
 use serde_json::Value;
 
@@ -173,7 +173,7 @@ mod tests {
 
     #[test]
     fn empty_or_foreign_output_is_unparsed() {
-        // What gemini 0.61.0 left after retrying a 429: nothing on stdout, retries on stderr.
+        // What gemini 0.61.0 prints while it retries a 429: nothing on stdout, tries on stderr.
         let retries = "Attempt 1 failed with status 429. Retrying with backoff... _ApiError: \
                        [{\"error\":{\"code\":429}}]\n  status: 429\n}\n";
         let r = parse(NONE, Stdout::Whole(retries));

@@ -34,7 +34,14 @@ pub fn from_message(message: &str) -> Option<Reset> {
         }
     }
     let lower = message.to_ascii_lowercase();
-    if let Some(at) = lower.find("try again in ") {
+    // The words, where they start a word (`presets` holds no reset).
+    let find = |key: &str| {
+        lower
+            .match_indices(key)
+            .map(|(at, _)| at)
+            .find(|&at| !lower[..at].ends_with(|c: char| c.is_ascii_alphanumeric()))
+    };
+    if let Some(at) = find("try again in ") {
         let words = clause(&message[at + "try again ".len()..]);
         return Some(Reset {
             after_secs: wait(&words["in ".len()..]),
@@ -43,7 +50,7 @@ pub fn from_message(message: &str) -> Option<Reset> {
         });
     }
     for key in ["try again at ", "resets at ", "resets "] {
-        if let Some(at) = lower.find(key) {
+        if let Some(at) = find(key) {
             let start = at + key.len() - if key.ends_with("at ") { 3 } else { 0 };
             let words = clause(&message[start..]);
             if !words.is_empty() {
@@ -159,5 +166,6 @@ mod tests {
         assert_eq!(r.text, "in a little while");
         assert_eq!(from_message("try again in 5").unwrap().after_secs, None);
         assert_eq!(from_message("API Error: Request rejected (429)"), None);
+        assert_eq!(from_message("rate limited; see the presets docs"), None);
     }
 }
