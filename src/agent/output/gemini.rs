@@ -6,12 +6,15 @@
 //! Read: `session_id`; the tokens of every model under `stats.models` (`prompt` as input,
 //! `candidates` as output, `cached`, `thoughts` as reasoning), summed, and the models' names;
 //! the verdict from `error`: absent is a success, present is a failure, or a rate limit when its
-//! message names a 429, `RESOURCE_EXHAUSTED` or a quota. `error.code` is Gemini CLI's exit code,
-//! not an HTTP status. Gemini CLI reports no cost.
+//! `code` is 429 or its message names a 429, `RESOURCE_EXHAUSTED` or a quota. (`error.code` is
+//! what Gemini CLI exits with: 41 for an authentication error, 429 for a rate limit.) Gemini CLI
+//! reports no cost.
 //!
-//! A model server answering 429 made gemini 0.61.0 retry with backoff, logging each try on
-//! stderr, for longer than 150 s; output without the object reads as unparsed, and the exit
-//! code and the actor's `rate_limit` rules decide. (Exit code 55 is an untrusted folder.)
+//! A model server answering every request with 429 made gemini 0.61.0 retry 10 times with
+//! backoff (minutes), logging each try with a stack trace on stderr, then print the object with
+//! `error.code: 429` on stderr and exit 173 — 429 modulo 256. (Exit code 55 is an untrusted
+//! folder.) Output without the object reads as unparsed, and the exit code and the actor's
+//! `rate_limit` rules decide.
 
 use serde_json::Value;
 
@@ -55,7 +58,8 @@ pub(super) fn parse(stdout: Stdout, stderr: Stdout) -> Report {
                 .unwrap_or("Gemini CLI reported an error")
                 .to_string();
             let lower = message.to_lowercase();
-            if LIMIT_WORDS.iter().any(|w| lower.contains(w)) {
+            let code = error.get("code").and_then(Value::as_u64);
+            if code == Some(429) || LIMIT_WORDS.iter().any(|w| lower.contains(w)) {
                 Verdict::RateLimited {
                     reset: reset::from_message(&message),
                     message,
@@ -132,6 +136,34 @@ mod tests {
             Some("3a019d00-76cc-4afe-9c9e-b80139c4814f")
         );
         assert_eq!((r.tokens, r.cost_usd), (None, None));
+    }
+
+    // The end of gemini 0.61.0's stderr after 10 tries against a server answering 429: its last
+    // try's line and the object (the stack traces before them, which name this machine's paths,
+    // left out). It exited 173.
+    const RATE_LIMIT: &str = include_str!("../../../testdata/agents/gemini/rate-limit-429.stderr");
+
+    #[test]
+    fn the_captured_429_is_a_rate_limit() {
+        let r = parse(NONE, Stdout::Whole(RATE_LIMIT));
+        assert_eq!(
+            r.verdict,
+            Some(Verdict::RateLimited {
+                message: "Resource has been exhausted (e.g. check quota).".into(),
+                reset: None
+            })
+        );
+        assert_eq!(
+            r.session_id.as_deref(),
+            Some("cc350c8c-f664-4734-ba8b-9832f1861aac")
+        );
+        // The code alone says it, whatever the message.
+        let other = RATE_LIMIT.replace("Resource has been exhausted (e.g. check quota).", "x");
+        let r = parse(NONE, Stdout::Whole(&other));
+        assert!(
+            matches!(r.verdict, Some(Verdict::RateLimited { .. })),
+            "{r:?}"
+        );
     }
 
     #[test]
