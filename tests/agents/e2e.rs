@@ -197,6 +197,13 @@ fn a_429_ends_the_claude_attempt_rate_limited_with_the_usage_so_far() {
     let a = attempt(&state, 1);
     assert_eq!(a["outcome"], "rate_limited", "{a:#}");
     assert_eq!(a["exit_code"], 1, "{a:#}");
+    // Recognised from Claude Code's JSON (`api_error_status: 429`), not from a text pattern:
+    // the error names the output format that said so.
+    let error = a["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("rate limited (claude-json: API Error: Request rejected (429)"),
+        "{error}"
+    );
     // The two turns before the 429, as Claude Code counted and priced them.
     assert_eq!(u64_of(&a["usage"]["input_tokens"]), 2 * TURN.input, "{a:#}");
     assert_eq!(u64_of(&a["usage"]["output_tokens"]), 2 * TURN.output);
@@ -216,8 +223,8 @@ fn a_subscription_limit_is_recognised_by_claude_codes_structured_signal_with_its
         return;
     };
     // A subscriber out of quota. Claude Code 2.1.332 words it "You've hit your 5-hour limit ·
-    // resets 5pm (Europe/Berlin)", which no text pattern of the preset has to know: the 429 in
-    // its JSON (`api_error_status`) is the signal.
+    // resets 5pm (Europe/Berlin)" (older builds: "You've hit your limit"); whatever the words,
+    // the 429 in its JSON (`api_error_status`) is the signal.
     let ar = AgentRepo::new(Script(vec![Turn::rate_limited(&[
         ("anthropic-ratelimit-unified-status", "rejected"),
         ("anthropic-ratelimit-unified-reset", "1796140800"),
@@ -240,6 +247,11 @@ fn a_subscription_limit_is_recognised_by_claude_codes_structured_signal_with_its
     let state = ar.status(&id);
     let a = attempt(&state, 1);
     assert_eq!(a["outcome"], "rate_limited", "{a:#}");
+    let error = a["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("rate limited (claude-json: You've hit your 5-hour limit"),
+        "{error}"
+    );
     assert_eq!(
         a["agent"]["rate_limit_reset"]["text"], "5pm (Europe/Berlin)",
         "{a:#}"
