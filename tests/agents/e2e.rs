@@ -321,3 +321,40 @@ fn a_rate_limited_claude_falls_back_to_codex_within_the_same_run() {
     ));
     assert_eq!(ar.mock.overruns(), 0);
 }
+
+#[test]
+fn a_429_ends_the_codex_attempt_rate_limited_from_its_turn_failed() {
+    let Some(_) = cli::agent("codex") else { return };
+    // No retry-after: Codex waits as long as it says before its one retry.
+    let ar = AgentRepo::new(Script(vec![
+        codex_edits("docs/a.md"),
+        Turn::rate_limited(&[]),
+    ]));
+    ar.init();
+    let run = ar.baton(&["run", "plans/rule.md", "--actor", "executor=codex"]);
+    assert_eq!(run.code, 1, "{run}");
+    let id = run.run_id();
+    let state = ar.status(&id);
+    assert_eq!(state["status"], "rate_limited", "{state:#}");
+    let a = attempt(&state, 1);
+    assert_eq!(a["outcome"], "rate_limited", "{a:#}");
+    assert_eq!(a["exit_code"], 1, "{a:#}");
+    let error = a["error"].as_str().unwrap();
+    assert_eq!(
+        error,
+        "rate limited (codex-jsonl: exceeded retry limit, last status: 429 Too Many Requests)"
+    );
+    assert_eq!(
+        a["agent"]["session_id"].as_str(),
+        ar.mock.scripted()[0].header("session-id"),
+        "{a:#}"
+    );
+    // Codex prints no usage for a turn that failed, so none is recorded (the run's totals say
+    // that they miss an attempt) — the edit before the 429 is in the worktree all the same.
+    assert!(a["usage"].is_null(), "{a:#}");
+    assert_eq!(state["usage"]["attempts_without_usage"], 1, "{state:#}");
+    assert_eq!(
+        std::fs::read_to_string(ar.worktree(&state).join("docs/a.md")).unwrap(),
+        new_text("docs/a.md")
+    );
+}
