@@ -1,8 +1,9 @@
 //! Presets: the actor entry of `.baton.yml` for each agent CLI git-baton knows, and the
 //! commented file `git baton init` writes from them (pure data and rendering, no I/O).
 //!
-//! Each preset is the agent's current non-interactive invocation, checked against the real
-//! CLI's `--help` (docs/agents.md names the versions): how the prompt reaches it, which
+//! Each preset is the agent's current non-interactive invocation — for Claude Code, Codex and
+//! Gemini CLI checked against the real CLI (docs/agents.md names the versions; aider's and
+//! opencode's come from their documentation): how the prompt reaches it, which
 //! `output:` parser reads what it prints, and the text it prints when it is rate limited. Two
 //! facts shape them more than any other:
 //!
@@ -95,8 +96,9 @@ pub const PRESETS: &[Preset] = &[
             "`codex exec`, the prompt on stdin (`-`; without a prompt it would wait for stdin).",
             "The workspace-write sandbox lets it write the worktree; --add-dir grants the main",
             "repository's .git, where `git baton unchanged` and its own `git commit` write.",
-            "Codex runs commands in a login shell: `git-baton` must be on the PATH your shell",
-            "profile sets. A rate limit exits 1: output `codex-jsonl` reads `turn.failed`.",
+            "allow_login_shell=false: its commands keep the PATH git-baton runs with (a login",
+            "shell's profile would reset it, and `git baton` would not be found).",
+            "A rate limit exits 1: output `codex-jsonl` reads `turn.failed`.",
         ],
         command: &[
             "codex",
@@ -106,6 +108,8 @@ pub const PRESETS: &[Preset] = &[
             "workspace-write",
             "--add-dir",
             "{git_common_dir}",
+            "-c",
+            "allow_login_shell=false",
             "-",
         ],
         stdin_prompt: true,

@@ -115,26 +115,24 @@ pub fn render(
         } else {
             duration(measured.iter().sum())
         };
-        let (tokens, cost, reported) =
-            s.attempts
-                .iter()
-                .filter_map(|a| a.usage.as_ref())
-                .fold((0u64, 0f64, 0), |acc, u| {
-                    (
-                        acc.0 + u.input_tokens.unwrap_or(0) + u.output_tokens.unwrap_or(0),
-                        acc.1 + u.cost_usd.unwrap_or(0.0),
-                        acc.2 + 1,
-                    )
-                });
+        let usages = s.attempts.iter().filter_map(|a| a.usage.as_ref());
+        let (tokens, reported) = usages.clone().fold((0u64, 0), |acc, u| {
+            (
+                acc.0 + u.input_tokens.unwrap_or(0) + u.output_tokens.unwrap_or(0),
+                acc.1 + 1,
+            )
+        });
+        // Codex and Gemini CLI report tokens but no cost: no cost is shown as none, not $0.00.
+        let costs: Vec<f64> = usages.filter_map(|u| u.cost_usd).collect();
         let tokens = if reported == 0 {
             "-".into()
         } else {
             tokens.to_string()
         };
-        let cost = if reported == 0 {
+        let cost = if costs.is_empty() {
             "-".into()
         } else {
-            format!("${cost:.2}")
+            format!("${:.2}", costs.iter().sum::<f64>())
         };
         let _ = writeln!(
             out,
@@ -165,6 +163,16 @@ pub fn render(
                 a.n,
                 escape::line(&a.actor)
             );
+        }
+        // The gate inside the agent's loop: how often the Stop hook sent the agent back to work.
+        for a in &s.attempts {
+            if let Some(blocks) = a.hook_blocks {
+                let _ = writeln!(
+                    out,
+                    "    #{} the Stop hook kept the agent working {blocks} time(s)",
+                    a.n
+                );
+            }
         }
         // What the agent's output said beyond the outcome: when its limit lifts, or that it
         // could not be read.

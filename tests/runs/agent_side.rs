@@ -42,6 +42,11 @@ struct Waiting {
 
 impl Waiting {
     fn start() -> Waiting {
+        Waiting::start_with("")
+    }
+
+    /// Like [`Waiting::start`], with `tail` after the pipeline (`coverage: resume` …).
+    fn start_with(tail: &str) -> Waiting {
         let scratch = scratch();
         let pid = outside(&scratch, "agent.pid");
         let go = outside(&scratch, "go");
@@ -49,7 +54,7 @@ impl Waiting {
             .edit("docs/a.md", "rule: grade A")
             .pid(&pid)
             .verbs(&["wait-for", go.to_str().unwrap()]);
-        let repo = repo_running(&[agent], "");
+        let repo = repo_running(&[agent], tail);
         let child = spawn(&repo, &["run", "plans/fix.md"]);
         wait_for_line(&pid);
         let id = wait_for_run(&repo);
@@ -363,6 +368,13 @@ fn the_stop_hook_blocks_a_bounded_number_of_times() {
     let state = status(&repo, &id);
     assert_eq!(state["status"], "blocked");
     assert_eq!(attempt_field(&state, "executor", "hook_blocks"), [2]);
+    let shown = repo.baton(["status", &id]);
+    assert!(
+        shown
+            .stdout
+            .contains("    #1 the Stop hook kept the agent working 2 time(s)\n"),
+        "{shown}"
+    );
     let record: Value = serde_json::from_str(&text(
         &run_dir(&repo, &id).join("attempts/executor-1/stop-hook.json"),
     ))
@@ -495,4 +507,30 @@ fn git_common_dir_names_the_main_repositorys_git_directory() {
         text(&seen).trim_end(),
         repo.path(".git").display().to_string()
     );
+}
+
+/// With `coverage: resume` the gate does not decide a first attempt: `check` says so and exits
+/// 0, and the Stop hook lets the agent stop at once.
+#[test]
+fn an_attempt_the_gate_does_not_enforce_passes_the_check() {
+    let w = Waiting::start_with("coverage: resume\n");
+    let check = w.baton(&["check"]);
+    assert_eq!(check.code, 0, "{check}");
+    assert!(check.stdout.contains("  uncovered  docs/b.md"), "{check}");
+    assert!(
+        check.stdout.contains(
+            "\nthe gate is not enforced for this attempt (`coverage: resume`); its report is kept\n"
+        ),
+        "{check}"
+    );
+    let json = w.baton(&["check", "--json"]).json();
+    assert_eq!(
+        (&json["enforced"], &json["passed"]),
+        (&false.into(), &true.into())
+    );
+    let hook = w.hook("{}", &[]);
+    assert_eq!((hook.code, hook.stdout.as_str()), (0, "{}\n"), "{hook}");
+    let (repo, id, run) = w.release();
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(status(&repo, &id)["status"], "review");
 }

@@ -416,4 +416,10 @@ fn a_cut_output_still_gives_its_tail_and_says_so() {
         shown.contains("1 attempt(s) had output cut by log_limit"),
         "{shown}"
     );
+    // Codex reports no cost: its stage shows none rather than $0.00.
+    let row = shown
+        .lines()
+        .find(|l| l.trim_start().starts_with("executor"))
+        .unwrap();
+    assert!(row.ends_with(" -") && row.contains(" 2157 "), "{row}");
 }
