@@ -197,6 +197,13 @@ fn a_429_ends_the_claude_attempt_rate_limited_with_the_usage_so_far() {
     let a = attempt(&state, 1);
     assert_eq!(a["outcome"], "rate_limited", "{a:#}");
     assert_eq!(a["exit_code"], 1, "{a:#}");
+    // Recognised from Claude Code's JSON (`api_error_status: 429`), not from a text pattern:
+    // the error names the output format that said so.
+    let error = a["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("rate limited (claude-json: API Error: Request rejected (429)"),
+        "{error}"
+    );
     // The two turns before the 429, as Claude Code counted and priced them.
     assert_eq!(u64_of(&a["usage"]["input_tokens"]), 2 * TURN.input, "{a:#}");
     assert_eq!(u64_of(&a["usage"]["output_tokens"]), 2 * TURN.output);
@@ -216,8 +223,8 @@ fn a_subscription_limit_is_recognised_by_claude_codes_structured_signal_with_its
         return;
     };
     // A subscriber out of quota. Claude Code 2.1.332 words it "You've hit your 5-hour limit ·
-    // resets 5pm (Europe/Berlin)", which no text pattern of the preset has to know: the 429 in
-    // its JSON (`api_error_status`) is the signal.
+    // resets 5pm (Europe/Berlin)" (older builds: "You've hit your limit"); whatever the words,
+    // the 429 in its JSON (`api_error_status`) is the signal.
     let ar = AgentRepo::new(Script(vec![Turn::rate_limited(&[
         ("anthropic-ratelimit-unified-status", "rejected"),
         ("anthropic-ratelimit-unified-reset", "1796140800"),
@@ -240,6 +247,11 @@ fn a_subscription_limit_is_recognised_by_claude_codes_structured_signal_with_its
     let state = ar.status(&id);
     let a = attempt(&state, 1);
     assert_eq!(a["outcome"], "rate_limited", "{a:#}");
+    let error = a["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("rate limited (claude-json: You've hit your 5-hour limit"),
+        "{error}"
+    );
     assert_eq!(
         a["agent"]["rate_limit_reset"]["text"], "5pm (Europe/Berlin)",
         "{a:#}"
@@ -308,4 +320,41 @@ fn a_rate_limited_claude_falls_back_to_codex_within_the_same_run() {
         ar.claude_cost(&id, 1)
     ));
     assert_eq!(ar.mock.overruns(), 0);
+}
+
+#[test]
+fn a_429_ends_the_codex_attempt_rate_limited_from_its_turn_failed() {
+    let Some(_) = cli::agent("codex") else { return };
+    // No retry-after: Codex waits as long as it says before its one retry.
+    let ar = AgentRepo::new(Script(vec![
+        codex_edits("docs/a.md"),
+        Turn::rate_limited(&[]),
+    ]));
+    ar.init();
+    let run = ar.baton(&["run", "plans/rule.md", "--actor", "executor=codex"]);
+    assert_eq!(run.code, 1, "{run}");
+    let id = run.run_id();
+    let state = ar.status(&id);
+    assert_eq!(state["status"], "rate_limited", "{state:#}");
+    let a = attempt(&state, 1);
+    assert_eq!(a["outcome"], "rate_limited", "{a:#}");
+    assert_eq!(a["exit_code"], 1, "{a:#}");
+    let error = a["error"].as_str().unwrap();
+    assert_eq!(
+        error,
+        "rate limited (codex-jsonl: exceeded retry limit, last status: 429 Too Many Requests)"
+    );
+    assert_eq!(
+        a["agent"]["session_id"].as_str(),
+        ar.mock.scripted()[0].header("session-id"),
+        "{a:#}"
+    );
+    // Codex prints no usage for a turn that failed, so none is recorded (the run's totals say
+    // that they miss an attempt) — the edit before the 429 is in the worktree all the same.
+    assert!(a["usage"].is_null(), "{a:#}");
+    assert_eq!(state["usage"]["attempts_without_usage"], 1, "{state:#}");
+    assert_eq!(
+        std::fs::read_to_string(ar.worktree(&state).join("docs/a.md")).unwrap(),
+        new_text("docs/a.md")
+    );
 }

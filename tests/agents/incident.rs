@@ -28,6 +28,13 @@ fn rate_limited_then_blocked_then_finished_by_the_stop_hook() {
     assert_eq!(state["status"], "rate_limited", "{state:#}");
     let first = attempt(&state, 1);
     assert_eq!(first["outcome"], "rate_limited", "{first:#}");
+    assert!(
+        first["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("rate limited (claude-json: "),
+        "{first:#}"
+    );
     assert_eq!(
         u64_of(&first["usage"]["input_tokens"]),
         2 * TURN.input,

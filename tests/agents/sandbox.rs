@@ -2,9 +2,9 @@
 //! The sandbox lets Codex write its working directory and `/tmp` only, and the reason goes to the
 //! main repository's `.git`: the repository here lies outside `/tmp` (under Cargo's target
 //! directory), where the preset's `--add-dir {git_common_dir}` is what lets the command write —
-//! the same run without that grant is the control. Codex runs commands in a login shell whose
-//! `PATH` comes from the profile files, so, as docs/agents.md tells users, the test's HOME has a
-//! `.bash_profile` that puts git-baton on it.
+//! the same run without that grant is the control. By default Codex runs commands in a login
+//! shell, whose profile resets `PATH`; the preset's `-c allow_login_shell=false` keeps the `PATH`
+//! git-baton ran with, so `git baton` is found with no profile file in the test's HOME.
 
 use std::path::{Path, PathBuf};
 
@@ -34,12 +34,8 @@ fn run_codex(grant_git_dir: bool) -> Option<(AgentRepo, String)> {
             turn(Turn::text("docs/a.md changed; docs/b.md needed no change.")),
         ]),
     );
-    let baton_dir = Path::new(env!("CARGO_BIN_EXE_git-baton")).parent().unwrap();
-    ar.repo.write(
-        "../home/.bash_profile",
-        &format!("PATH=\"{}:$PATH\"\nexport PATH\n", baton_dir.display()),
-    );
     let yml = ar.init();
+    assert!(yml.contains("      - allow_login_shell=false\n"), "{yml}");
     let grant = "      - --add-dir\n      - '{git_common_dir}'\n";
     assert!(yml.contains(grant), "{yml}");
     if !grant_git_dir {
