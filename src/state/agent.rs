@@ -12,7 +12,6 @@ use crate::agent::output::Format;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub enum UsageSource {
     /// The agent's own output (`output:` of the actor).
     Output,

@@ -21,7 +21,6 @@ pub use reset::Reset;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub enum Format {
     /// Nothing is parsed (plain commands; usage comes from the evidence file).
     #[default]
