@@ -15,6 +15,7 @@ pub mod log;
 pub mod markdown;
 pub mod review;
 pub mod status;
+pub mod width;
 
 pub use gate::{json, text};
 pub use github::{GITHUB_ANNOTATION_LIMIT, github, stop_token};

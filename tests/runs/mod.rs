@@ -35,6 +35,7 @@ mod gate;
 mod resume;
 mod stop_pause;
 mod terminal;
+mod tty;
 mod worktree_root;
 
 const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/agents/fake-agent.sh");
