@@ -133,7 +133,7 @@ pub fn echo(stream: Stream) -> Box<dyn Write + Send> {
             Ok(buf.len())
         }
         fn flush(&mut self) -> io::Result<()> {
-            Ok(())
+            flush_raw(self.0)
         }
     }
     Box::new(Echo(stream))
