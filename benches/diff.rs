@@ -232,6 +232,7 @@ fn verify_options(plan: &str, head: Option<&str>) -> git_baton::verify::Options 
         evidence: vec![PathBuf::from(EVIDENCE)],
         require_targets: false,
         allow_plan_changes: false,
+        require_plans: false,
     }
 }
 

@@ -3,6 +3,8 @@
 
 mod support;
 
+mod action;
+
 mod crash_consistency;
 
 mod demo;

@@ -10,9 +10,10 @@ use super::{CliError, Context, Outcome};
 
 /// Commit what is left in a reviewed run's worktree and mark the run finished.
 ///
-/// The commit on branch `baton/<id>` carries the trailers `Baton-Run: <id>` and one
-/// `Baton-Unchanged: <target>: <reason>` per unchanged target, so that `git baton verify` in CI
-/// sees the reasons. The worktree is removed only when nothing in it is left uncommitted.
+/// The commit on branch `baton/<id>` (made even when nothing is left to commit) carries the
+/// trailers `Baton-Run: <id>`, `Baton-Plan: <plan path>` and one `Baton-Unchanged: <target>:
+/// <reason>` per unchanged target, so that `git baton verify` in CI checks the plan and sees the
+/// reasons. The worktree is removed only when nothing in it is left uncommitted.
 /// Nothing is merged.
 #[derive(Debug, Args)]
 pub struct FinishArgs {

@@ -17,13 +17,15 @@ use crate::{report, verify};
 /// Without it, the current worktree (committed, staged, unstaged and untracked changes) is checked
 /// against the merge base of BASE and HEAD. Reasons for unchanged targets come from --evidence
 /// files and from `Baton-Unchanged: <target>: <reason>` trailers of the commits in the range
-/// (merge commits excepted).
+/// (merge commits excepted). A run branch's commits name their plan in a `Baton-Plan` trailer,
+/// and that plan is checked too, read where the gate reads plans.
 ///
 /// Exit status: 0 the gate passed, 1 the gate failed, 2 bad input or environment.
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// Plan files to check. Without any, the plans that the range adds, modifies or deletes under
-    /// the configured plans directory (`plans_dir` in .baton.yml, default `plans/`).
+    /// the configured plans directory (`plans_dir` in .baton.yml, default `plans/`), and the
+    /// plans that `Baton-Plan` trailers of its commits name (as `git baton finish` writes them).
     #[arg(value_name = "PLAN")]
     pub plans: Vec<PathBuf>,
 
@@ -57,6 +59,10 @@ pub struct VerifyArgs {
     /// change is still reported, in every format.
     #[arg(long)]
     pub allow_plan_changes: bool,
+
+    /// Fail (exit 1) when no plan was checked, instead of passing with "no plans to verify".
+    #[arg(long)]
+    pub require_plans: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -75,6 +81,7 @@ pub fn cmd_verify(cwd: &Path, args: VerifyArgs, out: &mut dyn Write) -> Result<O
         evidence: args.evidence,
         require_targets: args.require_targets,
         allow_plan_changes: args.allow_plan_changes,
+        require_plans: args.require_plans,
     };
     let result = verify::verify(cwd, &options)?;
     let format = if args.json { Format::Json } else { args.format };

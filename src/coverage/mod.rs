@@ -47,7 +47,10 @@ pub use reasons::{
     MAX_REASON_CHARS, MIN_REASON_CHARS, MIN_REASON_WORDS, PLACEHOLDER_REASONS, check_reason,
 };
 pub use rule::{Contradiction, Problem, ProblemKind, Report, TargetReport, TargetStatus, evaluate};
-pub use trailers::{TRAILER_KEY, parse_trailers};
+pub use trailers::{
+    CommitTrailers, PLAN_TRAILER_KEY, RUN_TRAILER_KEY, TRAILER_KEY, is_repo_path,
+    parse_commit_trailers, parse_trailers,
+};
 
 /// Builders shared by the unit tests of every part of the rule.
 #[cfg(test)]

@@ -1,72 +1,117 @@
 //! Commit trailers: `Baton-Unchanged: <target>: <reason>` lines that supply reasons for
-//! targets no evidence file names.
+//! targets no evidence file names, and the `Baton-Run: <run>` / `Baton-Plan: <path>` pair that
+//! `git baton finish` writes to say which run, and which plan, a commit is the work of.
+//!
+//! Which lines are trailers is git's rule, applied by gix's parser (the same as `git
+//! interpret-trailers --parse`): only the last paragraph of the body, never the subject; that
+//! paragraph counts only when every line in it is a trailer or a continuation line (or, with a
+//! `Signed-off-by:` among them, a quarter of them are trailers); `Key: value` and `Key:value`
+//! alike; a line indented under a trailer continues its value, folded with single spaces.
+
+use gix::bstr::ByteSlice;
+use gix::objs::commit::MessageRef;
 
 use super::{Claim, EvidenceEntry, Source};
 
-/// The trailer key of [`parse_trailers`], matched case-insensitively.
+/// The trailer key of a reason for an unchanged target, matched case-insensitively.
 pub const TRAILER_KEY: &str = "Baton-Unchanged";
+/// The trailer key naming the run a commit is the work of.
+pub const RUN_TRAILER_KEY: &str = "Baton-Run";
+/// The trailer key naming the plan (repo-relative path) a commit is the work of.
+pub const PLAN_TRAILER_KEY: &str = "Baton-Plan";
 
-/// Reads `Baton-Unchanged: <target>: <reason>` trailers from a commit message.
+/// The git-baton trailers of one commit message, each kind in message order.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct CommitTrailers {
+    /// `Baton-Unchanged` reasons.
+    pub unchanged: Vec<EvidenceEntry>,
+    /// `Baton-Run` values, as written (not checked to be run ids).
+    pub runs: Vec<String>,
+    /// `Baton-Plan` values, as written (not checked to be paths).
+    pub plans: Vec<String>,
+}
+
+/// Reads the git-baton trailers of a commit message.
 ///
-/// Lenient where it costs nothing: the key is matched case-insensitively on any line of the last
-/// paragraph except the subject line, and lines indented under a trailer continue its reason (as
-/// `git interpret-trailers` folds them). The target runs up to the first `": "`, so targets may
-/// contain `:` but not `": "`. Lines without that separator or with an empty target are ignored.
-/// Entries come back in message order.
+/// A `Baton-Unchanged` value is `<target>: <reason>`: the target runs up to the first `": "`, so
+/// targets may contain `:` but not `": "`. One without that separator or with an empty target
+/// is ignored. Empty `Baton-Run` and `Baton-Plan` values are ignored.
+///
+/// Commits that `finish` made before it wrote `Baton-Plan` name their plan only in the body line
+/// `Work of git-baton run <id> for plan <path>.`; for a run named without a plan, that line of
+/// the same run names it.
+#[must_use]
+pub fn parse_commit_trailers(commit: &str, message: &str) -> CommitTrailers {
+    let mut found = CommitTrailers::default();
+    let Some(body) = MessageRef::from_bytes(message.as_bytes()).body() else {
+        return found;
+    };
+    for trailer in body.trailers() {
+        let key = trailer.token.to_str_lossy();
+        let value = trailer.value.to_str_lossy();
+        let value = value.trim();
+        if key.eq_ignore_ascii_case(TRAILER_KEY) {
+            if let Some(entry) = unchanged(commit, value) {
+                found.unchanged.push(entry);
+            }
+        } else if value.is_empty() {
+            continue;
+        } else if key.eq_ignore_ascii_case(RUN_TRAILER_KEY) {
+            found.runs.push(value.to_owned());
+        } else if key.eq_ignore_ascii_case(PLAN_TRAILER_KEY) {
+            found.plans.push(value.to_owned());
+        }
+    }
+    if found.plans.is_empty() {
+        let prose = body.without_trailer().to_str_lossy();
+        for run in &found.runs {
+            let line = format!("Work of git-baton run {run} for plan ");
+            let plan = prose
+                .lines()
+                .find_map(|l| l.strip_prefix(line.as_str())?.strip_suffix('.'));
+            if let Some(plan) = plan.filter(|p| !p.is_empty()) {
+                found.plans.push(plan.to_owned());
+            }
+        }
+    }
+    found
+}
+
+/// The `Baton-Unchanged` reasons of a commit message, in message order; see
+/// [`parse_commit_trailers`].
 #[must_use]
 pub fn parse_trailers(commit: &str, message: &str) -> Vec<EvidenceEntry> {
-    let lines: Vec<&str> = message.lines().collect();
-    let end = lines
-        .iter()
-        .rposition(|line| !line.trim().is_empty())
-        .map_or(0, |i| i + 1);
-    // The subject is never a trailer, even in a one-paragraph message.
-    let start = lines[..end]
-        .iter()
-        .rposition(|line| line.trim().is_empty())
-        .map_or(1, |i| i + 1)
-        .max(1);
-    let mut entries: Vec<EvidenceEntry> = Vec::new();
-    let mut continues = false;
-    for line in lines.get(start..end).unwrap_or_default() {
-        if continues && line.starts_with([' ', '\t']) {
-            if let Some(EvidenceEntry {
-                claim: Claim::Unchanged { reason },
-                ..
-            }) = entries.last_mut()
-            {
-                reason.push(' ');
-                reason.push_str(line.trim());
-                *reason = reason.trim().to_owned();
-            }
-            continue;
-        }
-        continues = false;
-        let Some((key, rest)) = line.trim_start().split_once(':') else {
-            continue;
-        };
-        if !key.trim().eq_ignore_ascii_case(TRAILER_KEY) {
-            continue;
-        }
-        let Some((target, reason)) = rest.trim_start().split_once(": ") else {
-            continue;
-        };
-        let target = target.trim();
-        if target.is_empty() {
-            continue;
-        }
-        entries.push(EvidenceEntry {
-            target: target.to_owned(),
-            claim: Claim::Unchanged {
-                reason: reason.trim().to_owned(),
-            },
-            source: Source::Trailer {
-                commit: commit.to_owned(),
-            },
-        });
-        continues = true;
+    parse_commit_trailers(commit, message).unchanged
+}
+
+fn unchanged(commit: &str, value: &str) -> Option<EvidenceEntry> {
+    let (target, reason) = value.split_once(": ")?;
+    let target = target.trim();
+    if target.is_empty() {
+        return None;
     }
-    entries
+    Some(EvidenceEntry {
+        target: target.to_owned(),
+        claim: Claim::Unchanged {
+            reason: reason.trim().to_owned(),
+        },
+        source: Source::Trailer {
+            commit: commit.to_owned(),
+        },
+    })
+}
+
+/// `path` as a plan trailer may name it: repo-relative, `/`-separated, with no empty, `.` or
+/// `..` component and no control character, so that it can name nothing outside the
+/// repository's tree.
+#[must_use]
+pub fn is_repo_path(path: &str) -> bool {
+    !path.is_empty()
+        && path.trim() == path
+        && !path.chars().any(|c| c.is_control() || c == '\\')
+        && path
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..")
 }
 
 #[cfg(test)]
@@ -127,6 +172,110 @@ Baton-Unchanged: docs/b.md:
         assert_eq!(entries[0].source.to_string(), "commit 1a2b3c4 trailer");
         assert!(parse_trailers("c", "Baton-Unchanged: a.md: subject only").is_empty());
         assert!(parse_trailers("c", "").is_empty());
+    }
+
+    fn targets(message: &str) -> Vec<String> {
+        parse_trailers("c", message)
+            .into_iter()
+            .map(|e| e.target)
+            .collect()
+    }
+
+    #[test]
+    fn only_a_trailer_block_counts() {
+        // Prose in the last paragraph makes it no trailer block (git's rule)...
+        let prose =
+            "Subject\n\nBody.\n\nSee the notes.\nBaton-Unchanged: a.md: the text is right\n";
+        assert!(targets(prose).is_empty());
+        // ...unless a Signed-off-by is among a quarter or more of trailer lines.
+        let signed = "Subject\n\nSee the notes.\nSigned-off-by: A <a@example.com>\n\
+                      Baton-Unchanged: a.md: the text is right\n";
+        assert_eq!(targets(signed), ["a.md"]);
+        // The last paragraph only: a block followed by prose is no block.
+        let earlier = "Subject\n\nBaton-Unchanged: a.md: the text is right\n\nThanks.\n";
+        assert!(targets(earlier).is_empty());
+        // The subject's paragraph is the title, also without a blank line after the subject.
+        assert!(targets("Subject\nBaton-Unchanged: a.md: the text is right\n").is_empty());
+        // Trailing blank lines do not end the block.
+        assert_eq!(
+            targets("Subject\n\nBaton-Unchanged: a.md: the text is right\n\n\n"),
+            ["a.md"]
+        );
+    }
+
+    #[test]
+    fn trailer_lines_as_git_reads_them() {
+        let message = "Subject\r\n\r\n\
+                       Baton-Unchanged:a.md: no space after the key\r\n\
+                       Baton-Unchanged : b.md: a space before the separator\r\n\
+                       Baton-Unchanged: c.md: folded over\r\n\
+                       \t  three\r\n   lines\r\n";
+        let entries = parse_trailers("c", message);
+        let got: Vec<(&str, &str)> = entries
+            .iter()
+            .map(|e| match &e.claim {
+                Claim::Unchanged { reason } => (e.target.as_str(), reason.as_str()),
+                Claim::Changed { .. } => unreachable!("trailers make no changed claims"),
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a.md", "no space after the key"),
+                ("b.md", "a space before the separator"),
+                ("c.md", "folded over three lines"),
+            ]
+        );
+    }
+
+    #[test]
+    fn run_and_plan_trailers() {
+        let message = "Grade review\n\nWork of git-baton run 0abc123xyz for plan plans/a.md.\n\n\
+                       Baton-Run: 0abc123xyz\n\
+                       baton-plan: plans/grade review.md\n\
+                       Baton-Plan:\n\
+                       Baton-Unchanged: docs/a.md: the flags it documents are unchanged\n";
+        let found = parse_commit_trailers("c", message);
+        assert_eq!(found.runs, ["0abc123xyz"]);
+        assert_eq!(found.plans, ["plans/grade review.md"]);
+        assert_eq!(found.unchanged.len(), 1);
+        // In the body's prose they name nothing.
+        let prose = "Subject\n\nBaton-Run: 0abc123xyz was mentioned here\nand explained.\n";
+        assert_eq!(parse_commit_trailers("c", prose), CommitTrailers::default());
+        // What finish wrote before Baton-Plan: the body line names the plan of the run.
+        let older = "Grade review\n\nWork of git-baton run 0abc123xyz for plan plans/a.b.md.\n\n\
+                     Baton-Run: 0abc123xyz\n";
+        assert_eq!(parse_commit_trailers("c", older).plans, ["plans/a.b.md"]);
+        // Only for the run the trailer names, and only with no Baton-Plan.
+        let other = older.replace("Baton-Run: 0abc123xyz", "Baton-Run: 1def456xyz");
+        assert!(parse_commit_trailers("c", &other).plans.is_empty());
+        assert_eq!(
+            parse_commit_trailers("c", message).plans,
+            ["plans/grade review.md"]
+        );
+        let no_run = "Subject\n\nWork of git-baton run 0abc123xyz for plan plans/a.md.\n";
+        assert!(parse_commit_trailers("c", no_run).plans.is_empty());
+    }
+
+    #[test]
+    fn plan_paths_stay_in_the_tree() {
+        for ok in ["plans/a.md", "a.md", "deep/er/plan x.md", "plans/a:b.md"] {
+            assert!(is_repo_path(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            " plans/a.md",
+            "/etc/passwd",
+            "../x.md",
+            "plans/../x.md",
+            "./plans/a.md",
+            "plans//a.md",
+            "plans/",
+            "plans\\a.md",
+            "plans/a\u{1b}.md",
+        ] {
+            assert!(!is_repo_path(bad), "{bad:?}");
+        }
     }
 
     #[test]

@@ -73,16 +73,58 @@ pub(super) fn ignored_trailers_note(commit: &str, count: usize) -> String {
     )
 }
 
+/// Why no plan was checked, as the end of a sentence.
+pub(super) fn why_no_plans(v: &Verification) -> String {
+    format!(
+        "none was named, none under {}/ changed in {}, and no commit there names one in a \
+         Baton-Plan trailer",
+        v.plans_dir.as_deref().unwrap_or("plans"),
+        range(v)
+    )
+}
+
+/// `--require-plans` was given and nothing was checked.
+pub(super) fn nothing_checked(v: &Verification) -> bool {
+    v.require_plans && v.plans.is_empty()
+}
+
+pub(super) const REQUIRE_PLANS_HINT: &str = "run the work with `git baton run <plan>` and `git \
+     baton finish`, whose commit names the plan in a Baton-Plan trailer; or name the plan to \
+     check: `git baton verify <plan> ...`";
+
+/// The commits that name a plan, for the line under it.
+pub(super) fn named_by(plan: &PlanResult) -> Vec<String> {
+    plan.named_by
+        .iter()
+        .map(|n| {
+            let runs = if n.runs.is_empty() {
+                String::new()
+            } else {
+                format!(" (run {})", n.runs.join(", run "))
+            };
+            format!("commit {}{runs}", short(&n.commit))
+        })
+        .collect()
+}
+
 /// The human report.
 pub fn text(v: &Verification) -> String {
     let mut out = String::new();
     if v.plans.is_empty() && v.plan_changes.is_empty() {
-        let _ = writeln!(
-            out,
-            "no plans to verify: none was named, and none under {}/ changed in {}",
-            escape::line(v.plans_dir.as_deref().unwrap_or("plans")),
-            escape::line(&range(v))
-        );
+        if nothing_checked(v) {
+            let _ = writeln!(
+                out,
+                "error: no plan was checked and --require-plans was given: {}",
+                escape::line(&why_no_plans(v))
+            );
+            let _ = writeln!(out, "hint: {REQUIRE_PLANS_HINT}");
+        } else {
+            let _ = writeln!(
+                out,
+                "no plans to verify: {}",
+                escape::line(&why_no_plans(v))
+            );
+        }
         notes(&mut out, v);
         return out;
     }
@@ -124,6 +166,9 @@ pub fn text(v: &Verification) -> String {
             escape::line(&plan.id),
             summary_line(plan)
         );
+        for by in named_by(plan) {
+            let _ = writeln!(out, "  named by   {}", escape::line(&by));
+        }
         target_rows(&mut out, plan);
         let r = &plan.coverage;
         for p in &r.problems {
@@ -166,6 +211,13 @@ fn notes(out: &mut String, v: &Verification) {
 fn verdict(out: &mut String, v: &Verification) {
     let failed = v.plans.iter().filter(|p| !p.passed()).count();
     let refused = v.plan_changes.iter().filter(|c| !c.allowed).count();
+    if nothing_checked(v) {
+        let _ = writeln!(
+            out,
+            "\nerror: no plan was checked and --require-plans was given\nhint: {REQUIRE_PLANS_HINT}"
+        );
+        return;
+    }
     if failed == 0 && refused == 0 {
         let _ = writeln!(out, "\ngate passed");
         return;

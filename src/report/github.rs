@@ -18,7 +18,10 @@
 use std::fmt::Write;
 
 use super::escape;
-use super::gate::{change_word, ignored_trailers_note, range, text};
+use super::gate::{
+    REQUIRE_PLANS_HINT, change_word, ignored_trailers_note, nothing_checked, range, text,
+    why_no_plans,
+};
 use crate::verify::Verification;
 
 /// GitHub shows at most 10 error annotations per step; the rest are dropped silently, so we stop
@@ -93,6 +96,16 @@ pub fn github(v: &Verification) -> String {
                 data("the plan declares no targets, so the coverage gate verified nothing")
             ));
         }
+    }
+    if nothing_checked(v) {
+        annotations.push(format!(
+            "::error title={}::{}",
+            property("no plan checked"),
+            data(&format!(
+                "--require-plans was given and no plan was checked: {}. {REQUIRE_PLANS_HINT}",
+                why_no_plans(v)
+            ))
+        ));
     }
     for t in &v.ignored_trailers {
         annotations.push(format!(

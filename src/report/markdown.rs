@@ -10,7 +10,10 @@
 use std::fmt::Write;
 
 use super::escape;
-use super::gate::{change_word, changes_heading, ignored_trailers_note, range, summary_line};
+use super::gate::{
+    REQUIRE_PLANS_HINT, change_word, changes_heading, ignored_trailers_note, named_by,
+    nothing_checked, range, summary_line, why_no_plans,
+};
 use crate::coverage::{Report, TargetStatus};
 use crate::report::status::short;
 use crate::verify::Verification;
@@ -55,12 +58,18 @@ pub fn markdown(v: &Verification) -> String {
         short(&v.merge_base)
     );
     notes(&mut out, v);
-    if v.plans.is_empty() && v.plan_changes.is_empty() {
+    if nothing_checked(v) {
         let _ = writeln!(
             out,
-            "No plans to verify: none under {} changed.",
-            code(&format!("{}/", v.plans_dir.as_deref().unwrap_or("plans")))
+            "**No plan was checked, and `--require-plans` was given**: {}. {}\n",
+            text(&why_no_plans(v)),
+            text(REQUIRE_PLANS_HINT)
         );
+    }
+    if v.plans.is_empty() && v.plan_changes.is_empty() {
+        if !nothing_checked(v) {
+            let _ = writeln!(out, "No plans to verify: {}.", text(&why_no_plans(v)));
+        }
         return out;
     }
     changes(&mut out, v);
@@ -78,6 +87,10 @@ pub fn markdown(v: &Verification) -> String {
             text(&plan.id),
             summary_line(plan)
         );
+        let by = named_by(plan);
+        if !by.is_empty() {
+            let _ = writeln!(out, "Named by {}.\n", text(&by.join(", ")));
+        }
         if r.verified {
             let _ = writeln!(out, "| target | status | paths or reason |\n|---|---|---|");
             for t in &r.targets {

@@ -13,7 +13,8 @@ use crate::state::{RunId, RunState, RunStatus};
 use super::RunError;
 
 pub struct Finished {
-    /// The commit made on the run's branch, if there was anything to commit.
+    /// The commit made on the run's branch (always one: it carries the trailers), `None` only
+    /// if the branch already had it.
     pub commit: Option<String>,
     pub unchanged_trailers: usize,
     pub worktree_removed: bool,
@@ -22,13 +23,18 @@ pub struct Finished {
     pub left: Vec<String>,
 }
 
-/// The commit message `finish` writes: trailers that `verify` reads in CI.
+/// The commit message `finish` writes: trailers that `verify` reads in CI. `Baton-Plan` names
+/// the plan for `verify` to check, when its path is one inside the repository.
 pub fn finish_message(state: &RunState) -> String {
+    use crate::coverage::{PLAN_TRAILER_KEY, RUN_TRAILER_KEY, is_repo_path};
     let title = state.plan.title.as_deref().unwrap_or(&state.plan.id);
     let mut message = format!(
-        "{title}\n\nWork of git-baton run {} for plan {}.\n\nBaton-Run: {}\n",
+        "{title}\n\nWork of git-baton run {} for plan {}.\n\n{RUN_TRAILER_KEY}: {}\n",
         state.run_id, state.plan.path, state.run_id
     );
+    if is_repo_path(&state.plan.path) {
+        message.push_str(&format!("{PLAN_TRAILER_KEY}: {}\n", state.plan.path));
+    }
     for t in unchanged(state) {
         message.push_str(&format!(
             "{}: {}: {}\n",
@@ -70,14 +76,10 @@ pub fn finish(
             branch: state.branch.clone(),
         })?;
     let reasons = unchanged(state).len();
-    // Reasons must reach the branch even when every change is already committed: CI reads them.
-    let (commit, _) = repo.commit_worktree(
-        worktree,
-        tip,
-        &finish_message(state),
-        Identity::User,
-        reasons > 0,
-    )?;
+    // The trailers must reach the branch even when every change is already committed (an empty
+    // commit, then): CI reads the reasons, and the plan to check from `Baton-Plan`.
+    let (commit, _) =
+        repo.commit_worktree(worktree, tip, &finish_message(state), Identity::User, true)?;
     let committed = commit != tip;
     if committed {
         repo.advance_branch(worktree, &state.branch, tip, commit)?;

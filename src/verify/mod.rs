@@ -17,6 +17,9 @@
 //! [`crate::coverage`] (evidence files, reasons) and escaped by every human renderer
 //! ([`crate::report`]); trailers of merge commits give no reasons.
 //!
+//! Commits name the plan of their run in `Baton-Plan` trailers; without PLAN arguments those
+//! plans are checked too (see [`select`]), and `--require-plans` fails a gate that checked none.
+//!
 //! The diff is scoped to the plans' targets, so a gate over a few targets costs O(targets); in
 //! range mode without plan arguments the plans are found in the whole diff of the range, which
 //! costs O(changed paths).
@@ -73,6 +76,17 @@ pub enum VerifyError {
         coverage::MAX_EVIDENCE_BYTES / (1024 * 1024)
     )]
     EvidenceTooLarge { path: PathBuf },
+    /// A `Baton-Plan` trailer whose value could name something outside the repository's tree.
+    #[error("commit {commit}: `Baton-Plan: {path}` does not name a path inside the repository")]
+    TrailerPlanPath { commit: String, path: String },
+    /// A `Baton-Plan` trailer naming a plan that is nowhere the gate may read it.
+    #[error("commit {commit} names plan `{path}` (Baton-Plan), which {missing}")]
+    TrailerPlanMissing {
+        commit: String,
+        path: String,
+        /// Where it was looked for, as the end of the sentence.
+        missing: &'static str,
+    },
     /// In range mode the plans directory comes from the merge base, and must be there.
     #[error("plans_dir `{dir}/` does not exist at the merge base {merge_base}")]
     PlansDirMissing {
@@ -111,6 +125,16 @@ impl VerifyError {
                  the base branch (an empty `{dir}/.gitkeep` will do), set plans_dir there, or \
                  name the plans to check"
             )),
+            VerifyError::TrailerPlanPath { .. } => Some(
+                "a Baton-Plan trailer names a plan by its repo-relative path, as `git baton \
+                 finish` writes it (`Baton-Plan: plans/<name>.md`)"
+                    .into(),
+            ),
+            VerifyError::TrailerPlanMissing { .. } => Some(
+                "commit the plan to the base branch before the run, or correct the trailer; the \
+                 gate checks the plan a run branch names and never skips it"
+                    .into(),
+            ),
             VerifyError::NotUtf8 { .. }
             | VerifyError::ReadNamed { .. }
             | VerifyError::Read { .. } => None,
@@ -131,6 +155,8 @@ pub struct Options {
     /// Accept what a range does to the plans that gate it (see [`PlanChange`]): the plans are
     /// then checked as the head has them, and every change is still reported.
     pub allow_plan_changes: bool,
+    /// Fail when no plan was checked.
+    pub require_plans: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -143,6 +169,9 @@ pub struct Verification {
     pub head: Option<String>,
     pub head_commit: Option<String>,
     pub require_targets: bool,
+    /// Set when `--require-plans` was given: the gate fails when `plans` is empty.
+    #[serde(skip_serializing_if = "is_false")]
+    pub require_plans: bool,
     pub plans: Vec<PlanResult>,
     /// Set when no plan was named and none changed in the range.
     pub plans_dir: Option<String>,
@@ -170,6 +199,18 @@ pub struct PlanResult {
     /// The range deleted the plan; it was checked as it is at the merge base.
     #[serde(skip_serializing_if = "is_false")]
     pub deleted: bool,
+    /// The commits whose `Baton-Plan` trailer names this plan, newest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub named_by: Vec<NamedBy>,
+}
+
+/// A commit whose trailers name a plan: a run branch's `finish` commit, typically.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NamedBy {
+    pub commit: String,
+    /// The commit's `Baton-Run` trailers: the runs whose work it is.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<String>,
 }
 
 impl PlanResult {
@@ -226,7 +267,36 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
         None => repo.worktree_changes(merge_base, scope),
     };
 
-    let selection = match head_commit {
+    let trailers = trailers(&repo, merge_base, tip)?;
+    let by_trailer = |sel: &mut select::Selection| -> Result<(), VerifyError> {
+        // Trailers only add plans to discovery's: whatever a commit names, every plan the range
+        // changes is still checked, and a named plan is read where the gate reads plans.
+        for (path, named) in &trailers.plans {
+            if sel.has(path) {
+                continue;
+            }
+            let commit = &named[0].commit;
+            if !coverage::is_repo_path(path) {
+                return Err(VerifyError::TrailerPlanPath {
+                    commit: short_id(commit).to_owned(),
+                    path: path.clone(),
+                });
+            }
+            match head_commit {
+                Some(head) => select::Range {
+                    repo: &repo,
+                    merge_base,
+                    head,
+                    allow: options.allow_plan_changes,
+                }
+                .by_trailer(sel, commit, path)?,
+                None => select::by_trailer_in_worktree(sel, &workdir, commit, path)?,
+            }
+        }
+        Ok(())
+    };
+
+    let mut selection = match head_commit {
         None => {
             let config = local_config.map_or_else(|| crate::config::load(&workdir), Ok)?;
             let plans = if options.plans.is_empty() {
@@ -234,11 +304,15 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
             } else {
                 select::named_in_worktree(cwd, &workdir, &options.plans)?
             };
-            select::Selection {
+            let mut sel = select::Selection {
                 plans,
                 config,
                 ..select::Selection::default()
+            };
+            if options.plans.is_empty() {
+                by_trailer(&mut sel)?;
             }
+            sel
         }
         Some(head) => {
             let config = committed_config(&repo, merge_base)?;
@@ -249,12 +323,18 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
                 allow: options.allow_plan_changes,
             };
             if options.plans.is_empty() {
-                range.discover(config)?
+                let mut sel = range.discover(config)?;
+                by_trailer(&mut sel)?;
+                sel
             } else {
                 range.named(config, cwd, &workdir, &options.plans)?
             }
         }
     };
+    // A run named without its plan matters only where trailers name plans.
+    if options.plans.is_empty() {
+        selection.notes.extend(trailers.notes);
+    }
     let plans = &selection.plans;
 
     let mut file_entries: Vec<EvidenceEntry> = Vec::new();
@@ -263,7 +343,12 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
         let shown = path.display().to_string();
         file_entries.extend(coverage::parse_evidence(&shown, &text)?.entries);
     }
-    let (trailer_entries, ignored_trailers) = trailers(&repo, merge_base, tip)?;
+    let Trailers {
+        unchanged: trailer_entries,
+        ignored: ignored_trailers,
+        plans: named_plans,
+        ..
+    } = trailers;
 
     let scope = Scope::prefixes(
         plans
@@ -293,18 +378,25 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
                 title: plan.title.clone(),
                 coverage: report,
                 deleted: selected.deleted,
+                named_by: named_plans
+                    .iter()
+                    .find(|(path, _)| *path == selected.path)
+                    .map(|(_, named)| named.clone())
+                    .unwrap_or_default(),
             }
         })
         .collect();
 
     Ok(Verification {
         passed: results.iter().all(PlanResult::passed)
-            && selection.changes.iter().all(|c| c.allowed),
+            && selection.changes.iter().all(|c| c.allowed)
+            && !(options.require_plans && results.is_empty()),
         base: base_rev.clone(),
         merge_base: merge_base.to_string(),
         head: options.head.clone(),
         head_commit: head_commit.map(|id| id.to_string()),
         require_targets: options.require_targets,
+        require_plans: options.require_plans,
         plans_dir: options
             .plans
             .is_empty()
@@ -317,29 +409,66 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
     })
 }
 
-/// The `Baton-Unchanged` trailers of `base..tip`, newest first, and the merge commits whose
-/// trailers were left out.
-fn trailers(
-    repo: &Repo,
-    base: CommitId,
-    tip: CommitId,
-) -> Result<(Vec<EvidenceEntry>, Vec<IgnoredTrailers>), VerifyError> {
-    let (mut used, mut ignored) = (Vec::new(), Vec::new());
+/// What the commits of a range say in their trailers.
+struct Trailers {
+    /// `Baton-Unchanged` reasons of ordinary commits, newest commit first.
+    unchanged: Vec<EvidenceEntry>,
+    /// Merge commits whose reasons were left out.
+    ignored: Vec<IgnoredTrailers>,
+    /// Each plan path a `Baton-Plan` trailer names, in the order first named (newest commit
+    /// first), with every commit that names it.
+    plans: Vec<(String, Vec<NamedBy>)>,
+    /// Commits that name a run but no plan.
+    notes: Vec<String>,
+}
+
+/// The git-baton trailers of `base..tip`. A merge commit gives no reasons, but may name plans:
+/// a plan named is one more plan checked, never one less.
+fn trailers(repo: &Repo, base: CommitId, tip: CommitId) -> Result<Trailers, VerifyError> {
+    let mut found = Trailers {
+        unchanged: Vec::new(),
+        ignored: Vec::new(),
+        plans: Vec::new(),
+        notes: Vec::new(),
+    };
     for (id, message) in repo.commit_messages(base, tip)? {
-        let entries = coverage::parse_trailers(&id.to_string(), &message);
-        if entries.is_empty() {
-            continue;
+        let commit = id.to_string();
+        let parsed = coverage::parse_commit_trailers(&commit, &message);
+        if !parsed.unchanged.is_empty() {
+            if repo.is_merge(id)? {
+                found.ignored.push(IgnoredTrailers {
+                    commit: commit.clone(),
+                    count: parsed.unchanged.len(),
+                });
+            } else {
+                found.unchanged.extend(parsed.unchanged);
+            }
         }
-        if repo.is_merge(id)? {
-            ignored.push(IgnoredTrailers {
-                commit: id.to_string(),
-                count: entries.len(),
-            });
-        } else {
-            used.extend(entries);
+        if parsed.plans.is_empty() {
+            for run in &parsed.runs {
+                found.notes.push(format!(
+                    "commit {} names run {run} (Baton-Run) but no plan (Baton-Plan), so no plan \
+                     was checked for it; name the plan to check it",
+                    short_id(&commit)
+                ));
+            }
+        }
+        for path in parsed.plans {
+            let named = NamedBy {
+                commit: commit.clone(),
+                runs: parsed.runs.clone(),
+            };
+            match found.plans.iter_mut().find(|(p, _)| *p == path) {
+                Some((_, all)) => all.push(named),
+                None => found.plans.push((path, vec![named])),
+            }
         }
     }
-    Ok((used, ignored))
+    Ok(found)
+}
+
+pub(crate) fn short_id(hex: &str) -> &str {
+    hex.get(..12).unwrap_or(hex)
 }
 
 /// `.baton.yml` as the merge base has it (the defaults when it has none), named in messages the

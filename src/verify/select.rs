@@ -33,6 +33,15 @@
 //! plan is not checked), and each change is still reported, marked allowed, in every format.
 //!
 //! A base plan that does not parse at the merge base keeps no targets from there; a note says so.
+//!
+//! # Plans that commits name
+//!
+//! Without PLAN arguments, a plan that a `Baton-Plan` trailer of the range names (a run branch's
+//! `finish` commit) is added to what discovery found, unless discovery already has it: in a
+//! range, read like a PLAN argument but from the commits only — never from disk, which holds the
+//! pull request's checkout — so a plan that existed at the merge base keeps its targets there;
+//! in the worktree, read from disk. A named plan that is nowhere is an error, not a pass. Since
+//! trailers are the pull request's own words, they can only add plans, never drop or replace one.
 
 use std::path::{Path, PathBuf};
 
@@ -99,6 +108,33 @@ pub(super) struct Selection {
     pub changes: Vec<PlanChange>,
     pub notes: Vec<String>,
     pub config: Config,
+}
+
+impl Selection {
+    /// Whether the plan at `path` is already checked, or already a change.
+    pub fn has(&self, path: &str) -> bool {
+        self.plans.iter().any(|s| s.path == path) || self.changes.iter().any(|c| c.plan == path)
+    }
+}
+
+/// The plan a `Baton-Plan` trailer of `commit` names, in the worktree: read from disk, like a
+/// plan named on the command line.
+pub(super) fn by_trailer_in_worktree(
+    sel: &mut Selection,
+    workdir: &Path,
+    commit: &str,
+    path: &str,
+) -> Result<(), VerifyError> {
+    let Some(bytes) = read_optional(&workdir.join(path))? else {
+        return Err(VerifyError::TrailerPlanMissing {
+            commit: super::short_id(commit).to_owned(),
+            path: path.to_owned(),
+            missing: "is not in the worktree",
+        });
+    };
+    let (path, plan) = parse_plan(path, bytes)?;
+    sel.plans.push(Selected::new(&path, plan));
+    Ok(())
 }
 
 /// Without PLAN arguments in the worktree: the `*.md` files under `plans_dir` that `diff` shows
@@ -250,6 +286,38 @@ impl Range<'_> {
             }
         }
         Ok(sel)
+    }
+
+    /// The plan a `Baton-Plan` trailer of `commit` names: like a PLAN argument, but only ever
+    /// read from the merge base and the head commit (never from disk, which holds the pull
+    /// request's checkout), and kept to its targets at the merge base when it was there.
+    pub fn by_trailer(
+        &self,
+        sel: &mut Selection,
+        commit: &str,
+        path: &str,
+    ) -> Result<(), VerifyError> {
+        let dir = sel.config.plans_dir.clone();
+        let at_base = self.repo.path_kind_at(self.merge_base, path)? == Some(PathKind::File);
+        match self.read(self.head, path)? {
+            Some(bytes) => {
+                let (_, plan) = parse_plan(path, bytes)?;
+                if at_base {
+                    self.kept(sel, path, plan)?;
+                } else {
+                    sel.plans.push(Selected::new(path, plan));
+                }
+            }
+            None if at_base => self.deleted(sel, path, &[], &dir)?,
+            None => {
+                return Err(VerifyError::TrailerPlanMissing {
+                    commit: super::short_id(commit).to_owned(),
+                    path: path.to_owned(),
+                    missing: "neither the merge base nor the head commit has",
+                });
+            }
+        }
+        Ok(())
     }
 
     /// A base plan still in the head commit: its head targets, plus the base targets the range

@@ -37,6 +37,7 @@ fn finish_writes_trailers_that_verify_head_accepts() {
     assert_eq!(status(&repo, &id)["status"], "finished");
     let message = repo.git(["log", "-1", "--format=%B", &format!("baton/{id}")]);
     assert!(message.contains(&format!("Baton-Run: {id}")), "{message}");
+    assert!(message.contains("Baton-Plan: plans/fix.md"), "{message}");
     assert!(
         message.contains(
             "Baton-Unchanged: docs/c.md: already states the new grading rule in section 3"
@@ -55,6 +56,22 @@ fn finish_writes_trailers_that_verify_head_accepts() {
     let rows = &gate.json()["plans"][0]["coverage"]["targets"];
     assert_eq!(rows[2]["status"], "unchanged", "{gate}");
     assert_eq!(rows[2]["reason_source"]["kind"], "trailer", "{gate}");
+    // The README's flow, with no plan named: the branch never touched the plan on main, and
+    // its finish commit names it.
+    let gate = repo
+        .baton(format!("verify --base main --head baton/{id} --require-plans --json").split(' '));
+    assert_eq!(gate.code, 0, "{gate}");
+    let json = gate.json();
+    assert_eq!(json["plans"][0]["path"], "plans/fix.md", "{gate}");
+    assert_eq!(
+        json["plans"][0]["named_by"][0]["runs"],
+        serde_json::json!([id]),
+        "{gate}"
+    );
+    assert_eq!(
+        json["plans"][0]["coverage"]["targets"][2]["status"],
+        "unchanged"
+    );
 
     // A finished run can be cleaned; its branch stays.
     let clean = repo.baton(["clean", &id]);
@@ -70,6 +87,44 @@ fn finish_writes_trailers_that_verify_head_accepts() {
         doctor.code, 0,
         "the kept branch of a cleaned run is not a problem: {doctor}"
     );
+}
+
+/// When the work is all committed already and no target needed a reason, `finish` still commits
+/// (an empty commit) so that the branch names its plan: `verify --require-plans` on the branch
+/// then checks it, where it would otherwise check nothing.
+#[test]
+fn finish_names_the_plan_when_nothing_is_left_to_commit() {
+    let repo = standard_repo(&[]);
+    let run = repo.baton(["run", "plans/fix.md"]);
+    assert_eq!(run.code, 0, "{run}");
+    let id = run.run_id();
+    let worktree = repo.path(&format!(".baton/worktrees/{id}"));
+    repo.git_in(&worktree, ["add", "-A"]);
+    repo.git_in(&worktree, ["commit", "-q", "-m", "the agent's own commit"]);
+    let tip = repo.git(["rev-parse", &format!("baton/{id}")]);
+
+    let finish = repo.baton(["finish", &id]);
+    assert_eq!(finish.code, 0, "{finish}");
+    assert!(
+        finish
+            .stdout
+            .contains("(0 unchanged reason(s) as trailers)"),
+        "{finish}"
+    );
+    let parent = repo.git(["rev-parse", &format!("baton/{id}^")]);
+    assert_eq!(parent, tip, "one commit on top of the agent's");
+    let changed = repo.git([
+        "diff",
+        "--name-only",
+        &format!("baton/{id}^"),
+        &format!("baton/{id}"),
+    ]);
+    assert_eq!(changed, "", "the finish commit changes no file");
+
+    let gate = repo
+        .baton(format!("verify --base main --head baton/{id} --require-plans --json").split(' '));
+    assert_eq!(gate.code, 0, "{gate}");
+    assert_eq!(gate.json()["plans"][0]["path"], "plans/fix.md", "{gate}");
 }
 
 /// `clean` refuses an unfinished run unless forced, since its worktree may hold the only copy.

@@ -74,7 +74,7 @@ fn untouched_plans_are_not_this_pull_requests() {
     assert_snapshot!(gate(&repo, RANGE), @r"
         exit: 0
         --- stdout
-        no plans to verify: none was named, and none under plans/ changed in main...feature
+        no plans to verify: none was named, none under plans/ changed in main...feature, and no commit there names one in a Baton-Plan trailer
         ");
     let named = gate(&repo, &format!("plans/p.md {RANGE}"));
     assert_snapshot!(named, @r"

@@ -18,7 +18,7 @@ fn plans_are_discovered_under_plans_dir() {
     assert_snapshot!(verify(&repo, "--base main").to_string(), @r"
         exit: 0
         --- stdout
-        no plans to verify: none was named, and none under plans/ changed in the worktree against main
+        no plans to verify: none was named, none under plans/ changed in the worktree against main, and no commit there names one in a Baton-Plan trailer
         ");
 
     std::fs::remove_file(repo.path("plans/old.md")).unwrap();
@@ -103,7 +103,7 @@ fn plans_are_discovered_under_a_configured_plans_dir() {
     assert_snapshot!(verify(&repo, "--base main").to_string(), @r"
         exit: 0
         --- stdout
-        no plans to verify: none was named, and none under work/plans/ changed in the worktree against main
+        no plans to verify: none was named, none under work/plans/ changed in the worktree against main, and no commit there names one in a Baton-Plan trailer
         ");
 
     repo.write("work/plans/a.md", &plan("A", &["docs/a.md"]));

@@ -21,6 +21,7 @@ mod formats;
 mod hostile;
 mod range;
 mod rule;
+mod run_branch;
 mod worktree;
 
 /// The run with the commit ids of `revs` (full, 12- and 7-character forms) replaced by names.
