@@ -3,8 +3,9 @@
 //!
 //! Painting is always ANSI, through anstyle; whether it reaches the terminal is decided per
 //! stream by anstream, as `--color` asks: `always`, `never`, or `auto` (the default), which
-//! colours a terminal unless `NO_COLOR` is set, and anything when `CLICOLOR_FORCE` is — the
-//! conventions of no-color.org and bixense.com/clicolors, as anstream reads them. JSON is never
+//! colours a terminal unless `NO_COLOR` is set, and anything when `CLICOLOR_FORCE` is (`NO_COLOR`
+//! wins when both are) — the conventions of no-color.org and bixense.com/clicolors, as anstream
+//! reads them. JSON is never
 //! painted: nothing that serializes calls [`paint`]. The library leaves painting off until the
 //! command line turns it on, so that what it renders for tests and files stays plain.
 

@@ -46,7 +46,8 @@ pub fn possible() -> bool {
 /// A running pager; [`Pager::finish`] waits for it.
 pub struct Pager {
     child: Child,
-    _sigint: Option<signal_hook::SigId>,
+    /// Our SIGINT handler while the pager runs: it only sets a flag nobody reads.
+    sigint: Option<signal_hook::SigId>,
 }
 
 /// Starts `command` and returns it with the writer for its input: colour kept when it would
@@ -78,13 +79,7 @@ pub fn start(command: &str, raw: bool) -> io::Result<(Pager, Box<dyn Write + Sen
     } else {
         super::colour::styled(input, colour)
     };
-    Ok((
-        Pager {
-            child,
-            _sigint: sigint,
-        },
-        input,
-    ))
+    Ok((Pager { child, sigint }, input))
 }
 
 impl Pager {
@@ -92,7 +87,7 @@ impl Pager {
     pub fn finish(mut self, input: Box<dyn Write + Send>) {
         drop(input);
         let _ = self.child.wait();
-        if let Some(id) = self._sigint.take() {
+        if let Some(id) = self.sigint.take() {
             signal_hook::low_level::unregister(id);
         }
     }
