@@ -138,75 +138,157 @@ impl ConfigError {
     }
 }
 
+// The types below read `.baton.yml`; their doc comments are also the descriptions editors show
+// from the JSON Schema generated from them (docs/schemas/baton.schema.json). `Spanned` values
+// are their inner value in the file, hence the `schemars(with = …)`.
+
+/// git-baton's configuration: `.baton.yml` at the repository root, or the user's
+/// `config.yml`, which may only define `actors`. See docs/config.md.
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(title = ".baton.yml"))]
 #[serde(deny_unknown_fields)]
 struct RawFile {
+    /// Where `verify` looks for changed plans: a repo-relative directory (default `plans`).
+    #[cfg_attr(test, schemars(with = "Option<String>"))]
     plans_dir: Option<Spanned<String>>,
+    /// The programs that do a stage's work, by name.
+    #[cfg_attr(test, schemars(with = "Option<BTreeMap<String, RawActor>>"))]
     actors: Option<BTreeMap<String, Spanned<RawActor>>>,
+    /// The stages a run executes, in order.
+    #[cfg_attr(test, schemars(with = "Option<Vec<RawStage>>"))]
     pipeline: Option<Vec<Spanned<RawStage>>>,
+    /// Which attempts of a gated stage the coverage gate checks (default `always`).
     coverage: Option<CoverageMode>,
+    /// Where run worktrees go: relative to the main worktree, or absolute (default
+    /// `.baton/worktrees`).
+    #[cfg_attr(test, schemars(with = "Option<String>"))]
     worktree_root: Option<Spanned<String>>,
+    /// Prompt templates replacing the built-in prompt layout.
     prompts: Option<RawPrompts>,
+    /// Refuse to run a plan that declares no targets (default false).
     require_targets: Option<bool>,
+    /// Bytes of each output stream an attempt's log keeps: bytes, or a number with a binary
+    /// unit (`512KiB`, `8MiB`, `1GiB`); default `8MiB`.
+    #[cfg_attr(test, schemars(with = "Option<SizeValue>"))]
     log_limit: Option<Spanned<SizeValue>>,
 }
 
+/// Repo-relative template files; `{{name}}` placeholders are expanded.
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 struct RawPrompts {
+    /// The template of a stage's first attempt.
+    #[cfg_attr(test, schemars(with = "Option<String>"))]
     fresh: Option<Spanned<String>>,
+    /// The template of resumed attempts (default: `fresh`).
+    #[cfg_attr(test, schemars(with = "Option<String>"))]
     resume: Option<Spanned<String>>,
 }
 
+/// A program that does a stage's work.
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 struct RawActor {
+    /// The program and its arguments (argv, never a shell string); `{prompt_file}`,
+    /// `{evidence_file}`, `{worktree}`, `{run_id}`, `{stage}`, `{attempt}` are expanded.
+    #[cfg_attr(test, schemars(length(min = 1)))]
     command: Vec<String>,
+    /// `prompt`: the prompt file is the actor's stdin; `none` (default): stdin is empty.
     stdin: Option<StdinMode>,
+    /// Extra environment variables; the `BATON_*` variables always win.
     env: Option<BTreeMap<String, String>>,
-    timeout: Option<Spanned<TimeoutValue>>,
+    /// How long an attempt may run before it is stopped: seconds (`900`), or units as in
+    /// `90s`, `30m`, `1h30m`, `2 hours`.
+    #[cfg_attr(test, schemars(with = "Option<DurationValue>"))]
+    timeout: Option<Spanned<DurationValue>>,
+    /// What says the actor was rate limited.
     rate_limit: Option<RawRateLimit>,
+    /// Free-form metadata, recorded for the reader.
     model: Option<String>,
+    /// Free-form metadata, recorded for the reader.
     provider: Option<String>,
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 enum StdinMode {
     Prompt,
     None,
 }
 
+/// A duration: seconds, or text in jiff's friendly format (`90s`, `30m`, `1h30m`, `2 hours`).
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(untagged)]
-enum TimeoutValue {
+enum DurationValue {
+    #[cfg_attr(test, schemars(extend("minimum" = 1)))]
     Seconds(u64),
     Text(String),
 }
 
 /// A size: bytes, or a number with a binary unit (`512KiB`, `8MiB`).
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(untagged)]
 enum SizeValue {
+    #[cfg_attr(test, schemars(extend("minimum" = 1)))]
     Bytes(u64),
+    #[cfg_attr(
+        test,
+        schemars(extend("pattern" = r"^\s*[0-9]+\s*(B|K|KiB|M|MiB|G|GiB)?\s*$"))
+    )]
     Text(String),
 }
 
+/// What says an attempt that failed was rate limited.
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 struct RawRateLimit {
+    /// Non-zero exit codes that mean "rate limited".
     #[serde(default)]
     exit_codes: Vec<i32>,
+    /// Substrings of the output (ASCII case ignored) that mean "rate limited" when the actor
+    /// exits non-zero.
     #[serde(default)]
     patterns: Vec<String>,
 }
 
+/// One stage of the pipeline.
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 struct RawStage {
+    /// The stage's name.
+    #[cfg_attr(test, schemars(with = "String"))]
     stage: Spanned<String>,
+    /// The actor (defined under `actors`) that does the stage's work.
+    #[cfg_attr(test, schemars(with = "String"))]
     actor: Spanned<String>,
+    /// `coverage`: the coverage gate checks the stage's attempts.
+    #[cfg_attr(test, schemars(with = "Option<Gate>"))]
     gate: Option<Spanned<String>>,
+}
+
+// The gates a stage may have, for the schema only: `RawStage` reads `gate` as text, so that an
+// unknown gate gets its own message.
+/// A stage's gate: `coverage`, the coverage gate.
+#[cfg(test)]
+#[derive(schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+enum Gate {
+    Coverage,
+}
+
+/// The JSON Schema of `.baton.yml`, from the types that read it.
+#[cfg(test)]
+pub(crate) fn json_schema() -> schemars::Schema {
+    schemars::schema_for!(RawFile)
 }
 
 /// The user's overlay file: `$XDG_CONFIG_HOME/git-baton/config.yml`, else
@@ -362,12 +444,12 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
         }
         let timeout = match raw.timeout {
             None => None,
-            Some(t) => Some(parse_timeout(&t.value).ok_or_else(|| {
+            Some(t) => Some(parse_duration(&t.value).map_err(|reason| {
                 invalid(
                     t.referenced.line(),
                     t.referenced.column(),
-                    format!("actor `{name}` has an invalid `timeout`"),
-                    Some("use seconds (`900`) or a number with a unit: `90s`, `30m`, `2h`".into()),
+                    format!("actor `{name}` has an invalid `timeout`: {reason}"),
+                    Some(DURATION_HINT.into()),
                 )
             })?),
         };
@@ -539,28 +621,33 @@ fn validate_pipeline(config: &Config) -> Result<(), ConfigError> {
     Ok(())
 }
 
-fn parse_timeout(value: &TimeoutValue) -> Option<Duration> {
-    let secs = match value {
-        TimeoutValue::Seconds(s) => *s,
-        TimeoutValue::Text(text) => {
+/// How a duration may be written, for the hint under an invalid one.
+const DURATION_HINT: &str = "use seconds (`900`) or units as in `90s`, `30m`, `1h30m`, `2 hours`";
+
+/// A positive duration: plain seconds (a YAML number, or text of digits alone), or whatever
+/// jiff's friendly format accepts (`90s`, `1h30m`, `1 hour 30 minutes`) and its ISO 8601 form
+/// (`PT1H30M`). The reason on failure is jiff's own, which says where the text went wrong.
+fn parse_duration(value: &DurationValue) -> Result<Duration, String> {
+    let duration = match value {
+        DurationValue::Seconds(s) => Duration::from_secs(*s),
+        DurationValue::Text(text) => {
             let text = text.trim();
-            let (number, unit) = text.split_at(
-                text.find(|c: char| !c.is_ascii_digit())
-                    .unwrap_or(text.len()),
-            );
-            let n: u64 = number.parse().ok()?;
-            match unit.trim() {
-                "" | "s" => n,
-                "m" => n.checked_mul(60)?,
-                "h" => n.checked_mul(3600)?,
-                _ => return None,
+            if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+                Duration::from_secs(text.parse().map_err(|_| format!("`{text}` is too large"))?)
+            } else {
+                let signed: jiff::SignedDuration =
+                    text.parse().map_err(|e| format!("`{text}`: {e}"))?;
+                Duration::try_from(signed).map_err(|_| format!("`{text}` is negative"))?
             }
         }
     };
-    (secs > 0).then(|| Duration::from_secs(secs))
+    if duration.is_zero() {
+        return Err("it must be greater than zero".into());
+    }
+    Ok(duration)
 }
 
-/// Bytes, like [`parse_timeout`] with binary units (`K`/`KiB`, `M`/`MiB`, `G`/`GiB`).
+/// Bytes: a number, or a number with a binary unit (`K`/`KiB`, `M`/`MiB`, `G`/`GiB`).
 fn parse_size(value: &SizeValue) -> Option<u64> {
     let bytes = match value {
         SizeValue::Bytes(n) => *n,
@@ -704,6 +791,42 @@ coverage: resume
         }
     }
 
+    /// Durations are jiff's: plain seconds as before, and every friendly or ISO 8601 spelling.
+    #[test]
+    fn timeouts_are_durations() {
+        let timeout = |value: &str| {
+            parse(
+                ".baton.yml",
+                &format!("actors:\n  a:\n    command: [x]\n    timeout: {value}\n"),
+            )
+            .map(|c| c.actors["a"].timeout.map(|d| d.as_secs()))
+        };
+        for (text, secs) in [
+            ("900", 900),
+            ("'900'", 900),
+            ("90s", 90),
+            ("30m", 1800),
+            ("2h", 7200),
+            ("1h30m", 5400),
+            ("1h 30m 15s", 5415),
+            ("1 hour 30 minutes", 5400),
+            ("'2 hours, 5 secs'", 7205),
+            ("PT1H30M", 5400),
+            ("1.5h", 5400),
+        ] {
+            assert_eq!(timeout(text).unwrap(), Some(secs), "{text}");
+        }
+        for refused in [
+            "0", "0s", "-5m", "5m ago", "soon", "1.5.3h", "''", "1d", "2 weeks",
+        ] {
+            let e = timeout(refused).unwrap_err().to_string();
+            assert!(
+                e.starts_with(".baton.yml:4:14: actor `a` has an invalid `timeout`: "),
+                "{refused}: {e}"
+            );
+        }
+    }
+
     #[test]
     fn log_limit_is_a_size() {
         let limit = |text: &str| parse(".baton.yml", text).map(|c| c.log_limit);
@@ -739,10 +862,10 @@ coverage: resume
         .baton.yml:2:7: unknown field `comand`, expected one of command, stdin, env, timeout, rate_limit, model, provider
         hint: did you mean `command`?
         ");
-        insta::assert_snapshot!(err("actors:\n  a: {command: [x], timeout: 5 minutes}\n"), @r"
-        .baton.yml:2:30: actor `a` has an invalid `timeout`
-        hint: use seconds (`900`) or a number with a unit: `90s`, `30m`, `2h`
-        ");
+        insta::assert_snapshot!(err("actors:\n  a: {command: [x], timeout: 5 fortnights}\n"), @r#"
+        .baton.yml:2:30: actor `a` has an invalid `timeout`: `5 fortnights`: failed to parse input in the "friendly" duration format: expected to find unit designator suffix (e.g., `years` or `secs`) after parsing integer
+        hint: use seconds (`900`) or units as in `90s`, `30m`, `1h30m`, `2 hours`
+        "#);
         insta::assert_snapshot!(err("actors:\n  a: {command: [x]}\npipeline:\n  - { stage: executor, actor: a, gate: tests }\n"), @r"
         .baton.yml:4:40: unknown gate `tests` for stage `executor`
         hint: the one gate is `coverage`

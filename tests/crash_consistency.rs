@@ -286,7 +286,7 @@ fn check_consistent(fx: &Fixture, context: &str) -> Vec<String> {
 
     let doctor = fx.baton(&["doctor", "--json"]);
     assert!(doctor.code == 0 || doctor.code == 1, "{context}: {doctor}");
-    let findings: Vec<Value> = doctor.json().as_array().unwrap().clone();
+    let findings: Vec<Value> = doctor.json()["findings"].as_array().unwrap().clone();
     let found = |kind: &str, needle: &str| {
         findings.iter().any(|f| {
             f["kind"] == kind

@@ -5,6 +5,8 @@ mod support;
 
 mod action;
 
+mod completions;
+
 mod crash_consistency;
 
 mod demo;

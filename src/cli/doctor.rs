@@ -30,6 +30,9 @@ pub struct DoctorArgs {
     pub force: bool,
 }
 
+/// The version of `doctor --json`'s layout (see docs/cli.md).
+const DOCTOR_SCHEMA_VERSION: u32 = 1;
+
 pub fn cmd_doctor(cwd: &Path, args: DoctorArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ctx = Context::open(cwd)?;
     let config = ctx.config()?;
@@ -40,14 +43,14 @@ pub fn cmd_doctor(cwd: &Path, args: DoctorArgs, out: &mut dyn Write) -> Result<O
         (Vec::new(), doctor::check(&ctx.repo, &ctx.store, &root)?)
     };
     if args.json {
+        let mut document = serde_json::json!({
+            "schema_version": DOCTOR_SCHEMA_VERSION,
+            "findings": findings,
+        });
         if args.fix {
-            super::write_json(
-                out,
-                &serde_json::json!({ "fixed": fixed, "findings": findings }),
-            );
-        } else {
-            super::write_json(out, &findings);
+            document["fixed"] = serde_json::json!(fixed);
         }
+        super::write_json(out, &document);
     } else {
         write_text(out, &fixed, &findings, args.fix);
     }

@@ -24,6 +24,9 @@ pub struct LogArgs {
     pub json: bool,
 }
 
+/// The version of `log --json`'s layout (see docs/cli.md).
+const LOG_SCHEMA_VERSION: u32 = 1;
+
 pub fn cmd_log(cwd: &Path, args: LogArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ctx = Context::open(cwd)?;
     let state = ctx.load(&args.run.run)?;
@@ -36,6 +39,7 @@ pub fn cmd_log(cwd: &Path, args: LogArgs, out: &mut dyn Write) -> Result<Outcome
     let logs = crate::run::history::logs(&ctx.store.run_dir(id), attempt);
     if args.json {
         let value = serde_json::json!({
+            "schema_version": LOG_SCHEMA_VERSION,
             "run_id": id, "stage": stage.name, "attempt": attempt,
             "dir": logs.dir.display().to_string(),
         });

@@ -5,12 +5,15 @@
 
 mod args;
 mod clean;
+mod completions;
 mod demo;
 mod diff;
 mod doctor;
 mod error;
 mod exit;
 mod finish;
+#[cfg(test)]
+mod generated;
 mod list;
 mod log;
 mod pager;
@@ -99,6 +102,7 @@ pub enum Command {
     Pause(pause::PauseArgs),
     Verify(verify::VerifyArgs),
     Demo(demo::DemoArgs),
+    Completions(completions::CompletionsArgs),
 }
 
 /// Parses the process arguments, runs the command, prints its error if it failed, and exits
@@ -137,7 +141,10 @@ pub fn dispatch(cli: Cli) -> Result<Outcome, CliError> {
     // Not locked for the whole command: actors' output is echoed from other threads meanwhile.
     let (pager, mut stdout) = match pager {
         Some((pager, input)) => (Some(pager), input),
-        None if matches!(cli.command, Command::Log(_)) => (None, crate::term::stdout_raw()),
+        // An actor's log and a completion script are passed on byte for byte.
+        None if matches!(cli.command, Command::Log(_) | Command::Completions(_)) => {
+            (None, crate::term::stdout_raw())
+        }
         None => (None, crate::term::stdout()),
     };
     let out = &mut stdout;
@@ -156,6 +163,7 @@ pub fn dispatch(cli: Cli) -> Result<Outcome, CliError> {
         Command::Pause(args) => pause::cmd_pause(&cwd, args, out),
         Command::Verify(args) => verify::cmd_verify(&cwd, args, out),
         Command::Demo(args) => demo::cmd_demo(args, out),
+        Command::Completions(args) => completions::cmd_completions(args, out),
     };
     // A closed pipe (`| head`, a pager that quit) is not a failure of the command.
     let _ = stdout.flush();
@@ -218,6 +226,8 @@ impl Context {
 /// The RunState with every derived fact, plus what only the store knows at read time: what
 /// `--json` prints for a run (`status`, `list`, `run`, `resume`).
 #[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(title = "git-baton status --json"))]
 struct JsonView<'a> {
     #[serde(flatten)]
     state: RunView<'a>,

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// What an evidence entry says about its target.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Claim {
     /// The work changed these paths under the target; checked against the diff.
@@ -20,6 +21,7 @@ pub enum Claim {
 
 /// Where an evidence entry came from, so that a problem can point at it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Source {
     /// Entry `index` (0-based) of `target_coverage` in the evidence file `path`.
@@ -42,6 +44,7 @@ impl fmt::Display for Source {
 
 /// One claim about one target.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct EvidenceEntry {
     pub target: String,
     #[serde(flatten)]
@@ -52,6 +55,7 @@ pub struct EvidenceEntry {
 /// What the agent reports the stage cost. Not checked; carried for the record. Unknown keys are
 /// accepted because agents add fields faster than this struct does.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Usage {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<u64>,
@@ -67,6 +71,7 @@ pub struct Usage {
 
 /// A parsed evidence file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Evidence {
     pub entries: Vec<EvidenceEntry>,
     pub usage: Option<Usage>,
@@ -190,13 +195,42 @@ fn char_column(text: &str, line: usize, column: usize) -> usize {
     chars.max(1)
 }
 
+/// A git-baton evidence file (`BATON_EVIDENCE_FILE`, `verify --evidence`): what an agent says
+/// about each target of the plan. See docs/coverage.md.
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(title = "git-baton evidence"))]
 #[serde(deny_unknown_fields)]
 struct RawEvidence {
+    /// One entry per target: the paths that changed it, or why it needed no change.
     #[serde(default)]
+    #[cfg_attr(test, schemars(with = "Option<Vec<RawEntry>>"))]
     target_coverage: Option<RawEntries>,
+    /// What the agent reports the stage cost; carried for the record, not checked.
     #[serde(default)]
     usage: Option<Usage>,
+}
+
+/// The shape rules of [`RawEntry::validate`] that serde cannot express, as schema rules.
+#[cfg(test)]
+fn entry_rules(schema: &mut schemars::Schema) {
+    schema.insert(
+        "oneOf".into(),
+        serde_json::json!([
+            {
+                "properties": { "status": { "const": "changed" },
+                                "paths": { "type": "array", "minItems": 1 } },
+                "required": ["paths"],
+                "not": { "required": ["reason"] }
+            },
+            {
+                "properties": { "status": { "const": "unchanged" },
+                                "reason": { "type": "string" } },
+                "required": ["reason"],
+                "not": { "required": ["paths"] }
+            }
+        ]),
+    );
 }
 
 struct RawEntries(Vec<(String, Claim)>);
@@ -244,18 +278,26 @@ impl<'de, T: Deserialize<'de> + Described> Deserialize<'de> for Object<T> {
     }
 }
 
+/// What the work did to one target.
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(transform = entry_rules))]
 #[serde(deny_unknown_fields)]
 struct RawEntry {
+    /// The target, as the plan lists it.
     target: String,
+    /// `changed` (give `paths`) or `unchanged` (give `reason`).
     status: RawStatus,
+    /// With `changed`: the changed paths under the target; checked against the diff.
     #[serde(default)]
     paths: Option<Vec<String>>,
+    /// With `unchanged`: why the target needed no change, specific to it.
     #[serde(default)]
     reason: Option<String>,
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 enum RawStatus {
     Changed,
@@ -331,6 +373,12 @@ impl<'de> Deserialize<'de> for RawEntries {
         }
         deserializer.deserialize_seq(EntriesVisitor)
     }
+}
+
+/// The JSON Schema of an evidence file, from the types that read it.
+#[cfg(test)]
+pub(crate) fn json_schema() -> schemars::Schema {
+    schemars::schema_for!(RawEvidence)
 }
 
 #[cfg(test)]

@@ -39,6 +39,8 @@ mod reasons;
 mod rule;
 mod trailers;
 
+#[cfg(test)]
+pub(crate) use evidence::json_schema as evidence_schema;
 pub use evidence::{
     Claim, Evidence, EvidenceEntry, EvidenceError, MAX_EVIDENCE_BYTES, Source, Usage,
     parse_evidence, too_large_message,

@@ -16,6 +16,7 @@ use crate::suggest::edit_distance;
 
 /// The verdict on one target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum TargetStatus {
     Changed,
@@ -25,6 +26,7 @@ pub enum TargetStatus {
 
 /// One row per declared target, in declaration order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct TargetReport {
     /// The target's normalized spec.
     pub target: String,
@@ -40,6 +42,7 @@ pub struct TargetReport {
 
 /// Why evidence is invalid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ProblemKind {
     UnknownTarget,
@@ -53,6 +56,7 @@ pub enum ProblemKind {
 
 /// Invalid evidence; any problem fails the gate.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Problem {
     /// The target as the entry named it.
     pub target: String,
@@ -64,6 +68,7 @@ pub struct Problem {
 
 /// An `unchanged` entry for a target that the diff changed. The diff wins; kept for the record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Contradiction {
     pub target: String,
     pub source: Source,
@@ -74,6 +79,7 @@ pub struct Contradiction {
 
 /// The outcome of [`evaluate`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Report {
     /// The plan declared at least one target, so passing means something.
     pub verified: bool,

@@ -67,6 +67,23 @@ impl serde::Serialize for CommitId {
     }
 }
 
+/// For the JSON Schemas of the documents that name commits: a full hex object id (SHA-1, the
+/// one object format this build reads).
+#[cfg(test)]
+impl schemars::JsonSchema for CommitId {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CommitId".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A full commit id, 40 lowercase hex digits.",
+            "type": "string",
+            "pattern": "^[0-9a-f]{40}$"
+        })
+    }
+}
+
 impl<'de> serde::Deserialize<'de> for CommitId {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<CommitId, D::Error> {
         let hex = String::deserialize(d)?;

@@ -21,6 +21,8 @@
 //! error pointing at the exact line and column of the plan file rather than a silent guess.
 
 mod frontmatter;
+#[cfg(test)]
+pub(crate) mod schema;
 mod target;
 #[cfg(test)]
 mod tests;

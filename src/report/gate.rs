@@ -284,9 +284,27 @@ fn target_rows(out: &mut String, plan: &PlanResult) {
     }
 }
 
+/// The version of `verify --json`'s layout: raised when a field changes meaning or goes away
+/// (adding one does not), so that scripts can refuse a layout they do not know.
+pub const VERIFY_SCHEMA_VERSION: u32 = 1;
+
+/// `verify --json` as printed: its schema version, then the verification.
+#[derive(serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(title = "git-baton verify --json"))]
+pub struct VerifyJson<'a> {
+    pub schema_version: u32,
+    #[serde(flatten)]
+    pub verification: &'a Verification,
+}
+
 /// The machine report: the whole verification as JSON.
 pub fn json(v: &Verification) -> String {
-    let mut text = serde_json::to_string_pretty(v).expect("verification serializes");
+    let document = VerifyJson {
+        schema_version: VERIFY_SCHEMA_VERSION,
+        verification: v,
+    };
+    let mut text = serde_json::to_string_pretty(&document).expect("verification serializes");
     text.push('\n');
     text
 }

@@ -17,6 +17,6 @@ pub mod review;
 pub mod status;
 pub mod width;
 
-pub use gate::{json, text};
+pub use gate::{VERIFY_SCHEMA_VERSION, VerifyJson, json, text};
 pub use github::{GITHUB_ANNOTATION_LIMIT, github, stop_token};
 pub use markdown::markdown;

@@ -106,6 +106,23 @@ impl serde::Serialize for RunId {
     }
 }
 
+/// For the JSON Schemas of the documents that name runs: [`LEN`] characters of [`ALPHABET`].
+#[cfg(test)]
+impl schemars::JsonSchema for RunId {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RunId".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let alphabet = std::str::from_utf8(ALPHABET).expect("ASCII");
+        schemars::json_schema!({
+            "description": "A run id.",
+            "type": "string",
+            "pattern": format!("^[{alphabet}]{{{LEN}}}$")
+        })
+    }
+}
+
 impl<'de> serde::Deserialize<'de> for RunId {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RunId, D::Error> {
         String::deserialize(d)?

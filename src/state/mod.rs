@@ -34,6 +34,7 @@ pub use transition::{Event, TransitionError};
 pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// Created; no stage has started yet.
@@ -75,6 +76,7 @@ impl std::fmt::Display for RunStatus {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum StageStatus {
     Pending,
@@ -103,6 +105,7 @@ impl StageStatus {
 
 /// How an attempt ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Succeeded,
@@ -139,6 +142,7 @@ impl From<Outcome> for StageStatus {
 
 /// Why an attempt was interrupted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Cause {
     /// SIGINT, SIGTERM or SIGHUP to git-baton, or `git baton stop`.
@@ -150,6 +154,7 @@ pub enum Cause {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CoverageMode {
     /// Gate every attempt of a gated stage.
@@ -162,6 +167,7 @@ pub enum CoverageMode {
 /// One stage of the pipeline as configured: what `.baton.yml`, the plan and `run --actor` make
 /// of it before a run exists. A run records it in its [`Stage`]s.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct StagePolicy {
     pub stage: String,
     pub actor: String,
@@ -171,12 +177,14 @@ pub struct StagePolicy {
 
 /// What the run decided at creation besides its stages; authoritative on resume.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Policy {
     pub coverage: CoverageMode,
     pub stop_after: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PlanRef {
     pub id: String,
     pub title: Option<String>,
@@ -194,6 +202,7 @@ pub const fn is_resumed(n: u32) -> bool {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Attempt {
     /// 1-based within its stage; assigned by [`Stage::next_attempt`].
     pub n: u32,
@@ -239,6 +248,7 @@ impl Attempt {
 
 /// One stage of a run: the pipeline entry fixed at creation, and every attempt at it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Stage {
     pub name: String,
     /// The actor the pipeline assigns (`.baton.yml`, the plan, `run --actor`); an attempt may
@@ -280,6 +290,7 @@ impl Stage {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     Failed,
@@ -292,6 +303,7 @@ pub enum ErrorKind {
 
 /// The last failure of a run, as `status` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RunError {
     pub kind: ErrorKind,
     pub stage: String,
@@ -300,11 +312,13 @@ pub struct RunError {
 
 /// Why a run stopped between two stages, where no attempt holds the reason.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Halt {
     pub message: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct UsageTotals {
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -317,6 +331,7 @@ pub struct UsageTotals {
 /// also reads version 1 and checks the invariants. The fields that [`transition::apply`] owns are
 /// private.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RunState {
     pub run_id: RunId,
     status: RunStatus,

@@ -74,6 +74,7 @@ fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Store
 
 /// Who drives a run, written beside the lock for `status` and for `busy` errors.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Holder {
     pub pid: u32,
     pub host: String,
@@ -418,7 +419,9 @@ pub fn holder_in(dir: &Path) -> Result<Option<Holder>> {
 
 /// `state.json` as written: the schema version, then the RunState's stored facts.
 #[derive(Serialize)]
-struct Versioned<'a> {
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(title = "git-baton state.json"))]
+pub(crate) struct Versioned<'a> {
     schema_version: u32,
     #[serde(flatten)]
     state: &'a RunState,

@@ -13,6 +13,7 @@ use super::{
 use crate::coverage::{Report, Usage};
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct RunView<'a> {
     pub schema_version: u32,
     pub run_id: &'a RunId,
@@ -34,6 +35,7 @@ pub struct RunView<'a> {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PolicyView<'a> {
     pub pipeline: Vec<StagePolicy>,
     pub coverage: super::CoverageMode,
@@ -41,6 +43,7 @@ pub struct PolicyView<'a> {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct StageView<'a> {
     pub name: &'a str,
     pub status: StageStatus,
@@ -50,6 +53,7 @@ pub struct StageView<'a> {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct AttemptView<'a> {
     pub n: u32,
     pub actor: &'a str,

@@ -160,6 +160,7 @@ pub struct Options {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Verification {
     pub passed: bool,
     /// The revision as given, and the commit the diff starts from (the merge base).
@@ -190,6 +191,7 @@ pub struct Verification {
 }
 
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PlanResult {
     /// Repo-relative, `/`-separated: what annotations point at.
     pub path: String,
@@ -206,6 +208,7 @@ pub struct PlanResult {
 
 /// A commit whose trailers name a plan: a run branch's `finish` commit, typically.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct NamedBy {
     pub commit: String,
     /// The commit's `Baton-Run` trailers: the runs whose work it is.
@@ -223,6 +226,7 @@ impl PlanResult {
 /// text nobody reviews as a change (another branch's commits, a pull request's description), so
 /// a reason there would count for work the merge did not do.
 #[derive(Debug, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct IgnoredTrailers {
     pub commit: String,
     /// How many `Baton-Unchanged` trailers it had.

@@ -55,6 +55,7 @@ use crate::plan::{self, Plan};
 
 /// What a range did to a plan that gates it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum PlanChangeKind {
     TargetRemoved,
@@ -65,6 +66,7 @@ pub enum PlanChangeKind {
 
 /// One change of a range to a plan that gates it; see the module documentation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct PlanChange {
     /// The plan: its path at the merge base, or for `undiscoverable`, in the head commit.
     pub plan: String,

@@ -90,7 +90,7 @@ fn killed(repo: &TestRepo, args: &[&str], how: &Kill) -> bool {
 fn doctor_findings(repo: &TestRepo) -> Vec<Value> {
     let doctor = repo.baton(["doctor", "--json"]);
     assert!(doctor.code == 0 || doctor.code == 1, "{doctor}");
-    doctor.json().as_array().unwrap().clone()
+    doctor.json()["findings"].as_array().unwrap().clone()
 }
 
 /// Every `.tmp-*` file under the store and in `.git/info`.

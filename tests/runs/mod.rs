@@ -33,6 +33,7 @@ mod drive;
 mod finish_clean;
 mod gate;
 mod resume;
+mod schemas;
 mod stop_pause;
 mod terminal;
 mod tty;

@@ -184,6 +184,7 @@ fn markdown_and_json_formats() {
         exit: 1
         --- stdout
         {
+          "schema_version": 1,
           "passed": false,
           "base": "main",
           "merge_base": "<main>",

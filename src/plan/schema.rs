@@ -1,0 +1,48 @@
+//! The plan frontmatter as a type, for the JSON Schema editors validate plans with
+//! (docs/schemas/plan.schema.json). The parser reads the frontmatter node by node to locate
+//! every error, so this type only describes it; a test holds its fields to the keys the
+//! parser knows.
+
+use schemars::JsonSchema;
+
+/// The YAML frontmatter of a git-baton plan: the block between the `---` lines at the top of
+/// the markdown file. See docs/plan-format.md.
+#[derive(JsonSchema)]
+#[schemars(title = "git-baton plan frontmatter")]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct Frontmatter {
+    /// The plan's id (default: the file stem): lowercase letters, digits, `.`, `_`, `-`.
+    #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9._-]*$"), length(max = 64))]
+    id: Option<String>,
+    /// A title for people.
+    title: Option<String>,
+    /// The repository paths the work must touch: files, directories (ending with `/`) and
+    /// globs (`*` within a path component, `**` across them).
+    targets: Option<Vec<String>>,
+    /// The pipeline stages this plan runs, by name (default: all of them).
+    stages: Option<Vec<String>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schema_has_the_keys_the_parser_knows() {
+        let schema = serde_json::to_value(schemars::schema_for!(Frontmatter)).unwrap();
+        let properties: Vec<&str> = schema["properties"]
+            .as_object()
+            .map(|p| p.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        let mut known = super::super::KNOWN_KEYS.to_vec();
+        known.sort_unstable();
+        let mut properties = properties;
+        properties.sort_unstable();
+        assert_eq!(properties, known);
+        assert_eq!(
+            schema["properties"]["id"]["maxLength"],
+            super::super::MAX_ID_LEN
+        );
+    }
+}
