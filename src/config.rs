@@ -43,6 +43,8 @@ pub struct Config {
     pipeline_spans: BTreeMap<String, (String, u64, u64)>,
     /// Where `worktree_root` was written, when it was.
     worktree_root_span: Option<(String, u64, u64)>,
+    /// Where each name of each stage's `fallback:` was written, in list order.
+    fallback_spans: BTreeMap<String, Vec<(String, u64, u64)>>,
 }
 
 impl Config {
@@ -77,6 +79,7 @@ impl Default for Config {
             sources: Vec::new(),
             pipeline_spans: BTreeMap::new(),
             worktree_root_span: None,
+            fallback_spans: BTreeMap::new(),
         }
     }
 }
@@ -111,6 +114,8 @@ pub struct Actor {
     pub rate_limit_patterns: Vec<String>,
     pub model: Option<String>,
     pub provider: Option<String>,
+    /// What the actor prints on stdout, read for usage, session and verdict (`output:`).
+    pub output: crate::agent::output::Format,
     /// The file that defined it (the user file overrides the repository's).
     pub source: String,
 }
@@ -210,6 +215,7 @@ struct RawActor {
     model: Option<String>,
     /// Free-form metadata, recorded for the reader.
     provider: Option<String>,
+    output: Option<crate::agent::output::Format>,
 }
 
 #[derive(Deserialize)]
@@ -272,6 +278,9 @@ struct RawStage {
     /// `coverage`: the coverage gate checks the stage's attempts.
     #[cfg_attr(test, schemars(with = "Option<Gate>"))]
     gate: Option<Spanned<String>>,
+    /// Actors that take over, in order, when an attempt of the stage ends rate limited.
+    #[cfg_attr(test, schemars(with = "Option<Vec<String>>"))]
+    fallback: Option<Vec<Spanned<String>>>,
 }
 
 // The gates a stage may have, for the schema only: `RawStage` reads `gate` as text, so that an
@@ -464,6 +473,7 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
             env: Vec::new(),
             timeout: None,
             rate_limit: crate::exec::RateLimitRules::default(),
+            output: crate::agent::output::Format::Text,
         };
         if let Err(err) = crate::exec::check_command(&spec) {
             return Err(invalid(line, column, err.to_string(), err.hint()));
@@ -479,6 +489,7 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
                 rate_limit_patterns: rate_limit.patterns,
                 model: raw.model,
                 provider: raw.provider,
+                output: raw.output.unwrap_or_default(),
                 source: file.into(),
             },
         );
@@ -532,10 +543,32 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
                     entry.actor.referenced.column(),
                 ),
             );
+            let fallback = entry.fallback.unwrap_or_default();
+            for (i, actor) in fallback.iter().enumerate() {
+                if fallback[..i].iter().any(|a| a.value == actor.value) {
+                    return Err(invalid(
+                        actor.referenced.line(),
+                        actor.referenced.column(),
+                        format!(
+                            "actor `{}` appears twice in the `fallback` of stage `{}`",
+                            actor.value, name.value
+                        ),
+                        Some("each actor is tried at most once per rate-limited stage".into()),
+                    ));
+                }
+            }
+            config.fallback_spans.insert(
+                name.value.clone(),
+                fallback
+                    .iter()
+                    .map(|a| (file.to_string(), a.referenced.line(), a.referenced.column()))
+                    .collect(),
+            );
             stages.push(StagePolicy {
                 stage: name.value.clone(),
                 actor: entry.actor.value.clone(),
                 gated,
+                fallback: fallback.into_iter().map(|a| a.value).collect(),
             });
         }
         config.pipeline = stages;
@@ -590,33 +623,48 @@ fn load_prompts(config: &mut Config, workdir: &Path, text: &str) -> Result<(), C
 /// Every pipeline stage names a defined actor; checked after the user overlay, which may be
 /// where the actor is defined.
 fn validate_pipeline(config: &Config) -> Result<(), ConfigError> {
-    for stage in &config.pipeline {
-        if config.actors.contains_key(&stage.actor) {
-            continue;
-        }
-        let (file, line, column) = config
-            .pipeline_spans
-            .get(&stage.stage)
-            .cloned()
-            .unwrap_or_else(|| (FILE_NAME.to_string(), 1, 1));
+    let unknown = |actor: &str, span: Option<(String, u64, u64)>, message: String| {
+        let (file, line, column) = span.unwrap_or_else(|| (FILE_NAME.to_string(), 1, 1));
         let names: Vec<&str> = config.actors.keys().map(String::as_str).collect();
-        let hint = match closest(&stage.actor, &names) {
+        let hint = match closest(actor, &names) {
             Some(known) => format!("did you mean `{known}`?"),
             None if names.is_empty() => {
                 "define it under `actors:` (here or in the user configuration)".into()
             }
             None => format!("defined actors: {}", names.join(", ")),
         };
-        return Err(ConfigError::Invalid {
+        ConfigError::Invalid {
             file,
             line,
             column,
-            message: format!(
-                "unknown actor `{}` for stage `{}`",
-                stage.actor, stage.stage
-            ),
+            message,
             hint: Some(hint),
-        });
+        }
+    };
+    for stage in &config.pipeline {
+        if !config.actors.contains_key(&stage.actor) {
+            return Err(unknown(
+                &stage.actor,
+                config.pipeline_spans.get(&stage.stage).cloned(),
+                format!(
+                    "unknown actor `{}` for stage `{}`",
+                    stage.actor, stage.stage
+                ),
+            ));
+        }
+        let spans = config.fallback_spans.get(&stage.stage);
+        for (i, actor) in stage.fallback.iter().enumerate() {
+            if !config.actors.contains_key(actor) {
+                return Err(unknown(
+                    actor,
+                    spans.and_then(|s| s.get(i)).cloned(),
+                    format!(
+                        "unknown actor `{actor}` in the `fallback` of stage `{}`",
+                        stage.stage
+                    ),
+                ));
+            }
+        }
     }
     Ok(())
 }
@@ -765,6 +813,60 @@ coverage: resume
         );
     }
 
+    #[test]
+    fn output_formats_and_fallbacks() {
+        let text = "\
+actors:
+  claude: { command: [claude, -p], output: claude-json }
+  codex: { command: [codex, exec, --json], output: codex-jsonl }
+  gemini: { command: [gemini], output: gemini-json }
+  plain: { command: [x] }
+pipeline:
+  - { stage: executor, actor: claude, gate: coverage, fallback: [codex, gemini] }
+  - { stage: reporter, actor: plain }
+";
+        let c = parse(".baton.yml", text).unwrap();
+        use crate::agent::output::Format;
+        assert_eq!(c.actors["claude"].output, Format::ClaudeJson);
+        assert_eq!(c.actors["codex"].output, Format::CodexJsonl);
+        assert_eq!(c.actors["gemini"].output, Format::GeminiJson);
+        assert_eq!(c.actors["plain"].output, Format::Text);
+        assert_eq!(c.pipeline[0].fallback, ["codex", "gemini"]);
+        assert!(c.pipeline[1].fallback.is_empty());
+
+        insta::assert_snapshot!(err("actors:\n  a: {command: [x], output: claude}\n"), @".baton.yml:2:29: unknown variant `claude`, expected one of text, claude-json, codex-jsonl, gemini-json");
+        insta::assert_snapshot!(err("actors:\n  a: {command: [x]}\n  b: {command: [y]}\npipeline:\n  - stage: s\n    actor: a\n    fallback: [b, c]\n"), @r"
+        .baton.yml:7:19: unknown actor `c` in the `fallback` of stage `s`
+        hint: defined actors: a, b
+        ");
+        insta::assert_snapshot!(err("actors:\n  a: {command: [x]}\n  bb: {command: [y]}\npipeline:\n  - { stage: s, actor: a, fallback: [bb, bb] }\n"), @r"
+        .baton.yml:5:42: actor `bb` appears twice in the `fallback` of stage `s`
+        hint: each actor is tried at most once per rate-limited stage
+        ");
+    }
+
+    /// A fallback actor may be defined by the user, like a stage's actor: checked after the
+    /// overlay.
+    #[test]
+    fn a_fallback_actor_may_come_from_the_user_file() {
+        let mut c = Config::default();
+        let repo = "actors:\n  a: {command: [x]}\npipeline:\n  - { stage: s, actor: a, fallback: [mine] }\n";
+        apply(&mut c, FILE_NAME, repo, false).unwrap();
+        let e = validate_pipeline(&c).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            ".baton.yml:4:38: unknown actor `mine` in the `fallback` of stage `s`"
+        );
+        apply(
+            &mut c,
+            "user.yml",
+            "actors:\n  mine: {command: [y]}\n",
+            true,
+        )
+        .unwrap();
+        validate_pipeline(&c).unwrap();
+    }
+
     /// Every spelling of one directory is that directory; one that leaves the repository or
     /// names its root is refused, however it is spelled.
     #[test]
@@ -859,7 +961,7 @@ coverage: resume
             hint: defined actors: a
             "#);
         insta::assert_snapshot!(err("actors:\n  a: {comand: [x]}\n"), @r"
-        .baton.yml:2:7: unknown field `comand`, expected one of command, stdin, env, timeout, rate_limit, model, provider
+        .baton.yml:2:7: unknown field `comand`, expected one of command, stdin, env, timeout, rate_limit, model, provider, output
         hint: did you mean `command`?
         ");
         insta::assert_snapshot!(err("actors:\n  a: {command: [x], timeout: 5 fortnights}\n"), @r#"

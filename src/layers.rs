@@ -8,6 +8,8 @@
 //!
 //! - `files`, `hermetic`, `suggest`, `template`, `term`: helpers with no crate imports.
 //! - `plan` → `coverage`: the pure domain — a plan's targets, the coverage rule over them.
+//!   `agent` beside `coverage`: what the real agents print, read without I/O, and the presets
+//!   `git baton init` writes for them.
 //! - `git`, `exec`: the outside world — the repository, and the actors' processes.
 //! - `state`: the RunState, which records coverage reports and commit ids (`git::CommitId`).
 //! - `config`: `.baton.yml`; it checks actor commands (`exec`) and prompt templates.
@@ -20,7 +22,7 @@
 const LAYERS: &[&[&str]] = &[
     &["files", "hermetic", "suggest", "template", "term"],
     &["plan"],
-    &["coverage"],
+    &["coverage", "agent"],
     &["git", "exec"],
     &["state"],
     &["config"],

@@ -4,6 +4,8 @@
 //!
 //! - [`plan`] parses a plan (markdown + YAML frontmatter) into targets, with spans for errors (pure);
 //! - [`git`] is the only module that touches git: discovery, revisions and the cumulative diff;
+//! - [`agent`] reads what real coding agents print (usage, cost, session, rate limits) and holds
+//!   the presets `git baton init` writes for them (pure);
 //! - [`coverage`] applies the coverage rule to a diff, the targets and the evidence (pure);
 //! - [`config`] reads `.baton.yml`;
 //! - [`state`] holds the RunState, its transitions (pure) and its store (atomic writes, locks);
@@ -52,6 +54,7 @@
 // Writes to stdout and stderr go through `term`, where a closed stream cannot panic.
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod coverage;

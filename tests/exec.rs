@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use git_baton::agent::output::Format;
 use git_baton::exec::{
     self, ActorSpec, Cause, ExecError, Finished, Invocation, Outcome, RateLimitRules,
 };
@@ -105,6 +106,7 @@ fn case_argv(verbs: Vec<String>) -> Case {
             env: Vec::new(),
             timeout: None,
             rate_limit: RateLimitRules::default(),
+            output: Default::default(),
         },
         grace: Duration::from_millis(500),
         stop_when_stdout_has: None,
@@ -326,6 +328,108 @@ fn a_rate_limit_message_with_exit_0_is_still_a_success() {
     let mut case = case("warn 429 rate limit, retrying; say done");
     case.actor.rate_limit.patterns = vec!["rate limit".into()];
     assert_eq!(case.run(&dir).unwrap().outcome, Outcome::Succeeded);
+}
+
+/// The fake agent printing a real agent's captured output (testdata/agents/<rel>) and exiting
+/// with `code`, read as `format`.
+fn printing(rel: &str, code: &str, format: Format) -> Case {
+    let path = format!("{}/testdata/agents/{rel}", env!("CARGO_MANIFEST_DIR"));
+    let mut case = case_argv(vec!["cat".into(), path, "exit".into(), code.into()]);
+    case.actor.output = format;
+    case
+}
+
+/// What the output says weighs before the exit code; output that does not parse, or a `text`
+/// actor, leaves the exit code and the rules to decide as before.
+#[test]
+fn the_structured_verdict_decides_before_the_exit_code() {
+    let codex_429 = "codex-jsonl: exceeded retry limit, last status: 429 Too Many Requests";
+    #[rustfmt::skip]
+    let cases = [
+        ("codex/rate-limit-429.jsonl", "1", Format::CodexJsonl,
+            Outcome::RateLimited { exit_code: Some(1), matched: codex_429.into() }),
+        ("codex/rate-limit-429.jsonl", "0", Format::CodexJsonl,
+            Outcome::RateLimited { exit_code: Some(0), matched: codex_429.into() }),
+        ("codex/rate-limit-429.jsonl", "1", Format::Text,
+            Outcome::Failed { exit_code: Some(1), signal: None }),
+        ("codex/success.jsonl", "1", Format::CodexJsonl,
+            Outcome::Failed { exit_code: Some(1), signal: None }),
+        ("claude/success.json", "0", Format::ClaudeJson, Outcome::Succeeded),
+        ("claude/success.json", "0", Format::CodexJsonl, Outcome::Succeeded),
+    ];
+    for (rel, code, format, want) in cases {
+        let dir = Dir::new();
+        let finished = printing(rel, code, format).run(&dir).unwrap();
+        assert_eq!(finished.outcome, want, "{rel} exit {code} as {format:?}");
+        assert_eq!(finished.agent.is_some(), format != Format::Text);
+    }
+    // Claude's success read as Codex's events: unparsed, with why; the exit code decided.
+    let dir = Dir::new();
+    let finished = printing("claude/success.json", "0", Format::CodexJsonl)
+        .run(&dir)
+        .unwrap();
+    let report = finished.agent.unwrap();
+    assert_eq!(
+        report.unparsed.as_deref(),
+        Some("no turn.completed or turn.failed event among 1 event(s)")
+    );
+}
+
+/// A structured failure with exit 0 is a failure, and the rate-limit patterns still apply to it.
+#[test]
+fn a_structured_failure_with_exit_0_fails_and_meets_the_rules() {
+    let dir = Dir::new();
+    let mut case = printing("claude/rate-limit-429.json", "0", Format::CodexJsonl);
+    case.actor.rate_limit.patterns = vec!["per-minute rate limit".into()];
+    // Not Codex's format: unparsed, exit 0 — a success, whatever the patterns say.
+    assert_eq!(case.run(&dir).unwrap().outcome, Outcome::Succeeded);
+
+    let dir = Dir::new();
+    let path = dir.path("failed.jsonl");
+    let capture = fs::read_to_string(format!(
+        "{}/testdata/agents/codex/rate-limit-429.jsonl",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    fs::write(
+        &path,
+        capture.replace(
+            "exceeded retry limit, last status: 429 Too Many Requests",
+            "stream disconnected: upstream says slow down",
+        ),
+    )
+    .unwrap();
+    let mut case = case_argv(vec!["cat".into(), path.to_str().unwrap().into()]);
+    case.actor.output = Format::CodexJsonl;
+    assert_eq!(
+        case.run(&dir).unwrap().outcome,
+        Outcome::Failed {
+            exit_code: Some(0),
+            signal: None
+        }
+    );
+    let mut case = case_argv(vec!["cat".into(), path.to_str().unwrap().into()]);
+    case.actor.output = Format::CodexJsonl;
+    case.actor.rate_limit.patterns = vec!["slow down".into()];
+    assert_eq!(
+        case.run(&dir).unwrap().outcome,
+        Outcome::RateLimited {
+            exit_code: Some(0),
+            matched: "slow down".into()
+        }
+    );
+}
+
+/// An attempt we stopped is not read: it did not finish saying anything.
+#[test]
+fn a_stopped_attempt_is_not_read() {
+    let dir = Dir::new();
+    let mut case = case("say halfway; sleep 30");
+    case.actor.output = Format::ClaudeJson;
+    case.stop_when_stdout_has = Some("halfway");
+    let finished = case.run(&dir).unwrap();
+    assert_eq!(finished.outcome, MANUAL);
+    assert_eq!(finished.agent, None);
 }
 
 #[test]

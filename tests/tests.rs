@@ -24,3 +24,5 @@ mod runs;
 mod verify;
 
 mod fuzz;
+
+mod agents;

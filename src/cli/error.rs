@@ -18,6 +18,7 @@ use crate::git::GitError;
 use crate::plan::PlanError;
 use crate::report::escape;
 use crate::run::RunError;
+use crate::run::agent_side::AgentSideError;
 use crate::state::store::StoreError;
 use crate::verify::VerifyError;
 
@@ -181,6 +182,13 @@ impl From<RunError> for CliError {
         };
         let hints = err.hints();
         CliError::new(kind, err).with_hints(hints)
+    }
+}
+
+impl From<AgentSideError> for CliError {
+    fn from(err: AgentSideError) -> CliError {
+        let hints = err.hints();
+        CliError::new(ErrorKind::Input, err).with_hints(hints)
     }
 }
 

@@ -41,6 +41,10 @@ pub enum Outcome {
     Driven(Driven),
     /// `run --key` found an existing run, which was left as it is.
     Existing { status: RunStatus, stale: bool },
+    /// A hook could not decide and printed why. Exits 1: Claude Code treats any code but 0 and
+    /// 2 as a non-blocking error and lets the agent stop (2 would block it), so the gate after
+    /// the agent exits decides.
+    HookFailedOpen,
 }
 
 /// The exit code of a command (design §6).
@@ -59,6 +63,7 @@ pub fn code(result: &Result<Outcome, CliError>) -> Exit {
             Driven::Stopped | Driven::StageEnded(_) => Exit::Failed,
             Driven::Interrupted => Exit::Interrupted,
         },
+        Ok(Outcome::HookFailedOpen) => Exit::Failed,
         Ok(Outcome::Existing { status, stale }) => match status {
             RunStatus::Review | RunStatus::Paused | RunStatus::Finished => Exit::Success,
             RunStatus::Running | RunStatus::Pending if !stale => Exit::Busy,
@@ -115,5 +120,6 @@ mod tests {
         assert_eq!(kind(ErrorKind::Interrupted), Exit::Interrupted);
         assert_eq!(code(&Ok(Outcome::Checked { passed: false })), Exit::Failed);
         assert_eq!(code(&Ok(Outcome::Checked { passed: true })), Exit::Success);
+        assert_eq!(code(&Ok(Outcome::HookFailedOpen)), Exit::Failed);
     }
 }

@@ -65,6 +65,10 @@ pub(super) fn schemas() -> BTreeMap<String, String> {
             "verify.schema.json",
             written::<crate::report::VerifyJson<'static>>(),
         ),
+        (
+            "check.schema.json",
+            written::<crate::report::check::Check>(),
+        ),
     ];
     schemas
         .into_iter()

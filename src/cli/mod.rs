@@ -4,6 +4,7 @@
 //! is in [`error`], and [`exit`] is the one place where outcomes become exit codes.
 
 mod args;
+mod check;
 mod clean;
 mod completions;
 mod demo;
@@ -14,6 +15,7 @@ mod exit;
 mod finish;
 #[cfg(test)]
 mod generated;
+mod init;
 mod list;
 mod log;
 mod pager;
@@ -23,6 +25,7 @@ mod review;
 mod run;
 mod status;
 mod stop;
+mod unchanged;
 mod verify;
 
 use std::io::Write;
@@ -102,6 +105,9 @@ pub enum Command {
     Pause(pause::PauseArgs),
     Verify(verify::VerifyArgs),
     Demo(demo::DemoArgs),
+    Init(init::InitArgs),
+    Unchanged(unchanged::UnchangedArgs),
+    Check(check::CheckArgs),
     Completions(completions::CompletionsArgs),
 }
 
@@ -163,6 +169,9 @@ pub fn dispatch(cli: Cli) -> Result<Outcome, CliError> {
         Command::Pause(args) => pause::cmd_pause(&cwd, args, out),
         Command::Verify(args) => verify::cmd_verify(&cwd, args, out),
         Command::Demo(args) => demo::cmd_demo(args, out),
+        Command::Init(args) => init::cmd_init(&cwd, args, out),
+        Command::Unchanged(args) => unchanged::cmd_unchanged(&cwd, args, out),
+        Command::Check(args) => check::cmd_check(&cwd, args, out),
         Command::Completions(args) => completions::cmd_completions(args, out),
     };
     // A closed pipe (`| head`, a pager that quit) is not a failure of the command.

@@ -89,8 +89,11 @@ mod tests {
         );
         assert_eq!(fields_of::<RawPrompts>(), ["fresh", "resume"]);
         assert_eq!(fields_of::<RawRateLimit>(), ["exit_codes", "patterns"]);
-        assert_eq!(fields_of::<RawStage>(), ["stage", "actor", "gate"]);
-        assert_eq!(fields_of::<RawActor>().len(), 7);
+        assert_eq!(
+            fields_of::<RawStage>(),
+            ["stage", "actor", "gate", "fallback"]
+        );
+        assert_eq!(fields_of::<RawActor>().len(), 8);
     }
 
     /// A key with no near neighbour lists the keys of its own mapping, exactly the fields of
@@ -132,7 +135,7 @@ mod tests {
         hint: did you mean `fresh`?
         ");
         insta::assert_snapshot!(err("actors:\n  a:\n    command: [x]\n    timout: 30m\n"), @r"
-        .baton.yml:4:5: unknown field `timout`, expected one of command, stdin, env, timeout, rate_limit, model, provider
+        .baton.yml:4:5: unknown field `timout`, expected one of command, stdin, env, timeout, rate_limit, model, provider, output
         hint: did you mean `timeout`?
         ");
         insta::assert_snapshot!(err("actors:\n  a:\n    command: [x]\n    rate_limit: { exit_code: [75] }\n"), @r"
@@ -140,7 +143,7 @@ mod tests {
         hint: did you mean `exit_codes`?
         ");
         insta::assert_snapshot!(err("actors:\n  a: {command: [x]}\npipeline:\n  - { stage: s, actr: a }\n"), @r"
-        .baton.yml:4:17: unknown field `actr`, expected one of stage, actor, gate
+        .baton.yml:4:17: unknown field `actr`, expected one of stage, actor, gate, fallback
         hint: did you mean `actor`?
         ");
     }

@@ -6,10 +6,11 @@
 use super::{ActorSpec, ExecError};
 
 /// Every placeholder a caller of [`super::run`] may supply.
-pub const PLACEHOLDERS: [&str; 6] = [
+pub const PLACEHOLDERS: [&str; 7] = [
     "prompt_file",
     "evidence_file",
     "worktree",
+    "git_common_dir",
     "run_id",
     "stage",
     "attempt",
@@ -130,6 +131,7 @@ mod tests {
             env: Vec::new(),
             timeout: None,
             rate_limit: Default::default(),
+            output: Default::default(),
         };
         assert!(check_command(&actor).is_ok());
         actor.command.push("{worktre}".into());

@@ -54,6 +54,11 @@ impl CappedLog {
         }
     }
 
+    /// Whether part of the stream is no longer in the file.
+    pub(super) fn is_cut(&self) -> bool {
+        self.dropped > 0
+    }
+
     pub(super) fn write(&mut self, chunk: &[u8]) -> io::Result<()> {
         self.file.write_all(chunk)?;
         self.len += chunk.len() as u64;
@@ -105,6 +110,24 @@ impl CappedLog {
         self.len = self.region + self.tail;
         Ok(())
     }
+}
+
+/// The words of the marker line that no output is expected to contain.
+const MARKER_WORDS: &str = " bytes of this stream dropped here; the log keeps its first ";
+
+/// The text of a cut log as its head and its tail, the marker line between them left out;
+/// `None` when the text holds no marker.
+pub(super) fn split_at_cut(text: &str) -> Option<(&str, &str)> {
+    let words = text.find(MARKER_WORDS)?;
+    let start = text[..words].rfind("[git-baton: ")?;
+    let end = text[words..]
+        .find("(log_limit)]")
+        .map(|at| words + at + "(log_limit)]".len())?;
+    // The marker starts a line of its own; the newline before it (the head's own, or one added
+    // with the marker) is left out: it ends the head's last line either way.
+    let head = text[..start].strip_suffix('\n').unwrap_or(&text[..start]);
+    let tail = text[end..].strip_prefix('\n').unwrap_or(&text[end..]);
+    Some((head, tail))
 }
 
 fn copy_exactly(from: &mut File, to: &mut File, n: u64) -> io::Result<()> {
@@ -311,6 +334,19 @@ mod tests {
         let kept = std::fs::read_to_string(&path).unwrap();
         assert!(kept.starts_with("a\n[git-baton: 5 bytes"), "{kept}");
         assert!(kept.ends_with("bytes (log_limit)]\ng\n"), "{kept}");
+    }
+
+    #[test]
+    fn a_cut_log_splits_into_head_and_tail() {
+        let (_dir, path, mut log) = log(4);
+        log.write(b"a\nb").unwrap();
+        assert!(!log.is_cut());
+        log.write(b"cdefg\n").unwrap();
+        log.finish().unwrap();
+        assert!(log.is_cut());
+        let kept = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(split_at_cut(&kept), Some(("a", "g\n")));
+        assert_eq!(split_at_cut("no marker\n"), None);
     }
 
     /// The pieces `decode_lossy` yields, joined, and what `copy_log_text` says it showed.

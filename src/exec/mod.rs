@@ -56,6 +56,8 @@ use group::Group;
 use log::CappedLog;
 use output::{Reader, Scanner};
 
+use crate::agent::output::{Format, Report, Stdout, Verdict};
+
 /// How often the main loop looks at the child, the stop request and the clock.
 const POLL: Duration = Duration::from_millis(50);
 /// How long the output readers may take to reach end-of-file once the leader has exited, before
@@ -78,6 +80,8 @@ pub struct ActorSpec {
     pub env: Vec<(String, String)>,
     pub timeout: Option<Duration>,
     pub rate_limit: RateLimitRules,
+    /// What the actor prints, read after it exits for its verdict and usage.
+    pub output: crate::agent::output::Format,
 }
 
 /// How an actor says "try again later".
@@ -126,19 +130,25 @@ pub struct Invocation<'a> {
 }
 
 /// How an attempt ended, as far as the actor is concerned; the caller may still apply a gate.
+///
+/// For an actor with an `output:` format, what its output says weighs first: a structured rate
+/// limit is [`Outcome::RateLimited`] and a structured failure is a failure, whatever the exit
+/// code (Codex has printed `turn.failed` and exited 0). Output that could not be read decides
+/// nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
-    /// Exit code 0 — even if a rate-limit pattern appeared in the output: an actor that recovered
-    /// from a rate limit by itself did its work.
+    /// Exit code 0 and no structured failure — even if a rate-limit pattern appeared in the
+    /// output: an actor that recovered from a rate limit by itself did its work.
     Succeeded,
-    /// A non-zero exit, or death by a signal we did not send.
+    /// A non-zero exit, death by a signal we did not send, or a structured failure.
     Failed {
         exit_code: Option<i32>,
         signal: Option<i32>,
     },
-    /// A non-zero exit (or foreign signal) with an exit code listed in the rules, or with a
-    /// pattern in the output. `matched` is `exit code N` or the pattern as configured; the exit
-    /// code is checked first.
+    /// A structured rate limit in the output (`matched` names it: `claude-json: API Error: …`),
+    /// or a failure with an exit code listed in the rules, or with a pattern in the output.
+    /// `matched` is then `exit code N` or the pattern as configured; the exit code is checked
+    /// first.
     RateLimited {
         exit_code: Option<i32>,
         matched: String,
@@ -157,7 +167,7 @@ pub enum Cause {
 }
 
 /// What [`run`] observed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Finished {
     pub outcome: Outcome,
     /// The leader's exit code, `None` if a signal ended it (or it never started).
@@ -168,6 +178,9 @@ pub struct Finished {
     pub duration: Duration,
     /// The last 20 lines of stderr, at most 2 KiB, decoded lossily.
     pub stderr_tail: String,
+    /// What the actor's output says, for an actor with an `output:` format other than `text`
+    /// that ran to its end (not for an attempt we stopped).
+    pub agent: Option<crate::agent::output::Report>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -296,6 +309,7 @@ pub fn run(inv: &Invocation) -> Result<Finished, ExecError> {
             signal: None,
             duration: Duration::ZERO,
             stderr_tail: String::new(),
+            agent: None,
         });
     }
 
@@ -422,13 +436,30 @@ pub fn run(inv: &Invocation) -> Result<Finished, ExecError> {
         .into_iter()
         .flatten()
         .find_map(|drained| drained.matched.clone());
+    let agent = match stop {
+        None => read_agent_output(actor.output, inv, &stdout, &stderr),
+        Some(_) => None,
+    };
+    let verdict = agent.as_ref().and_then(|report| report.verdict.as_ref());
     let outcome = match stop {
         Some(Stop::Cause(cause)) => Outcome::Interrupted { cause },
         // Unreachable in practice: a log failure returned above.
         Some(Stop::LogFailed) => Outcome::Interrupted {
             cause: Cause::Manual,
         },
-        None if status.success() => Outcome::Succeeded,
+        None if matches!(verdict, Some(Verdict::RateLimited { .. })) => {
+            let message = match verdict {
+                Some(Verdict::RateLimited { message, .. }) => message.as_str(),
+                _ => "",
+            };
+            Outcome::RateLimited {
+                exit_code,
+                matched: format!("{}: {message}", actor.output.name()),
+            }
+        }
+        None if status.success() && !matches!(verdict, Some(Verdict::Failed { .. })) => {
+            Outcome::Succeeded
+        }
         None => match exit_code.filter(|code| actor.rate_limit.exit_codes.contains(code)) {
             Some(code) => Outcome::RateLimited {
                 exit_code,
@@ -446,7 +477,79 @@ pub fn run(inv: &Invocation) -> Result<Finished, ExecError> {
         signal,
         duration,
         stderr_tail: stderr.map(|drained| drained.tail).unwrap_or_default(),
+        agent,
     })
+}
+
+/// Reads the attempt's logs as the actor's `output:` format says; `None` for `text`.
+fn read_agent_output(
+    format: Format,
+    inv: &Invocation,
+    stdout: &Option<output::Drained>,
+    stderr: &Option<output::Drained>,
+) -> Option<Report> {
+    if format == Format::Text {
+        return None;
+    }
+    let read = |path: &Path| {
+        read_ends(path, MAX_PARSED).map_err(|err| format!("cannot read {}: {err}", path.display()))
+    };
+    let (out, err) = match (read(inv.stdout_log), read(inv.stderr_log)) {
+        (Ok(out), Ok(err)) => (out, err),
+        (Err(reason), _) | (_, Err(reason)) => {
+            return Some(Report {
+                unparsed: Some(reason),
+                ..Report::default()
+            });
+        }
+    };
+    crate::agent::output::parse(format, stream(&out, stdout), stream(&err, stderr))
+}
+
+/// The most of a log read for its agent's output: what a `log_limit` far above the default
+/// keeps is read as a cut log of this size, so memory stays bounded whatever the setting.
+const MAX_PARSED: u64 = 64 * 1024 * 1024;
+
+/// A log's text: whole, or — past `max` bytes — its first and last `max / 2` bytes.
+fn read_ends(path: &Path, max: u64) -> io::Result<(String, Option<String>)> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
+    if len <= max {
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        return Ok((text(bytes), None));
+    }
+    let half = max / 2;
+    let mut head = Vec::new();
+    (&mut file).take(half).read_to_end(&mut head)?;
+    file.seek(SeekFrom::End(-(half as i64)))?;
+    let mut tail = Vec::new();
+    file.read_to_end(&mut tail)?;
+    Ok((text(head), Some(text(tail))))
+}
+
+/// A log's text as the parsers take it: whole, or head and tail when `log_limit` cut it (or
+/// [`read_ends`] read only its ends).
+fn stream<'a>(
+    (text, tail): &'a (String, Option<String>),
+    drained: &Option<output::Drained>,
+) -> Stdout<'a> {
+    if let Some(tail) = tail {
+        return Stdout::Cut { head: text, tail };
+    }
+    let cut = drained.as_ref().is_some_and(|d| d.cut);
+    match (cut, log::split_at_cut(text)) {
+        (false, _) => Stdout::Whole(text),
+        (true, Some((head, tail))) => Stdout::Cut { head, tail },
+        // Cut, but no marker found: all of it is read as a tail, so that nothing is taken for
+        // the whole output.
+        (true, None) => Stdout::Cut {
+            head: "",
+            tail: text,
+        },
+    }
 }
 
 /// The flag our SIGINT, SIGTERM and SIGHUP handlers set, registered on the first call.
@@ -530,5 +633,31 @@ fn spawn_error(actor: &ActorSpec, program: &str, err: io::Error) -> ExecError {
             program,
             source: err,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_past_the_read_bound_is_read_by_its_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stdout.log");
+        std::fs::write(&path, "head\nmiddle\ntail\n").unwrap();
+        assert_eq!(
+            read_ends(&path, 100).unwrap(),
+            ("head\nmiddle\ntail\n".into(), None)
+        );
+        let (head, tail) = read_ends(&path, 10).unwrap();
+        assert_eq!((head.as_str(), tail.as_deref()), ("head\n", Some("tail\n")));
+        let both = (head, tail);
+        assert_eq!(
+            stream(&both, &None),
+            Stdout::Cut {
+                head: "head\n",
+                tail: "tail\n"
+            }
+        );
     }
 }

@@ -33,6 +33,7 @@ struct Shared {
     matched: Option<String>,
     tail: Option<VecDeque<u8>>,
     log_error: Option<io::Error>,
+    cut: bool,
 }
 
 /// What a reader learned, once it is done (or abandoned).
@@ -42,6 +43,8 @@ pub(super) struct Drained {
     /// Empty unless the tail was kept.
     pub tail: String,
     pub log_error: Option<io::Error>,
+    /// The log file no longer holds the whole stream (`log_limit`).
+    pub cut: bool,
 }
 
 impl Reader {
@@ -94,6 +97,7 @@ impl Reader {
             matched: shared.matched.take(),
             tail: shared.tail.take().map(tail_text).unwrap_or_default(),
             log_error: shared.log_error.take(),
+            cut: shared.cut,
         }
     }
 }
@@ -120,6 +124,7 @@ fn copy(
                 {
                     shared.log_error = Some(err);
                 }
+                shared.cut = log.is_cut();
                 return;
             }
         };
@@ -134,6 +139,7 @@ fn copy(
         {
             shared.log_error = Some(err);
         }
+        shared.cut = log.is_cut();
         // A closed terminal or pipe on our side must not cost the actor its log.
         if let Some(out) = &mut echo
             && out.write_all(chunk).and_then(|()| out.flush()).is_err()

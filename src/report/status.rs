@@ -115,26 +115,24 @@ pub fn render(
         } else {
             duration(measured.iter().sum())
         };
-        let (tokens, cost, reported) =
-            s.attempts
-                .iter()
-                .filter_map(|a| a.usage.as_ref())
-                .fold((0u64, 0f64, 0), |acc, u| {
-                    (
-                        acc.0 + u.input_tokens.unwrap_or(0) + u.output_tokens.unwrap_or(0),
-                        acc.1 + u.cost_usd.unwrap_or(0.0),
-                        acc.2 + 1,
-                    )
-                });
+        let usages = s.attempts.iter().filter_map(|a| a.usage.as_ref());
+        let (tokens, reported) = usages.clone().fold((0u64, 0), |acc, u| {
+            (
+                acc.0 + u.input_tokens.unwrap_or(0) + u.output_tokens.unwrap_or(0),
+                acc.1 + 1,
+            )
+        });
+        // Codex and Gemini CLI report tokens but no cost: no cost is shown as none, not $0.00.
+        let costs: Vec<f64> = usages.filter_map(|u| u.cost_usd).collect();
         let tokens = if reported == 0 {
             "-".into()
         } else {
             tokens.to_string()
         };
-        let cost = if reported == 0 {
+        let cost = if costs.is_empty() {
             "-".into()
         } else {
-            format!("${cost:.2}")
+            format!("${:.2}", costs.iter().sum::<f64>())
         };
         let _ = writeln!(
             out,
@@ -151,22 +149,89 @@ pub fn render(
                 .map(|c| format!(" ({})", word(c)))
                 .unwrap_or_default();
             let resumed = if a.resumed() { ", resumed" } else { "" };
-            let _ = writeln!(out, "    #{} {} {outcome}{cause}{resumed}", a.n, a.actor);
+            let fallback = a
+                .fallback_from
+                .as_ref()
+                .map(|f| format!(", fallback from #{}", f.attempt))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "    #{} {} {outcome}{cause}{resumed}{fallback}",
+                a.n,
+                escape::line(&a.actor)
+            );
+        }
+        // The gate inside the agent's loop: how often the Stop hook sent the agent back to work.
+        for a in &s.attempts {
+            if let Some(blocks) = a.hook_blocks {
+                let _ = writeln!(
+                    out,
+                    "    #{} the Stop hook kept the agent working {blocks} time(s)",
+                    a.n
+                );
+            }
+        }
+        // What the agent's output said beyond the outcome: when its limit lifts, or that it
+        // could not be read.
+        for a in &s.attempts {
+            let Some(agent) = &a.agent else { continue };
+            if let Some(reset) = &agent.rate_limit_reset {
+                let at = reset.at.map(|t| format!(", at {t}")).unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "    #{} rate limit resets {}{at}",
+                    a.n,
+                    escape::line(&reset.text)
+                );
+            }
+            if let Some(reason) = &agent.unparsed {
+                let _ = writeln!(
+                    out,
+                    "    #{} output not read as {}: {}",
+                    a.n,
+                    agent.format.name(),
+                    escape::line(reason)
+                );
+            }
         }
     }
     let t = &state.usage();
     if t.input_tokens + t.output_tokens > 0 || t.cost_usd > 0.0 {
-        let lower = if t.attempts_without_usage > 0 {
-            format!(
-                " (at least: {} attempt(s) reported no usage)",
+        let mut notes = Vec::new();
+        if t.attempts_without_usage > 0 {
+            notes.push(format!(
+                "{} attempt(s) reported no usage",
                 t.attempts_without_usage
+            ));
+        }
+        if t.attempts_cut > 0 {
+            notes.push(format!(
+                "{} attempt(s) had output cut by log_limit",
+                t.attempts_cut
+            ));
+        }
+        if t.attempts_without_cost > 0 {
+            notes.push(format!(
+                "{} attempt(s) reported no cost",
+                t.attempts_without_cost
+            ));
+        }
+        let lower = if notes.is_empty() {
+            String::new()
+        } else {
+            format!(" (at least: {})", notes.join("; "))
+        };
+        let cache = if t.cache_read_input_tokens + t.cache_creation_input_tokens > 0 {
+            format!(
+                " (+ {} cache-read, {} cache-write)",
+                t.cache_read_input_tokens, t.cache_creation_input_tokens
             )
         } else {
             String::new()
         };
         let _ = writeln!(
             out,
-            "  total as the actors reported it: {} input + {} output tokens, ${:.2}{lower}",
+            "  total as the actors reported it: {} input{cache} + {} output tokens, ${:.2}{lower}",
             t.input_tokens, t.output_tokens, t.cost_usd
         );
     }

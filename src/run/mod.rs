@@ -10,9 +10,12 @@
 //! are [`RunError`]s; how driving ended is a [`Driven`]. Neither names an exit code: that is the
 //! command layer's decision.
 
+pub mod agent_side;
 mod create;
 pub mod doctor;
+mod ending;
 mod error;
+mod fallback;
 pub mod history;
 pub mod lifecycle;
 pub mod prompt;
@@ -35,7 +38,7 @@ use crate::git::{CommitId, Repo, Scope};
 use crate::plan::{Plan, Target};
 use crate::state::store::{self, RunLock, Store};
 use crate::state::transition::{self, AttemptEnd, Event};
-use crate::state::{Cause, CoverageMode, Outcome, RunState};
+use crate::state::{Cause, CoverageMode, FallbackFrom, Outcome, RunState, UsageSource};
 use crate::term::errln;
 
 /// How driving a run ended; the command layer decides what each means for its exit code.
@@ -122,6 +125,8 @@ impl Driver<'_> {
         self.take_request(STOP_REQUEST);
         self.take_request(PAUSE_REQUEST);
         let plan = self.plan(state)?;
+        // The actor `fallback:` hands the stage to next, after a rate-limited attempt.
+        let mut fallback: Option<(String, FallbackFrom)> = None;
         loop {
             let Some(index) = state.next_stage() else {
                 self.record(state, Event::ReviewEntered)?;
@@ -149,7 +154,7 @@ impl Driver<'_> {
                 self.record(state, Event::Paused)?;
                 return Ok(Driven::Paused);
             }
-            match self.attempt(state, index, &plan)? {
+            match self.attempt(state, index, &plan, fallback.take())? {
                 Outcome::Succeeded => {
                     let name = &state.stages()[index].name;
                     if state.policy.stop_after.as_deref() == Some(name.as_str())
@@ -169,6 +174,18 @@ impl Driver<'_> {
                         Driven::StageEnded(Outcome::Interrupted)
                     });
                 }
+                Outcome::RateLimited => match fallback::next_fallback(&state.stages()[index]) {
+                    Some(next) => {
+                        errln!(
+                            "note: attempt {} of stage {} was rate limited; falling back to actor `{}`",
+                            next.1.attempt,
+                            state.stages()[index].name,
+                            next.0
+                        );
+                        fallback = Some(next);
+                    }
+                    None => return Ok(Driven::StageEnded(Outcome::RateLimited)),
+                },
                 outcome => return Ok(Driven::StageEnded(outcome)),
             }
         }
@@ -190,11 +207,14 @@ impl Driver<'_> {
         state: &mut RunState,
         index: usize,
         plan: &Plan,
+        fallback: Option<(String, FallbackFrom)>,
     ) -> Result<Outcome, RunError> {
         let stage = &state.stages()[index];
         let stage_name = stage.name.clone();
-        let actor_name = match &self.actor_override {
-            Some((name, actor)) if *name == stage_name => actor.clone(),
+        let (fallback_actor, fallback_from) = fallback.unzip();
+        let actor_name = match (&self.actor_override, fallback_actor) {
+            (_, Some(actor)) => actor,
+            (Some((name, actor)), None) if *name == stage_name => actor.clone(),
             _ => stage.configured_actor.clone(),
         };
         let n = stage.next_attempt();
@@ -238,6 +258,7 @@ impl Driver<'_> {
                 actor: actor_name.clone(),
                 dir: rel_dir,
                 cleared_env: inherited_repo_vars(),
+                fallback_from,
             },
             started_at,
         )?;
@@ -245,6 +266,7 @@ impl Driver<'_> {
         // From here on the attempt is open in the RunState: every way out records its end.
         // The monotonic measurement of the actor, when it ran at all:
         let mut measured = None;
+        let mut reset = None;
         let mut end = match self.config.actors.get(&actor_name) {
             None => AttemptEnd {
                 outcome: Outcome::Failed,
@@ -265,6 +287,7 @@ impl Driver<'_> {
                         exit_codes: actor.rate_limit_exit_codes.clone(),
                         patterns: actor.rate_limit_patterns.clone(),
                     },
+                    output: actor.output,
                 };
                 let plan_file = self.run_dir().join(&state.plan.snapshot);
                 let path = |p: &Path| p.display().to_string();
@@ -286,6 +309,15 @@ impl Driver<'_> {
                     ("prompt_file", path(&prompt_file)),
                     ("evidence_file", path(&evidence_file)),
                     ("worktree", state.worktree.clone()),
+                    // Where the run's store, objects and refs live: what a sandboxed agent
+                    // must be allowed to write for `git baton unchanged` and `git commit`.
+                    (
+                        "git_common_dir",
+                        path(
+                            &std::path::absolute(self.repo.common_dir())
+                                .unwrap_or_else(|_| self.repo.common_dir().to_path_buf()),
+                        ),
+                    ),
                     ("run_id", state.run_id.to_string()),
                     ("stage", stage_name.clone()),
                     ("attempt", n.to_string()),
@@ -330,22 +362,30 @@ impl Driver<'_> {
                             // the boundary check.
                             let _ = std::fs::remove_file(&stop_file);
                         }
-                        attempt_end(&f)
+                        let (end, parsed_reset) = ending::attempt_end(&f, actor.output);
+                        reset = parsed_reset;
+                        end
                     }
                 }
             }
         };
         end.snapshot = snapshot_for(self.repo, state, &stage_name, n);
+        end.hook_blocks = agent_side::stop_hook_blocks(&dir);
         let evidence = read_evidence(&evidence_file, &evidence_shown);
-        if let Ok(Some(e)) = &evidence {
+        // The agent's own count first; the evidence file's for actors whose output gave none.
+        if end.usage.is_none()
+            && let Ok(Some(e)) = &evidence
+            && e.usage.is_some()
+        {
             end.usage = e.usage.clone();
+            end.usage_source = Some(UsageSource::Evidence);
         }
         let stage = &state.stages()[index];
         if end.outcome == Outcome::Succeeded && stage.gated {
             // The gate applies to every attempt, or (`coverage: resume`) to resumed ones; its
             // report is recorded either way, so what was not enforced is still visible.
             let enforce = state.policy.coverage == CoverageMode::Always || resumed;
-            match self.gate(state, base, &plan.targets, &evidence) {
+            match gate(self.repo, state, &plan.targets, &evidence) {
                 Ok(report) => {
                     if enforce && !report.passed {
                         end.outcome = Outcome::Blocked;
@@ -364,6 +404,9 @@ impl Driver<'_> {
         }
         let outcome = end.outcome;
         let ended_at = self.store.now();
+        if let (Some(agent), Some(reset)) = (end.agent.as_mut(), reset) {
+            agent.rate_limit_reset = Some(ending::reset_record(reset, ended_at));
+        }
         if let Some(measured) = measured {
             end.duration_ms = Some(
                 self.store
@@ -374,34 +417,34 @@ impl Driver<'_> {
         self.record_at(state, Event::AttemptEnded(end), ended_at)?;
         Ok(outcome)
     }
+}
 
-    /// The coverage report of the run's worktree. Any failure to compute it is the gate's
-    /// failure, reported as a message, never a reason to leave the attempt open.
-    fn gate(
-        &self,
-        state: &RunState,
-        base: CommitId,
-        targets: &[Target],
-        evidence: &Result<Option<coverage::Evidence>, String>,
-    ) -> Result<Report, String> {
-        let entries = match evidence {
-            Err(message) => return Err(message.clone()),
-            Ok(evidence) => evidence
-                .as_ref()
-                .map(|e| e.entries.clone())
-                .unwrap_or_default(),
-        };
-        let changed = if targets.is_empty() {
-            Vec::new()
-        } else {
-            let scope = Scope::prefixes(targets.iter().map(Target::scope));
-            open_run_worktree(self.repo, state)
-                .map_err(|e| format!("coverage gate: {e}"))?
-                .worktree_changes(base, &scope)
-                .map_err(|e| format!("coverage gate: cannot compute the diff: {e}"))?
-        };
-        Ok(coverage::evaluate(targets, &changed, &entries, &[]))
-    }
+/// The coverage report of the run's worktree: the gate after an attempt, and `git baton check`
+/// during one. Any failure to compute it is the gate's failure, reported as a message, never a
+/// reason to leave the attempt open.
+pub(crate) fn gate(
+    repo: &Repo,
+    state: &RunState,
+    targets: &[Target],
+    evidence: &Result<Option<coverage::Evidence>, String>,
+) -> Result<Report, String> {
+    let entries = match evidence {
+        Err(message) => return Err(message.clone()),
+        Ok(evidence) => evidence
+            .as_ref()
+            .map(|e| e.entries.clone())
+            .unwrap_or_default(),
+    };
+    let changed = if targets.is_empty() {
+        Vec::new()
+    } else {
+        let scope = Scope::prefixes(targets.iter().map(Target::scope));
+        open_run_worktree(repo, state)
+            .map_err(|e| format!("coverage gate: {e}"))?
+            .worktree_changes(state.base, &scope)
+            .map_err(|e| format!("coverage gate: cannot compute the diff: {e}"))?
+    };
+    Ok(coverage::evaluate(targets, &changed, &entries, &[]))
 }
 
 /// The run's own worktree as a repository, refusing anything else: an actor that deleted the
@@ -507,54 +550,11 @@ pub fn check_worktree(repo: &Repo, state: &RunState) -> Result<(), RunError> {
     Ok(())
 }
 
-fn attempt_end(f: &exec::Finished) -> AttemptEnd {
-    let duration_ms = Some(f.duration.as_millis() as u64);
-    let tail = |prefix: String| {
-        if f.stderr_tail.trim().is_empty() {
-            prefix
-        } else {
-            format!("{prefix}; stderr ends with:\n{}", f.stderr_tail.trim_end())
-        }
-    };
-    let (outcome, cause, error) = match &f.outcome {
-        exec::Outcome::Succeeded => (Outcome::Succeeded, None, None),
-        exec::Outcome::Failed { exit_code, signal } => {
-            let what = match (exit_code, signal) {
-                (Some(code), _) => format!("the actor exited with code {code}"),
-                (None, Some(sig)) => format!("the actor was killed by signal {sig}"),
-                _ => "the actor failed".into(),
-            };
-            (Outcome::Failed, None, Some(tail(what)))
-        }
-        exec::Outcome::RateLimited { matched, .. } => (
-            Outcome::RateLimited,
-            None,
-            Some(format!("rate limited ({matched})")),
-        ),
-        exec::Outcome::Interrupted { cause } => {
-            let (cause, what) = match cause {
-                exec::Cause::Manual => (Cause::Manual, "stopped by request"),
-                exec::Cause::Timeout => (Cause::Timeout, "stopped: the actor's timeout elapsed"),
-            };
-            (Outcome::Interrupted, Some(cause), Some(what.to_string()))
-        }
-    };
-    AttemptEnd {
-        outcome,
-        cause,
-        duration_ms,
-        exit_code: f.exit_code,
-        signal: f.signal,
-        usage: None,
-        error,
-        coverage: None,
-        exec_error: false,
-        snapshot: None,
-    }
-}
-
 /// The evidence an actor wrote: `Ok(None)` when it wrote none, `Err` when it is not evidence.
-fn read_evidence(path: &Path, shown: &str) -> Result<Option<coverage::Evidence>, String> {
+pub(crate) fn read_evidence(
+    path: &Path,
+    shown: &str,
+) -> Result<Option<coverage::Evidence>, String> {
     // Bounded, as an agent could write any amount (see coverage::MAX_EVIDENCE_BYTES).
     match crate::files::read_limited(path, coverage::MAX_EVIDENCE_BYTES) {
         Ok(None) => Err(format!(

@@ -124,7 +124,7 @@ fn resume_section(out: &mut String, input: &PromptInput, prev: &Attempt) {
         let _ = writeln!(
             out,
             "Re-check every target against the plan. Finish what is missing. For each target you \
-             leave unchanged, record the specific reason in the evidence file (below).\n"
+             leave unchanged, record the specific reason (below).\n"
         );
     } else {
         let _ = writeln!(
@@ -199,10 +199,17 @@ fn evidence_section(
     let _ = writeln!(
         out,
         "## Recording targets that need no change\n\n\
-         Write JSON to the file named by the environment variable `BATON_EVIDENCE_FILE`. For each \
-         target you leave unchanged, give a specific reason (at least a few words that a reviewer \
-         can check; \"n/a\", \"done\" or \"no change\" are rejected). Targets you changed need no \
-         entry: the diff shows them. You may also report usage.\n\n\
+         Targets you changed need no record: the diff shows them. For each target you leave \
+         unchanged, give a specific reason (at least a few words that a reviewer can check; \
+         \"n/a\", \"done\" or \"no change\" are rejected). Run, in this worktree:\n\n\
+         ```sh\n\
+         git baton unchanged {example} \"already states the new rule in section 3\"\n\
+         ```\n\n\
+         It refuses at once a target the plan does not have, a reason that is too vague, or a second \
+         reason for one target. `git baton check` prints what the coverage gate will say when you \
+         finish (it exits 1 while a target is uncovered): run it before you stop.\n\n\
+         If you cannot run commands, write JSON to the file named by the environment variable \
+         `BATON_EVIDENCE_FILE` instead. You may also report usage there.\n\n\
          ```json\n\
          {{\n  \"target_coverage\": [\n    {{\"target\": \"{example}\", \"status\": \"unchanged\", \"reason\": \"already states the new rule in section 3\"}}\n  ],\n  \
          \"usage\": {{\"input_tokens\": 0, \"output_tokens\": 0, \"cost_usd\": 0.0, \"model\": \"…\", \"provider\": \"…\"}}\n}}\n\

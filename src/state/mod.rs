@@ -12,6 +12,7 @@
 //! [`view`] is the document `status --json` prints, [`clock`] the source of time and id noise.
 //! The field-by-field meaning is documented in docs/state.md.
 
+mod agent;
 mod check;
 pub mod clock;
 mod id;
@@ -25,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::coverage::{Report, Usage};
 use crate::git::CommitId;
+pub use agent::{AgentOutput, FallbackFrom, RateLimitReset, UsageSource};
 pub use check::InvalidState;
 pub use clock::Clock;
 pub use id::{BadRunId, RunId};
@@ -173,6 +175,9 @@ pub struct StagePolicy {
     pub actor: String,
     /// The stage passes the coverage gate before it may succeed.
     pub gated: bool,
+    /// Actors that take over, in order, when the stage's attempt ends rate limited (`fallback:`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallback: Vec<String>,
 }
 
 /// What the run decided at creation besides its stages; authoritative on resume.
@@ -234,6 +239,20 @@ pub struct Attempt {
     /// files written before it existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cleared_env: Vec<String>,
+    /// Where `usage` came from; absent when there is no usage (and in files written before
+    /// agents' outputs were read, where it was always the evidence file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage_source: Option<UsageSource>,
+    /// What was read from the agent's output, for actors with an `output:` format.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentOutput>,
+    /// Set when `fallback:` started this attempt after the previous one was rate limited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_from: Option<FallbackFrom>,
+    /// How often the Claude Code Stop hook (`git baton check --hook claude-stop`) kept the agent
+    /// working during this attempt; absent when the hook never ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hook_blocks: Option<u32>,
 }
 
 impl Attempt {
@@ -256,6 +275,9 @@ pub struct Stage {
     pub configured_actor: String,
     /// The stage passes the coverage gate before it may succeed.
     pub gated: bool,
+    /// The actors `fallback:` hands the stage to when an attempt ends rate limited.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallback: Vec<String>,
     pub attempts: Vec<Attempt>,
 }
 
@@ -285,6 +307,7 @@ impl Stage {
             stage: self.name.clone(),
             actor: self.configured_actor.clone(),
             gated: self.gated,
+            fallback: self.fallback.clone(),
         }
     }
 }
@@ -322,8 +345,26 @@ pub struct Halt {
 pub struct UsageTotals {
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Counted apart by the agents that report them ([`AgentOutput`]).
+    #[serde(default)]
+    pub cache_read_input_tokens: u64,
+    #[serde(default)]
+    pub cache_creation_input_tokens: u64,
+    #[serde(default)]
+    pub reasoning_output_tokens: u64,
     pub cost_usd: f64,
+    /// Attempts whose usage has no cost (Codex and Gemini CLI report none): `cost_usd` is a
+    /// lower bound when this is not zero.
+    #[serde(default)]
+    pub attempts_without_cost: u32,
+    /// Attempts whose output `log_limit` cut: what the dropped middle counted is missing.
+    #[serde(default)]
+    pub attempts_cut: u32,
+    /// The token totals are a lower bound: an attempt reported no usage, or only part of it.
+    #[serde(default)]
+    pub lower_bound: bool,
     /// Attempts that reported no usage: the totals are a lower bound when this is not zero.
+    /// (Last, as in version 1, which had the fields before it up to `cost_usd`.)
     pub attempts_without_usage: u32,
 }
 
@@ -372,6 +413,7 @@ impl RunState {
                 name: p.stage,
                 configured_actor: p.actor,
                 gated: p.gated,
+                fallback: p.fallback,
                 attempts: Vec::new(),
             })
             .collect();
@@ -464,11 +506,21 @@ impl RunState {
                 Some(u) => {
                     t.input_tokens += u.input_tokens.unwrap_or(0);
                     t.output_tokens += u.output_tokens.unwrap_or(0);
-                    t.cost_usd += u.cost_usd.unwrap_or(0.0);
+                    match u.cost_usd {
+                        Some(cost) => t.cost_usd += cost,
+                        None => t.attempts_without_cost += 1,
+                    }
                 }
                 None => t.attempts_without_usage += 1,
             }
+            if let Some(agent) = &attempt.agent {
+                t.cache_read_input_tokens += agent.cache_read_input_tokens.unwrap_or(0);
+                t.cache_creation_input_tokens += agent.cache_creation_input_tokens.unwrap_or(0);
+                t.reasoning_output_tokens += agent.reasoning_output_tokens.unwrap_or(0);
+                t.attempts_cut += u32::from(agent.cut);
+            }
         }
+        t.lower_bound = t.attempts_without_usage > 0 || t.attempts_cut > 0;
         t
     }
 
@@ -552,11 +604,13 @@ pub(crate) mod fixture {
                         stage: "executor".into(),
                         actor: "a".into(),
                         gated: true,
+                        fallback: Vec::new(),
                     },
                     StagePolicy {
                         stage: "reporter".into(),
                         actor: "b".into(),
                         gated: false,
+                        fallback: Vec::new(),
                     },
                 ],
                 policy: Policy {

@@ -16,7 +16,10 @@
 
 use jiff::Timestamp;
 
-use super::{Attempt, Cause, CommitId, Halt, Outcome, RunId, RunState, RunStatus, Usage};
+use super::{
+    AgentOutput, Attempt, Cause, CommitId, FallbackFrom, Halt, Outcome, RunId, RunState, RunStatus,
+    Usage, UsageSource,
+};
 use crate::coverage::Report;
 
 /// Something that happened to a run.
@@ -24,12 +27,15 @@ use crate::coverage::Report;
 pub enum Event {
     /// A new attempt of stage `stage` (an index) by `actor`, recording into `dir`. Its number is
     /// the stage's [`super::Stage::next_attempt`]. `cleared_env` names the repository variables
-    /// removed from the actor's environment ([`super::Attempt::cleared_env`]).
+    /// removed from the actor's environment ([`super::Attempt::cleared_env`]); `fallback_from`
+    /// is set when the stage's `fallback:` started it, and must name the stage's latest attempt,
+    /// ended rate limited.
     AttemptStarted {
         stage: usize,
         actor: String,
         dir: String,
         cleared_env: Vec<String>,
+        fallback_from: Option<FallbackFrom>,
     },
     /// The open attempt ended.
     AttemptEnded(AttemptEnd),
@@ -54,11 +60,16 @@ pub struct AttemptEnd {
     pub exit_code: Option<i32>,
     pub signal: Option<i32>,
     pub usage: Option<Usage>,
+    pub usage_source: Option<UsageSource>,
+    /// Boxed: most attempts have none, and the event stays small.
+    pub agent: Option<Box<AgentOutput>>,
     pub error: Option<String>,
     pub coverage: Option<Report>,
     /// The actor could not be started at all.
     pub exec_error: bool,
     pub snapshot: Option<CommitId>,
+    /// How often the agent's Stop hook blocked, when it ran.
+    pub hook_blocks: Option<u32>,
 }
 
 impl Default for AttemptEnd {
@@ -70,10 +81,13 @@ impl Default for AttemptEnd {
             exit_code: None,
             signal: None,
             usage: None,
+            usage_source: None,
+            agent: None,
             error: None,
             coverage: None,
             exec_error: false,
             snapshot: None,
+            hook_blocks: None,
         }
     }
 }
@@ -123,6 +137,15 @@ pub enum TransitionError {
         "run {run} is {status}, not in review: only a run whose stages all succeeded can be finished"
     )]
     NotInReview { run: RunId, status: RunStatus },
+    #[error(
+        "run {run}: a fallback from attempt {attempt} of stage {stage} needs that attempt to be \
+         the stage's latest, by the actor named, ended rate limited"
+    )]
+    NotAFallback {
+        run: RunId,
+        stage: String,
+        attempt: u32,
+    },
 }
 
 /// The state after `event` happened at `at`, or why it cannot happen. Every status change of a
@@ -135,6 +158,7 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
             actor,
             dir,
             cleared_env,
+            fallback_from,
         } => {
             unsettled(state, "starting an attempt")?;
             nothing_open(state, "starting an attempt")?;
@@ -154,6 +178,21 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
                     next: state.next_stage().map(|i| state.stages[i].name.clone()),
                 });
             }
+            if let Some(from) = &fallback_from {
+                let latest = target.attempts.last();
+                let valid = latest.is_some_and(|a| {
+                    a.n == from.attempt
+                        && a.actor == from.actor
+                        && a.outcome == Some(Outcome::RateLimited)
+                });
+                if !valid {
+                    return Err(TransitionError::NotAFallback {
+                        run: state.run_id.clone(),
+                        stage: target.name.clone(),
+                        attempt: from.attempt,
+                    });
+                }
+            }
             let n = target.next_attempt();
             next.stages[stage].attempts.push(Attempt {
                 n,
@@ -172,6 +211,10 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
                 dir,
                 snapshot: None,
                 cleared_env,
+                usage_source: None,
+                agent: None,
+                fallback_from,
+                hook_blocks: None,
             });
             next.status = RunStatus::Running;
             next.halt = None;
@@ -300,10 +343,13 @@ fn end_open_attempt(next: &mut RunState, stage: usize, end: AttemptEnd, at: Time
     attempt.exit_code = end.exit_code;
     attempt.signal = end.signal;
     attempt.usage = end.usage;
+    attempt.usage_source = end.usage_source;
+    attempt.agent = end.agent.map(|agent| *agent);
     attempt.error = end.error;
     attempt.exec_error = end.exec_error;
     attempt.coverage = end.coverage;
     attempt.snapshot = end.snapshot;
+    attempt.hook_blocks = end.hook_blocks;
     next.status = match end.outcome {
         // Between two stages the run is still running: the driver goes on to the next one.
         Outcome::Succeeded => RunStatus::Running,
@@ -330,6 +376,7 @@ mod tests {
                 actor: actor.into(),
                 dir,
                 cleared_env: Vec::new(),
+                fallback_from: None,
             },
             at(10),
         )
@@ -386,6 +433,106 @@ mod tests {
         assert_eq!(s.status(), RunStatus::Finished);
         assert_eq!(s.updated_at(), at(40));
         s.check().unwrap();
+    }
+
+    /// A fallback names the attempt it takes over from: the stage's latest, by that actor,
+    /// ended rate limited. Anything else is refused, so the record cannot say what did not
+    /// happen.
+    #[test]
+    fn a_fallback_must_follow_a_rate_limited_attempt() {
+        let fallback = |state: &RunState, attempt: u32, actor: &str| {
+            apply(
+                state,
+                Event::AttemptStarted {
+                    stage: 0,
+                    actor: "b".into(),
+                    dir: "d".into(),
+                    cleared_env: Vec::new(),
+                    fallback_from: Some(FallbackFrom {
+                        attempt,
+                        actor: actor.into(),
+                        reason: "rate limited".into(),
+                    }),
+                },
+                at(30),
+            )
+        };
+        let failed = end(&start(&run(), 0, "a").unwrap(), Outcome::Failed).unwrap();
+        assert!(matches!(
+            fallback(&failed, 1, "a"),
+            Err(TransitionError::NotAFallback { attempt: 1, .. })
+        ));
+        assert!(matches!(
+            fallback(&run(), 1, "a"),
+            Err(TransitionError::NotAFallback { .. })
+        ));
+        let limited = end(&start(&run(), 0, "a").unwrap(), Outcome::RateLimited).unwrap();
+        assert!(
+            fallback(&limited, 2, "a").is_err(),
+            "not the latest attempt"
+        );
+        assert!(
+            fallback(&limited, 1, "z").is_err(),
+            "not that attempt's actor"
+        );
+        let s = fallback(&limited, 1, "a").unwrap();
+        let attempt = s.stages()[0].attempts.last().unwrap();
+        assert_eq!((attempt.n, attempt.actor.as_str()), (2, "b"));
+        assert_eq!(attempt.fallback_from.as_ref().unwrap().attempt, 1);
+        s.check().unwrap();
+    }
+
+    /// Totals say what they miss: attempts without usage or cost, outputs cut by `log_limit`.
+    #[test]
+    fn usage_totals_say_when_they_are_a_lower_bound() {
+        let ended = |state: &RunState, usage: Option<Usage>, agent: Option<AgentOutput>| {
+            let s = start(state, 0, "a").unwrap();
+            apply(
+                &s,
+                Event::AttemptEnded(AttemptEnd {
+                    outcome: Outcome::RateLimited,
+                    usage,
+                    agent: agent.map(Box::new),
+                    ..AttemptEnd::default()
+                }),
+                at(20),
+            )
+            .unwrap()
+        };
+        let agent = |cut: bool| AgentOutput {
+            format: crate::agent::output::Format::CodexJsonl,
+            session_id: None,
+            cache_read_input_tokens: Some(7),
+            cache_creation_input_tokens: None,
+            reasoning_output_tokens: Some(3),
+            rate_limit_reset: None,
+            unparsed: None,
+            cut,
+        };
+        let tokens = Usage {
+            input_tokens: Some(100),
+            output_tokens: Some(10),
+            ..Usage::default()
+        };
+        let s = ended(&run(), Some(tokens.clone()), Some(agent(false)));
+        let t = s.usage();
+        assert_eq!(
+            (
+                t.input_tokens,
+                t.cache_read_input_tokens,
+                t.reasoning_output_tokens
+            ),
+            (100, 7, 3)
+        );
+        assert_eq!((t.attempts_without_cost, t.lower_bound), (1, false));
+        let s = ended(&s, Some(tokens), Some(agent(true)));
+        let t = s.usage();
+        assert_eq!(
+            (t.input_tokens, t.attempts_cut, t.lower_bound),
+            (200, 1, true)
+        );
+        let t = ended(&run(), None, None).usage();
+        assert_eq!((t.attempts_without_usage, t.lower_bound), (1, true));
     }
 
     #[test]
@@ -619,6 +766,7 @@ mod tests {
                 actor: "a".into(),
                 dir: "d".into(),
                 cleared_env: Vec::new(),
+                fallback_from: None,
             },
             at(10),
         )
@@ -773,6 +921,7 @@ mod tests {
                     actor: "x".into(),
                     dir: "d".into(),
                     cleared_env: Vec::new(),
+                    fallback_from: None,
                 }),
                 (outcome, any::<bool>()).prop_map(|(outcome, exec_error)| {
                     Event::AttemptEnded(AttemptEnd {

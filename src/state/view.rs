@@ -7,8 +7,8 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::{
-    Attempt, Cause, CommitId, Outcome, PlanRef, RunError, RunId, RunState, RunStatus, Stage,
-    StagePolicy, StageStatus, UsageTotals,
+    AgentOutput, Attempt, Cause, CommitId, FallbackFrom, Outcome, PlanRef, RunError, RunId,
+    RunState, RunStatus, Stage, StagePolicy, StageStatus, UsageSource, UsageTotals,
 };
 use crate::coverage::{Report, Usage};
 
@@ -49,6 +49,8 @@ pub struct StageView<'a> {
     pub status: StageStatus,
     pub actor: &'a str,
     pub gated: bool,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub fallback: &'a [String],
     pub attempts: Vec<AttemptView<'a>>,
 }
 
@@ -72,6 +74,14 @@ pub struct AttemptView<'a> {
     pub snapshot: Option<CommitId>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     pub cleared_env: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_source: Option<UsageSource>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: &'a Option<AgentOutput>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fallback_from: &'a Option<FallbackFrom>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hook_blocks: Option<u32>,
 }
 
 impl<'a> RunView<'a> {
@@ -109,6 +119,7 @@ impl<'a> StageView<'a> {
             status: stage.status(),
             actor: stage.actor(),
             gated: stage.gated,
+            fallback: &stage.fallback,
             attempts: stage.attempts.iter().map(AttemptView::of).collect(),
         }
     }
@@ -133,6 +144,10 @@ impl<'a> AttemptView<'a> {
             dir: &a.dir,
             snapshot: a.snapshot,
             cleared_env: &a.cleared_env,
+            usage_source: a.usage_source,
+            agent: &a.agent,
+            fallback_from: &a.fallback_from,
+            hook_blocks: a.hook_blocks,
         }
     }
 }

@@ -6,9 +6,14 @@
 #   print TEXT            print TEXT on stdout without a newline (one write: to split patterns)
 #   warn TEXT             print TEXT and a newline on stderr
 #   flood BYTES           print BYTES times `x` on stdout (more than a pipe buffer holds)
+#   cat PATH              print the file PATH on stdout (a real agent's captured output)
 #   edit PATH TEXT        append TEXT and a newline to PATH
 #   evidence JSON         write JSON to $BATON_EVIDENCE_FILE
 #   cat-stdin PATH        copy stdin to PATH
+#   unchanged TARGET REASON
+#                         run `git baton unchanged TARGET REASON` (git-baton must be on PATH); its
+#                         exit code is printed on stdout as `unchanged: N`
+#   wait-for PATH         wait until PATH exists (at most 30 s, then exit 98)
 #   env PATH              write the BATON_* variables to PATH, sorted
 #   pid PATH              write this script's pid to PATH
 #   sleep SECS            sleep (fractions allowed)
@@ -38,9 +43,21 @@ while [ "$#" -gt 0 ]; do
         print) printf '%s' "$1"; shift ;;
         warn) printf '%s\n' "$1" >&2; shift ;;
         flood) head -c "$1" /dev/zero | tr '\0' x; shift ;;
+        cat) cat "$1"; shift ;;
         edit) printf '%s\n' "$2" >>"$1"; shift 2 ;;
         evidence) printf '%s\n' "$1" >"$BATON_EVIDENCE_FILE"; shift ;;
         cat-stdin) cat >"$1"; shift ;;
+        unchanged)
+            git baton unchanged "$1" "$2"
+            echo "unchanged: $?"
+            shift 2 ;;
+        wait-for)
+            n=0
+            while [ ! -e "$1" ]; do
+                [ "$n" -lt 3000 ] || exit 98
+                sleep 0.01; n=$((n + 1))
+            done
+            shift ;;
         env) env | grep '^BATON_' | sort >"$1"; shift ;;
         pid) echo "$$" >"$1"; shift ;;
         sleep) sleep "$1"; shift ;;

@@ -85,7 +85,7 @@ fn actors_get_the_baton_environment_and_a_resume_prompt() {
         - `docs/b.md`
         - `docs/c.md`
 
-        Re-check every target against the plan. Finish what is missing. For each target you leave unchanged, record the specific reason in the evidence file (below).
+        Re-check every target against the plan. Finish what is missing. For each target you leave unchanged, record the specific reason (below).
 
         ## The plan
 
@@ -103,7 +103,15 @@ fn actors_get_the_baton_environment_and_a_resume_prompt() {
 
         ## Recording targets that need no change
 
-        Write JSON to the file named by the environment variable `BATON_EVIDENCE_FILE`. For each target you leave unchanged, give a specific reason (at least a few words that a reviewer can check; "n/a", "done" or "no change" are rejected). Targets you changed need no entry: the diff shows them. You may also report usage.
+        Targets you changed need no record: the diff shows them. For each target you leave unchanged, give a specific reason (at least a few words that a reviewer can check; "n/a", "done" or "no change" are rejected). Run, in this worktree:
+
+        ```sh
+        git baton unchanged docs/b.md "already states the new rule in section 3"
+        ```
+
+        It refuses at once a target the plan does not have, a reason that is too vague, or a second reason for one target. `git baton check` prints what the coverage gate will say when you finish (it exits 1 while a target is uncovered): run it before you stop.
+
+        If you cannot run commands, write JSON to the file named by the environment variable `BATON_EVIDENCE_FILE` instead. You may also report usage there.
 
         ```json
         {

@@ -25,6 +25,8 @@ use serde_json::Value;
 use crate::support::{Run, TestRepo};
 
 mod actors;
+mod agent_side;
+mod agents;
 mod concurrency;
 mod crash;
 mod create;

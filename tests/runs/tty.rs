@@ -20,7 +20,14 @@ fn on_terminal(repo: &TestRepo, args: &[&str], env: &[(&str, &str)]) -> (i32, St
     // `script` takes one command line; the binary's path and the arguments have no blanks. In
     // a session of its own: the terminal's hang-up when it closes must reach nothing of the
     // test binary's, whose other tests send and expect signals of their own.
-    let wrapper = ["setsid", "-w", "sh", "-c", "exec script -qfec \"$*\" /dev/null", "sh"];
+    let wrapper = [
+        "setsid",
+        "-w",
+        "sh",
+        "-c",
+        "exec script -qfec \"$*\" /dev/null",
+        "sh",
+    ];
     let mut cmd = repo.baton_command(&repo.root, &wrapper, args);
     cmd.stdin(Stdio::null()).envs(env.iter().copied());
     let out = cmd.output().unwrap();

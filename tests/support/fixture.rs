@@ -1,6 +1,8 @@
 //! A fixture builder: a repository with files, plans and a `.baton.yml` in one expression,
 //! committed as `base` on `main` (and, for the gate's tests, with a branch checked out).
 
+use std::path::Path;
+
 use super::TestRepo;
 
 /// The files of a repository to be; [`Fixture::commit`] or [`Fixture::on_feature`] make it.
@@ -50,7 +52,12 @@ impl Fixture {
 
     /// The repository with the files committed as `base` on `main`.
     pub fn commit(self) -> TestRepo {
-        let repo = TestRepo::new();
+        self.commit_in(&std::env::temp_dir())
+    }
+
+    /// Like [`Self::commit`], in a new temporary directory under `parent`.
+    pub fn commit_in(self, parent: &Path) -> TestRepo {
+        let repo = TestRepo::new_in(parent);
         for (path, content) in &self.files {
             repo.write(path, content);
         }

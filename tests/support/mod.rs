@@ -42,9 +42,16 @@ pub struct TestRepo {
 impl TestRepo {
     /// An empty repository on branch `main`.
     pub fn new() -> TestRepo {
+        TestRepo::new_in(&std::env::temp_dir())
+    }
+
+    /// An empty repository on branch `main` in a new temporary directory under `parent`: for
+    /// tests where being outside `/tmp` matters (an agent's sandbox leaves `/tmp` writable).
+    pub fn new_in(parent: &Path) -> TestRepo {
+        std::fs::create_dir_all(parent).unwrap();
         let tmp = tempfile::Builder::new()
             .prefix("baton-test")
-            .tempdir()
+            .tempdir_in(parent)
             .unwrap();
         // Canonical so that paths printed by git and by us agree even where /tmp is a symlink.
         let base = tmp.path().canonicalize().unwrap();

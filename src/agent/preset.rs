@@ -1,0 +1,394 @@
+//! Presets: the actor entry of `.baton.yml` for each agent CLI git-baton knows, and the
+//! commented file `git baton init` writes from them (pure data and rendering, no I/O).
+//!
+//! Each preset is the agent's current non-interactive invocation — for Claude Code, Codex and
+//! Gemini CLI checked against the real CLI (docs/agents.md names the versions; aider's and
+//! opencode's come from their documentation): how the prompt reaches it, which
+//! `output:` parser reads what it prints, and the text it prints when it is rate limited. Two
+//! facts shape them more than any other:
+//!
+//! - Agents must be able to record why a target needed no change without touching `.git`
+//!   themselves: the presets allow exactly the two agent-side commands, `git baton unchanged`
+//!   and `git baton check`, and nothing else beyond what the agent's edit mode already allows.
+//! - A sandbox decides where an agent may write. Codex's `workspace-write` sandbox refuses the
+//!   main repository's `.git` from a linked worktree, where both those commands and the agent's
+//!   own `git commit` write, so its preset grants `{git_common_dir}` with `--add-dir`.
+
+use super::output::Format;
+
+/// The Claude Code Stop hook: `git baton check` in hook form (see docs/agents.md).
+pub const CLAUDE_STOP_HOOK: &str = "git baton check --hook claude-stop";
+
+/// What Claude Code may run besides editing files: the two agent-side commands, nothing else.
+pub const CLAUDE_ALLOWED_TOOLS: [&str; 2] =
+    ["Bash(git baton unchanged:*)", "Bash(git baton check:*)"];
+
+/// One agent CLI's actor entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preset {
+    /// The actor's name in `.baton.yml`, and what `git baton init --agent` takes.
+    pub name: &'static str,
+    /// The program looked up on `PATH` to decide whether the agent is installed.
+    pub program: &'static str,
+    /// The product's name, for comments and messages.
+    pub title: &'static str,
+    /// Comment lines written above the entry: how the prompt is passed, where the agent may
+    /// write, what to adjust.
+    pub notes: &'static [&'static str],
+    /// The argv template (placeholders as in docs/config.md).
+    pub command: &'static [&'static str],
+    /// The prompt goes to the agent's stdin.
+    pub stdin_prompt: bool,
+    /// The actor's `output:` (which parser reads what the agent prints).
+    pub output: Format,
+    pub rate_limit_exit_codes: &'static [i32],
+    /// Substrings of the agent's output that mean "rate limited" when it exits non-zero.
+    pub rate_limit_patterns: &'static [&'static str],
+}
+
+/// The settings Claude Code gets through `--settings`: the Stop hook, nothing written to the
+/// worktree.
+const CLAUDE_SETTINGS: &str = r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"git baton check --hook claude-stop"}]}]}}"#;
+
+/// Every preset, in the order `init` writes them; the first one found is the pipeline's actor.
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "claude",
+        program: "claude",
+        title: "Claude Code",
+        notes: &[
+            "Print mode; the prompt on stdin. acceptEdits lets it edit files in the worktree and",
+            "nowhere else; --allowedTools lets it run exactly `git baton unchanged` and",
+            "`git baton check`. The Stop hook (--settings, no file in the worktree) runs",
+            "`git baton check --hook claude-stop`: while a target is uncovered Claude is told",
+            "which and keeps working in the same session, up to 3 times per attempt",
+            "(add `--max-blocks N` to the hook command to change that).",
+            "A rate limit exits 1: output `claude-json` reads `api_error_status: 429`, and the",
+            "patterns catch subscription limits.",
+        ],
+        command: &[
+            "claude",
+            "-p",
+            "--output-format",
+            "json",
+            "--permission-mode",
+            "acceptEdits",
+            "--allowedTools",
+            CLAUDE_ALLOWED_TOOLS[0],
+            CLAUDE_ALLOWED_TOOLS[1],
+            "--settings",
+            CLAUDE_SETTINGS,
+        ],
+        stdin_prompt: true,
+        output: Format::ClaudeJson,
+        rate_limit_exit_codes: &[],
+        rate_limit_patterns: &[
+            "You've hit your",
+            "usage limit reached",
+            "Request rejected (429)",
+        ],
+    },
+    Preset {
+        name: "codex",
+        program: "codex",
+        title: "Codex CLI",
+        notes: &[
+            "`codex exec`, the prompt on stdin (`-`; without a prompt it would wait for stdin).",
+            "The workspace-write sandbox lets it write the worktree; --add-dir grants the main",
+            "repository's .git, where `git baton unchanged` and its own `git commit` write.",
+            "allow_login_shell=false: its commands keep the PATH git-baton runs with (a login",
+            "shell's profile would reset it, and `git baton` would not be found).",
+            "A rate limit exits 1: output `codex-jsonl` reads `turn.failed`.",
+        ],
+        command: &[
+            "codex",
+            "exec",
+            "--json",
+            "--sandbox",
+            "workspace-write",
+            "--add-dir",
+            "{git_common_dir}",
+            "-c",
+            "allow_login_shell=false",
+            "-",
+        ],
+        stdin_prompt: true,
+        output: Format::CodexJsonl,
+        rate_limit_exit_codes: &[],
+        rate_limit_patterns: &["429 Too Many Requests", "hit your usage limit"],
+    },
+    Preset {
+        name: "gemini",
+        program: "gemini",
+        title: "Gemini CLI",
+        notes: &[
+            "Headless mode: the prompt on stdin, with -p appended to it. --skip-trust keeps",
+            "auto_edit (in an untrusted folder Gemini falls back to asking, which headless mode",
+            "cannot); auto_edit approves edits, and --allowed-tools (once per tool) exactly the",
+            "two agent-side commands (deprecated in favour of policy files, which would need a",
+            "file). Exit codes: 1 for errors and API failures (rate limits included), 41 no",
+            "authentication, 42 input error, 53 turn limit.",
+        ],
+        command: &[
+            "gemini",
+            "--output-format",
+            "json",
+            "--skip-trust",
+            "--approval-mode",
+            "auto_edit",
+            // Once per tool: the flag is an array, and a second value would be taken as the
+            // positional prompt, which Gemini refuses together with -p.
+            "--allowed-tools",
+            "run_shell_command(git baton unchanged)",
+            "--allowed-tools",
+            "run_shell_command(git baton check)",
+            "-p",
+            "Carry out the task above.",
+        ],
+        stdin_prompt: true,
+        output: Format::GeminiJson,
+        rate_limit_exit_codes: &[],
+        rate_limit_patterns: &["RESOURCE_EXHAUSTED", "Quota exceeded", "status 429"],
+    },
+    Preset {
+        name: "aider",
+        program: "aider",
+        title: "aider",
+        notes: &[
+            "One message from the prompt file, then exit; --yes-always answers its questions.",
+            "aider does not run shell commands unattended, so it cannot record a reason: it must",
+            "change every target, or the gate blocks the attempt. It prints usage as one rounded",
+            "text line only.",
+        ],
+        command: &[
+            "aider",
+            "--message-file",
+            "{prompt_file}",
+            "--yes-always",
+            "--no-auto-commits",
+            "--no-pretty",
+            "--no-stream",
+            "--no-check-update",
+        ],
+        stdin_prompt: false,
+        output: Format::Text,
+        rate_limit_exit_codes: &[],
+        rate_limit_patterns: &["RateLimitError", "rate limit"],
+    },
+    Preset {
+        name: "opencode",
+        program: "opencode",
+        title: "opencode",
+        notes: &[
+            "`opencode run` takes the prompt as its message argument (a shell reads the prompt",
+            "file into it). Its JSON output has no parser yet, so it is read as text.",
+        ],
+        command: &[
+            "sh",
+            "-c",
+            r#"exec opencode run "$(cat "$BATON_PROMPT_FILE")""#,
+        ],
+        stdin_prompt: false,
+        output: Format::Text,
+        rate_limit_exit_codes: &[],
+        rate_limit_patterns: &["rate limit", "429"],
+    },
+];
+
+/// The plain-command example every written file ends with.
+const PLAIN: &[&str] = &[
+    "  # Any command is an actor. A plain command records a target that needs no change with",
+    "  # `git baton unchanged <TARGET> <REASON>` (run in the worktree), or by writing JSON to",
+    "  # $BATON_EVIDENCE_FILE (docs/plan-format.md); exit 75 here means \"rate limited\".",
+    "  script:",
+    "    command: [./scripts/agent.sh, \"{prompt_file}\"]",
+    "    rate_limit: { exit_codes: [75] }",
+];
+
+/// The preset named `name`.
+pub fn find(name: &str) -> Option<&'static Preset> {
+    PRESETS.iter().find(|p| p.name == name)
+}
+
+/// Every preset's name, for "did you mean" and help.
+pub fn names() -> Vec<&'static str> {
+    PRESETS.iter().map(|p| p.name).collect()
+}
+
+/// The `.baton.yml` `init` writes: one actor per preset in `chosen` (in that order; the first
+/// runs the gated stage), the plain-command example, and a pipeline.
+pub fn render(chosen: &[&Preset], found_on_path: bool) -> String {
+    let mut out = String::new();
+    out.push_str(
+        "# git-baton configuration (docs/config.md); agents and their flags: docs/agents.md.\n",
+    );
+    if chosen.is_empty() {
+        out.push_str("# No agent CLI was found on PATH; `git baton init --agent NAME --force`\n");
+        out.push_str(&format!(
+            "# writes a preset for one of: {}.\n",
+            names().join(", ")
+        ));
+    } else if found_on_path {
+        out.push_str("# One preset per agent CLI found on PATH.\n");
+    }
+    out.push_str("actors:\n");
+    for preset in chosen {
+        render_preset(&mut out, preset);
+    }
+    for line in PLAIN {
+        out.push_str(line);
+        out.push('\n');
+    }
+    let executor = chosen.first().map_or("script", |p| p.name);
+    out.push_str(
+        "\n# A stage succeeds only when every plan target changed or has a recorded reason.\n",
+    );
+    if let [first, rest @ ..] = chosen
+        && !rest.is_empty()
+    {
+        let rest: Vec<&str> = rest.iter().map(|p| p.name).collect();
+        out.push_str(&format!(
+            "# To hand the stage to another agent when {} is rate limited, add to it:\n#   fallback: [{}]\n",
+            first.name,
+            rest.join(", ")
+        ));
+    }
+    out.push_str("pipeline:\n");
+    out.push_str(&format!(
+        "  - {{ stage: executor, actor: {executor}, gate: coverage }}\n"
+    ));
+    out
+}
+
+fn render_preset(out: &mut String, preset: &Preset) {
+    out.push_str(&format!("  # {} (`{}`).\n", preset.title, preset.program));
+    for note in preset.notes {
+        out.push_str(&format!("  # {note}\n"));
+    }
+    out.push_str(&format!("  {}:\n    command:\n", preset.name));
+    for arg in preset.command {
+        out.push_str(&format!("      - {}\n", scalar(arg)));
+    }
+    if preset.stdin_prompt {
+        out.push_str("    stdin: prompt\n");
+    }
+    out.push_str(&format!("    output: {}\n", preset.output.name()));
+    let codes: Vec<String> = preset
+        .rate_limit_exit_codes
+        .iter()
+        .map(i32::to_string)
+        .collect();
+    let patterns: Vec<String> = preset
+        .rate_limit_patterns
+        .iter()
+        .map(|p| scalar_quoted(p))
+        .collect();
+    out.push_str("    rate_limit:\n");
+    if !codes.is_empty() {
+        out.push_str(&format!("      exit_codes: [{}]\n", codes.join(", ")));
+    }
+    out.push_str(&format!("      patterns: [{}]\n", patterns.join(", ")));
+}
+
+/// `text` as a YAML scalar: bare when nothing in it means anything to YAML, else quoted.
+fn scalar(text: &str) -> String {
+    let bare = text
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric())
+        || (text.len() > 1 && text.starts_with('-') && !text.starts_with("--- "));
+    let safe = text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_./=".contains(c));
+    if bare && safe && !["true", "false", "null", "yes", "no", "on", "off"].contains(&text) {
+        text.to_string()
+    } else {
+        scalar_quoted(text)
+    }
+}
+
+/// `text` quoted: single quotes (nothing escaped but `'`), which keep JSON readable.
+fn scalar_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scalars_are_bare_only_when_yaml_reads_them_as_written() {
+        assert_eq!(scalar("claude"), "claude");
+        assert_eq!(scalar("-p"), "-p");
+        assert_eq!(scalar("--output-format"), "--output-format");
+        assert_eq!(scalar("-"), "'-'");
+        assert_eq!(scalar("{prompt_file}"), "'{prompt_file}'");
+        assert_eq!(
+            scalar("Bash(git baton check:*)"),
+            "'Bash(git baton check:*)'"
+        );
+        assert_eq!(scalar("no"), "'no'");
+        assert_eq!(scalar_quoted("You've hit"), "'You''ve hit'");
+    }
+
+    #[test]
+    fn every_preset_has_a_unique_name_and_rate_limit_patterns() {
+        let mut names = names();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), PRESETS.len());
+        for preset in PRESETS {
+            assert!(!preset.rate_limit_patterns.is_empty(), "{}", preset.name);
+        }
+    }
+
+    /// Each limit message measured with a real CLI (or in public reports) is caught by a
+    /// pattern of its preset, the way exec matches them (a substring, ASCII case ignored).
+    #[test]
+    fn patterns_catch_the_measured_limit_messages() {
+        let caught = |name: &str, message: &str| {
+            find(name).unwrap().rate_limit_patterns.iter().any(|p| {
+                message
+                    .to_ascii_lowercase()
+                    .contains(&p.to_ascii_lowercase())
+            })
+        };
+        for message in [
+            "You've hit your limit \u{b7} resets 3pm (Europe/Berlin)",
+            "You've hit your 5-hour limit \u{b7} resets 5pm (Europe/Berlin)",
+            "Claude AI usage limit reached|1796140800",
+            "API Error: Request rejected (429) \u{b7} rate_limit_error",
+        ] {
+            assert!(caught("claude", message), "{message}");
+        }
+        for message in [
+            "exceeded retry limit, last status: 429 Too Many Requests",
+            "You\u{2019}ve hit your usage limit. Upgrade to Pro or try again at Dec 1st, 2026 4:00 PM.",
+        ] {
+            assert!(caught("codex", message), "{message}");
+        }
+    }
+
+    /// The hook in the settings JSON is the one the docs name, and the JSON is JSON.
+    #[test]
+    fn claude_settings_carry_the_stop_hook() {
+        let settings: serde_json::Value = serde_json::from_str(CLAUDE_SETTINGS).unwrap();
+        assert_eq!(
+            settings["hooks"]["Stop"][0]["hooks"][0]["command"],
+            CLAUDE_STOP_HOOK
+        );
+        let claude = find("claude").unwrap();
+        assert!(claude.command.contains(&CLAUDE_SETTINGS));
+        assert!(!claude.command.iter().any(|a| a.contains("full-auto")));
+    }
+
+    #[test]
+    fn the_first_chosen_preset_runs_the_gated_stage() {
+        let text = render(&[find("codex").unwrap(), find("claude").unwrap()], true);
+        assert!(text.contains("actor: codex, gate: coverage"), "{text}");
+        assert!(text.contains("#   fallback: [claude]\n"), "{text}");
+        let text = render(&[], true);
+        assert!(text.contains("actor: script, gate: coverage"), "{text}");
+        assert!(text.contains("No agent CLI was found on PATH"), "{text}");
+    }
+}

@@ -1,0 +1,87 @@
+//! `git baton check`: what the coverage gate would say about the open attempt now, for the agent
+//! inside a run's worktree; and its hook form for Claude Code's Stop hook.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use clap::{Args, ValueEnum};
+
+use super::{CliError, Context, Outcome};
+use crate::run::agent_side::{Current, DEFAULT_MAX_BLOCKS, Hook, HookInput, MAX_HOOK_INPUT};
+
+/// Show what the coverage gate would say now (for the agent, inside a run's worktree).
+///
+/// The same evidence, diff and rule as the gate that runs when the agent exits. Exit 0 when the
+/// attempt would pass, 1 while a target is uncovered or the evidence has a problem, 2 outside a
+/// run's worktree or when no attempt runs.
+///
+/// `--hook claude-stop` is the form Claude Code's Stop hook runs: it reads the hook's JSON on
+/// stdin and, while a target is uncovered, prints {"decision":"block","reason":…} so that Claude
+/// keeps working in the same session — at most --max-blocks times per attempt, then it lets
+/// Claude stop. It exits 0 whenever it decides; when it cannot decide (not in a run, unreadable
+/// input) it prints the error and exits 1, which Claude Code treats as a non-blocking error: the
+/// agent stops and the gate decides. It never exits 2, which Claude Code would read as "block".
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Print the verdict as JSON.
+    #[arg(long, conflicts_with = "hook")]
+    pub json: bool,
+
+    /// Answer an agent's hook instead of a person.
+    #[arg(long, value_enum, value_name = "AGENT")]
+    pub hook: Option<HookKind>,
+
+    /// With --hook: how often the hook may keep the agent working in one attempt.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_BLOCKS, requires = "hook")]
+    pub max_blocks: u32,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum HookKind {
+    /// Claude Code's `Stop` hook.
+    ClaudeStop,
+}
+
+pub fn cmd_check(cwd: &Path, args: CheckArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    match args.hook {
+        Some(HookKind::ClaudeStop) => match claude_stop(cwd, args.max_blocks, out) {
+            Ok(outcome) => Ok(outcome),
+            Err(err) => {
+                err.print(&mut crate::term::stderr());
+                Ok(Outcome::HookFailedOpen)
+            }
+        },
+        None => {
+            let ctx = Context::open(cwd)?;
+            let current = Current::find(&ctx.repo, &ctx.store)?;
+            let check = current.check(&ctx.repo);
+            if args.json {
+                super::write_json(out, &check);
+            } else {
+                let _ = out.write_all(crate::report::check::text(&check).as_bytes());
+            }
+            Ok(Outcome::Checked {
+                passed: check.passed,
+            })
+        }
+    }
+}
+
+fn claude_stop(cwd: &Path, max_blocks: u32, out: &mut dyn Write) -> Result<Outcome, CliError> {
+    let mut text = String::new();
+    std::io::stdin()
+        .take(MAX_HOOK_INPUT)
+        .read_to_string(&mut text)
+        .map_err(|e| CliError::input(format!("cannot read the hook's input: {e}")))?;
+    let input = HookInput::parse(&text)?;
+    let ctx = Context::open(cwd)?;
+    let current = Current::find(&ctx.repo, &ctx.store)?;
+    let check = current.check(&ctx.repo);
+    let answer = match current.stop_hook(&check, &input, max_blocks)? {
+        Hook::Block { reason } => serde_json::json!({"decision": "block", "reason": reason}),
+        Hook::Allow { note: Some(note) } => serde_json::json!({"systemMessage": note}),
+        Hook::Allow { note: None } => serde_json::json!({}),
+    };
+    let _ = writeln!(out, "{answer}");
+    Ok(Outcome::Done)
+}

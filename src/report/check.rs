@@ -1,0 +1,96 @@
+//! What `git baton check` prints: the gate's verdict on the open attempt of a run, as the agent
+//! inside the run's worktree needs it — which targets are uncovered and how to cover them.
+
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use super::escape;
+use crate::coverage::{Report, TargetStatus};
+
+/// The version of `check --json`'s layout: raised when a field changes meaning or goes away
+/// (adding one does not).
+pub const CHECK_SCHEMA_VERSION: u32 = 1;
+
+/// The gate's view of an open attempt, filled by the run (`run::agent_side`); `check --json`
+/// prints it.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[cfg_attr(test, schemars(title = "git-baton check --json"))]
+pub struct Check {
+    /// [`CHECK_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    pub run_id: String,
+    pub stage: String,
+    pub attempt: u32,
+    /// The stage has the coverage gate.
+    pub gated: bool,
+    /// The gate will decide this attempt (`coverage: resume` leaves first attempts alone).
+    pub enforced: bool,
+    /// The attempt would pass now: covered, or not enforced.
+    pub passed: bool,
+    pub coverage: Option<Report>,
+    /// Why there is no report: the evidence is invalid, the diff failed, the stage has no gate.
+    pub error: Option<String>,
+}
+
+/// The text form: a verdict line, one row per target, problems, and what to do next.
+pub fn text(check: &Check) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "run {}, stage {}, attempt {}",
+        check.run_id, check.stage, check.attempt
+    );
+    if let Some(report) = &check.coverage {
+        let width = report
+            .targets
+            .iter()
+            .map(|t| escape::line(&t.target).chars().count())
+            .max()
+            .unwrap_or(0);
+        for t in &report.targets {
+            let detail = match t.status {
+                TargetStatus::Changed => escape::line(&t.paths.join(", ")).into_owned(),
+                TargetStatus::Unchanged => format!(
+                    "because: {}",
+                    escape::line(t.reason.as_deref().unwrap_or(""))
+                ),
+                TargetStatus::Uncovered => "no change and no reason".into(),
+            };
+            let status = super::status::word(t.status);
+            let target = escape::line(&t.target);
+            let _ = writeln!(out, "  {status:<10} {target:<width$}  {detail}");
+        }
+        for p in &report.problems {
+            let _ = writeln!(
+                out,
+                "  problem    {}: {}",
+                escape::line(&p.source.to_string()),
+                escape::line(&p.message)
+            );
+        }
+    }
+    if let Some(error) = &check.error {
+        let _ = writeln!(out, "{}", escape::line(error));
+    }
+    let covered = check.coverage.as_ref().is_some_and(|r| r.passed);
+    let verdict = match (check.gated, check.enforced, covered) {
+        (false, _, _) => "no gate: this stage is not checked".to_string(),
+        (true, false, _) => {
+            "the gate is not enforced for this attempt (`coverage: resume`); its report is kept"
+                .to_string()
+        }
+        (true, true, true) => "the gate would pass".to_string(),
+        (true, true, false) => "the gate would block this attempt".to_string(),
+    };
+    let _ = writeln!(out, "\n{verdict}");
+    if check.gated && !covered {
+        let _ = writeln!(
+            out,
+            "hint: change each uncovered target, or record why it needed no change:\n\
+             hint:   git baton unchanged <TARGET> \"<specific reason>\""
+        );
+    }
+    out
+}

@@ -1,0 +1,441 @@
+//! The agent-side commands, run by the agent inside a run's worktree while its attempt runs:
+//! `git baton unchanged` records a reason where the gate reads it, `git baton check` says what
+//! the gate would say now, and its hook form keeps Claude Code working while a target is
+//! uncovered.
+//!
+//! The driver holds the run's lock for as long as the attempt runs, so these never take it and
+//! never write `state.json`. They write only the open attempt's own files — the evidence file
+//! the gate reads, and the Stop hook's count — each replaced atomically under the attempt's
+//! own file lock ([`AGENT_LOCK`]), so that two calls at once (an agent running tools in
+//! parallel) both land, one after the other. The gate after the actor exits reads the same
+//! evidence file with the same engine, and decides, always.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::config::closest;
+use crate::coverage::{self, ProblemKind};
+use crate::git::Repo;
+use crate::plan::Plan;
+pub use crate::report::check::Check;
+use crate::state::store::Store;
+use crate::state::{CoverageMode, RunState};
+
+/// In an attempt's directory: the lock the agent-side commands hold while they change the
+/// attempt's files.
+pub const AGENT_LOCK: &str = "agent.lock";
+/// In an attempt's directory: how often the Stop hook blocked, read into the attempt's record
+/// when it ends.
+pub const STOP_HOOK_FILE: &str = "stop-hook.json";
+/// How often the Stop hook blocks one attempt unless told otherwise. Small: each block costs a
+/// turn, and Claude Code stops honouring a hook after 8 blocks in a row anyway.
+pub const DEFAULT_MAX_BLOCKS: u32 = 3;
+/// The most of the hook's input read from stdin.
+pub const MAX_HOOK_INPUT: u64 = 1024 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentSideError {
+    #[error("{dir} is not in the worktree of a git-baton run")]
+    NotInRun { dir: String },
+    #[error("run {run} has no attempt running (it is {status})")]
+    NoOpenAttempt { run: String, status: String },
+    #[error("unknown target `{target}`: the plan of run {run} has no such target")]
+    UnknownTarget {
+        target: String,
+        run: String,
+        suggestion: Option<String>,
+        targets: Vec<String>,
+    },
+    #[error("reason for target `{target}` refused: {message}")]
+    BadReason { target: String, message: String },
+    #[error("target `{target}` already has an entry in this attempt's evidence ({path})")]
+    Duplicate { target: String, path: String },
+    #[error("the evidence file {path} is not valid: {message}")]
+    InvalidEvidence { path: String, message: String },
+    #[error("cannot read the plan snapshot of run {run}: {message}")]
+    Plan { run: String, message: String },
+    #[error("the Stop hook's input is not JSON: {0}")]
+    HookInput(String),
+    #[error("cannot {action} {}", .path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Write(#[from] crate::files::AtomicWriteError),
+    #[error(transparent)]
+    Store(#[from] crate::state::store::StoreError),
+    #[error(transparent)]
+    Git(#[from] crate::git::GitError),
+}
+
+impl AgentSideError {
+    pub fn hints(&self) -> Vec<String> {
+        match self {
+            AgentSideError::NotInRun { .. } => vec![
+                "these commands are for the agent of a run, in the run's worktree (`git baton status` names it)".into(),
+            ],
+            AgentSideError::NoOpenAttempt { run, .. } => vec![format!(
+                "reasons are recorded by the agent while its attempt runs; resume the run with `git baton resume {run}`"
+            )],
+            AgentSideError::UnknownTarget {
+                suggestion, targets, ..
+            } => match suggestion {
+                Some(s) => vec![format!("did you mean `{s}`?")],
+                None => vec![format!("the targets: {}", targets.join(", "))],
+            },
+            AgentSideError::BadReason { .. } => vec![
+                "say specifically why this target needed no change, e.g. \"already states the new rule in section 3\"".into(),
+            ],
+            AgentSideError::Duplicate { .. } => {
+                vec!["one reason per target and attempt; `git baton check` shows what is recorded".into()]
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
+type Result<T, E = AgentSideError> = std::result::Result<T, E>;
+
+/// The run whose worktree the agent is in, and its open attempt.
+pub struct Current {
+    pub state: RunState,
+    pub run_dir: PathBuf,
+    pub stage: usize,
+    /// The open attempt's number within its stage.
+    pub attempt: u32,
+    pub attempt_dir: PathBuf,
+    pub plan: Plan,
+}
+
+impl Current {
+    /// The worktree `repo` (discovered from the current directory) is the worktree of exactly
+    /// one run; that run, with its open attempt.
+    pub fn find(repo: &Repo, store: &Store) -> Result<Current> {
+        let not_in_run = || AgentSideError::NotInRun {
+            dir: repo
+                .workdir()
+                .map(|d| d.display().to_string())
+                .unwrap_or_else(|_| repo.common_dir().display().to_string()),
+        };
+        let workdir = repo
+            .workdir()
+            .ok()
+            .and_then(|d| d.canonicalize().ok())
+            .ok_or_else(not_in_run)?;
+        // The latest run first: a worktree path reused after `clean` belongs to the newest.
+        let state = store
+            .list()?
+            .into_iter()
+            .rev()
+            .filter_map(|id| store.load(&id).ok())
+            .find(|state| Path::new(&state.worktree).canonicalize().ok() == Some(workdir.clone()))
+            .ok_or_else(not_in_run)?;
+        let run_dir = store.run_dir(&state.run_id);
+        let open = state.stages().iter().enumerate().find_map(|(i, stage)| {
+            stage
+                .attempts
+                .last()
+                .filter(|a| a.is_open())
+                .map(|a| (i, a.n, a.dir.clone()))
+        });
+        let Some((stage, attempt, dir)) = open else {
+            return Err(AgentSideError::NoOpenAttempt {
+                run: state.run_id.to_string(),
+                status: crate::report::status::word(state.status()),
+            });
+        };
+        let snapshot = run_dir.join(&state.plan.snapshot);
+        let plan = std::fs::read_to_string(&snapshot)
+            .map_err(|e| e.to_string())
+            .and_then(|text| crate::plan::parse(&state.plan.path, &text).map_err(|e| e.to_string()))
+            .map_err(|message| AgentSideError::Plan {
+                run: state.run_id.to_string(),
+                message,
+            })?;
+        Ok(Current {
+            attempt_dir: run_dir.join(&dir),
+            run_dir,
+            state,
+            stage,
+            attempt,
+            plan,
+        })
+    }
+
+    fn evidence_file(&self) -> PathBuf {
+        self.attempt_dir.join("evidence.json")
+    }
+
+    /// The evidence file as the run's messages name it.
+    fn evidence_shown(&self) -> String {
+        let stage = &self.state.stages()[self.stage];
+        format!("attempts/{}-{}/evidence.json", stage.name, self.attempt)
+    }
+
+    /// Holds the attempt's own lock until the returned file is dropped.
+    fn lock(&self) -> Result<File> {
+        let path = self.attempt_dir.join(AGENT_LOCK);
+        let io = |action| {
+            let path = path.clone();
+            move |source| AgentSideError::Io {
+                action,
+                path,
+                source,
+            }
+        };
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io("open"))?;
+        file.lock().map_err(io("lock"))?;
+        Ok(file)
+    }
+
+    /// Records that `target` needed no change, because `reason`, in the open attempt's evidence.
+    /// Refused at once — before anything is written — for a target the plan does not have, a
+    /// reason the gate would refuse, or a target that already has an entry.
+    pub fn record_unchanged(&self, target: &str, reason: &str) -> Result<()> {
+        let specs: Vec<&str> = self.plan.targets.iter().map(|t| t.spec.as_str()).collect();
+        if !specs.contains(&target) {
+            return Err(AgentSideError::UnknownTarget {
+                target: target.into(),
+                run: self.state.run_id.to_string(),
+                suggestion: closest(target, &specs).map(String::from),
+                targets: specs.iter().map(|s| s.to_string()).collect(),
+            });
+        }
+        let reason = reason.trim();
+        if let Err(kind) = coverage::check_reason(reason) {
+            return Err(AgentSideError::BadReason {
+                target: target.into(),
+                message: reason_message(kind),
+            });
+        }
+        let _held = self.lock()?;
+        let path = self.evidence_file();
+        let shown = self.evidence_shown();
+        let invalid = |message: String| AgentSideError::InvalidEvidence {
+            path: shown.clone(),
+            message,
+        };
+        // Whatever else the file holds (usage, entries a plain command wrote) stays as it is.
+        let mut document = match super::read_evidence(&path, &shown) {
+            Err(message) => return Err(invalid(message)),
+            Ok(None) => serde_json::json!({}),
+            Ok(Some(evidence)) => {
+                if evidence.entries.iter().any(|e| e.target == target) {
+                    return Err(AgentSideError::Duplicate {
+                        target: target.into(),
+                        path: shown,
+                    });
+                }
+                let text = std::fs::read_to_string(&path).map_err(|source| AgentSideError::Io {
+                    action: "read",
+                    path: path.clone(),
+                    source,
+                })?;
+                serde_json::from_str::<Value>(&text).map_err(|e| invalid(e.to_string()))?
+            }
+        };
+        let Some(object) = document.as_object_mut() else {
+            return Err(invalid("the top level is not an object".into()));
+        };
+        let entries = object
+            .entry("target_coverage")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let Some(entries) = entries.as_array_mut() else {
+            return Err(invalid("`target_coverage` is not a list".into()));
+        };
+        entries.push(serde_json::json!({
+            "target": target,
+            "status": "unchanged",
+            "reason": reason,
+        }));
+        let mut bytes = serde_json::to_vec_pretty(&document).expect("serializes");
+        bytes.push(b'\n');
+        crate::files::write_atomic(&path, &bytes)?;
+        Ok(())
+    }
+
+    /// What the gate would say if the attempt ended now: the same evidence file, diff and rule.
+    pub fn check(&self, repo: &Repo) -> Check {
+        let evidence = super::read_evidence(&self.evidence_file(), &self.evidence_shown());
+        let stage = &self.state.stages()[self.stage];
+        let enforced = stage.gated
+            && (self.state.policy.coverage == CoverageMode::Always
+                || crate::state::is_resumed(self.attempt));
+        let result = if stage.gated {
+            super::gate(repo, &self.state, &self.plan.targets, &evidence)
+        } else {
+            Err(format!("stage `{}` has no coverage gate", stage.name))
+        };
+        Check {
+            schema_version: crate::report::check::CHECK_SCHEMA_VERSION,
+            run_id: self.state.run_id.to_string(),
+            stage: stage.name.clone(),
+            attempt: self.attempt,
+            gated: stage.gated,
+            enforced,
+            passed: match &result {
+                Ok(report) => report.passed || !enforced,
+                Err(_) => !enforced,
+            },
+            coverage: result.as_ref().ok().cloned(),
+            error: result.err(),
+        }
+    }
+
+    /// The Stop hook's decision: block while the check fails, at most `max_blocks` times per
+    /// attempt; the count is kept in the attempt's [`STOP_HOOK_FILE`].
+    pub fn stop_hook(&self, check: &Check, input: &HookInput, max_blocks: u32) -> Result<Hook> {
+        if check.passed {
+            return Ok(Hook::Allow { note: None });
+        }
+        let _held = self.lock()?;
+        let path = self.attempt_dir.join(STOP_HOOK_FILE);
+        let mut record = read_stop_hook(&path).unwrap_or_default();
+        if record.blocks >= max_blocks {
+            return Ok(Hook::Allow {
+                note: Some(format!(
+                    "git-baton: the Stop hook blocked {} time(s), its limit for this attempt; the gate decides when the agent exits",
+                    record.blocks
+                )),
+            });
+        }
+        record.blocks += 1;
+        if let Some(session) = &input.session_id {
+            record.session_id = Some(session.clone());
+        }
+        let mut bytes = serde_json::to_vec_pretty(&record).expect("serializes");
+        bytes.push(b'\n');
+        crate::files::write_atomic(&path, &bytes)?;
+        Ok(Hook::Block {
+            reason: block_reason(check),
+        })
+    }
+}
+
+/// How often the Stop hook blocked the attempt whose directory is `dir`, if it ever ran.
+pub fn stop_hook_blocks(dir: &Path) -> Option<u32> {
+    read_stop_hook(&dir.join(STOP_HOOK_FILE)).map(|r| r.blocks)
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct StopHookRecord {
+    blocks: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    session_id: Option<String>,
+}
+
+fn read_stop_hook(path: &Path) -> Option<StopHookRecord> {
+    let bytes = crate::files::read_limited(path, 64 * 1024).ok()??;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// The part of Claude Code's Stop hook input git-baton reads; the rest is ignored.
+#[derive(Debug, Default, Deserialize)]
+pub struct HookInput {
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub stop_hook_active: bool,
+}
+
+impl HookInput {
+    pub fn parse(text: &str) -> Result<HookInput> {
+        if text.trim().is_empty() {
+            return Ok(HookInput::default());
+        }
+        serde_json::from_str(text).map_err(|e| AgentSideError::HookInput(e.to_string()))
+    }
+}
+
+/// The Stop hook's answer.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Hook {
+    /// Let the agent stop; `note` says why although a target is uncovered.
+    Allow { note: Option<String> },
+    /// Keep the agent working, with `reason` as its next instruction.
+    Block { reason: String },
+}
+
+/// The instruction Claude Code gets when the hook blocks: which targets, and how to cover them.
+fn block_reason(check: &Check) -> String {
+    let mut text = String::from("git-baton: the coverage gate would block this attempt. ");
+    match &check.coverage {
+        Some(report) => {
+            let uncovered: Vec<&str> = report.uncovered().map(|t| t.target.as_str()).collect();
+            if !uncovered.is_empty() {
+                text.push_str(&format!(
+                    "{} of {} targets are uncovered: {}. ",
+                    uncovered.len(),
+                    report.targets.len(),
+                    uncovered.join(", ")
+                ));
+            }
+            for p in &report.problems {
+                text.push_str(&format!("Problem: {}. ", p.message));
+            }
+        }
+        None => {
+            if let Some(error) = &check.error {
+                text.push_str(&format!("{error}. "));
+            }
+        }
+    }
+    text.push_str(
+        "Change each uncovered target as the plan asks. For a target that truly needs no \
+         change, run `git baton unchanged <TARGET> \"<specific reason>\"`. Run `git baton check` \
+         to see what the gate will say, then finish.",
+    );
+    text
+}
+
+/// The reason rule's verdict as a sentence, the way the gate words it.
+fn reason_message(kind: ProblemKind) -> String {
+    match kind {
+        ProblemKind::EmptyReason => "the reason is empty".into(),
+        ProblemKind::PlaceholderReason => "the reason is a placeholder".into(),
+        ProblemKind::ReasonTooLong => format!(
+            "the reason is longer than {} characters",
+            coverage::MAX_REASON_CHARS
+        ),
+        _ => format!(
+            "the reason is too short (at least {} words and {} characters)",
+            coverage::MIN_REASON_WORDS,
+            coverage::MIN_REASON_CHARS
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hook_input_is_read_leniently_but_must_be_json() {
+        let input =
+            HookInput::parse(r#"{"session_id": "s-1", "stop_hook_active": true, "x": 1}"#).unwrap();
+        assert_eq!(input.session_id.as_deref(), Some("s-1"));
+        assert!(input.stop_hook_active);
+        assert!(HookInput::parse("").unwrap().session_id.is_none());
+        assert!(HookInput::parse("not json").is_err());
+    }
+
+    #[test]
+    fn reason_messages_name_the_rule() {
+        assert_eq!(
+            reason_message(ProblemKind::PlaceholderReason),
+            "the reason is a placeholder"
+        );
+        assert!(reason_message(ProblemKind::ReasonTooShort).contains("at least 3 words"));
+    }
+}

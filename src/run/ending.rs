@@ -1,0 +1,137 @@
+//! How an attempt ends, from what the exec layer observed: the outcome, the error message, and
+//! what the agent's output said (usage, session, the reset of a rate limit).
+
+use jiff::Timestamp;
+
+use crate::agent::output::{Format, Report, Reset, Verdict};
+use crate::coverage;
+use crate::exec;
+use crate::state::transition::AttemptEnd;
+use crate::state::{AgentOutput, Cause, Outcome, RateLimitReset, UsageSource};
+
+/// How the attempt ended, from what the exec layer observed; with the rate limit's reset as the
+/// output gave it, dated by the caller once the attempt's end is known.
+pub(super) fn attempt_end(f: &exec::Finished, format: Format) -> (AttemptEnd, Option<Reset>) {
+    let duration_ms = Some(f.duration.as_millis() as u64);
+    let tail = |prefix: String| {
+        if f.stderr_tail.trim().is_empty() {
+            prefix
+        } else {
+            format!("{prefix}; stderr ends with:\n{}", f.stderr_tail.trim_end())
+        }
+    };
+    let verdict = f.agent.as_ref().and_then(|r| r.verdict.as_ref());
+    let (outcome, cause, error) = match &f.outcome {
+        exec::Outcome::Succeeded => (Outcome::Succeeded, None, None),
+        exec::Outcome::Failed { exit_code, signal } => {
+            let what = match (exit_code, signal) {
+                (Some(code), _) => format!("the actor exited with code {code}"),
+                (None, Some(sig)) => format!("the actor was killed by signal {sig}"),
+                _ => "the actor failed".into(),
+            };
+            let what = match verdict {
+                Some(Verdict::Failed { message }) => {
+                    format!(
+                        "{what}; its output ({}) reports a failure: {message}",
+                        format.name()
+                    )
+                }
+                _ => what,
+            };
+            (Outcome::Failed, None, Some(tail(what)))
+        }
+        exec::Outcome::RateLimited { matched, .. } => {
+            let resets = match verdict {
+                Some(Verdict::RateLimited {
+                    reset: Some(reset), ..
+                }) => format!("; resets {}", reset.text),
+                _ => String::new(),
+            };
+            (
+                Outcome::RateLimited,
+                None,
+                Some(format!("rate limited ({matched}){resets}")),
+            )
+        }
+        exec::Outcome::Interrupted { cause } => {
+            let (cause, what) = match cause {
+                exec::Cause::Manual => (Cause::Manual, "stopped by request"),
+                exec::Cause::Timeout => (Cause::Timeout, "stopped: the actor's timeout elapsed"),
+            };
+            (Outcome::Interrupted, Some(cause), Some(what.to_string()))
+        }
+    };
+    let (usage, agent, reset) = match &f.agent {
+        None => (None, None, None),
+        Some(report) => agent_record(report, format),
+    };
+    let end = AttemptEnd {
+        outcome,
+        cause,
+        duration_ms,
+        exit_code: f.exit_code,
+        signal: f.signal,
+        usage_source: usage.as_ref().map(|_| UsageSource::Output),
+        usage,
+        agent,
+        error,
+        coverage: None,
+        exec_error: false,
+        snapshot: None,
+        hook_blocks: None,
+    };
+    (end, reset)
+}
+
+/// What an attempt records of its agent's output: the usage (when the output counted tokens or
+/// cost), the rest of what was read, and the reset of a rate limit, still to be dated.
+fn agent_record(
+    report: &Report,
+    format: Format,
+) -> (
+    Option<coverage::Usage>,
+    Option<Box<AgentOutput>>,
+    Option<Reset>,
+) {
+    let tokens = report.tokens.clone().unwrap_or_default();
+    let usage = (report.tokens.is_some() || report.cost_usd.is_some()).then(|| coverage::Usage {
+        input_tokens: tokens.input,
+        output_tokens: tokens.output,
+        cost_usd: report.cost_usd,
+        model: report.model.clone(),
+        provider: None,
+    });
+    let reset = match &report.verdict {
+        Some(Verdict::RateLimited { reset, .. }) => reset.clone(),
+        _ => None,
+    };
+    let agent = AgentOutput {
+        format,
+        session_id: report.session_id.clone(),
+        cache_read_input_tokens: tokens.cache_read,
+        cache_creation_input_tokens: tokens.cache_creation,
+        reasoning_output_tokens: tokens.reasoning,
+        rate_limit_reset: None,
+        unparsed: report.unparsed.clone(),
+        cut: report.cut,
+    };
+    (usage, Some(Box::new(agent)), reset)
+}
+
+/// The reset as recorded: its words, and its instant when the output named one (an epoch) or a
+/// wait (counted from the attempt's end).
+pub(super) fn reset_record(reset: Reset, ended_at: Timestamp) -> RateLimitReset {
+    let at = match (reset.epoch, reset.after_secs) {
+        (Some(epoch), _) => Timestamp::from_second(epoch).ok(),
+        (None, Some(secs)) => i64::try_from(secs).ok().and_then(|secs| {
+            ended_at
+                .checked_add(jiff::SignedDuration::from_secs(secs))
+                .ok()
+        }),
+        (None, None) => None,
+    };
+    RateLimitReset {
+        text: reset.text,
+        at,
+    }
+}

@@ -1,0 +1,180 @@
+//! Finding the real agent CLIs, the skip rule, and the offline environment they run in.
+//!
+//! The CLIs come from `$GIT_BATON_AGENT_BIN` (a directory), by default
+//! `target/agents/node_modules/.bin`, where `.ci/run` installs the pinned versions. A test whose
+//! CLI is missing prints `skipped: <test>: <why>` and passes, so that the README's `cargo test`
+//! works with only Rust and git — unless `GIT_BATON_REQUIRE_REAL_AGENTS=1` (set by `.ci/run`
+//! after a successful install), where a missing CLI fails the test.
+//!
+//! Each test gets scratch `HOME` and `CODEX_HOME` directories and points both CLIs at its own
+//! mock model server on 127.0.0.1; nothing reaches the network.
+#![allow(dead_code)]
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use super::mock::MockServer;
+
+/// The directory holding the CLIs.
+pub fn bin_dir() -> PathBuf {
+    match std::env::var_os("GIT_BATON_AGENT_BIN") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("target/agents/node_modules/.bin"),
+    }
+}
+
+/// The path of `name` (`claude`, `codex`) in [`bin_dir`], or why it cannot be used.
+pub fn find(name: &str) -> Result<PathBuf, String> {
+    let path = bin_dir().join(name);
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "{} is not installed (.ci/install-agents installs the pinned CLIs there; GIT_BATON_AGENT_BIN names another directory)",
+            path.display()
+        ))
+    }
+}
+
+/// Whether a missing CLI fails the test instead of skipping it.
+pub fn required() -> bool {
+    std::env::var_os("GIT_BATON_REQUIRE_REAL_AGENTS").is_some_and(|v| v == "1")
+}
+
+/// The CLI `name` for the running test: `Some(path)`, or `None` after printing
+/// `skipped: <test>: <why>` when it is missing and not required; panics when it is required.
+pub fn agent(name: &str) -> Option<PathBuf> {
+    match find(name) {
+        Ok(path) => Some(path),
+        Err(why) if required() => {
+            panic!("{why}, and GIT_BATON_REQUIRE_REAL_AGENTS=1 requires it")
+        }
+        Err(why) => {
+            let thread = std::thread::current();
+            let test = thread.name().unwrap_or("a real-agent test");
+            // Straight to the stream, past the test harness's capture, so a skip is never silent.
+            let _ = writeln!(std::io::stderr(), "skipped: {test}: {why}");
+            None
+        }
+    }
+}
+
+/// The scratch homes and mock server address an agent runs with.
+pub struct AgentEnv {
+    pub home: PathBuf,
+    pub codex_home: PathBuf,
+    pub url: String,
+    /// Claude Code signs in as a subscriber (an OAuth token) in this time zone, instead of
+    /// with an API key: subscription limits are reported only to subscribers.
+    subscription: Option<&'static str>,
+}
+
+/// The API key both CLIs send; the mock accepts anything.
+pub const API_KEY: &str = "mock-key";
+
+impl AgentEnv {
+    /// Scratch homes under `dir` (created) for an agent talking to `mock`; writes Codex's
+    /// provider configuration.
+    pub fn new(dir: &Path, mock: &MockServer) -> AgentEnv {
+        AgentEnv::with_home(&dir.join("agent-home"), dir, mock)
+    }
+
+    /// Like [`Self::new`] with `home` as HOME (a test repository's, shared with git-baton).
+    pub fn with_home(home: &Path, dir: &Path, mock: &MockServer) -> AgentEnv {
+        let home = home.to_path_buf();
+        let codex_home = dir.join("codex-home");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(&codex_home).unwrap();
+        let env = AgentEnv {
+            home,
+            codex_home,
+            url: mock.url(),
+            subscription: None,
+        };
+        std::fs::write(env.codex_home.join("config.toml"), env.codex_config()).unwrap();
+        env
+    }
+
+    /// The same environment with Claude Code signed in as a subscriber, in time zone `tz`.
+    pub fn subscription(mut self, tz: &'static str) -> AgentEnv {
+        self.subscription = Some(tz);
+        self
+    }
+
+    /// A provider named `mock` at the mock server; one retry, so that a 429 ends the turn
+    /// within seconds instead of after Codex's default backoff.
+    fn codex_config(&self) -> String {
+        format!(
+            "model = \"gpt-5.5\"\n\
+             model_provider = \"mock\"\n\
+             [model_providers.mock]\n\
+             name = \"mock\"\n\
+             base_url = \"{}/v1\"\n\
+             wire_api = \"responses\"\n\
+             env_key = \"MOCK_API_KEY\"\n\
+             request_max_retries = 1\n\
+             stream_max_retries = 1\n",
+            self.url
+        )
+    }
+
+    /// The variables both CLIs need to run offline against the mock.
+    pub fn vars(&self) -> Vec<(&'static str, OsString)> {
+        let auth: [(&'static str, OsString); 2] = match self.subscription {
+            None => [("ANTHROPIC_API_KEY", API_KEY.into()), ("TZ", "UTC".into())],
+            Some(tz) => [
+                ("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-mock".into()),
+                ("TZ", tz.into()),
+            ],
+        };
+        let mut vars = vec![
+            ("HOME", self.home.clone().into()),
+            ("CODEX_HOME", self.codex_home.clone().into()),
+            ("ANTHROPIC_BASE_URL", self.url.clone().into()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+            ("DISABLE_AUTOUPDATER", "1".into()),
+            ("DISABLE_TELEMETRY", "1".into()),
+            ("MOCK_API_KEY", API_KEY.into()),
+            ("NO_COLOR", "1".into()),
+        ];
+        vars.extend(auth);
+        vars
+    }
+
+    /// Runs `program args` in `dir` with only PATH and [`Self::vars`], stdin closed; kills it
+    /// and panics after `timeout`.
+    pub fn run(&self, program: &Path, args: &[&str], dir: &Path, timeout: Duration) -> Output {
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .current_dir(dir)
+            .env_clear()
+            .envs(std::env::var_os("PATH").map(|p| ("PATH", p)))
+            .envs(self.vars())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let child = cmd.spawn().unwrap();
+        wait(child, timeout)
+    }
+}
+
+/// Waits for `child`; kills it and panics after `timeout`, so a hang fails instead of hanging.
+pub fn wait(child: std::process::Child, timeout: Duration) -> Output {
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(timeout) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+            panic!("{pid} did not exit within {timeout:?}");
+        }
+    }
+}

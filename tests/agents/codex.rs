@@ -1,0 +1,182 @@
+//! The real Codex CLI on its own against the mock: `codex exec --json` for a text answer with
+//! usage, an `exec_command` call that edits a file in its sandbox, and an HTTP 429. Its JSON
+//! lines are captured into testdata/agents/codex/ with `GIT_BATON_AGENT_CAPTURE=1`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::capture;
+use super::cli::{self, AgentEnv};
+use super::mock::{MockServer, Script, Turn, Usage};
+
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// `codex exec --json --skip-git-repo-check -s workspace-write PROMPT </dev/null` in `dir`:
+/// exit code, the JSON lines, stdout.
+fn codex_exec(env: &AgentEnv, codex: &Path, dir: &Path, prompt: &str) -> (i32, Vec<Value>, String) {
+    let out = env.run(
+        codex,
+        &[
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "-s",
+            "workspace-write",
+            prompt,
+        ],
+        dir,
+        TIMEOUT,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let lines = stdout
+        .lines()
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| {
+                panic!("codex printed a line that is not JSON ({e}): {l}\n--- stderr\n{stderr}")
+            })
+        })
+        .collect();
+    (out.status.code().unwrap_or(-1), lines, stdout)
+}
+
+fn of_type<'a>(lines: &'a [Value], ty: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|l| l["type"] == ty).collect()
+}
+
+fn scratch() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::Builder::new()
+        .prefix("baton-agent")
+        .tempdir()
+        .unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    std::fs::create_dir_all(base.join("work")).unwrap();
+    (tmp, base)
+}
+
+#[test]
+fn codex_answers_text_and_reports_usage() {
+    let Some(codex) = cli::agent("codex") else {
+        return;
+    };
+    let mock = MockServer::start(Script(vec![Turn::text("hello from the mock").with_usage(
+        Usage {
+            input: 300,
+            output: 40,
+            cache_read: 100,
+        },
+    )]));
+    let (_tmp, base) = scratch();
+    let env = AgentEnv::new(&base, &mock);
+    let (code, lines, stdout) = codex_exec(&env, &codex, &base.join("work"), "say hello");
+    capture("codex", "e2e-text.jsonl", &stdout);
+    assert_eq!(code, 0, "{stdout}");
+    let done = of_type(&lines, "turn.completed");
+    assert_eq!(done.len(), 1, "{stdout}");
+    assert_eq!(done[0]["usage"]["input_tokens"], 300, "{stdout}");
+    assert_eq!(done[0]["usage"]["cached_input_tokens"], 100);
+    assert_eq!(done[0]["usage"]["output_tokens"], 40);
+    assert!(of_type(&lines, "thread.started")[0]["thread_id"].is_string());
+    let messages: Vec<_> = of_type(&lines, "item.completed")
+        .into_iter()
+        .filter(|l| l["item"]["type"] == "agent_message")
+        .collect();
+    assert_eq!(
+        messages[0]["item"]["text"], "hello from the mock",
+        "{stdout}"
+    );
+    let sent = mock.scripted();
+    assert_eq!(sent.len(), 1);
+    assert!(sent[0].body.contains("say hello"));
+    assert_eq!(sent[0].path, "/v1/responses");
+    assert_eq!(sent[0].header("authorization"), Some("Bearer mock-key"));
+}
+
+#[test]
+fn codex_edits_a_file_through_exec_command() {
+    let Some(codex) = cli::agent("codex") else {
+        return;
+    };
+    let (_tmp, base) = scratch();
+    let work = base.join("work");
+    std::fs::write(work.join("notes.txt"), "before\n").unwrap();
+    let mock = MockServer::start(Script(vec![
+        Turn::codex_exec("printf 'after\\n' > notes.txt"),
+        Turn::text("done"),
+    ]));
+    let env = AgentEnv::new(&base, &mock);
+    let (code, lines, stdout) = codex_exec(&env, &codex, &work, "edit notes.txt");
+    capture("codex", "e2e-exec-command.jsonl", &stdout);
+    assert_eq!(code, 0, "{stdout}");
+    assert_eq!(
+        std::fs::read_to_string(work.join("notes.txt")).unwrap(),
+        "after\n",
+        "{stdout}"
+    );
+    let usage = &of_type(&lines, "turn.completed")[0]["usage"];
+    assert_eq!(usage["input_tokens"], 200, "{stdout}");
+    let sent = mock.scripted();
+    assert_eq!(sent.len(), 2);
+    assert!(
+        sent[1].body.contains("function_call_output"),
+        "{}",
+        sent[1].body
+    );
+    assert_eq!(mock.overruns(), 0);
+}
+
+#[test]
+fn codex_exits_1_on_a_429_with_turn_failed() {
+    let Some(codex) = cli::agent("codex") else {
+        return;
+    };
+    let mock = MockServer::start(Script(vec![Turn::rate_limited(&[("retry-after", "1")])]));
+    let (_tmp, base) = scratch();
+    let env = AgentEnv::new(&base, &mock);
+    let (code, lines, stdout) = codex_exec(&env, &codex, &base.join("work"), "say hello");
+    capture("codex", "e2e-429.jsonl", &stdout);
+    assert_eq!(code, 1, "{stdout}");
+    let failed = of_type(&lines, "turn.failed");
+    assert_eq!(failed.len(), 1, "{stdout}");
+    assert_eq!(
+        failed[0]["error"]["message"],
+        "exceeded retry limit, last status: 429 Too Many Requests"
+    );
+    // One try and the one retry the provider allows.
+    assert_eq!(mock.scripted().len(), 2);
+}
+
+#[test]
+fn codex_reports_a_usage_limit_with_its_reset_time() {
+    let Some(codex) = cli::agent("codex") else {
+        return;
+    };
+    // The backend's answer to a ChatGPT plan out of quota; resets_at is 2026-12-01 16:00 UTC.
+    let mock = MockServer::start(Script(vec![Turn::Error {
+        status: 429,
+        headers: vec![],
+        body: json!({"error": {"type": "usage_limit_reached", "message": "The usage limit has been reached",
+                               "plan_type": "plus", "resets_at": 1796140800_u64, "resets_in_seconds": 60000}}),
+    }]));
+    let (_tmp, base) = scratch();
+    let env = AgentEnv::new(&base, &mock);
+    let (code, lines, stdout) = codex_exec(&env, &codex, &base.join("work"), "say hello");
+    capture("codex", "e2e-usage-limit.jsonl", &stdout);
+    assert_eq!(code, 1, "{stdout}");
+    let failed = of_type(&lines, "turn.failed");
+    assert_eq!(failed.len(), 1, "{stdout}");
+    // A typographic apostrophe, and the reset in the local time zone (UTC here).
+    let message = failed[0]["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("You\u{2019}ve hit your usage limit."),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("try again at Dec 1st, 2026 4:00 PM."),
+        "{message}"
+    );
+    // Not retried: a usage limit does not lift in seconds.
+    assert_eq!(mock.scripted().len(), 1);
+}

@@ -1,0 +1,168 @@
+//! The mock model server on its own, over a plain socket: what it answers in each protocol, the
+//! side requests that take no turn, the sticky error and the end of the script.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::mock::{MockServer, Script, Turn, Usage};
+
+/// Sends one POST with a JSON body on a fresh connection and returns (status, head, body).
+fn post(server: &MockServer, path: &str, body: &serde_json::Value) -> (u16, String, String) {
+    let addr = server.url().trim_start_matches("http://").to_string();
+    let mut conn = TcpStream::connect(&addr).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let body = body.to_string();
+    write!(
+        conn,
+        "POST {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    // The server keeps the connection alive; read exactly the head and content-length.
+    let mut raw = Vec::new();
+    let mut byte = [0u8; 1];
+    while !raw.ends_with(b"\r\n\r\n") && raw.len() < 65536 {
+        conn.read_exact(&mut byte).unwrap();
+        raw.push(byte[0]);
+    }
+    let head = String::from_utf8(raw).unwrap();
+    let len: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length: "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let mut body = vec![0; len];
+    conn.read_exact(&mut body).unwrap();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, head, String::from_utf8(body).unwrap())
+}
+
+/// The `data:` payloads of an event stream, parsed.
+fn events(sse: &str) -> Vec<serde_json::Value> {
+    sse.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect()
+}
+
+#[test]
+fn anthropic_turns_stream_in_order_and_side_requests_take_none() {
+    let server = MockServer::start(Script(vec![
+        Turn::tool("Write", json!({"file_path": "/x/a.txt", "content": "A\n"})),
+        Turn::text("done").with_usage(Usage {
+            input: 7,
+            output: 3,
+            cache_read: 2,
+        }),
+    ]));
+    let tools = json!({"model": "claude-test", "stream": true, "tools": [{"name": "Write"}]});
+    let (status, head, body) = post(&server, "/v1/messages?beta=true", &tools);
+    assert_eq!(status, 200);
+    assert!(head.contains("content-type: text/event-stream"), "{head}");
+    let ev = events(&body);
+    let types: Vec<&str> = ev.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "message_start",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_stop",
+            "message_delta",
+            "message_stop"
+        ]
+    );
+    assert_eq!(ev[0]["message"]["model"], "claude-test");
+    assert_eq!(ev[1]["content_block"]["name"], "Write");
+    let input: serde_json::Value =
+        serde_json::from_str(ev[2]["delta"]["partial_json"].as_str().unwrap()).unwrap();
+    assert_eq!(input["content"], "A\n");
+    assert_eq!(ev[4]["delta"]["stop_reason"], "tool_use");
+
+    // A side request without tools gets "ok" and leaves the script where it was.
+    let (status, _, body) = post(&server, "/v1/messages", &json!({"model": "m"}));
+    assert_eq!(status, 200);
+    assert_eq!(events(&body)[2]["delta"]["text"], "ok");
+    assert_eq!(server.played(), 1);
+
+    let (_, _, body) = post(&server, "/v1/messages", &tools);
+    let ev = events(&body);
+    assert_eq!(ev[2]["delta"]["text"], "done");
+    assert_eq!(ev[0]["message"]["usage"]["input_tokens"], 7);
+    assert_eq!(ev[0]["message"]["usage"]["cache_read_input_tokens"], 2);
+    assert_eq!(ev[4]["usage"]["output_tokens"], 3);
+    assert_eq!(ev[4]["delta"]["stop_reason"], "end_turn");
+
+    // Past the end: a 400 and an overrun, never a hang.
+    let (status, _, body) = post(&server, "/v1/messages", &tools);
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(server.overruns(), 1);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    assert_eq!(server.scripted().len(), 3);
+    assert_eq!(requests[0].path, "/v1/messages?beta=true");
+    assert_eq!(requests[0].json()["model"], "claude-test");
+}
+
+#[test]
+fn openai_turns_are_response_events_and_a_429_sticks_to_its_protocol() {
+    let server = MockServer::start(Script(vec![
+        Turn::codex_exec("echo hi > a.txt"),
+        Turn::rate_limited(&[("retry-after", "42")]),
+        Turn::text("the other provider"),
+    ]));
+    let tools = json!({"model": "gpt-test", "stream": true, "tools": [{"name": "exec_command"}]});
+    let (status, _, body) = post(&server, "/v1/responses", &tools);
+    assert_eq!(status, 200);
+    let ev = events(&body);
+    let types: Vec<&str> = ev.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "response.created",
+            "response.output_item.done",
+            "response.completed"
+        ]
+    );
+    let item = &ev[1]["item"];
+    assert_eq!(item["type"], "function_call");
+    assert_eq!(item["name"], "exec_command");
+    let args: serde_json::Value =
+        serde_json::from_str(item["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(args["cmd"], "echo hi > a.txt");
+    assert_eq!(ev[2]["response"]["usage"]["input_tokens"], 100);
+    assert_eq!(ev[2]["response"]["model"], "gpt-test");
+
+    for _ in 0..3 {
+        let (status, head, body) = post(&server, "/v1/responses", &tools);
+        assert_eq!(status, 429);
+        assert!(head.contains("retry-after: 42"), "{head}");
+        assert!(body.contains("rate_limit"), "{body}");
+    }
+    assert_eq!(server.played(), 2);
+    // The other protocol is another provider: its requests go on with the script.
+    let anthropic = json!({"model": "m", "tools": [{"name": "Write"}]});
+    let (status, _, body) = post(&server, "/v1/messages", &anthropic);
+    assert_eq!(status, 200);
+    assert_eq!(events(&body)[2]["delta"]["text"], "the other provider");
+    assert_eq!(server.played(), 3);
+    let (status, _, _) = post(&server, "/v1/responses", &tools);
+    assert_eq!(status, 429);
+    server.extend([Turn::text("after the lift")]);
+    server.lift_error();
+    let (_, _, body) = post(&server, "/v1/responses", &tools);
+    assert_eq!(
+        events(&body)[1]["item"]["content"][0]["text"],
+        "after the lift"
+    );
+
+    let (status, _, _) = post(&server, "/v1/other", &tools);
+    assert_eq!(status, 404);
+}
