@@ -664,7 +664,9 @@ impl Demo<'_> {
             "Resumed with the demo actor `diligent`: it edits docs/cdfd-check.md and, in its\n\
              evidence file, gives the reason docs/cdfd-action.md needs no change. Every target is\n\
              now changed or explained, so the gate passes; the reporter stage (demo actor\n\
-             `writer`) writes its report, and the run waits for a person in `review`.",
+             `writer`) writes its report, and the run waits for a person in `review`. The same\n\
+             file reports the agent's token usage (made-up figures here): git-baton totals what\n\
+             agents report and measures none of it.",
         );
         let step = format!("git baton resume {id} --actor executor=diligent");
         let shown = self.show(&["resume", &id, "--actor", "executor=diligent"])?;

@@ -13,7 +13,7 @@ pub struct RunArg {
 /// The attempt `log` and `diff` show.
 #[derive(Debug, Args)]
 pub struct AttemptArgs {
-    /// The stage (default: the latest stage that ran).
+    /// The stage (default: the latest stage that ran; with --attempt, the gated stage).
     #[arg(long, value_name = "STAGE")]
     pub stage: Option<String>,
 

@@ -47,7 +47,7 @@ pub fn cmd_check(cwd: &Path, args: CheckArgs, out: &mut dyn Write) -> Result<Out
         Some(HookKind::ClaudeStop) => match claude_stop(cwd, args.max_blocks, out) {
             Ok(outcome) => Ok(outcome),
             Err(err) => {
-                err.print(&mut crate::term::stderr().lock());
+                err.print(&mut crate::term::stderr());
                 Ok(Outcome::HookFailedOpen)
             }
         },

@@ -18,6 +18,7 @@ mod generated;
 mod init;
 mod list;
 mod log;
+mod pager;
 mod pause;
 mod resume;
 mod review;
@@ -56,6 +57,34 @@ use crate::state::{Clock, RunId, RunState};
     max_term_width = 100
 )]
 pub struct Cli {
+    /// Run as if started in DIR, like `git -C` (repeatable, each relative to the one before).
+    #[arg(
+        short = 'C',
+        value_name = "DIR",
+        global = true,
+        action = clap::ArgAction::Append,
+        help_heading = "Global options"
+    )]
+    pub dirs: Vec<PathBuf>,
+
+    /// Colour in reports (auto: a terminal, unless NO_COLOR is set); never in JSON.
+    #[arg(
+        long,
+        value_name = "WHEN",
+        global = true,
+        default_value = "auto",
+        help_heading = "Global options"
+    )]
+    pub color: crate::term::colour::When,
+
+    /// Print diff, log and review without a pager (GIT_PAGER, core.pager, PAGER or less).
+    #[arg(long, global = true, help_heading = "Global options")]
+    pub no_pager: bool,
+
+    /// No status line during a stage; the actors' output only in their logs.
+    #[arg(short, long, global = true, help_heading = "Global options")]
+    pub quiet: bool,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -95,17 +124,35 @@ pub fn main() -> ExitCode {
         }
     };
     if let Err(err) = &result {
-        err.print(&mut crate::term::stderr().lock());
+        err.print(&mut crate::term::stderr());
     }
     exit::code(&result).into()
 }
 
 /// Runs the command a parsed command line names.
 pub fn dispatch(cli: Cli) -> Result<Outcome, CliError> {
+    crate::term::configure(crate::term::Settings {
+        colour: cli.color,
+        quiet: cli.quiet,
+    });
+    for dir in &cli.dirs {
+        // As git does: the process moves, so relative paths in arguments follow it.
+        std::env::set_current_dir(dir).map_err(|err| {
+            CliError::input(format!("cannot change to `{}`: {err}", dir.display()))
+        })?;
+    }
     let cwd = std::env::current_dir()
         .map_err(|err| CliError::input(format!("cannot read the current directory: {err}")))?;
+    let pager = pager::for_command(&cli.command, cli.no_pager, &cwd);
     // Not locked for the whole command: actors' output is echoed from other threads meanwhile.
-    let mut stdout = crate::term::stdout();
+    let (pager, mut stdout) = match pager {
+        Some((pager, input)) => (Some(pager), input),
+        // An actor's log and a completion script are passed on byte for byte.
+        None if matches!(cli.command, Command::Log(_) | Command::Completions(_)) => {
+            (None, crate::term::stdout_raw())
+        }
+        None => (None, crate::term::stdout()),
+    };
     let out = &mut stdout;
     let outcome = match cli.command {
         Command::Run(args) => run::cmd_run(&cwd, args, out),
@@ -126,10 +173,13 @@ pub fn dispatch(cli: Cli) -> Result<Outcome, CliError> {
         Command::Unchanged(args) => unchanged::cmd_unchanged(&cwd, args, out),
         Command::Check(args) => check::cmd_check(&cwd, args, out),
         Command::Completions(args) => completions::cmd_completions(args, out),
-    }?;
-    // A closed pipe (`| head`) is not a failure of the command.
+    };
+    // A closed pipe (`| head`, a pager that quit) is not a failure of the command.
     let _ = stdout.flush();
-    Ok(outcome)
+    if let Some(pager) = pager {
+        pager.finish(stdout);
+    }
+    outcome
 }
 
 /// The repository and its run store, as every run command needs them.

@@ -65,7 +65,7 @@ pub fn cmd_resume(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<O
         config: &config,
         lock: &lock,
         interrupted: &interrupted,
-        echo: !args.json,
+        echo: !args.json && !crate::term::quiet(),
         actor_override: args.actor.clone(),
     };
     let driven = driver.drive(&mut state)?;

@@ -94,7 +94,7 @@ pub fn cmd_run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Outcome
         config: &config,
         lock: &lock,
         interrupted: &interrupted,
-        echo: !args.json,
+        echo: !args.json && !crate::term::quiet(),
         actor_override: None,
     };
     let driven = driver.drive(&mut state)?;

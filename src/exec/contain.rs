@@ -254,26 +254,47 @@ pub fn kill_leftovers(
     }
 }
 
+/// The pids of what an attempt whose driver died left running, without touching them: what
+/// [`kill_leftovers`] would end now (for `doctor`). Empty when nothing can be found or looked for.
+pub fn live_leftovers(token_file: &Path, pid_file: &Path, workdir: &Path) -> Vec<i32> {
+    let token = std::fs::read_to_string(token_file).map(|text| text.trim().to_string());
+    let procs: Vec<Proc> = match token {
+        Ok(token) if !token.is_empty() => Marker::new(&token).members().unwrap_or_default(),
+        Ok(_) => Vec::new(),
+        Err(_) => legacy_group(pid_file, workdir),
+    };
+    let mut pids: Vec<i32> = procs.iter().map(|p| p.pid).collect();
+    pids.sort_unstable();
+    pids
+}
+
 /// The rule before tokens: the recorded group, and only inside the worktree.
 fn legacy_leftovers(pid_file: &Path, workdir: &Path) -> usize {
+    legacy_group(pid_file, workdir)
+        .iter()
+        .filter(|p| procs::signal(p, Signal::KILL))
+        .count()
+}
+
+/// The live processes of the recorded group whose working directory is inside `workdir`.
+fn legacy_group(pid_file: &Path, workdir: &Path) -> Vec<Proc> {
     let Some(pgid) = std::fs::read_to_string(pid_file)
         .ok()
         .and_then(|text| text.trim().parse::<i32>().ok())
     else {
-        return 0;
+        return Vec::new();
     };
     let Ok(workdir) = workdir.canonicalize() else {
-        return 0;
+        return Vec::new();
     };
     let Ok(procs) = procs::list() else {
-        return 0;
+        return Vec::new();
     };
     procs
-        .iter()
+        .into_iter()
         .filter(|p| p.pgrp == pgid && !p.zombie)
         .filter(|p| procs::cwd(p.pid).is_some_and(|cwd| cwd.starts_with(&workdir)))
-        .filter(|p| procs::signal(p, Signal::KILL))
-        .count()
+        .collect()
 }
 
 #[cfg(test)]

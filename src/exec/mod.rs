@@ -48,7 +48,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 
 pub use command::{PLACEHOLDERS, check_command};
-pub use contain::{TOKEN_VAR, kill_leftovers};
+pub use contain::{TOKEN_VAR, kill_leftovers, live_leftovers};
 pub use log::{DEFAULT_LOG_LIMIT, Shown, copy_log_text, write_json_with_logs};
 
 use contain::Swept;
@@ -365,14 +365,14 @@ pub fn run(inv: &Invocation) -> Result<Finished, ExecError> {
     let stdout = child.stdout.take().map(|pipe| {
         let echo = inv
             .echo
-            .then(|| Box::new(crate::term::stdout()) as Box<dyn io::Write + Send>);
+            .then(|| crate::term::echo(crate::term::Stream::Stdout));
         let log = CappedLog::new(inv.stdout_log, stdout_log, inv.log_limit);
         Reader::spawn(pipe, log, echo, Scanner::new(patterns), false)
     });
     let stderr = child.stderr.take().map(|pipe| {
         let echo = inv
             .echo
-            .then(|| Box::new(crate::term::stderr()) as Box<dyn io::Write + Send>);
+            .then(|| crate::term::echo(crate::term::Stream::Stderr));
         let log = CappedLog::new(inv.stderr_log, stderr_log, inv.log_limit);
         Reader::spawn(pipe, log, echo, Scanner::new(patterns), true)
     });

@@ -146,6 +146,15 @@ impl Repo {
         self.repo.git_dir()
     }
 
+    /// A string value of the repository's git configuration (`core.pager`), as git reads it:
+    /// system, global, repository and worktree files, and `GIT_CONFIG_*` in the environment.
+    pub fn config_string(&self, key: &str) -> Option<String> {
+        self.repo
+            .config_snapshot()
+            .string(key)
+            .map(|value| value.to_string())
+    }
+
     pub fn is_shallow(&self) -> bool {
         self.repo.is_shallow().unwrap_or(false)
     }

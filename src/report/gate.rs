@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use super::escape;
+use super::{escape, width};
 use crate::coverage::TargetStatus;
 use crate::report::status::short;
 use crate::verify::{PlanChangeKind, PlanResult, Verification};
@@ -258,7 +258,7 @@ fn target_rows(out: &mut String, plan: &PlanResult) {
         .iter()
         .map(|t| escape::line(&t.target))
         .collect();
-    let width = targets.iter().map(|t| t.chars().count()).max().unwrap_or(0);
+    let cells = width::widest(targets.iter().map(|t| t.as_ref()));
     for (t, target) in plan.coverage.targets.iter().zip(&targets) {
         let detail = match t.status {
             TargetStatus::Changed => escape::line(&t.paths.join(", ")).into_owned(),
@@ -278,8 +278,9 @@ fn target_rows(out: &mut String, plan: &PlanResult) {
                 )
             }
         };
-        let status = crate::report::status::word(t.status);
-        let _ = writeln!(out, "  {status:<10} {target:<width$}  {detail}");
+        let status = width::status(&crate::report::status::word(t.status), 10);
+        let target = width::left(target, cells);
+        let _ = writeln!(out, "  {status} {target}  {detail}");
     }
 }
 

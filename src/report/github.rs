@@ -125,7 +125,9 @@ pub fn github(v: &Verification) -> String {
             total - GITHUB_ANNOTATION_LIMIT
         );
     }
-    let report = text(v);
+    // Plain: the token hashes exactly what the log shows, and a stream that strips colour
+    // would otherwise change the text after it was hashed.
+    let report = anstream::adapter::strip_str(&text(v)).to_string();
     let token = stop_token(&report);
     let _ = writeln!(out, "::stop-commands::{token}");
     out.push_str(&report);

@@ -1,6 +1,7 @@
 //! `git baton list`: every run of a repository, one row each, in aligned columns.
 
 use crate::report::status::label;
+use crate::report::width;
 use crate::state::RunState;
 
 /// The runs, oldest first, each with whether it is stale; a hint to start one when there are
@@ -29,23 +30,35 @@ fn table<const N: usize>(header: [&str; N], rows: Vec<[String; N]>) -> String {
     let widths: Vec<usize> = (0..N)
         .map(|i| {
             rows.iter()
-                .map(|r| r[i].chars().count())
-                .chain([header[i].chars().count()])
+                .map(|r| width::width(&r[i]))
+                .chain([width::width(header[i])])
                 .max()
                 .unwrap_or(0)
         })
         .collect();
     let mut out = String::new();
-    for row in std::iter::once(header.map(String::from)).chain(rows) {
+    let header = header.map(|h| crate::term::paint(crate::term::Paint::Dim, h));
+    for (n, row) in std::iter::once(header).chain(rows).enumerate() {
         let line: Vec<String> = row
             .iter()
             .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
+            .enumerate()
+            .map(|(i, (c, w))| match (n, i) {
+                // The header is painted already; its words are as wide as they read.
+                (0, _) => format!("{c}{}", " ".repeat(w - width::width(&strip(c)))),
+                (_, 1) => width::status(c, *w),
+                _ => width::left(c, *w),
+            })
             .collect();
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
     }
     out
+}
+
+/// `text` without the escapes painting added.
+fn strip(text: &str) -> String {
+    anstream::adapter::strip_str(text).to_string()
 }
 
 #[cfg(test)]
@@ -66,6 +79,27 @@ mod tests {
         RUN   STATUS           X
         a     running (stale)
         bbbb  review
+        ");
+    }
+
+    #[test]
+    fn wide_characters_take_two_cells() {
+        let rows = vec![
+            [
+                "plans/日本語.md".to_string(),
+                "review".to_string(),
+                "x".to_string(),
+            ],
+            [
+                "plans/abc.md".to_string(),
+                "blocked".to_string(),
+                "y".to_string(),
+            ],
+        ];
+        insta::assert_snapshot!(table(["PLAN", "STATUS", "X"], rows), @r"
+        PLAN             STATUS   X
+        plans/日本語.md  review   x
+        plans/abc.md     blocked  y
         ");
     }
 }

@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use crate::coverage::TargetStatus;
-use crate::report::escape;
 use crate::report::status::{duration, word};
+use crate::report::{escape, width};
 use crate::state::RunState;
 
 /// One attempt as the review shows it: who, how it ended, and the paths it changed.
@@ -67,7 +67,7 @@ pub fn render(
                 .iter()
                 .map(|t| escape::line(&t.target))
                 .collect();
-            let width = targets.iter().map(|t| t.chars().count()).max().unwrap_or(0);
+            let cells = width::widest(targets.iter().map(|t| t.as_ref()));
             for (t, target) in report.targets.iter().zip(&targets) {
                 let detail = match t.status {
                     TargetStatus::Changed => escape::line(&t.paths.join(", ")).into_owned(),
@@ -81,7 +81,9 @@ pub fn render(
                     ),
                     TargetStatus::Uncovered => "UNCOVERED".into(),
                 };
-                let _ = writeln!(out, "  {:<10} {target:<width$}  {detail}", word(t.status));
+                let status = width::status(&word(t.status), 10);
+                let target = width::left(target, cells);
+                let _ = writeln!(out, "  {status} {target}  {detail}");
             }
             for c in &report.contradictions {
                 let _ = writeln!(
@@ -109,8 +111,11 @@ pub fn render(
         };
         let _ = writeln!(
             out,
-            "  {:<10} #{:<2} {:<10} {:<13} {:>8}  {changed}",
-            a.stage, a.n, a.actor, a.outcome, took
+            "  {} #{:<2} {} {} {took:>8}  {changed}",
+            width::left(&a.stage, 10),
+            a.n,
+            width::left(&a.actor, 10),
+            width::status(&a.outcome, 13),
         );
     }
 
@@ -119,7 +124,7 @@ pub fn render(
         let _ = writeln!(out, "  no changes");
     }
     let paths: Vec<_> = stats.iter().map(|s| escape::line(&s.path)).collect();
-    let width = paths.iter().map(|p| p.chars().count()).max().unwrap_or(0);
+    let cells = width::widest(paths.iter().map(|p| p.as_ref()));
     let (mut added, mut removed) = (0, 0);
     for (s, path) in stats.iter().zip(&paths) {
         added += s.added;
@@ -129,7 +134,7 @@ pub fn render(
         } else {
             format!("+{} -{}", s.added, s.removed)
         };
-        let _ = writeln!(out, "  {path:<width$} | {detail}");
+        let _ = writeln!(out, "  {} | {detail}", width::left(path, cells));
     }
     if !stats.is_empty() {
         let _ = writeln!(out, "  {} path(s), +{added} -{removed}", stats.len());

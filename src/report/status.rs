@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use crate::coverage::TargetStatus;
-use crate::report::escape;
+use crate::report::{escape, width};
 use crate::state::store::Holder;
 use crate::state::{RunState, RunStatus, StageStatus};
 
@@ -136,14 +136,11 @@ pub fn render(
         };
         let _ = writeln!(
             out,
-            "  {:<10} {:<12} {:<10} {:>8} {:>10} {:>12} {:>9}",
-            s.name,
-            word(s.status()),
-            s.actor(),
+            "  {} {} {} {:>8} {dur:>10} {tokens:>12} {cost:>9}",
+            width::left(&s.name, 10),
+            width::status(&word(s.status()), 12),
+            width::left(s.actor(), 10),
             s.attempts.len(),
-            dur,
-            tokens,
-            cost
         );
         for a in s.attempts.iter().filter(|_| s.attempts.len() > 1) {
             let outcome = a.outcome.map(word).unwrap_or_else(|| "running".into());
@@ -234,7 +231,7 @@ pub fn render(
         };
         let _ = writeln!(
             out,
-            "  total: {} input{cache} + {} output tokens, ${:.2}{lower}",
+            "  total as the actors reported it: {} input{cache} + {} output tokens, ${:.2}{lower}",
             t.input_tokens, t.output_tokens, t.cost_usd
         );
     }
@@ -263,7 +260,7 @@ pub fn render(
             .iter()
             .map(|t| escape::line(&t.target))
             .collect();
-        let width = targets.iter().map(|t| t.chars().count()).max().unwrap_or(0);
+        let cells = width::widest(targets.iter().map(|t| t.as_ref()));
         for (t, target) in report.targets.iter().zip(&targets) {
             let detail = match t.status {
                 TargetStatus::Changed => escape::line(&t.paths.join(", ")).into_owned(),
@@ -275,7 +272,9 @@ pub fn render(
                 }
                 TargetStatus::Uncovered => "no change and no reason".into(),
             };
-            let _ = writeln!(out, "    {:<10} {target:<width$}  {detail}", word(t.status));
+            let status = width::status(&word(t.status), 10);
+            let target = width::left(target, cells);
+            let _ = writeln!(out, "    {status} {target}  {detail}");
         }
     }
     let _ = writeln!(out, "\n  next: {}", next_command(state, stale));

@@ -17,7 +17,9 @@ use crate::state::{Attempt, RunState, Stage};
 use super::RunError;
 
 /// The attempt `--stage S --attempt N` names: by default the latest attempt of the latest stage
-/// that ran.
+/// that ran. `--attempt N` alone means the gated stage's attempt N (the latest gated stage that
+/// ran): the attempts worth numbering are those the gate judged, and "attempt 1" of a run that
+/// went on to its reporter means the executor's first, not the reporter's.
 pub fn pick_attempt<'a>(
     state: &'a RunState,
     stage: Option<&str>,
@@ -33,12 +35,19 @@ pub fn pick_attempt<'a>(
                 stage: name.to_string(),
                 known: state.stages().iter().map(|s| s.name.clone()).collect(),
             })?,
-        None => state
-            .stages()
-            .iter()
-            .rev()
-            .find(|s| !s.attempts.is_empty())
-            .ok_or_else(|| RunError::NoAttempts { run: run.clone() })?,
+        None => {
+            let ran = || {
+                state
+                    .stages()
+                    .iter()
+                    .rev()
+                    .filter(|s| !s.attempts.is_empty())
+            };
+            let gated = n.and_then(|_| ran().find(|s| s.gated));
+            gated
+                .or_else(|| ran().next())
+                .ok_or_else(|| RunError::NoAttempts { run: run.clone() })?
+        }
     };
     let attempt = match n {
         Some(n) => stage.attempts.iter().find(|a| a.n == n),

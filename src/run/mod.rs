@@ -341,7 +341,11 @@ impl Driver<'_> {
                     pid_file: Some(&dir.join(ACTOR_PID)),
                     log_limit: self.config.log_limit,
                 };
-                match exec::run(&invocation) {
+                // Erased when the attempt ends, whichever way it ends.
+                let status_line = crate::term::status::show(&stage_name, &spec.name, n);
+                let ran = exec::run(&invocation);
+                drop(status_line);
+                match ran {
                     Err(err) => AttemptEnd {
                         outcome: Outcome::Failed,
                         error: Some(match err.hint() {

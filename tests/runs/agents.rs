@@ -83,7 +83,7 @@ fn claude_usage_and_cost_are_recorded_and_shown() {
     let shown = repo.baton(["status", &id]);
     assert!(
         shown.stdout.contains(
-            "total: 1200 input (+ 4000 cache-read, 300 cache-write) + 42 output tokens, $0.01 \
+            "total as the actors reported it: 1200 input (+ 4000 cache-read, 300 cache-write) + 42 output tokens, $0.01 \
              (at least: 1 attempt(s) reported no usage)"
         ),
         "{shown}"

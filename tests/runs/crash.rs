@@ -103,6 +103,19 @@ fn kill_9_leaves_a_stale_run_that_resume_recovers() {
         ");
     let list = repo.baton(["list"]);
     assert!(list.stdout.contains("running (stale)"), "{list}");
+    // doctor names the actor that outlived its driver (the agent and its `sleep`), by pid.
+    let doctor = repo.baton(["doctor"]);
+    assert_eq!(doctor.code, 1, "{doctor}");
+    let pids = doctor
+        .stdout
+        .split_once(
+            "its actor is still running and may still be changing the worktree: \
+             2 process(es) of attempt executor 1 (pid ",
+        )
+        .and_then(|(_, rest)| rest.split_once(')'))
+        .map(|(pids, _)| pids.split(", ").collect::<Vec<_>>())
+        .unwrap_or_else(|| panic!("{doctor}"));
+    assert!(pids.contains(&agent_pid.as_str()), "{doctor}");
 
     // The resumed attempt is gated: a lazy actor that changes nothing is blocked.
     let resumed = repo.baton(["resume", &id, "--actor", "executor=lazy"]);

@@ -30,7 +30,7 @@ fn full_run_reaches_review() {
           STAGE      STATUS       ACTOR      ATTEMPTS   DURATION       TOKENS      COST
           executor   succeeded    worker            1       1.0s         1540     $0.25
           reporter   succeeded    writer            1       1.0s            -         -
-          total: 1200 input + 340 output tokens, $0.25 (at least: 1 attempt(s) reported no usage)
+          total as the actors reported it: 1200 input + 340 output tokens, $0.25 (at least: 1 attempt(s) reported no usage)
 
           coverage: passed
             changed    docs/a.md  docs/a.md
@@ -237,4 +237,36 @@ fn commands_work_from_the_run_worktree_and_subdirectories() {
     assert_eq!(resumed.code, 0, "{resumed}");
     assert_eq!(status(&repo, &id)["status"], "review");
     assert_eq!(repo.git(["status", "--porcelain"]), "");
+}
+
+/// `--attempt N` without `--stage` names the gated stage's attempt, not the last stage's: after
+/// a run reaches its reporter, "attempt 1" is the executor's, the one the gate judged.
+#[test]
+fn attempt_without_stage_means_the_gated_stage() {
+    let repo = standard_repo(&[]);
+    let id = repo.baton(["run", "plans/fix.md"]).run_id();
+    let alone = repo.baton(["diff", &id, "--attempt", "1", "--name-only"]);
+    assert_eq!(alone.code, 0, "{alone}");
+    assert!(alone.stdout.starts_with("attempt 1 of executor"), "{alone}");
+    let named = repo.baton([
+        "diff",
+        &id,
+        "--stage",
+        "executor",
+        "--attempt",
+        "1",
+        "--name-only",
+    ]);
+    assert_eq!(alone.stdout, named.stdout);
+
+    let log = repo.baton(["log", &id, "--attempt", "1", "--json"]);
+    assert_eq!(log.code, 0, "{log}");
+    assert_eq!(log.json()["stage"], "executor", "{log}");
+
+    // Without --attempt, the latest stage that ran, as before.
+    let latest = repo.baton(["diff", &id, "--name-only"]);
+    assert!(
+        latest.stdout.starts_with("attempt 1 of reporter"),
+        "{latest}"
+    );
 }

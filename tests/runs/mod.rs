@@ -38,6 +38,7 @@ mod resume;
 mod schemas;
 mod stop_pause;
 mod terminal;
+mod tty;
 mod worktree_root;
 
 const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/agents/fake-agent.sh");

@@ -139,7 +139,7 @@ fn paths_with_spaces_and_non_ascii() {
         plan plans/p.md (p): passed: all 4 targets covered
           changed    docs/my notes.md  docs/my notes.md
           unchanged  docs/ünïcödé.md   because: the Unicode sample text did not change (commit <trailer> trailer)
-          changed    docs/日本語/         docs/日本語/新しい.md
+          changed    docs/日本語/      docs/日本語/新しい.md
           changed    docs/with space/  docs/with space/a b.md
 
         gate passed

@@ -295,12 +295,39 @@ fn check_run(repo: &Repo, store: &Store, state: &RunState, found: &mut Vec<Findi
             Some(id),
             format!(
                 "run {id} is {} but no process drives it: it crashed or was killed; resuming \
-                 records the crash and runs the stage again",
-                state.status()
+                 records the crash and runs the stage again{}",
+                state.status(),
+                orphaned_actor(store, state)
             ),
             resume,
         ));
     }
+}
+
+/// What a stale run's open attempt left running, as a clause of the stale-run message: an
+/// actor whose driver died keeps editing the worktree, and `resume` stops it first.
+fn orphaned_actor(store: &Store, state: &RunState) -> String {
+    let Some((i, attempt)) = state.open_attempt() else {
+        return String::new();
+    };
+    let dir = store.run_dir(&state.run_id).join(&attempt.dir);
+    let pids = crate::exec::live_leftovers(
+        &dir.join(super::ATTEMPT_TOKEN),
+        &dir.join(super::ACTOR_PID),
+        Path::new(&state.worktree),
+    );
+    if pids.is_empty() {
+        return String::new();
+    }
+    let list: Vec<String> = pids.iter().map(i32::to_string).collect();
+    format!(
+        "; its actor is still running and may still be changing the worktree: {} process(es) \
+         of attempt {} {} (pid {}), which resuming stops first",
+        pids.len(),
+        state.stages()[i].name,
+        attempt.n,
+        list.join(", ")
+    )
 }
 
 /// The one command that repairs a run's worktree mapping, and what to know before running it.

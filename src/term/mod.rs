@@ -1,0 +1,208 @@
+//! git-baton's own stdout and stderr: every byte it writes to them goes through here, and no
+//! write can panic or change what a command does.
+//!
+//! `print!`, `eprintln!` and friends panic when their stream is gone ("failed printing to
+//! stderr: Broken pipe", exit 101). Streams do go away: `git baton run … 2>&1 | head -1` closes
+//! the pipe after one line, and a closed SSH session hangs the terminal up. Rust ignores SIGPIPE,
+//! so a closed pipe comes back from `write` as EPIPE, a hung-up terminal as EIO; here either is
+//! dropped, because a run must be driven and recorded the same whether anyone still reads its
+//! output or not. The print macros are denied crate-wide (`clippy::print_stdout`,
+//! `clippy::print_stderr` in `lib.rs`), and a test below keeps the raw stream handles here.
+//!
+//! Writers that want to stop early when the reader has gone (a log streamed to `| head`) take
+//! [`stdout`] as an `io::Write` and see the error themselves.
+//!
+//! What else a terminal gets, each in its own module: colour ([`colour`]: reports paint their
+//! words, the streams strip the paint where it is not wanted), the status line under a running
+//! stage ([`status`], which every write here goes around), and the pager ([`pager`]).
+
+pub mod colour;
+pub mod pager;
+pub mod status;
+
+use std::fmt;
+use std::io::{self, IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub use colour::{Paint, paint};
+
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// How the command line asked the terminal to behave; set once, before any output.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Settings {
+    pub colour: colour::When,
+    /// `--quiet`: no status line, and the actors' output only in their logs.
+    pub quiet: bool,
+}
+
+/// Applies `settings` for the rest of the process.
+pub fn configure(settings: Settings) {
+    colour::configure(settings.colour);
+    QUIET.store(settings.quiet, Ordering::Relaxed);
+}
+
+/// `--quiet` was given.
+pub fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
+/// Which of the process's streams a write is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+impl Stream {
+    fn is_terminal(self) -> bool {
+        match self {
+            Stream::Stdout => io::stdout().is_terminal(),
+            Stream::Stderr => io::stderr().is_terminal(),
+        }
+    }
+}
+
+/// One of the process's streams as a writer: its bytes go around the status line, if one is
+/// shown, and reach the stream unbuffered.
+pub struct Raw(Stream);
+
+impl Write for Raw {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        status::around(self.0, buf, false)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        flush_raw(self.0)
+    }
+}
+
+/// anstream's colour choice for `stream`, given the global one.
+fn choice_for(stream: Stream) -> anstream::ColorChoice {
+    match stream {
+        Stream::Stdout => anstream::AutoStream::choice(&io::stdout()),
+        Stream::Stderr => anstream::AutoStream::choice(&io::stderr()),
+    }
+}
+
+/// What reaches `stream` on the raw handle: the one place that names the process's streams.
+fn write_raw(stream: Stream, buf: &[u8]) -> io::Result<()> {
+    match stream {
+        Stream::Stdout => io::stdout().lock().write_all(buf),
+        Stream::Stderr => io::stderr().lock().write_all(buf),
+    }
+}
+
+fn flush_raw(stream: Stream) -> io::Result<()> {
+    match stream {
+        Stream::Stdout => io::stdout().flush(),
+        Stream::Stderr => io::stderr().flush(),
+    }
+}
+
+/// The width of the terminal stderr is, in columns.
+fn stderr_width() -> Option<usize> {
+    terminal_size::terminal_size_of(io::stderr()).map(|(w, _)| usize::from(w.0))
+}
+
+/// The process's stdout for a command's output, for writers that handle their own errors:
+/// colour as [`colour`] decides for it.
+pub fn stdout() -> Box<dyn Write + Send> {
+    colour::styled(Raw(Stream::Stdout), colour::wanted(Stream::Stdout))
+}
+
+/// The process's stderr, likewise.
+pub fn stderr() -> Box<dyn Write + Send> {
+    colour::styled(Raw(Stream::Stderr), colour::wanted(Stream::Stderr))
+}
+
+/// The process's stdout with every byte as given: for an actor's log, which is not ours to
+/// restyle.
+pub fn stdout_raw() -> Box<dyn Write + Send> {
+    Box::new(Raw(Stream::Stdout))
+}
+
+/// Where an actor's output is echoed as it arrives: the stream as it is, the status line kept
+/// below it and told that the actor spoke.
+pub fn echo(stream: Stream) -> Box<dyn Write + Send> {
+    struct Echo(Stream);
+    impl Write for Echo {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            status::around(self.0, buf, true)?;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            flush_raw(self.0)
+        }
+    }
+    Box::new(Echo(stream))
+}
+
+/// Writes `args` to stderr in one write, ignoring a stream that is gone.
+pub fn write_err(args: fmt::Arguments<'_>) {
+    let text = args.to_string();
+    let _ = stderr().write_all(text.as_bytes());
+}
+
+/// `eprintln!` that never panics: a line on stderr, or nothing when stderr is gone.
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::term::write_err(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `eprint!` that never panics.
+macro_rules! err {
+    ($($arg:tt)*) => {
+        $crate::term::write_err(format_args!($($arg)*))
+    };
+}
+
+pub(crate) use {err, errln};
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                rust_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// The print macros are denied by clippy; what clippy does not see is a raw handle written
+    /// with `.unwrap()` or `?` somewhere. Only this module names the process's streams.
+    #[test]
+    fn only_this_module_names_the_process_streams() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        let mut found = Vec::new();
+        for file in files {
+            if file.ends_with("term/mod.rs") || file.ends_with("main.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or(line);
+                if ["io::stdout()", "io::stderr()", "print!(", "println!("]
+                    .iter()
+                    .any(|raw| code.contains(raw))
+                {
+                    found.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+                }
+            }
+        }
+        assert!(
+            found.is_empty(),
+            "write through crate::term instead:\n{}",
+            found.join("\n")
+        );
+    }
+}
