@@ -101,6 +101,58 @@ impl Repo {
     }
 }
 
+/// The lock files git takes for the repository as a whole, in the common git directory and in
+/// each worktree's own: git removes them when it finishes, never when it is killed, and while one
+/// exists every git command that needs it fails ("Unable to create '…': File exists").
+const REPOSITORY_LOCKS: [&str; 5] = [
+    "packed-refs.lock",
+    "HEAD.lock",
+    "config.lock",
+    "index.lock",
+    "shallow.lock",
+];
+
+impl Repo {
+    /// Every git lock file that exists now: the repository-wide ones, each worktree's `index.lock`
+    /// and `HEAD.lock`, and every `<ref>.lock` under `refs/`. A live git holds one for
+    /// milliseconds; one that stays was left by a git that was killed. Only reported, never
+    /// removed here: whether a git is still running is the user's to judge.
+    pub fn git_locks(&self) -> Vec<std::path::PathBuf> {
+        fn walk(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                match entry.file_type() {
+                    Ok(kind) if kind.is_dir() => walk(&path, found),
+                    Ok(kind) if kind.is_file() && path.extension().is_some_and(|e| e == "lock") => {
+                        found.push(path)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let common = self.common_dir();
+        let mut found: Vec<std::path::PathBuf> = REPOSITORY_LOCKS
+            .iter()
+            .map(|name| common.join(name))
+            .filter(|path| path.is_file())
+            .collect();
+        for entry in std::fs::read_dir(common.join("worktrees"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            for name in ["index.lock", "HEAD.lock"] {
+                let path = entry.path().join(name);
+                if path.is_file() {
+                    found.push(path);
+                }
+            }
+        }
+        walk(&common.join("refs"), &mut found);
+        found
+    }
+}
+
 fn diagnose(entry: &Path, ours: bool) -> Option<&'static str> {
     // Our own entries are judged whatever their lock says: gix and git write `locked` first
     // ("initializing") and a kill can leave it empty, and no creation of ours is under way.

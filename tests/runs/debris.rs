@@ -160,6 +160,12 @@ fn nothing_invisible(repo: &TestRepo, context: &str) -> Vec<Value> {
             "{context}: doctor does not report {name}: {findings:#?}"
         );
     }
+    for lock in ["packed-refs.lock", "HEAD.lock", "index.lock", "config.lock"] {
+        assert!(
+            !repo.path(".git").join(lock).exists() || reported("git_lock", lock),
+            "{context}: doctor does not report .git/{lock}: {findings:#?}"
+        );
+    }
     for file in temporary_files(repo) {
         let shown = file.file_name().unwrap().to_string_lossy().into_owned();
         // Inside an unfinished creation or removal, it goes with the directory.
@@ -296,6 +302,17 @@ fn clean_killed_at_any_moment_leaves_the_run_or_a_removal_that_clean_finishes() 
         }
 
         let findings = nothing_invisible(&repo, &context);
+        // A git killed with git-baton keeps its lock (`packed-refs.lock`, during a ref
+        // deletion) and git refuses the next deletion; doctor names it, and the user removes it
+        // as its fix says, since the killed git is gone.
+        for lock in findings.iter().filter(|f| f["kind"] == "git_lock") {
+            let fix = lock["fix"]
+                .as_str()
+                .unwrap()
+                .replace("$TMP", &repo.tmp().display().to_string());
+            let removed = repo.shell(&fix);
+            assert_eq!(removed.code, 0, "{context}: {fix}\n{removed}");
+        }
         let listed = run_dir(&repo, &id).exists();
         let removal = runs_dir(&repo).join(format!(".clean-{id}")).exists();
         assert!(!(listed && removal), "{context}");
@@ -575,4 +592,49 @@ fn doctor_leaves_what_a_live_process_holds_alone() {
     );
     assert!(!planted.exists());
     nothing_left_over(&repo, "after the run");
+}
+
+/// A lock a killed git left (here `packed-refs.lock`, as a git killed during `clean`'s ref
+/// deletion leaves it) makes git refuse the next ref deletion: `clean` fails naming it, `doctor`
+/// reports it with its fix, and `doctor --fix` leaves it alone, since only the user can tell that
+/// no git is running. Once removed, `clean` completes.
+#[test]
+fn a_lock_left_by_a_killed_git_is_reported_never_taken() {
+    let repo = standard_repo(&[]);
+    let id = reviewed(&repo);
+    assert_eq!(repo.baton(["finish", &id]).code, 0);
+    repo.git(["pack-refs", "--all"]);
+    let lock = repo.path(".git/packed-refs.lock");
+    std::fs::write(&lock, "").unwrap();
+
+    let clean = repo.baton(["clean", &id]);
+    assert_ne!(clean.code, 0, "{clean}");
+    assert!(clean.stderr.contains("packed-refs.lock"), "{clean}");
+
+    let findings = doctor_findings(&repo);
+    let reported = findings
+        .iter()
+        .find(|f| f["kind"] == "git_lock")
+        .unwrap_or_else(|| panic!("{findings:#?}"));
+    assert_eq!(reported["safe"], false);
+    assert!(
+        reported["fix"].as_str().unwrap().starts_with("rm -f "),
+        "{reported:#?}"
+    );
+    let fixed = repo.baton(["doctor", "--fix"]);
+    assert!(lock.exists(), "doctor --fix took git's lock: {fixed}");
+
+    let fix = reported["fix"]
+        .as_str()
+        .unwrap()
+        .replace("$TMP", &repo.tmp().display().to_string());
+    let removed = repo.shell(&fix);
+    assert_eq!(removed.code, 0, "{removed}");
+    let clean = repo.baton(["clean", &id]);
+    assert_eq!(clean.code, 0, "{clean}");
+    assert!(
+        !doctor_findings(&repo)
+            .iter()
+            .any(|f| f["kind"] == "git_lock")
+    );
 }

@@ -32,6 +32,8 @@ use super::RunError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
+    /// A lock file a killed git left in the repository (every git command that needs it fails).
+    GitLock,
     /// A worktree registration a killed creation left half-written.
     BrokenRegistration,
     /// The temporary file of an atomic write that was killed before its rename.
@@ -57,6 +59,7 @@ pub enum Kind {
 impl Kind {
     pub fn name(self) -> &'static str {
         match self {
+            Kind::GitLock => "git_lock",
             Kind::BrokenRegistration => "broken_registration",
             Kind::TemporaryFile => "temporary_file",
             Kind::OrphanedCreation => "orphaned_creation",
@@ -201,6 +204,19 @@ fn findings(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
             )
             .applied(Action::RemoveFile(temp.path.clone(), temp.owner), true),
         );
+    }
+    for lock in repo.git_locks() {
+        found.push(Finding::new(
+            Kind::GitLock,
+            None,
+            format!(
+                "{} exists: a git command is running, or one was killed while it held the lock \
+                 (git never removes a lock it did not finish), and git refuses to take it again; \
+                 remove it once no git command is running",
+                lock.display()
+            ),
+            format!("rm -f {}", quote(&lock)),
+        ));
     }
     for broken in repo.broken_worktrees(super::create::is_run_id) {
         found.push(
@@ -568,6 +584,7 @@ mod tests {
     fn kinds_sort_in_the_order_their_fixes_apply() {
         let mut kinds = [
             Kind::OrphanedBranch,
+            Kind::GitLock,
             Kind::OrphanedWorktree,
             Kind::StaleRun,
             Kind::TemporaryFile,
@@ -578,6 +595,7 @@ mod tests {
         assert_eq!(
             names,
             [
+                "git_lock",
                 "broken_registration",
                 "temporary_file",
                 "stale_run",
