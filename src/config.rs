@@ -669,6 +669,10 @@ fn validate_pipeline(config: &Config) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// The longest duration accepted: a deadline past it is no deadline, and the clock arithmetic
+/// that enforces one must not overflow.
+const MAX_DURATION: Duration = Duration::from_secs(7 * 24 * 3600);
+
 /// How a duration may be written, for the hint under an invalid one.
 const DURATION_HINT: &str = "use seconds (`900`) or units as in `90s`, `30m`, `1h30m`, `2 hours`";
 
@@ -691,6 +695,15 @@ fn parse_duration(value: &DurationValue) -> Result<Duration, String> {
     };
     if duration.is_zero() {
         return Err("it must be greater than zero".into());
+    }
+    if duration > MAX_DURATION {
+        return Err(format!(
+            "`{}` is longer than a week (168h), the longest an attempt may be given",
+            match value {
+                DurationValue::Seconds(s) => s.to_string(),
+                DurationValue::Text(text) => text.trim().to_string(),
+            }
+        ));
     }
     Ok(duration)
 }
@@ -915,11 +928,24 @@ pipeline:
             ("'2 hours, 5 secs'", 7205),
             ("PT1H30M", 5400),
             ("1.5h", 5400),
+            ("168h", 604_800),
         ] {
             assert_eq!(timeout(text).unwrap(), Some(secs), "{text}");
         }
         for refused in [
-            "0", "0s", "-5m", "5m ago", "soon", "1.5.3h", "''", "1d", "2 weeks",
+            "0",
+            "0s",
+            "-5m",
+            "5m ago",
+            "soon",
+            "1.5.3h",
+            "''",
+            "1d",
+            "2 weeks",
+            "169h",
+            "604801",
+            "'18446744073709551615'",
+            "18446744073709551615",
         ] {
             let e = timeout(refused).unwrap_err().to_string();
             assert!(

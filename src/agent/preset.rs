@@ -11,8 +11,10 @@
 //!   themselves: the presets allow exactly the two agent-side commands, `git baton unchanged`
 //!   and `git baton check`, and nothing else beyond what the agent's edit mode already allows.
 //! - A sandbox decides where an agent may write. Codex's `workspace-write` sandbox refuses the
-//!   main repository's `.git` from a linked worktree, where both those commands and the agent's
-//!   own `git commit` write, so its preset grants `{git_common_dir}` with `--add-dir`.
+//!   main repository's `.git` from a linked worktree, where those commands write, so its preset
+//!   grants `{attempt_dir}` — the attempt's own files — with `--add-dir`, and no more: granting
+//!   the whole `.git` would let the agent change its `config`, and so what git runs for the
+//!   driver and the user (a clean filter, an fsmonitor hook).
 
 use super::output::Format;
 
@@ -20,8 +22,15 @@ use super::output::Format;
 pub const CLAUDE_STOP_HOOK: &str = "git baton check --hook claude-stop";
 
 /// What Claude Code may run besides editing files: the two agent-side commands, nothing else.
-pub const CLAUDE_ALLOWED_TOOLS: [&str; 2] =
-    ["Bash(git baton unchanged:*)", "Bash(git baton check:*)"];
+///
+/// `check` is allowed in its two exact forms only: a prefix rule would let the agent run the
+/// Stop hook's form (`check --hook claude-stop`) itself, spending the hook's blocks and faking
+/// how often the hook kept it working.
+pub const CLAUDE_ALLOWED_TOOLS: [&str; 3] = [
+    "Bash(git baton unchanged:*)",
+    "Bash(git baton check)",
+    "Bash(git baton check --json)",
+];
 
 /// One agent CLI's actor entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +85,7 @@ pub const PRESETS: &[Preset] = &[
             "--allowedTools",
             CLAUDE_ALLOWED_TOOLS[0],
             CLAUDE_ALLOWED_TOOLS[1],
+            CLAUDE_ALLOWED_TOOLS[2],
             "--settings",
             CLAUDE_SETTINGS,
         ],
@@ -94,8 +104,10 @@ pub const PRESETS: &[Preset] = &[
         title: "Codex CLI",
         notes: &[
             "`codex exec`, the prompt on stdin (`-`; without a prompt it would wait for stdin).",
-            "The workspace-write sandbox lets it write the worktree; --add-dir grants the main",
-            "repository's .git, where `git baton unchanged` and its own `git commit` write.",
+            "The workspace-write sandbox lets it write the worktree; --add-dir grants the",
+            "attempt's own directory, where `git baton unchanged` writes, and nothing more of",
+            "the repository's .git (so its own `git commit` is refused: git-baton snapshots",
+            "and `finish` commits the work).",
             "allow_login_shell=false: its commands keep the PATH git-baton runs with (a login",
             "shell's profile would reset it, and `git baton` would not be found).",
             "A rate limit exits 1: output `codex-jsonl` reads `turn.failed`.",
@@ -107,7 +119,7 @@ pub const PRESETS: &[Preset] = &[
             "--sandbox",
             "workspace-write",
             "--add-dir",
-            "{git_common_dir}",
+            "{attempt_dir}",
             "-c",
             "allow_login_shell=false",
             "-",

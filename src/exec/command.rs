@@ -6,9 +6,10 @@
 use super::{ActorSpec, ExecError};
 
 /// Every placeholder a caller of [`super::run`] may supply.
-pub const PLACEHOLDERS: [&str; 7] = [
+pub const PLACEHOLDERS: [&str; 8] = [
     "prompt_file",
     "evidence_file",
+    "attempt_dir",
     "worktree",
     "git_common_dir",
     "run_id",

@@ -384,7 +384,11 @@ pub fn run(inv: &Invocation) -> Result<Finished, ExecError> {
         source,
     };
 
-    let deadline = actor.timeout.map(|timeout| started + timeout);
+    // Past what the clock can hold there is no deadline to keep (the configuration refuses
+    // more than a week; a caller of the library may not).
+    let deadline = actor
+        .timeout
+        .and_then(|timeout| started.checked_add(timeout));
     let stop = loop {
         if group.exited().map_err(wait_error)? {
             break None;

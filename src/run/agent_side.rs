@@ -42,6 +42,11 @@ pub enum AgentSideError {
     NotInRun { dir: String },
     #[error("run {run} has no attempt running (it is {status})")]
     NoOpenAttempt { run: String, status: String },
+    #[error(
+        "run {run} has an open attempt but no live driver (stale): nothing recorded now would \
+         reach its gate"
+    )]
+    Stale { run: String },
     #[error("unknown target `{target}`: the plan of run {run} has no such target")]
     UnknownTarget {
         target: String,
@@ -80,6 +85,9 @@ impl AgentSideError {
             AgentSideError::NotInRun { .. } => vec![
                 "these commands are for the agent of a run, in the run's worktree (`git baton status` names it)".into(),
             ],
+            AgentSideError::Stale { run } => vec![format!(
+                "the attempt was cut off; `git baton resume {run}` records that and starts a new one"
+            )],
             AgentSideError::NoOpenAttempt { run, .. } => vec![format!(
                 "reasons are recorded by the agent while its attempt runs; resume the run with `git baton resume {run}`"
             )],
@@ -150,6 +158,13 @@ impl Current {
                 status: crate::report::status::word(state.status()),
             });
         };
+        // An open attempt whose driver is gone (a crash) is never gated: its reasons would be
+        // dropped without a word when the run is resumed.
+        if store.is_stale(&state) {
+            return Err(AgentSideError::Stale {
+                run: state.run_id.to_string(),
+            });
+        }
         let snapshot = run_dir.join(&state.plan.snapshot);
         let plan = std::fs::read_to_string(&snapshot)
             .map_err(|e| e.to_string())

@@ -308,9 +308,16 @@ impl Driver<'_> {
                 let placeholders = vec![
                     ("prompt_file", path(&prompt_file)),
                     ("evidence_file", path(&evidence_file)),
+                    // The attempt's own files (evidence, the agent-side lock, the Stop hook's
+                    // count): all a sandboxed agent must be allowed to write for `git baton
+                    // unchanged` and `git baton check`.
+                    (
+                        "attempt_dir",
+                        path(&std::path::absolute(&dir).unwrap_or_else(|_| dir.clone())),
+                    ),
                     ("worktree", state.worktree.clone()),
-                    // Where the run's store, objects and refs live: what a sandboxed agent
-                    // must be allowed to write for `git baton unchanged` and `git commit`.
+                    // Where the run's store, objects and refs live: the whole repository's
+                    // .git, config included (granting it lets an agent change what git runs).
                     (
                         "git_common_dir",
                         path(

@@ -127,7 +127,7 @@ fn claude_preset_edits_both_targets_and_the_run_reaches_review_with_usage_and_co
     assert_eq!(state["usage"]["attempts_without_usage"], 0);
     let text = ar.baton(&["status", &id]);
     let total = format!(
-        "total: {} input + {} output tokens, ${cost:.2}",
+        "total as the actors reported it: {} input + {} output tokens, ${cost:.2}",
         5 * TURN.input,
         5 * TURN.output
     );

@@ -143,6 +143,8 @@ fn rate_limited_then_blocked_then_finished_by_the_stop_hook() {
     );
     assert_eq!(state["usage"]["attempts_without_usage"], 0);
     let text = ar.baton(&["status", &id]);
-    let total = format!("total: {input} input + {output} output tokens, ${cost:.2}");
+    let total = format!(
+        "total as the actors reported it: {input} input + {output} output tokens, ${cost:.2}"
+    );
     assert!(text.stdout.contains(&total), "no {total:?} in\n{text}");
 }

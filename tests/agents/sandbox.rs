@@ -1,7 +1,7 @@
 //! Codex records a reason with `git baton unchanged` from inside its `workspace-write` sandbox.
 //! The sandbox lets Codex write its working directory and `/tmp` only, and the reason goes to the
 //! main repository's `.git`: the repository here lies outside `/tmp` (under Cargo's target
-//! directory), where the preset's `--add-dir {git_common_dir}` is what lets the command write —
+//! directory), where the preset's `--add-dir {attempt_dir}` is what lets the command write —
 //! the same run without that grant is the control. By default Codex runs commands in a login
 //! shell, whose profile resets `PATH`; the preset's `-c allow_login_shell=false` keeps the `PATH`
 //! git-baton ran with, so `git baton` is found with no profile file in the test's HOME.
@@ -15,13 +15,20 @@ use super::mock::{Script, Turn};
 
 const REASON: &str = "already says that grades run from A to F, in its second paragraph";
 
-/// A directory outside `/tmp` for the repository.
+/// A directory outside `/tmp` for the repository: Cargo's target directory, unless the checkout
+/// itself lies under `/tmp` (as a CI clone may), then `/var/tmp`, which the sandbox does not
+/// leave writable either.
 fn outside_tmp() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("agents")
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    if target.starts_with("/tmp") {
+        Path::new("/var/tmp").join("git-baton-agent-tests")
+    } else {
+        target.join("agents")
+    }
 }
 
 /// Codex changes docs/a.md and records docs/b.md unchanged, in a run of the `codex` preset as
-/// `init` wrote it, or with its `--add-dir {git_common_dir}` taken out.
+/// `init` wrote it, or with its `--add-dir {attempt_dir}` taken out.
 fn run_codex(grant_git_dir: bool) -> Option<(AgentRepo, String)> {
     cli::agent("codex")?;
     let ar = AgentRepo::new_in(
@@ -36,7 +43,7 @@ fn run_codex(grant_git_dir: bool) -> Option<(AgentRepo, String)> {
     );
     let yml = ar.init();
     assert!(yml.contains("      - allow_login_shell=false\n"), "{yml}");
-    let grant = "      - --add-dir\n      - '{git_common_dir}'\n";
+    let grant = "      - --add-dir\n      - '{attempt_dir}'\n";
     assert!(yml.contains(grant), "{yml}");
     if !grant_git_dir {
         ar.repo.write(".baton.yml", &yml.replace(grant, ""));

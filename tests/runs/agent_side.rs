@@ -337,6 +337,35 @@ fn outside_an_attempt_the_commands_refuse() {
     );
 }
 
+/// An open attempt whose driver died (killed here) is never gated, so `unchanged` and `check`
+/// refuse it instead of recording reasons that a resume would drop.
+#[test]
+fn a_run_whose_driver_died_takes_no_reasons() {
+    let mut w = Waiting::start();
+    w.child.kill().unwrap();
+    w.child.wait().unwrap();
+    let unchanged = w.baton(&["unchanged", "docs/b.md", REASON]);
+    assert_eq!(unchanged.code, 2, "{unchanged}");
+    let id = w.id.clone();
+    assert_eq!(
+        unchanged.stderr,
+        format!(
+            "error: run {id} has an open attempt but no live driver (stale): nothing recorded now \
+             would reach its gate\n\
+             hint: the attempt was cut off; `git baton resume {id}` records that and starts a new one\n"
+        )
+    );
+    assert_eq!(w.baton(&["check"]).code, 2);
+    // The orphaned agent ends; no evidence file holds the refused reason.
+    std::fs::write(&w.go, "").unwrap();
+    let attempts = w.repo.path(&format!(".git/baton/runs/{id}/attempts"));
+    for entry in std::fs::read_dir(&attempts).unwrap() {
+        let evidence = entry.unwrap().path().join("evidence.json");
+        let text = std::fs::read_to_string(&evidence).unwrap_or_default();
+        assert!(!text.contains(REASON), "{}: {text}", evidence.display());
+    }
+}
+
 /// The Stop hook blocks while a target is uncovered — at most `--max-blocks` times — then lets
 /// the agent stop; the attempt's record counts the blocks, and the gate after the agent exits
 /// still decides.
@@ -442,7 +471,11 @@ fn init_writes_presets_that_load() {
     );
     assert_eq!(config.pipeline[0].actor, "codex");
     let codex = &config.actors["codex"].command;
-    assert!(codex.contains(&"{git_common_dir}".to_string()), "{codex:?}");
+    assert!(codex.contains(&"{attempt_dir}".to_string()), "{codex:?}");
+    assert!(
+        !codex.contains(&"{git_common_dir}".to_string()),
+        "{codex:?}"
+    );
     assert!(!codex.iter().any(|a| a.contains("full-auto")), "{codex:?}");
 
     let again = repo.baton(["init", "--agent", "claude"]);
@@ -476,8 +509,12 @@ fn init_writes_presets_that_load() {
         .position(|a| a == "--allowedTools")
         .unwrap();
     assert_eq!(
-        claude.command[at + 1..at + 3],
-        ["Bash(git baton unchanged:*)", "Bash(git baton check:*)"]
+        claude.command[at + 1..at + 4],
+        [
+            "Bash(git baton unchanged:*)",
+            "Bash(git baton check)",
+            "Bash(git baton check --json)"
+        ]
     );
     let at = claude
         .command
@@ -491,8 +528,39 @@ fn init_writes_presets_that_load() {
     );
 }
 
+/// `{attempt_dir}` is the attempt's own directory, absolute — where its evidence file lies, and
+/// what the Codex preset grants with `--add-dir` — whatever directory the run was started from.
+#[test]
+fn attempt_dir_names_the_directory_of_the_attempts_own_files() {
+    let out = scratch();
+    let seen = outside(&out, "attempt-dir.txt");
+    let agent = Actor::command(
+        "worker",
+        &[
+            "sh",
+            "-c",
+            "printf '%s\\n%s\\n' \"$1\" \"$BATON_EVIDENCE_FILE\" >\"$2\"",
+            "sh",
+            "{attempt_dir}",
+        ],
+    )
+    .verbs(&[seen.to_str().unwrap()]);
+    let repo = repo_running(&[agent], "");
+    std::fs::create_dir_all(repo.path("docs/sub")).unwrap();
+    let run = repo.baton_in(&repo.path("docs/sub"), ["run", "../../plans/fix.md"]);
+    assert_eq!(run.code, 1, "nothing changed, so the gate blocks: {run}");
+    let text = text(&seen);
+    let (dir, evidence) = text.trim_end().split_once('\n').unwrap();
+    assert!(Path::new(dir).is_absolute(), "{dir}");
+    assert!(
+        dir.starts_with(&repo.path(".git/baton/runs").display().to_string()),
+        "{dir}"
+    );
+    assert_eq!(Path::new(evidence), Path::new(dir).join("evidence.json"));
+}
+
 /// `{git_common_dir}` is the main repository's `.git`, absolute, whatever directory the run was
-/// started from: what the Codex preset grants with `--add-dir`.
+/// started from.
 #[test]
 fn git_common_dir_names_the_main_repositorys_git_directory() {
     let out = scratch();

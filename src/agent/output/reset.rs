@@ -44,7 +44,7 @@ pub fn from_message(message: &str) -> Option<Reset> {
     if let Some(at) = find("try again in ") {
         let words = clause(&message[at + "try again ".len()..]);
         return Some(Reset {
-            after_secs: wait(&words["in ".len()..]),
+            after_secs: words.strip_prefix("in ").and_then(wait),
             text: words,
             epoch: None,
         });
@@ -120,6 +120,33 @@ fn wait(words: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// "try again in" with no wait after it: the words are kept, nothing is guessed, no panic.
+    #[test]
+    fn a_wait_cut_off_after_in_gives_no_wait() {
+        for message in [
+            "You have hit your limit, try again in ",
+            "try again in",
+            "try again in \u{b7} later",
+            "TRY AGAIN IN\u{b7}",
+        ] {
+            let r = from_message(message);
+            assert!(
+                r.as_ref().is_none_or(|r| r.after_secs.is_none()),
+                "{message:?}: {r:?}"
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// Any text an agent prints, however cut: an answer or none, never a panic.
+        #[test]
+        fn any_message_is_read_without_a_panic(
+            message in "(try again (in|at) |resets (at )?|usage limit reached\\|)?[ -~\u{b7}\u{2019}é]{0,24}"
+        ) {
+            let _ = from_message(&message);
+        }
+    }
 
     #[test]
     fn claude_subscription_limit_keeps_the_words() {
