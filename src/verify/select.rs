@@ -311,12 +311,19 @@ impl Range<'_> {
                 }
             }
             None if at_base => self.deleted(sel, path, &[], &dir)?,
+            // Added and retired within the range (a finished plan removed after its run): the
+            // commit that names it has it, and the plan is the range's own either way, so its
+            // targets there are the gate.
             None => {
-                return Err(VerifyError::TrailerPlanMissing {
+                let missing = || VerifyError::TrailerPlanMissing {
                     commit: super::short_id(commit).to_owned(),
                     path: path.to_owned(),
-                    missing: "neither the merge base nor the head commit has",
-                });
+                    missing: "neither the merge base, the head commit nor that commit has",
+                };
+                let naming = self.repo.resolve_commit(commit)?;
+                let bytes = self.read(naming, path)?.ok_or_else(missing)?;
+                let (_, plan) = parse_plan(path, bytes)?;
+                sel.plans.push(Selected::new(path, plan));
             }
         }
         Ok(())

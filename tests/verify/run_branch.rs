@@ -143,7 +143,7 @@ fn a_named_plan_must_be_committed() {
     assert_snapshot!(run.to_string(), @r"
         exit: 2
         --- stderr
-        error: commit <feature> names plan `plans/q.md` (Baton-Plan), which neither the merge base nor the head commit has
+        error: commit <feature> names plan `plans/q.md` (Baton-Plan), which neither the merge base, the head commit nor that commit has
         hint: commit the plan to the base branch before the run, or correct the trailer; the gate checks the plan a run branch names and never skips it
         ");
     // The worktree mode reads it from the worktree, the user's own.
@@ -164,6 +164,32 @@ fn a_named_plan_must_be_committed() {
         let run = verify(&repo, &format!("plans/p.md {RANGE}"));
         assert_eq!(run.code, 1, "{run}");
     }
+}
+
+/// A plan the pull request adds, runs on and then retires is read from the commit that names
+/// it: its targets stay the gate, with or without `--allow-plan-changes`.
+#[test]
+fn a_plan_added_and_retired_in_the_range_is_read_where_it_was_named() {
+    let repo = TestRepo::with()
+        .plan("plans/p.md", "Two docs", &["docs/a.md", "docs/b.md"])
+        .named(&["docs/a.md", "docs/b.md"])
+        .on_feature();
+    repo.write("plans/n.md", &plan("New docs", &["docs/a.md", "docs/b.md"]));
+    repo.commit_all("a plan for the run");
+    repo.write("docs/a.md", "a, edited\n");
+    repo.commit_all("N\n\nWork of a run.\n\nBaton-Run: 0abc123xyz\nBaton-Plan: plans/n.md\n");
+    repo.git(["rm", "-q", "plans/n.md"]);
+    repo.commit_all("retire the finished plan");
+    for extra in ["", " --allow-plan-changes"] {
+        let run = verify(&repo, &format!("{RANGE}{extra}"));
+        assert_eq!(run.code, 1, "{run}");
+        assert!(run.stdout.contains("plan plans/n.md (n): failed"), "{run}");
+        assert!(run.stdout.contains("uncovered  docs/b.md"), "{run}");
+    }
+    repo.write("docs/b.md", "b, edited\n");
+    repo.commit_all("the other target");
+    let run = verify(&repo, RANGE);
+    assert_eq!(run.code, 0, "{run}");
 }
 
 /// A run named without its plan is a note; with `--require-plans`, a gate that checked nothing
