@@ -108,7 +108,11 @@ fn recover_crash(
         .open_attempt()
         .map(|(i, a)| (state.stages()[i].name.clone(), a.n, lock.dir().join(&a.dir)));
     let mut snapshot = None;
+    let mut hook_blocks = None;
     if let Some((stage, n, dir)) = open {
+        // The Stop hook counted its blocks in the attempt's own file; a crash is one more way
+        // the attempt ends, and its record keeps the count.
+        hook_blocks = super::agent_side::stop_hook_blocks(&dir);
         let killed = crate::exec::kill_leftovers(
             &dir.join(super::ATTEMPT_TOKEN),
             &dir.join(super::ACTOR_PID),
@@ -120,7 +124,14 @@ fn recover_crash(
         }
         snapshot = super::snapshot_for(repo, state, &stage, n);
     }
-    *state = transition::apply(state, Event::CrashFound { snapshot }, clock.now())?;
+    *state = transition::apply(
+        state,
+        Event::CrashFound {
+            snapshot,
+            hook_blocks,
+        },
+        clock.now(),
+    )?;
     store::save_in(lock.dir(), state)?;
     note(Note::RecordedCrash);
     Ok(())

@@ -40,7 +40,11 @@ pub enum Event {
     /// The open attempt ended.
     AttemptEnded(AttemptEnd),
     /// The run was `running` while no process held its lock: its driver died.
-    CrashFound { snapshot: Option<CommitId> },
+    CrashFound {
+        snapshot: Option<CommitId>,
+        /// How often the open attempt's Stop hook blocked before the crash, when it ran.
+        hook_blocks: Option<u32>,
+    },
     /// Stopped at a stage boundary on request.
     Paused,
     /// Stopped between two stages, no attempt running: by a signal, a stop request, or a crash.
@@ -228,7 +232,10 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
             };
             end_open_attempt(&mut next, stage, end, at);
         }
-        Event::CrashFound { snapshot } => {
+        Event::CrashFound {
+            snapshot,
+            hook_blocks,
+        } => {
             if state.status != RunStatus::Running {
                 return Err(TransitionError::NotRunning {
                     run: state.run_id.clone(),
@@ -244,6 +251,7 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
                         cause: Some(Cause::Crash),
                         error: Some("the process driving the run died during this attempt".into()),
                         snapshot,
+                        hook_blocks,
                         ..AttemptEnd::default()
                     },
                     at,
@@ -613,7 +621,15 @@ mod tests {
     #[test]
     fn a_crash_closes_the_open_attempt_without_a_duration() {
         let s = start(&run(), 0, "a").unwrap();
-        let s = apply(&s, Event::CrashFound { snapshot: None }, at(90)).unwrap();
+        let s = apply(
+            &s,
+            Event::CrashFound {
+                snapshot: None,
+                hook_blocks: None,
+            },
+            at(90),
+        )
+        .unwrap();
         let attempt = &s.stages()[0].attempts[0];
         assert_eq!(attempt.outcome, Some(Outcome::Interrupted));
         assert_eq!(attempt.cause, Some(Cause::Crash));
@@ -622,7 +638,15 @@ mod tests {
         assert_eq!(s.status(), RunStatus::Interrupted);
         assert_eq!(s.error().map(|e| e.kind), Some(ErrorKind::Interrupted));
         assert_eq!(
-            apply(&s, Event::CrashFound { snapshot: None }, at(91)).unwrap_err(),
+            apply(
+                &s,
+                Event::CrashFound {
+                    snapshot: None,
+                    hook_blocks: None,
+                },
+                at(91)
+            )
+            .unwrap_err(),
             TransitionError::NotRunning {
                 run: s.run_id.clone(),
                 status: RunStatus::Interrupted
@@ -634,7 +658,15 @@ mod tests {
     #[test]
     fn a_crash_between_stages_leaves_the_next_stage_current() {
         let s = ok(&start(&run(), 0, "a").unwrap());
-        let s = apply(&s, Event::CrashFound { snapshot: None }, at(30)).unwrap();
+        let s = apply(
+            &s,
+            Event::CrashFound {
+                snapshot: None,
+                hook_blocks: None,
+            },
+            at(30),
+        )
+        .unwrap();
         assert_eq!(s.status(), RunStatus::Interrupted);
         assert_eq!(s.current_stage(), Some("reporter"));
         let err = s.error().unwrap();
@@ -649,7 +681,15 @@ mod tests {
 
     #[test]
     fn a_crash_after_the_last_stage_halts_without_naming_a_stage() {
-        let s = apply(&all_done(), Event::CrashFound { snapshot: None }, at(30)).unwrap();
+        let s = apply(
+            &all_done(),
+            Event::CrashFound {
+                snapshot: None,
+                hook_blocks: None,
+            },
+            at(30),
+        )
+        .unwrap();
         assert_eq!(
             (s.status(), s.current_stage(), s.error()),
             (RunStatus::Interrupted, None, None)
@@ -795,7 +835,14 @@ mod tests {
     fn a_crash_of_a_run_that_is_not_running_is_refused() {
         for s in [run(), review()] {
             assert!(matches!(
-                apply(&s, Event::CrashFound { snapshot: None }, at(1)),
+                apply(
+                    &s,
+                    Event::CrashFound {
+                        snapshot: None,
+                        hook_blocks: None,
+                    },
+                    at(1)
+                ),
                 Err(TransitionError::NotRunning { .. })
             ));
         }
@@ -930,7 +977,10 @@ mod tests {
                         ..AttemptEnd::default()
                     })
                 }),
-                Just(Event::CrashFound { snapshot: None }),
+                Just(Event::CrashFound {
+                    snapshot: None,
+                    hook_blocks: None,
+                }),
                 Just(Event::Paused),
                 Just(Event::Halted {
                     message: "m".into()

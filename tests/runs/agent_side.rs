@@ -366,6 +366,32 @@ fn a_run_whose_driver_died_takes_no_reasons() {
     }
 }
 
+/// A driver that dies mid-attempt still leaves the attempt's record with how often the Stop hook
+/// kept the agent working: `resume` reads the count when it records the crash.
+#[test]
+fn a_crash_keeps_how_often_the_stop_hook_blocked() {
+    let mut w = Waiting::start();
+    let hook = w.hook(
+        r#"{"session_id": "abc-123", "stop_hook_active": false}"#,
+        &[],
+    );
+    assert_eq!(hook.code, 0, "{hook}");
+    assert!(hook.stdout.contains(r#""decision":"block""#), "{hook}");
+    w.child.kill().unwrap();
+    w.child.wait().unwrap();
+    std::fs::write(&w.go, "").unwrap();
+    let resumed = w.repo.baton(["resume", &w.id]);
+    assert!(resumed.stderr.contains("crash"), "{resumed}");
+    let state = status(&w.repo, &w.id);
+    let blocks = attempt_field(&state, "executor", "hook_blocks");
+    assert_eq!(blocks[0], 1, "{state:#}");
+    assert_eq!(
+        attempt_field(&state, "executor", "cause")[0],
+        "crash",
+        "{state:#}"
+    );
+}
+
 /// The Stop hook blocks while a target is uncovered — at most `--max-blocks` times — then lets
 /// the agent stop; the attempt's record counts the blocks, and the gate after the agent exits
 /// still decides.
