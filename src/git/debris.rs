@@ -78,20 +78,8 @@ impl Repo {
     /// caller knows to be gone (a run's snapshot refs, under the run's lock): a live git's lock
     /// must not be taken away. Without this, every later update of those refs fails.
     pub fn discard_ref_locks(&self, namespace: &str) -> Result<usize> {
-        fn walk(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
-            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-                let path = entry.path();
-                match entry.file_type() {
-                    Ok(kind) if kind.is_dir() => walk(&path, found),
-                    Ok(kind) if kind.is_file() && path.extension().is_some_and(|e| e == "lock") => {
-                        found.push(path)
-                    }
-                    _ => {}
-                }
-            }
-        }
         let mut found = Vec::new();
-        walk(&self.common_dir().join("refs").join(namespace), &mut found);
+        lock_files_under(&self.common_dir().join("refs").join(namespace), &mut found);
         for path in &found {
             std::fs::remove_file(path).map_err(|err| {
                 GitError::op(format!("remove the stale ref lock {}", path.display()), err)
@@ -118,18 +106,6 @@ impl Repo {
     /// milliseconds; one that stays was left by a git that was killed. Only reported, never
     /// removed here: whether a git is still running is the user's to judge.
     pub fn git_locks(&self) -> Vec<std::path::PathBuf> {
-        fn walk(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
-            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-                let path = entry.path();
-                match entry.file_type() {
-                    Ok(kind) if kind.is_dir() => walk(&path, found),
-                    Ok(kind) if kind.is_file() && path.extension().is_some_and(|e| e == "lock") => {
-                        found.push(path)
-                    }
-                    _ => {}
-                }
-            }
-        }
         let common = self.common_dir();
         let mut found: Vec<std::path::PathBuf> = REPOSITORY_LOCKS
             .iter()
@@ -148,8 +124,22 @@ impl Repo {
                 }
             }
         }
-        walk(&common.join("refs"), &mut found);
+        lock_files_under(&common.join("refs"), &mut found);
         found
+    }
+}
+
+/// Every `*.lock` file below `dir`, recursively (ref locks: `refs/heads/x.lock`).
+fn lock_files_under(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => lock_files_under(&path, found),
+            Ok(kind) if kind.is_file() && path.extension().is_some_and(|e| e == "lock") => {
+                found.push(path)
+            }
+            _ => {}
+        }
     }
 }
 
