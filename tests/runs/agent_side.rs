@@ -554,50 +554,21 @@ fn init_writes_presets_that_load() {
     );
 }
 
-/// `{attempt_dir}` is the attempt's own directory, absolute — where its evidence file lies, and
-/// what the Codex preset grants with `--add-dir` — whatever directory the run was started from.
+/// The directory placeholders, absolute whatever directory the run was started from:
+/// `{attempt_dir}` is the attempt's own directory — where its evidence file lies, and what the
+/// Codex preset grants with `--add-dir` — and `{git_common_dir}` the main repository's `.git`.
 #[test]
-fn attempt_dir_names_the_directory_of_the_attempts_own_files() {
+fn directory_placeholders_name_the_attempt_and_the_main_git_directory() {
     let out = scratch();
-    let seen = outside(&out, "attempt-dir.txt");
+    let seen = outside(&out, "dirs.txt");
     let agent = Actor::command(
         "worker",
         &[
             "sh",
             "-c",
-            "printf '%s\\n%s\\n' \"$1\" \"$BATON_EVIDENCE_FILE\" >\"$2\"",
+            "printf '%s\\n%s\\n%s\\n' \"$1\" \"$BATON_EVIDENCE_FILE\" \"$2\" >\"$3\"",
             "sh",
             "{attempt_dir}",
-        ],
-    )
-    .verbs(&[seen.to_str().unwrap()]);
-    let repo = repo_running(&[agent], "");
-    std::fs::create_dir_all(repo.path("docs/sub")).unwrap();
-    let run = repo.baton_in(&repo.path("docs/sub"), ["run", "../../plans/fix.md"]);
-    assert_eq!(run.code, 1, "nothing changed, so the gate blocks: {run}");
-    let text = text(&seen);
-    let (dir, evidence) = text.trim_end().split_once('\n').unwrap();
-    assert!(Path::new(dir).is_absolute(), "{dir}");
-    assert!(
-        dir.starts_with(&repo.path(".git/baton/runs").display().to_string()),
-        "{dir}"
-    );
-    assert_eq!(Path::new(evidence), Path::new(dir).join("evidence.json"));
-}
-
-/// `{git_common_dir}` is the main repository's `.git`, absolute, whatever directory the run was
-/// started from.
-#[test]
-fn git_common_dir_names_the_main_repositorys_git_directory() {
-    let out = scratch();
-    let seen = outside(&out, "common-dir.txt");
-    let agent = Actor::command(
-        "worker",
-        &[
-            "sh",
-            "-c",
-            "printf '%s\\n' \"$1\" >\"$2\"",
-            "sh",
             "{git_common_dir}",
         ],
     )
@@ -606,10 +577,18 @@ fn git_common_dir_names_the_main_repositorys_git_directory() {
     std::fs::create_dir_all(repo.path("docs/sub")).unwrap();
     let run = repo.baton_in(&repo.path("docs/sub"), ["run", "../../plans/fix.md"]);
     assert_eq!(run.code, 1, "nothing changed, so the gate blocks: {run}");
-    assert_eq!(
-        text(&seen).trim_end(),
-        repo.path(".git").display().to_string()
+    let text = text(&seen);
+    let lines: Vec<&str> = text.lines().collect();
+    let [dir, evidence, common] = lines[..] else {
+        panic!("{text}")
+    };
+    assert!(Path::new(dir).is_absolute(), "{dir}");
+    assert!(
+        dir.starts_with(&repo.path(".git/baton/runs").display().to_string()),
+        "{dir}"
     );
+    assert_eq!(Path::new(evidence), Path::new(dir).join("evidence.json"));
+    assert_eq!(common, repo.path(".git").display().to_string());
 }
 
 /// With `coverage: resume` the gate does not decide a first attempt: `check` says so and exits
