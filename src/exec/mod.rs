@@ -50,6 +50,7 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 pub use command::{PLACEHOLDERS, check_command};
 pub use contain::{TOKEN_VAR, kill_leftovers, live_leftovers};
 pub use log::{DEFAULT_LOG_LIMIT, Shown, copy_log_text, write_json_with_logs};
+pub use procs::ignores as ignores_signal;
 
 use contain::Swept;
 use group::Group;

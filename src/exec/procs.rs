@@ -154,7 +154,7 @@ pub(super) fn reap_orphan(proc: &Proc) {
 /// Whether this process ignores `signal` (`SIG_IGN`), as it inherited it through `exec`: how
 /// `nohup` asks a program to outlive its terminal. Read from `/proc/self/status`; where that
 /// cannot be read, nothing counts as ignored.
-pub(super) fn ignores(signal: i32) -> bool {
+pub fn ignores(signal: i32) -> bool {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|status| ignored_mask(&status))

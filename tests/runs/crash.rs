@@ -8,7 +8,7 @@ use super::*;
 #[test]
 fn a_signal_to_git_baton_interrupts_the_attempt_and_exits_130() {
     for signal in ["INT", "TERM", "HUP"] {
-        if signal == "HUP" && sighup_ignored() {
+        if signal == "HUP" && git_baton::exec::ignores_signal(signal_hook::consts::SIGHUP) {
             // Inherited by git-baton, which then keeps running on purpose (nohup; see
             // runs::terminal): there is no SIGHUP to handle in this environment.
             eprintln!(
@@ -303,17 +303,4 @@ fn half_written_registrations(repo: &TestRepo) -> Vec<String> {
         .collect();
     names.sort();
     names
-}
-
-/// Whether this process ignores SIGHUP (started under `nohup`), which its children inherit.
-fn sighup_ignored() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix("SigIgn:"))
-                .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
-        })
-        .is_some_and(|mask| mask & 1 != 0)
 }
