@@ -21,8 +21,8 @@ use crate::coverage::{self, ProblemKind};
 use crate::git::Repo;
 use crate::plan::Plan;
 pub use crate::report::check::Check;
+use crate::state::RunState;
 use crate::state::store::Store;
-use crate::state::{CoverageMode, RunState};
 
 /// In an attempt's directory: the lock the agent-side commands hold while they change the
 /// attempt's files.
@@ -145,13 +145,7 @@ impl Current {
             .find(|state| Path::new(&state.worktree).canonicalize().ok() == Some(workdir.clone()))
             .ok_or_else(not_in_run)?;
         let run_dir = store.run_dir(&state.run_id);
-        let open = state.stages().iter().enumerate().find_map(|(i, stage)| {
-            stage
-                .attempts
-                .last()
-                .filter(|a| a.is_open())
-                .map(|a| (i, a.n, a.dir.clone()))
-        });
+        let open = state.open_attempt().map(|(i, a)| (i, a.n, a.dir.clone()));
         let Some((stage, attempt, dir)) = open else {
             return Err(AgentSideError::NoOpenAttempt {
                 run: state.run_id.to_string(),
@@ -242,21 +236,16 @@ impl Current {
             message,
         };
         // Whatever else the file holds (usage, entries a plain command wrote) stays as it is.
-        let mut document = match super::read_evidence(&path, &shown) {
-            Err(message) => return Err(invalid(message)),
-            Ok(None) => serde_json::json!({}),
-            Ok(Some(evidence)) => {
+        let mut document = match super::read_evidence_text(&path, &shown).map_err(&invalid)? {
+            None => serde_json::json!({}),
+            Some(text) => {
+                let evidence = super::parse_evidence(&shown, &text).map_err(&invalid)?;
                 if evidence.entries.iter().any(|e| e.target == target) {
                     return Err(AgentSideError::Duplicate {
                         target: target.into(),
                         path: shown,
                     });
                 }
-                let text = std::fs::read_to_string(&path).map_err(|source| AgentSideError::Io {
-                    action: "read",
-                    path: path.clone(),
-                    source,
-                })?;
                 serde_json::from_str::<Value>(&text).map_err(|e| invalid(e.to_string()))?
             }
         };
@@ -284,9 +273,7 @@ impl Current {
     pub fn check(&self, repo: &Repo) -> Check {
         let evidence = super::read_evidence(&self.evidence_file(), &self.evidence_shown());
         let stage = &self.state.stages()[self.stage];
-        let enforced = stage.gated
-            && (self.state.policy.coverage == CoverageMode::Always
-                || crate::state::is_resumed(self.attempt));
+        let enforced = stage.gated && self.state.gate_enforced(self.attempt);
         let result = if stage.gated {
             super::gate(repo, &self.state, &self.plan.targets, &evidence)
         } else {

@@ -38,7 +38,7 @@ use crate::git::{CommitId, Repo, Scope};
 use crate::plan::{Plan, Target};
 use crate::state::store::{self, RunLock, Store};
 use crate::state::transition::{self, AttemptEnd, Event};
-use crate::state::{Cause, CoverageMode, FallbackFrom, Outcome, RunState, UsageSource};
+use crate::state::{Cause, FallbackFrom, Outcome, RunState, UsageSource};
 use crate::term::errln;
 
 /// How driving a run ended; the command layer decides what each means for its exit code.
@@ -391,7 +391,7 @@ impl Driver<'_> {
         if end.outcome == Outcome::Succeeded && stage.gated {
             // The gate applies to every attempt, or (`coverage: resume`) to resumed ones; its
             // report is recorded either way, so what was not enforced is still visible.
-            let enforce = state.policy.coverage == CoverageMode::Always || resumed;
+            let enforce = state.gate_enforced(n);
             match gate(self.repo, state, &plan.targets, &evidence) {
                 Ok(report) => {
                     if enforce && !report.passed {
@@ -562,21 +562,30 @@ pub(crate) fn read_evidence(
     path: &Path,
     shown: &str,
 ) -> Result<Option<coverage::Evidence>, String> {
-    // Bounded, as an agent could write any amount (see coverage::MAX_EVIDENCE_BYTES).
+    read_evidence_text(path, shown)?
+        .map(|text| parse_evidence(shown, &text))
+        .transpose()
+}
+
+/// The text of an evidence file, bounded, as an agent could write any amount (see
+/// coverage::MAX_EVIDENCE_BYTES): `Ok(None)` when there is none.
+pub(crate) fn read_evidence_text(path: &Path, shown: &str) -> Result<Option<String>, String> {
     match crate::files::read_limited(path, coverage::MAX_EVIDENCE_BYTES) {
         Ok(None) => Err(format!(
             "invalid evidence: {shown}: {}",
             coverage::too_large_message()
         )),
-        Ok(Some(bytes)) => match String::from_utf8(bytes) {
-            Ok(text) => coverage::parse_evidence(shown, &text)
-                .map(Some)
-                .map_err(|e| format!("invalid evidence: {e}")),
-            Err(_) => Err(format!("invalid evidence: {shown}: the file is not UTF-8")),
-        },
+        Ok(Some(bytes)) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| format!("invalid evidence: {shown}: the file is not UTF-8")),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(err) => Err(format!("cannot read the evidence file: {err}")),
     }
+}
+
+/// Evidence text read with [`read_evidence_text`], checked as the gate checks it.
+pub(crate) fn parse_evidence(shown: &str, text: &str) -> Result<coverage::Evidence, String> {
+    coverage::parse_evidence(shown, text).map_err(|e| format!("invalid evidence: {e}"))
 }
 
 /// One line for `error.message`: what blocked the stage.

@@ -476,6 +476,12 @@ impl RunState {
             .find_map(|(i, s)| s.attempts.last().map(|a| (i, a)))
     }
 
+    /// Whether the coverage gate decides attempt `n` of a gated stage: every attempt, or with
+    /// `coverage: resume` only resumed ones. The driver and `git baton check` both ask here.
+    pub fn gate_enforced(&self, n: u32) -> bool {
+        self.policy.coverage == CoverageMode::Always || is_resumed(n)
+    }
+
     /// The attempt that has started and not ended (at most one: the latest).
     pub fn open_attempt(&self) -> Option<(usize, &Attempt)> {
         self.latest_attempt().filter(|(_, a)| a.is_open())
