@@ -340,8 +340,7 @@ fn read_optional(path: &Path, shown: &str) -> Result<Option<String>, ConfigError
 
 /// Parses one configuration text (pure); `file` names it in messages.
 pub fn parse(file: &str, text: &str) -> Result<Config, ConfigError> {
-    let mut config = Config::default();
-    apply(&mut config, file, text, false)?;
+    let config = parse_committed(file, text)?;
     validate_pipeline(&config)?;
     Ok(config)
 }

@@ -31,10 +31,14 @@ impl CommitId {
 impl CommitId {
     /// The first 12 hex digits, as reports show ids.
     pub fn short(&self) -> String {
-        let mut hex = self.0.to_string();
-        hex.truncate(12);
-        hex
+        short_hex(&self.0.to_string()).to_owned()
     }
+}
+
+/// The first 12 characters of a commit id written out (in JSON, in a trailer), as reports show
+/// ids; an id shorter than that as it is.
+pub fn short_hex(hex: &str) -> &str {
+    hex.get(..12).unwrap_or(hex)
 }
 
 /// The id git gives `bytes` as a blob (what `git hash-object` prints); `None` only if the

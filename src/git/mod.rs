@@ -37,7 +37,7 @@ pub use command::{LOCAL_ENV_VARS, local_env_vars};
 pub use debris::BrokenWorktree;
 use error::classify_open_error;
 pub use error::{CommandFailed, GitError, Result};
-pub use id::{BadCommitId, CommitId, blob_id};
+pub use id::{BadCommitId, CommitId, blob_id, short_hex};
 pub use index::IndexError;
 pub use scope::Scope;
 pub use snapshot::Identity;

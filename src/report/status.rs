@@ -293,10 +293,7 @@ pub fn where_lines(out: &mut String, state: &RunState) {
     let _ = writeln!(out, "  worktree  {}", state.worktree);
 }
 
-/// The first 12 characters of a commit id, as the reports show it.
-pub fn short(id: &str) -> &str {
-    id.get(..12).unwrap_or(id)
-}
+pub use crate::git::short_hex as short;
 
 /// The command a newcomer should type next.
 pub fn next_command(state: &RunState, stale: bool) -> String {

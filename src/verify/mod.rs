@@ -282,7 +282,7 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
             let commit = &named[0].commit;
             if !coverage::is_repo_path(path) {
                 return Err(VerifyError::TrailerPlanPath {
-                    commit: short_id(commit).to_owned(),
+                    commit: crate::git::short_hex(commit).to_owned(),
                     path: path.clone(),
                 });
             }
@@ -453,7 +453,7 @@ fn trailers(repo: &Repo, base: CommitId, tip: CommitId) -> Result<Trailers, Veri
                 found.notes.push(format!(
                     "commit {} names run {run} (Baton-Run) but no plan (Baton-Plan), so no plan \
                      was checked for it; name the plan to check it",
-                    short_id(&commit)
+                    crate::git::short_hex(&commit)
                 ));
             }
         }
@@ -471,19 +471,10 @@ fn trailers(repo: &Repo, base: CommitId, tip: CommitId) -> Result<Trailers, Veri
     Ok(found)
 }
 
-pub(crate) fn short_id(hex: &str) -> &str {
-    hex.get(..12).unwrap_or(hex)
-}
-
 /// `.baton.yml` as the merge base has it (the defaults when it has none), named in messages the
 /// way git names a file of a commit: `<commit>:.baton.yml`.
 fn committed_config(repo: &Repo, merge_base: CommitId) -> Result<Config, VerifyError> {
-    let hex = merge_base.to_string();
-    let file = format!(
-        "{}:{}",
-        hex.get(..12).unwrap_or(&hex),
-        crate::config::FILE_NAME
-    );
+    let file = format!("{}:{}", merge_base.short(), crate::config::FILE_NAME);
     let Some(bytes) = repo.read_file_at(merge_base, crate::config::FILE_NAME)? else {
         return Ok(Config::default());
     };

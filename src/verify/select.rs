@@ -129,7 +129,7 @@ pub(super) fn by_trailer_in_worktree(
 ) -> Result<(), VerifyError> {
     let Some(bytes) = read_optional(&workdir.join(path))? else {
         return Err(VerifyError::TrailerPlanMissing {
-            commit: super::short_id(commit).to_owned(),
+            commit: crate::git::short_hex(commit).to_owned(),
             path: path.to_owned(),
             missing: "is not in the worktree",
         });
@@ -193,7 +193,7 @@ impl Range<'_> {
         if self.repo.path_kind_at(self.merge_base, &dir)? != Some(PathKind::Dir) {
             return Err(VerifyError::PlansDirMissing {
                 suggestion: self.case_variant(&dir)?,
-                merge_base: short(self.merge_base),
+                merge_base: self.merge_base.short(),
                 dir,
             });
         }
@@ -316,7 +316,7 @@ impl Range<'_> {
             // targets there are the gate.
             None => {
                 let missing = || VerifyError::TrailerPlanMissing {
-                    commit: super::short_id(commit).to_owned(),
+                    commit: crate::git::short_hex(commit).to_owned(),
                     path: path.to_owned(),
                     missing: "neither the merge base, the head commit nor that commit has",
                 };
@@ -560,12 +560,6 @@ fn relative_to(workdir: &Path, full: &Path) -> Option<String> {
             format!("{dir}/{name}")
         })
     })
-}
-
-fn short(id: CommitId) -> String {
-    let mut hex = id.to_string();
-    hex.truncate(12);
-    hex
 }
 
 fn read_named(full: &Path, arg: &Path) -> Result<Vec<u8>, VerifyError> {
