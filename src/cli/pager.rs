@@ -23,9 +23,14 @@ pub(super) fn for_command(
     if !paged || no_pager || !pager::possible() {
         return None;
     }
-    let core = crate::git::Repo::discover(cwd)
-        .ok()
-        .and_then(|repo| repo.config_string("core.pager"));
+    // `GIT_PAGER` wins over `core.pager`: then the repository need not be opened for it.
+    let core = if std::env::var("GIT_PAGER").is_ok() {
+        None
+    } else {
+        crate::git::Repo::discover(cwd)
+            .ok()
+            .and_then(|repo| repo.config_string("core.pager"))
+    };
     let program = pager::command(core)?;
     pager::start(&program, matches!(command, Command::Log(_))).ok()
 }
