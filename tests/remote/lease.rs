@@ -1,0 +1,99 @@
+//! The lease across machines: a driver killed with SIGKILL leaves its lease on the remote;
+//! another machine is refused while it holds and takes the run over once it expired, and the
+//! RunState records the takeover.
+
+use super::*;
+
+/// How long a lease lasts in this test: long enough for machine B's refused attempt to come
+/// while it holds on a loaded machine, short enough for a quick test.
+const LEASE: Duration = Duration::from_secs(4);
+
+#[test]
+fn a_lease_left_by_a_killed_driver_holds_then_expires_and_is_taken_over() {
+    let world = World::new(Transport::File, &format!("lease: {}s\n", LEASE.as_secs())).unwrap();
+    let (a, id) = world.rate_limited_and_pushed();
+
+    // A resumes the published run with an actor that sleeps; once the actor runs, the lease is
+    // taken and published. Then the driver dies without a word, and its actor with it.
+    let driver = a.live_spawn(["resume", id.as_str(), "--actor", "executor=sleeper"]);
+    let agent = wait_for_line(&world.scratch("sleeper.pid"));
+    let leased = world.state_on_origin(&id);
+    assert_eq!(leased["status"], "running", "{leased:#}");
+    assert!(
+        leased["lease"].is_object(),
+        "the lease is published before the actor runs: {leased:#}"
+    );
+    kill9(&driver.id().to_string());
+    kill9(&format!("-{agent}"));
+    let killed = wait(&a, driver);
+    assert_ne!(killed.code, 0, "{killed}");
+    let killed_at = Instant::now();
+
+    // B, while the lease holds: refused with exit 3, naming the holder; nothing changes.
+    let b = world.origin.machine();
+    assert_eq!(b.live(["fetch"]).code, 0);
+    let record = format!("refs/baton/runs/{id}/record");
+    let on_origin = world.origin.rev(&record);
+    let refused = b.live(["resume", &id, "--actor", "executor=finisher"]);
+    assert!(
+        killed_at.elapsed() < LEASE,
+        "too slow to see the lease hold ({:?}): the machine is overloaded",
+        killed_at.elapsed()
+    );
+    assert_eq!(refused.code, 3, "{refused}");
+    assert!(
+        refused
+            .stderr
+            .contains(&format!("error: run {id} is leased by ")),
+        "{refused}"
+    );
+    assert_eq!(
+        world.origin.rev(&record),
+        on_origin,
+        "the origin is untouched"
+    );
+
+    // After the lease expired B takes the run over (bounded: the lease and a margin).
+    let deadline = killed_at + LEASE + LIVENESS;
+    let taken = loop {
+        std::thread::sleep(Duration::from_millis(250));
+        let attempt = b.live(["resume", &id, "--actor", "executor=finisher"]);
+        if attempt.code != 3 || Instant::now() >= deadline {
+            break attempt;
+        }
+    };
+    assert_eq!(taken.code, 0, "{taken}");
+    assert!(
+        killed_at.elapsed() >= LEASE - Duration::from_millis(500),
+        "taken over before the lease could have expired ({:?})",
+        killed_at.elapsed()
+    );
+
+    for state in [status(&b, &id), world.state_on_origin(&id)] {
+        assert_eq!(state["status"], "review", "{state:#}");
+        let takeovers = state["takeovers"].as_array().unwrap_or_else(|| {
+            panic!("no takeovers in {state:#}");
+        });
+        assert_eq!(takeovers.len(), 1, "{state:#}");
+        for field in ["holder", "host", "until", "at"] {
+            assert!(
+                takeovers[0][field].is_string(),
+                "takeover without {field}: {state:#}"
+            );
+        }
+        assert_eq!(
+            attempt_field(&state, "executor", "actor"),
+            ["partial", "sleeper", "finisher"]
+        );
+        assert_eq!(
+            attempt_field(&state, "executor", "outcome"),
+            ["rate_limited", "interrupted", "succeeded"]
+        );
+        assert_eq!(attempts(&state, "executor")[1]["cause"], "crash");
+        assert!(
+            state["lease"].is_null(),
+            "released at the end: {}",
+            state["lease"]
+        );
+    }
+}

@@ -1,0 +1,114 @@
+//! Two machines against one remote: both resume the same run at the same moment, and a push
+//! after the remote moved. The compare-and-swap push decides; the loser exits 3 and nothing
+//! is lost.
+
+use super::*;
+
+/// Machines B and C resume the run at once: exactly one drives it (exit 0, to review); the other
+/// is refused with exit 3 — by the lease or by the lost compare-and-swap — and the origin holds
+/// the winner's work, with one resumed attempt.
+#[test]
+fn two_machines_resume_the_same_run_at_once_and_one_wins() {
+    let world = World::new(Transport::File, "").unwrap();
+    let (a, id) = world.rate_limited_and_pushed();
+    let (b, c) = (world.origin.machine(), world.origin.machine());
+    for machine in [&b, &c] {
+        let fetch = machine.live(["fetch"]);
+        assert_eq!(fetch.code, 0, "{fetch}");
+    }
+
+    let args = ["resume", id.as_str(), "--actor", "executor=slow"];
+    let (from_b, from_c) = (b.live_spawn(args), c.live_spawn(args));
+    let (from_b, from_c) = (wait(&b, from_b), wait(&c, from_c));
+    let mut codes = [from_b.code, from_c.code];
+    codes.sort_unstable();
+    assert_eq!(codes, [0, 3], "exactly one wins:\nB: {from_b}\nC: {from_c}");
+    let (winner, loser, lost) = if from_b.code == 0 {
+        (&b, &c, &from_c)
+    } else {
+        (&c, &b, &from_b)
+    };
+    assert!(
+        lost.stderr.contains(&format!("error: run {id}")),
+        "the loser says which run it could not take:\n{lost}"
+    );
+
+    // The origin holds the winner's record: one resumed attempt, by `slow`, to review.
+    let record = format!("refs/baton/runs/{id}/record");
+    assert_eq!(world.origin.rev(&record), local_rev(winner, &record));
+    let state = world.state_on_origin(&id);
+    assert_eq!(state["status"], "review", "{state:#}");
+    assert_eq!(
+        attempt_field(&state, "executor", "actor"),
+        ["partial", "slow"]
+    );
+    assert_eq!(
+        attempt_field(&state, "executor", "outcome"),
+        ["rate_limited", "succeeded"]
+    );
+    let branch = world
+        .origin
+        .git(["show", &format!("refs/heads/baton/{id}:docs/a.md")]);
+    assert!(branch.contains(A_COMMITTED), "{branch}");
+
+    // Nothing lost: the loser catches up with the winner's run, and so does machine A.
+    for machine in [loser, &a] {
+        let fetch = machine.live(["fetch"]);
+        assert_eq!(fetch.code, 0, "{fetch}");
+        let again = machine.live(["resume", &id]);
+        assert_eq!(again.code, 2, "in review, nothing to resume:\n{again}");
+        let state = status(machine, &id);
+        assert_eq!(state["status"], "review", "{state:#}");
+        assert_eq!(
+            attempt_field(&state, "executor", "actor"),
+            ["partial", "slow"]
+        );
+    }
+}
+
+/// A pushes the run, B resumes it and pushes; A, which has not fetched since, pushes again: the
+/// origin moved, so A's push is refused with exit 3 and names the run, and neither A's refs nor
+/// its run directory change. After a fetch A is behind, catches up, and its push goes through.
+#[test]
+fn a_push_after_the_remote_moved_is_refused_and_changes_nothing() {
+    let world = World::new(Transport::File, "").unwrap();
+    let (a, id) = world.rate_limited_and_pushed();
+    let b = world.origin.machine();
+    assert_eq!(b.live(["fetch"]).code, 0);
+    let resumed = b.live(["resume", &id, "--actor", "executor=finisher"]);
+    assert_eq!(resumed.code, 0, "{resumed}");
+    let push = b.live(["push", &id]);
+    assert_eq!(push.code, 0, "{push}");
+    let record = format!("refs/baton/runs/{id}/record");
+    let b_record = local_rev(&b, &record);
+    assert_eq!(world.origin.rev(&record), b_record);
+
+    let refs_before = baton_refs(&a);
+    let state_file = a.path(&format!(".git/baton/runs/{id}/state.json"));
+    let state_before = text(&state_file);
+    let refused = a.live(["push", &id]);
+    assert_eq!(refused.code, 3, "{refused}");
+    assert!(
+        refused
+            .stderr
+            .contains(&format!("error: run {id}: origin holds a newer record")),
+        "{refused}"
+    );
+    assert!(
+        refused.stderr.contains("hint: ") && refused.stderr.contains("git baton fetch"),
+        "{refused}"
+    );
+    assert_eq!(baton_refs(&a), refs_before, "no ref of A changed");
+    assert_eq!(text(&state_file), state_before, "A's RunState is untouched");
+    assert_eq!(world.origin.rev(&record), b_record, "the origin kept B's");
+
+    let fetch = a.live(["fetch"]);
+    assert_eq!(fetch.code, 0, "{fetch}");
+    assert_eq!(status(&a, &id)["sync"], "behind");
+    let finish = a.live(["finish", &id]);
+    assert_eq!(finish.code, 0, "{finish}");
+    let push = a.live(["push", &id]);
+    assert_eq!(push.code, 0, "{push}");
+    assert_eq!(world.state_on_origin(&id)["status"], "finished");
+    assert_eq!(status(&a, &id)["sync"], "up_to_date");
+}

@@ -1,0 +1,77 @@
+//! `list --json` and `status --json` say where a run lives and which side is ahead: `remote`
+//! (the remote's name, or null) and `sync` (`local_only`, `remote_only`, `up_to_date`, `ahead`,
+//! `behind`, `diverged`).
+
+use super::*;
+
+/// The one run `list --json` shows with id `id`.
+fn listed_run(machine: &TestRepo, id: &str) -> Value {
+    let runs = listed(machine);
+    let found: Vec<&Value> = runs.iter().filter(|r| r["run_id"] == id).collect();
+    assert_eq!(found.len(), 1, "run {id} once in {runs:#?}");
+    found[0].clone()
+}
+
+#[test]
+fn list_and_status_say_where_a_run_lives_and_which_side_is_ahead() {
+    let world = World::new(Transport::File, "").unwrap();
+    let a = world.origin.machine();
+    let run = a.live(["run", "plans/fix.md"]);
+    assert_eq!(run.code, 1, "{run}");
+    let id = run.run_id();
+
+    // Never pushed: local only.
+    let local = listed_run(&a, &id);
+    assert_eq!(local["sync"], "local_only", "{local:#}");
+    assert_eq!(local["remote"], Value::Null, "{local:#}");
+
+    // Pushed: up to date, on origin; `status --json` agrees with `list --json`.
+    let push = a.live(["push"]);
+    assert_eq!(push.code, 0, "{push}");
+    assert!(
+        push.stderr.contains(&format!("pushed {id} to origin")),
+        "{push}"
+    );
+    let again = a.live(["push"]);
+    assert_eq!(again.code, 0, "{again}");
+    assert!(
+        again
+            .stderr
+            .contains(&format!("{id} is up to date on origin")),
+        "{again}"
+    );
+    for shown in [listed_run(&a, &id), status(&a, &id)] {
+        assert_eq!(shown["sync"], "up_to_date", "{shown:#}");
+        assert_eq!(shown["remote"], "origin", "{shown:#}");
+    }
+
+    // B: nothing before fetching; after it, the run exists only on the remote.
+    let b = world.origin.machine();
+    assert!(listed(&b).is_empty(), "{:#?}", listed(&b));
+    assert_eq!(b.live(["fetch"]).code, 0);
+    let remote_only = listed_run(&b, &id);
+    assert_eq!(remote_only["sync"], "remote_only", "{remote_only:#}");
+    assert_eq!(remote_only["remote"], "origin", "{remote_only:#}");
+    assert_eq!(status(&b, &id)["sync"], "remote_only");
+    assert_eq!(status(&b, &id)["status"], "rate_limited");
+    let human = b.live(["list"]);
+    assert_eq!(human.code, 0, "{human}");
+    assert!(human.stdout.contains(&id), "{human}");
+
+    // B resumes it (and publishes as it drives): B is up to date, A is behind once it fetched.
+    let resumed = b.live(["resume", &id, "--actor", "executor=finisher"]);
+    assert_eq!(resumed.code, 0, "{resumed}");
+    assert_eq!(b.live(["push", &id]).code, 0);
+    assert_eq!(status(&b, &id)["sync"], "up_to_date");
+    assert_eq!(a.live(["fetch"]).code, 0);
+    let behind = status(&a, &id);
+    assert_eq!(behind["sync"], "behind", "{behind:#}");
+    assert_eq!(listed_run(&a, &id)["sync"], "behind");
+
+    // A finishes it (catching up first): now A is ahead until it pushes.
+    let finish = a.live(["finish", &id]);
+    assert_eq!(finish.code, 0, "{finish}");
+    assert_eq!(status(&a, &id)["sync"], "ahead");
+    assert_eq!(a.live(["push", &id]).code, 0);
+    assert_eq!(status(&a, &id)["sync"], "up_to_date");
+}

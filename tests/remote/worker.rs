@@ -1,0 +1,89 @@
+//! `scripts/worker/resume.sh`, the logic of the CI worker examples, run as a script with `sh` in
+//! a fresh clone (the runner) against the shared bare repository: the run comes back to the
+//! remote with the runner's attempt, also when that attempt failed.
+
+use super::*;
+
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/worker/resume.sh");
+
+/// A runner without a git identity: none in the environment, and git told not to guess one.
+const NO_IDENTITY: &str =
+    "unset GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
+git config --global user.useConfigOnly true
+";
+
+#[test]
+fn the_worker_script_resumes_a_run_on_a_runner_and_pushes_it_back() {
+    let world = World::new(Transport::File, "").unwrap();
+    let (a, id) = world.rate_limited_and_pushed();
+    let runner = world.origin.machine();
+    let worked = runner.live_shell(&format!(
+        "{NO_IDENTITY}BATON_RUN={id} BATON_ACTOR=executor=finisher sh {SCRIPT}"
+    ));
+    assert_eq!(worked.code, 0, "{worked}");
+    assert!(
+        worked.stderr.contains("git has no identity here"),
+        "{worked}"
+    );
+    assert_eq!(
+        runner.git(["config", "user.name"]).trim(),
+        "git-baton worker"
+    );
+
+    let record = format!("refs/baton/runs/{id}/record");
+    assert_eq!(world.origin.rev(&record), local_rev(&runner, &record));
+    let state = world.state_on_origin(&id);
+    assert_eq!(state["status"], "review", "{state:#}");
+    assert_eq!(
+        attempt_field(&state, "executor", "actor"),
+        ["partial", "finisher"]
+    );
+    assert_eq!(attempt_field(&state, "executor", "resumed"), [false, true]);
+
+    // The machine that started the run sees the result after a fetch.
+    assert_eq!(a.live(["fetch"]).code, 0);
+    assert_eq!(status(&a, &id)["sync"], "behind");
+}
+
+/// An attempt that fails on the runner is pushed back all the same, and the script exits with
+/// resume's code (1), so the CI job fails visibly.
+#[test]
+fn a_failed_attempt_on_the_runner_travels_back_and_keeps_its_exit_code() {
+    let world = World::new(Transport::File, "").unwrap();
+    let (_a, id) = world.rate_limited_and_pushed();
+    let runner = world.origin.machine();
+    let worked = runner.live_shell(&format!("sh {SCRIPT} {id} executor=failing"));
+    assert_eq!(worked.code, 1, "{worked}");
+    assert!(worked.stderr.contains("resume exited 1"), "{worked}");
+    let state = world.state_on_origin(&id);
+    assert_eq!(state["status"], "failed", "{state:#}");
+    assert_eq!(
+        attempt_field(&state, "executor", "actor"),
+        ["partial", "failing"]
+    );
+    assert_eq!(
+        attempt_field(&state, "executor", "outcome"),
+        ["rate_limited", "failed"]
+    );
+}
+
+/// Bad input is exit 2 with an `error:` line and a hint, before anything is fetched.
+#[test]
+fn the_worker_script_refuses_bad_input() {
+    let world = World::new(Transport::File, "").unwrap();
+    let runner = world.origin.machine();
+    let none = runner.live_shell(&format!("sh {SCRIPT}"));
+    assert_eq!(none.code, 2, "{none}");
+    assert!(
+        none.stderr
+            .starts_with("error: no run to resume: BATON_RUN is empty\nhint: "),
+        "{none}"
+    );
+    let bad = runner.live_shell(&format!("BATON_RUN=abc BATON_ACTOR=codex sh {SCRIPT}"));
+    assert_eq!(bad.code, 2, "{bad}");
+    assert!(
+        bad.stderr
+            .starts_with("error: BATON_ACTOR=`codex` is not STAGE=ACTOR\n"),
+        "{bad}"
+    );
+}
