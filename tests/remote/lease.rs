@@ -28,6 +28,9 @@ fn a_lease_left_by_a_killed_driver_holds_then_expires_and_is_taken_over() {
     let killed = wait(&a, driver);
     assert_ne!(killed.code, 0, "{killed}");
     let killed_at = Instant::now();
+    // The lease as the dead driver last renewed it.
+    let left = world.state_on_origin(&id)["lease"].clone();
+    assert_eq!(left["holder"], leased["lease"]["holder"], "{left:#}");
 
     // B, while the lease holds: refused with exit 3, naming the holder; nothing changes.
     let b = world.origin.machine();
@@ -75,12 +78,12 @@ fn a_lease_left_by_a_killed_driver_holds_then_expires_and_is_taken_over() {
             panic!("no takeovers in {state:#}");
         });
         assert_eq!(takeovers.len(), 1, "{state:#}");
-        for field in ["holder", "host", "until", "at"] {
-            assert!(
-                takeovers[0][field].is_string(),
-                "takeover without {field}: {state:#}"
-            );
-        }
+        let takeover = &takeovers[0];
+        assert_eq!(takeover["from_holder"], left["holder"], "{state:#}");
+        assert_eq!(takeover["from_host"], left["host"], "{state:#}");
+        assert_eq!(takeover["expired_at"], left["until"], "{state:#}");
+        assert_ne!(takeover["holder"], takeover["from_holder"], "{state:#}");
+        assert!(takeover["at"].is_string(), "{state:#}");
         assert_eq!(
             attempt_field(&state, "executor", "actor"),
             ["partial", "sleeper", "finisher"]

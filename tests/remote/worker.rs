@@ -87,3 +87,45 @@ fn the_worker_script_refuses_bad_input() {
         "{bad}"
     );
 }
+
+/// The two CI examples start the script this file tests, with the run and the actor as the
+/// variables it reads, and the GitHub one asks for them as `workflow_dispatch` inputs.
+#[test]
+fn the_ci_examples_run_the_tested_script_with_the_run_and_the_actor() {
+    let read = |rel: &str| -> Value {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+        serde_saphyr::from_str(&text(&path)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    };
+    let github = read("examples/github/baton-worker.yml");
+    let inputs = &github["on"]["workflow_dispatch"]["inputs"];
+    assert_eq!(inputs["run"]["required"], true, "{inputs:#}");
+    assert_eq!(inputs["actor"]["required"], false, "{inputs:#}");
+    let steps = github["jobs"]["resume"]["steps"].as_array().unwrap();
+    let step = steps
+        .iter()
+        .find(|s| {
+            s["run"]
+                .as_str()
+                .is_some_and(|r| r.contains("scripts/worker/resume.sh"))
+        })
+        .unwrap_or_else(|| panic!("no step runs the script: {steps:#?}"));
+    assert_eq!(step["env"]["BATON_RUN"], "${{ inputs.run }}");
+    assert_eq!(step["env"]["BATON_ACTOR"], "${{ inputs.actor }}");
+    assert_eq!(github["permissions"]["contents"], "write");
+
+    let gitlab = read("examples/gitlab/baton-worker.gitlab-ci.yml");
+    let job = &gitlab["baton-worker"];
+    assert_eq!(job["rules"][0]["if"], "$BATON_RUN", "{job:#}");
+    let script: Vec<&str> = job["script"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert!(
+        script
+            .iter()
+            .any(|l| l.contains("scripts/worker/resume.sh")),
+        "{script:?}"
+    );
+}
