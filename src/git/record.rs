@@ -27,7 +27,11 @@ struct Dir {
 impl Dir {
     fn insert(&mut self, path: &str, bytes: Vec<u8>) {
         match path.split_once('/') {
-            Some((dir, rest)) => self.dirs.entry(dir.to_owned()).or_default().insert(rest, bytes),
+            Some((dir, rest)) => self
+                .dirs
+                .entry(dir.to_owned())
+                .or_default()
+                .insert(rest, bytes),
             None => {
                 self.files.insert(path.to_owned(), bytes);
             }
@@ -206,16 +210,26 @@ mod tests {
         assert!(status.success());
         let repo = Repo::discover(dir.path()).unwrap();
         let files = vec![
-            ("attempts/executor-1/prompt.md".to_owned(), b"do it".to_vec()),
-            ("attempts/executor-10/prompt.md".to_owned(), b"again".to_vec()),
+            (
+                "attempts/executor-1/prompt.md".to_owned(),
+                b"do it".to_vec(),
+            ),
+            (
+                "attempts/executor-10/prompt.md".to_owned(),
+                b"again".to_vec(),
+            ),
             ("attempts.json".to_owned(), b"{}".to_vec()),
             ("state.json".to_owned(), b"{\"a\":1}".to_vec()),
         ];
-        let first = repo.write_record(&files, None, "one", 1_700_000_000).unwrap();
+        let first = repo
+            .write_record(&files, None, "one", 1_700_000_000)
+            .unwrap();
         let mut expected = files.clone();
         expected.sort();
         assert_eq!(repo.read_record(first).unwrap(), expected);
-        let second = repo.write_record(&files[..1], Some(first), "two", 1_700_000_001).unwrap();
+        let second = repo
+            .write_record(&files[..1], Some(first), "two", 1_700_000_001)
+            .unwrap();
         assert!(repo.is_ancestor(first, second));
 
         // git itself agrees on the tree (its fsck rejects a misordered one).
@@ -224,12 +238,20 @@ mod tests {
             .current_dir(dir.path())
             .output()
             .unwrap();
-        assert!(fsck.status.success(), "{}", String::from_utf8_lossy(&fsck.stderr));
+        assert!(
+            fsck.status.success(),
+            "{}",
+            String::from_utf8_lossy(&fsck.stderr)
+        );
 
         repo.swap_ref("refs/baton/test", first, None).unwrap();
         assert!(repo.swap_ref("refs/baton/test", second, None).is_err());
-        repo.swap_ref("refs/baton/test", second, Some(first)).unwrap();
-        assert!(repo.swap_ref("refs/baton/test", first, Some(first)).is_err());
+        repo.swap_ref("refs/baton/test", second, Some(first))
+            .unwrap();
+        assert!(
+            repo.swap_ref("refs/baton/test", first, Some(first))
+                .is_err()
+        );
         assert_eq!(repo.ref_target("refs/baton/test").unwrap(), Some(second));
         assert_eq!(
             repo.refs_under("refs/baton/").unwrap(),

@@ -75,3 +75,26 @@ fn list_and_status_say_where_a_run_lives_and_which_side_is_ahead() {
     assert_eq!(a.live(["push", &id]).code, 0);
     assert_eq!(status(&a, &id)["sync"], "up_to_date");
 }
+
+/// `sync: push` publishes every save: a run started with it is on the remote when `run`
+/// returns, with no `git baton push`, and the clone is up to date with it.
+#[test]
+fn sync_push_publishes_a_run_without_being_asked() {
+    let world = World::new(Transport::File, "sync: push\n").unwrap();
+    let a = world.origin.machine();
+    let run = a.live(["run", "plans/fix.md"]);
+    assert_eq!(run.code, 1, "{run}");
+    let id = run.run_id();
+    let record = format!("refs/baton/runs/{id}/record");
+    assert_eq!(world.origin.rev(&record), local_rev(&a, &record), "{run}");
+    assert_eq!(world.state_on_origin(&id)["status"], "rate_limited");
+    assert!(
+        world
+            .origin
+            .rev(&format!("refs/heads/baton/{id}"))
+            .is_some()
+    );
+    let shown = status(&a, &id);
+    assert_eq!(shown["sync"], "up_to_date", "{shown:#}");
+    assert_eq!(shown["remote"], "origin", "{shown:#}");
+}
