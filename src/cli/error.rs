@@ -20,6 +20,7 @@ use crate::report::escape;
 use crate::run::RunError;
 use crate::run::agent_side::AgentSideError;
 use crate::state::store::StoreError;
+use crate::state::transition::TransitionError;
 use crate::verify::VerifyError;
 
 /// What kind of failure an error is; [`super::exit::code`] turns it into the exit code.
@@ -178,6 +179,13 @@ impl From<RunError> for CliError {
     fn from(err: RunError) -> CliError {
         let kind = match err {
             RunError::DidNotStop { .. } => ErrorKind::Failed,
+            // Another driver, here or on another machine through the remote, has the run.
+            RunError::Store(store @ StoreError::Busy { .. }) => return store.into(),
+            RunError::LostRace { .. }
+            | RunError::Diverged { .. }
+            | RunError::Transition(
+                TransitionError::LeaseHeld { .. } | TransitionError::LeaseLost { .. },
+            ) => ErrorKind::Busy,
             _ => ErrorKind::Input,
         };
         let hints = err.hints();

@@ -12,6 +12,7 @@ mod diff;
 mod doctor;
 mod error;
 mod exit;
+mod fetch;
 mod finish;
 #[cfg(test)]
 mod generated;
@@ -20,6 +21,7 @@ mod list;
 mod log;
 mod pager;
 mod pause;
+mod push;
 mod resume;
 mod review;
 mod run;
@@ -99,6 +101,8 @@ pub enum Command {
     Diff(diff::DiffArgs),
     Review(review::ReviewArgs),
     Finish(finish::FinishArgs),
+    Push(push::PushArgs),
+    Fetch(fetch::FetchArgs),
     Clean(clean::CleanArgs),
     Doctor(doctor::DoctorArgs),
     Stop(stop::StopArgs),
@@ -163,6 +167,8 @@ pub fn dispatch(cli: Cli) -> Result<Outcome, CliError> {
         Command::Diff(args) => diff::cmd_diff(&cwd, args, out),
         Command::Review(args) => review::cmd_review(&cwd, args, out),
         Command::Finish(args) => finish::cmd_finish(&cwd, args, out),
+        Command::Push(args) => push::cmd_push(&cwd, args, out),
+        Command::Fetch(args) => fetch::cmd_fetch(&cwd, args, out),
         Command::Clean(args) => clean::cmd_clean(&cwd, args, out),
         Command::Doctor(args) => doctor::cmd_doctor(&cwd, args, out),
         Command::Stop(args) => stop::cmd_stop(&cwd, args, out),
