@@ -179,8 +179,8 @@ impl From<RunError> for CliError {
     fn from(err: RunError) -> CliError {
         let kind = match err {
             RunError::DidNotStop { .. } => ErrorKind::Failed,
-            // Another driver, here or on another machine through the remote, has the run.
-            RunError::Store(store @ StoreError::Busy { .. }) => return store.into(),
+            // Worded, hinted and classed (busy: another driver has the run) as the store's own.
+            RunError::Store(store) => return store.into(),
             RunError::LostRace { .. }
             | RunError::Diverged { .. }
             | RunError::Transition(

@@ -159,7 +159,7 @@ impl Driver<'_> {
                 self.record(state, Event::ReviewEntered)?;
                 write_result(self.run_dir(), state)?;
                 // Once more, so that the record holds the result too.
-                self.save(state, self.store.now())?;
+                self.save(state, state.updated_at())?;
                 return Ok(Driven::Review);
             };
             let halted = |message: &str| Event::Halted {

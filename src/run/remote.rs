@@ -409,7 +409,7 @@ pub fn catch_up(
             }
             let state = take_record(repo, lock.dir(), id, remote, theirs, local, &ours.worktree)?;
             super::lifecycle::recreate_worktree(repo, &state)?;
-            record::record(repo, lock.dir(), &state, store.now())?;
+            record::record(repo, lock.dir(), &state, state.updated_at())?;
             Ok(CaughtUp::Updated)
         }
     }
@@ -461,7 +461,7 @@ fn adopt(
         source,
     })?;
     super::lifecycle::recreate_worktree(repo, &state)?;
-    record::record(repo, &dir, &state, store.now())?;
+    record::record(repo, &dir, &state, state.updated_at())?;
     drop(lock);
     Ok(())
 }
