@@ -332,6 +332,53 @@ fn advanced_by(repo: &Repo, remote: &str, runs: &[Publication]) -> Option<String
     })
 }
 
+/// Deletes run `id`'s record and snapshots on `remote` (never its branch: that holds the work),
+/// in one atomic push that requires them to hold what this clone last saw; refused while
+/// another driver's lease on it holds, unless `force`. Returns whether the remote had any.
+pub fn unpublish(
+    repo: &Repo,
+    id: &RunId,
+    remote: &str,
+    force: bool,
+    now: Timestamp,
+) -> Result<bool, RunError> {
+    fetch(repo, remote)?;
+    if !force
+        && let Some(theirs) = tracked_state(repo, remote, id)?
+        && let Some(lease) = theirs.lease()
+        && lease.until > now
+    {
+        return Err(crate::state::TransitionError::LeaseHeld {
+            run: id.clone(),
+            lease: Box::new(lease.clone()),
+        }
+        .into());
+    }
+    let prefix = format!("refs/baton/remotes/{remote}/runs/{id}/");
+    let tracked = repo.refs_under(&prefix)?;
+    if tracked.is_empty() {
+        return Ok(false);
+    }
+    let updates: Vec<RefUpdate> = tracked
+        .iter()
+        .map(|(name, target)| RefUpdate {
+            name: format!("{}{}", refs_prefix(id), &name[prefix.len()..]),
+            new: None,
+            expected: Some(*target),
+        })
+        .collect();
+    if let Pushed::Rejected { .. } = repo.push_atomic(remote, &updates)? {
+        return Err(RunError::LostRace {
+            run: id.to_string(),
+            remote: remote.to_owned(),
+            by: None,
+        });
+    }
+    let gone: Vec<_> = tracked.into_iter().map(|(name, _)| (name, None)).collect();
+    repo.set_refs(&gone)?;
+    Ok(true)
+}
+
 /// What bringing a run up to date with a remote did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CaughtUp {
