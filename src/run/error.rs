@@ -310,6 +310,11 @@ impl RunError {
                 TransitionError::NotInReview { run, .. }
                 | TransitionError::NothingToResume { run, .. },
             ) => Some(format!("see `git baton status {run}`")),
+            RunError::Transition(TransitionError::LeaseHeld { lease, .. }) => Some(format!(
+                "its driver renews the lease while it lives; once {} has passed without a \
+                 renewal, resuming takes the run over",
+                lease.until
+            )),
             RunError::NotFinished { run, worktree, .. } => Some(format!(
                 "`git baton clean --force {run}` removes it anyway, with any uncommitted work in \
                  {worktree}"

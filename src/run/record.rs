@@ -20,7 +20,7 @@ use super::RunError;
 
 /// Files of the run directory that belong to the record; everything else there (locks, pids,
 /// tokens, requests, temporary files) is about this machine only.
-const RUN_FILES: [&str; 3] = ["state.json", "plan.md", "result.json"];
+const RUN_FILES: [&str; 4] = ["state.json", "plan.md", "result.json", "result.md"];
 /// Files of an attempt's directory that belong to the record.
 const ATTEMPT_FILES: [&str; 5] = [
     "prompt.md",
