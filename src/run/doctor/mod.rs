@@ -332,8 +332,10 @@ fn check_run(repo: &Repo, store: &Store, state: &RunState, found: &mut Vec<Findi
 /// The run's record in git against its `state.json`, and against its remote's.
 fn check_record(repo: &Repo, store: &Store, state: &RunState, found: &mut Vec<Finding>) {
     let id = &state.run_id;
-    // A live driver may be between its two writes; only a run nobody holds can lag.
+    // A live driver may be between its two writes; only a run nobody holds can lag. A stale
+    // run's fix, `resume`, records it anyway.
     if matches!(store.holder(id), Ok(None))
+        && !store.is_stale(state)
         && let Ok(super::record::Recorded::Behind(_)) =
             super::record::recorded(repo, &store.run_dir(id), id)
     {
