@@ -41,19 +41,25 @@ impl Dir {
 
 impl Repo {
     /// Writes `files` as a commit on top of `parent` (dated `seconds` since the epoch, by
-    /// git-baton) and returns its id; no ref moves.
+    /// git-baton) and returns its id and `true`, or `parent` and `false` when `parent` already
+    /// holds exactly these files; no ref moves.
     pub fn write_record(
         &self,
         files: &[RecordFile],
         parent: Option<CommitId>,
         message: &str,
         seconds: i64,
-    ) -> Result<CommitId> {
+    ) -> Result<(CommitId, bool)> {
         let mut root = Dir::default();
         for (path, bytes) in files {
             root.insert(path, bytes.clone());
         }
         let tree = self.write_dir(&root)?;
+        if let Some(parent) = parent
+            && self.tree_of(parent)? == tree
+        {
+            return Ok((parent, false));
+        }
         let signature = gix::actor::Signature {
             name: "git-baton".into(),
             email: "git-baton@localhost".into(),
@@ -72,7 +78,7 @@ impl Repo {
             .repo
             .write_object(&commit)
             .map_err(|err| GitError::op("write a record commit", err))?;
-        Ok(CommitId::from_gix(id.detach()))
+        Ok((CommitId::from_gix(id.detach()), true))
     }
 
     fn write_dir(&self, dir: &Dir) -> Result<ObjectId> {
@@ -221,15 +227,22 @@ mod tests {
             ("attempts.json".to_owned(), b"{}".to_vec()),
             ("state.json".to_owned(), b"{\"a\":1}".to_vec()),
         ];
-        let first = repo
+        let (first, _) = repo
             .write_record(&files, None, "one", 1_700_000_000)
             .unwrap();
         let mut expected = files.clone();
         expected.sort();
         assert_eq!(repo.read_record(first).unwrap(), expected);
-        let second = repo
+        let same = repo.write_record(&expected, Some(first), "again", 1_700_000_001);
+        assert_eq!(
+            same.unwrap(),
+            (first, false),
+            "the same files make no new commit"
+        );
+        let (second, new) = repo
             .write_record(&files[..1], Some(first), "two", 1_700_000_001)
             .unwrap();
+        assert!(new);
         assert!(repo.is_ancestor(first, second));
 
         // git itself agrees on the tree (its fsck rejects a misordered one).

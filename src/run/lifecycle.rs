@@ -84,8 +84,8 @@ pub fn finish(
     if committed {
         repo.advance_branch(worktree, &state.branch, tip, commit)?;
     }
-    store::save_in(lock_dir, &finished)?;
     super::write_result(lock_dir, &finished)?;
+    super::record::save(repo, lock_dir, &finished, at)?;
 
     // `git worktree remove` deletes ignored files without asking: a worktree is removed only
     // when nothing at all in it is missing from the branch, and kept when that is unknown.

@@ -166,7 +166,7 @@ pub enum TransitionError {
         attempt: u32,
     },
     #[error("run {run} is leased by {} on {} until {}", .lease.holder, .lease.host, .lease.until)]
-    LeaseHeld { run: RunId, lease: Lease },
+    LeaseHeld { run: RunId, lease: Box<Lease> },
     #[error("run {run}: the lease of {holder} is gone{}", match .now {
         Some(lease) => format!(": {} on {} holds it", lease.holder, lease.host),
         None => String::new(),
@@ -174,7 +174,7 @@ pub enum TransitionError {
     LeaseLost {
         run: RunId,
         holder: String,
-        now: Option<Lease>,
+        now: Option<Box<Lease>>,
     },
 }
 
@@ -336,7 +336,7 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
                 if old.until > at {
                     return Err(TransitionError::LeaseHeld {
                         run: state.run_id.clone(),
-                        lease: old.clone(),
+                        lease: Box::new(old.clone()),
                     });
                 }
                 next.takeovers.push(Takeover {
@@ -358,7 +358,7 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
                     return Err(TransitionError::LeaseLost {
                         run: state.run_id.clone(),
                         holder,
-                        now: state.lease.clone(),
+                        now: state.lease.clone().map(Box::new),
                     });
                 }
             }
