@@ -18,10 +18,25 @@ fn a_lease_left_by_a_killed_driver_holds_then_expires_and_is_taken_over() {
     let driver = a.live_spawn(["resume", id.as_str(), "--actor", "executor=sleeper"]);
     let agent = wait_for_line(&world.scratch("sleeper.pid"));
     let leased = world.state_on_origin(&id);
-    assert_eq!(leased["status"], "running", "{leased:#}");
     assert!(
         leased["lease"].is_object(),
         "the lease is published before the actor runs: {leased:#}"
+    );
+    // The record that took the lease was published before the attempt began; the first
+    // renewal (a third of the lease later) publishes the running attempt, which is what the
+    // takeover must close as a crash.
+    let deadline = Instant::now() + LIVENESS;
+    let leased = loop {
+        let state = world.state_on_origin(&id);
+        if state["status"] == "running" {
+            break state;
+        }
+        assert!(Instant::now() < deadline, "never renewed: {state:#}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(
+        attempt_field(&leased, "executor", "actor"),
+        ["partial", "sleeper"]
     );
     kill9(&driver.id().to_string());
     kill9(&format!("-{agent}"));

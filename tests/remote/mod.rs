@@ -193,14 +193,14 @@ fn local_rev(machine: &TestRepo, rev: &str) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
-/// Every baton ref of `machine` with its commit: what a refused command must leave alone.
-fn baton_refs(machine: &TestRepo) -> String {
+/// The refs of `machine`'s own runs (records, snapshots, branches) with their commits: what a
+/// refused command must leave alone.
+fn run_refs(machine: &TestRepo) -> String {
     machine.git([
         "for-each-ref",
         "--format=%(refname) %(objectname)",
-        "refs/baton/",
+        "refs/baton/runs/",
         "refs/heads/baton/",
-        "refs/remotes/",
     ])
 }
 

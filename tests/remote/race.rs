@@ -68,7 +68,8 @@ fn two_machines_resume_the_same_run_at_once_and_one_wins() {
 
 /// A pushes the run, B resumes it and pushes; A, which has not fetched since, pushes again: the
 /// origin moved, so A's push is refused with exit 3 and names the run, and neither A's refs nor
-/// its run directory change. After a fetch A is behind, catches up, and its push goes through.
+/// its run directory change (its copies of the remote's refs may: the refusal names who advanced the
+/// run). After a fetch A is behind, catches up, and its push goes through.
 #[test]
 fn a_push_after_the_remote_moved_is_refused_and_changes_nothing() {
     let world = World::new(Transport::File, "").unwrap();
@@ -83,7 +84,7 @@ fn a_push_after_the_remote_moved_is_refused_and_changes_nothing() {
     let b_record = local_rev(&b, &record);
     assert_eq!(world.origin.rev(&record), b_record);
 
-    let refs_before = baton_refs(&a);
+    let refs_before = run_refs(&a);
     let state_file = a.path(&format!(".git/baton/runs/{id}/state.json"));
     let state_before = text(&state_file);
     let refused = a.live(["push", &id]);
@@ -98,7 +99,7 @@ fn a_push_after_the_remote_moved_is_refused_and_changes_nothing() {
         refused.stderr.contains("hint: ") && refused.stderr.contains("git baton fetch"),
         "{refused}"
     );
-    assert_eq!(baton_refs(&a), refs_before, "no ref of A changed");
+    assert_eq!(run_refs(&a), refs_before, "no ref of A's run changed");
     assert_eq!(text(&state_file), state_before, "A's RunState is untouched");
     assert_eq!(world.origin.rev(&record), b_record, "the origin kept B's");
 
@@ -111,4 +112,47 @@ fn a_push_after_the_remote_moved_is_refused_and_changes_nothing() {
     assert_eq!(push.code, 0, "{push}");
     assert_eq!(world.state_on_origin(&id)["status"], "finished");
     assert_eq!(status(&a, &id)["sync"], "up_to_date");
+}
+
+/// The race lost at the remote's end: another machine's push lands after the remote advertised
+/// its refs to this push (so the lease check in git passes) and before it updates them, and the
+/// remote's own compare-and-swap refuses the update (`cannot lock ref …: is at X but expected
+/// Y`). That is the same lost race as a stale lease: exit 3, nothing local changed. A
+/// `pre-receive` hook on the origin plays the other machine, moving the run's record once.
+#[test]
+fn a_race_lost_inside_the_remote_is_exit_3_too() {
+    let world = World::new(Transport::File, "").unwrap();
+    let (_a, id) = world.rate_limited_and_pushed();
+    let b = world.origin.machine();
+    assert_eq!(b.live(["fetch"]).code, 0);
+    let hook = world.origin.bare.join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\n\
+         # Once: another machine's record lands between the advertisement and the update.\n\
+         rm -f \"$0\"\n\
+         while read -r old new ref; do\n\
+         \x20   case $ref in */record) env -u GIT_QUARANTINE_PATH git update-ref \"$ref\" \"$(git rev-parse main)\" \"$old\" ;; esac\n\
+         done\n",
+    )
+    .unwrap();
+    let mut permissions = std::fs::metadata(&hook).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&hook, permissions).unwrap();
+
+    let record = format!("refs/baton/runs/{id}/record");
+    let before = local_rev(&b, &format!("refs/baton/remotes/origin/runs/{id}/record"));
+    let lost = b.live(["resume", &id, "--actor", "executor=finisher"]);
+    assert!(!hook.exists(), "the hook ran:\n{lost}");
+    assert_ne!(
+        world.origin.rev(&record),
+        before,
+        "the other machine's record landed"
+    );
+    assert_eq!(lost.code, 3, "{lost}");
+    assert!(lost.stderr.contains(&format!("error: run {id}")), "{lost}");
+    assert!(
+        !lost.stderr.contains("git push"),
+        "no raw git failure:\n{lost}"
+    );
 }

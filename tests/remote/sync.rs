@@ -1,6 +1,6 @@
 //! `list --json` and `status --json` say where a run lives and which side is ahead: `remote`
-//! (the remote's name, or null) and `sync` (`local_only`, `remote_only`, `up_to_date`, `ahead`,
-//! `behind`, `diverged`).
+//! (the remote's name) and `sync` (`local_only`, `remote_only`, `up_to_date`, `ahead`,
+//! `behind`, `diverged`), both absent for a run never published.
 
 use super::*;
 
@@ -20,9 +20,9 @@ fn list_and_status_say_where_a_run_lives_and_which_side_is_ahead() {
     assert_eq!(run.code, 1, "{run}");
     let id = run.run_id();
 
-    // Never pushed: local only.
+    // Never published: neither a remote nor a side ahead.
     let local = listed_run(&a, &id);
-    assert_eq!(local["sync"], "local_only", "{local:#}");
+    assert_eq!(local["sync"], Value::Null, "{local:#}");
     assert_eq!(local["remote"], Value::Null, "{local:#}");
 
     // Pushed: up to date, on origin; `status --json` agrees with `list --json`.
@@ -68,12 +68,18 @@ fn list_and_status_say_where_a_run_lives_and_which_side_is_ahead() {
     assert_eq!(behind["sync"], "behind", "{behind:#}");
     assert_eq!(listed_run(&a, &id)["sync"], "behind");
 
-    // A finishes it (catching up first): now A is ahead until it pushes.
+    // A finishes it: it catches up first, and publishes the finished run.
     let finish = a.live(["finish", &id]);
     assert_eq!(finish.code, 0, "{finish}");
-    assert_eq!(status(&a, &id)["sync"], "ahead");
-    assert_eq!(a.live(["push", &id]).code, 0);
     assert_eq!(status(&a, &id)["sync"], "up_to_date");
+    assert_eq!(world.state_on_origin(&id)["status"], "finished");
+    assert_eq!(
+        listed_run(&b, &id)["sync"],
+        "up_to_date",
+        "B has not fetched"
+    );
+    assert_eq!(b.live(["fetch"]).code, 0);
+    assert_eq!(listed_run(&b, &id)["sync"], "behind");
 }
 
 /// `sync: push` publishes every save: a run started with it is on the remote when `run`
