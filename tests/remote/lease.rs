@@ -115,3 +115,76 @@ fn a_lease_left_by_a_killed_driver_holds_then_expires_and_is_taken_over() {
         );
     }
 }
+
+/// A driver cut off from the remote past its lease: its renewals fail and are kept locally, the
+/// lease expires, and another machine takes the run over and drives it to review. When the cut
+/// off driver reaches the remote again its renewal is refused and it stops with exit 3. Its
+/// clone then holds a record that diverged from the remote's: `status` says so, `doctor` reports
+/// it, and `resume` and `push` refuse it with exit 3.
+#[test]
+fn a_driver_cut_off_past_its_lease_is_stopped_and_its_clone_has_diverged() {
+    let world = World::new(Transport::File, &format!("lease: {}s\n", LEASE.as_secs())).unwrap();
+    let (a, id) = world.rate_limited_and_pushed();
+    let driver = a.live_spawn(["resume", id.as_str(), "--actor", "executor=sleeper"]);
+    let agent = wait_for_line(&world.scratch("sleeper.pid"));
+    let deadline = Instant::now() + LIVENESS;
+    while world.state_on_origin(&id)["status"] != "running" {
+        assert!(Instant::now() < deadline, "never renewed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // A loses the network: its remote points nowhere.
+    let url = world.origin.url.clone();
+    let nowhere = a.tmp().join("unreachable.git");
+    a.git(["remote", "set-url", "origin", nowhere.to_str().unwrap()]);
+    let cut_at = Instant::now();
+
+    // B takes the run once A's lease expired, and drives it to review.
+    let b = world.origin.machine();
+    assert_eq!(b.live(["fetch"]).code, 0);
+    let deadline = cut_at + LEASE + LIVENESS;
+    let taken = loop {
+        let attempt = b.live(["resume", &id, "--actor", "executor=finisher"]);
+        if attempt.code != 3 || Instant::now() >= deadline {
+            break attempt;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    assert_eq!(taken.code, 0, "{taken}");
+    assert_eq!(world.state_on_origin(&id)["status"], "review");
+
+    // A is back: its next renewal is refused, and the driver stops with exit 3.
+    a.git(["remote", "set-url", "origin", &url]);
+    let stopped = wait(&a, driver);
+    assert_eq!(stopped.code, 3, "{stopped}");
+    assert!(
+        stopped
+            .stderr
+            .contains(&format!("error: run {id}: origin holds a newer record")),
+        "{stopped}"
+    );
+    assert!(
+        gone_within(&agent, LIVENESS),
+        "the stopped driver's actor (pid {agent}) still runs"
+    );
+    assert_eq!(
+        world.state_on_origin(&id)["status"],
+        "review",
+        "nothing of A's overwrote B's"
+    );
+
+    assert_eq!(a.live(["fetch"]).code, 0);
+    assert_eq!(status(&a, &id)["sync"], "diverged");
+    let doctor = a.live(["doctor", "--json"]);
+    assert_eq!(doctor.code, 1, "{doctor}");
+    let kinds: Vec<Value> = doctor.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].clone())
+        .collect();
+    assert!(kinds.contains(&Value::from("diverged_record")), "{doctor}");
+    for refused in [a.live(["resume", &id]), a.live(["push", &id])] {
+        assert_eq!(refused.code, 3, "{refused}");
+    }
+}

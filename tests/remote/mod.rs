@@ -274,6 +274,24 @@ fn kill9(target: &str) {
         .status();
 }
 
+/// Waits (boundedly) until process `pid` is gone, and says whether it went. A zombie is gone: it
+/// only waits for whoever adopted it to reap it.
+fn gone_within(pid: &str, within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // `pid (comm) state …`; comm may contain spaces and parentheses.
+        let state = stat.rsplit_once(") ").map(|(_, rest)| &rest[..1]);
+        if matches!(state, None | Some("Z" | "X")) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn wait(machine: &TestRepo, child: Child) -> Run {
     machine.baton_wait(child, LIVENESS)
 }
