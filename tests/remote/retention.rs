@@ -53,3 +53,35 @@ fn clean_remote_deletes_the_runs_refs_on_the_remote_but_not_its_branch() {
         listed(&b)
     );
 }
+
+/// While another machine's lease holds, `clean --remote` from a clone that only fetched the run
+/// is refused with exit 3 and the remote keeps every ref of the run.
+#[test]
+fn clean_remote_is_refused_while_another_machine_drives_the_run() {
+    let world = World::new(Transport::File, "").unwrap();
+    let (a, id) = world.rate_limited_and_pushed();
+    let driver = a.live_spawn(["resume", id.as_str(), "--actor", "executor=sleeper"]);
+    let agent = wait_for_line(&world.scratch("sleeper.pid"));
+    let prefix = format!("refs/baton/runs/{id}/");
+    let before = world.origin.refs(&prefix);
+
+    let b = world.origin.machine();
+    assert_eq!(b.live(["fetch"]).code, 0);
+    let refused = b.live(["clean", &id, "--remote"]);
+    kill9(&driver.id().to_string());
+    kill9(&format!("-{agent}"));
+    wait(&a, driver);
+    assert_eq!(refused.code, 3, "{refused}");
+    assert!(
+        refused
+            .stderr
+            .contains(&format!("error: run {id} is leased by ")),
+        "{refused}"
+    );
+    assert_eq!(
+        world.origin.refs(&prefix),
+        before,
+        "the remote kept the run"
+    );
+    assert!(world.state_on_origin(&id)["lease"].is_object());
+}
