@@ -12,9 +12,12 @@ const NO_IDENTITY: &str =
 git config --global user.useConfigOnly true
 ";
 
+/// Over `git daemon` on 127.0.0.1, as a runner reaches its forge over the network.
 #[test]
 fn the_worker_script_resumes_a_run_on_a_runner_and_pushes_it_back() {
-    let world = World::new(Transport::File, "").unwrap();
+    let Some(world) = World::new(Transport::Daemon, "") else {
+        return;
+    };
     let (a, id) = world.rate_limited_and_pushed();
     let runner = world.origin.machine();
     let worked = runner.live_shell(&format!(
@@ -67,6 +70,36 @@ fn a_failed_attempt_on_the_runner_travels_back_and_keeps_its_exit_code() {
     assert_eq!(
         attempt_field(&state, "executor", "outcome"),
         ["rate_limited", "failed"]
+    );
+}
+
+/// A run another machine drives: the script exits 3, as resume does, and the remote holds
+/// nothing of the runner's.
+#[test]
+fn the_worker_script_exits_3_when_another_machine_holds_the_run() {
+    let world = World::new(Transport::File, "").unwrap();
+    let (a, id) = world.rate_limited_and_pushed();
+    let driver = a.live_spawn(["resume", id.as_str(), "--actor", "executor=sleeper"]);
+    let agent = wait_for_line(&world.scratch("sleeper.pid"));
+    let holder = world.state_on_origin(&id)["lease"]["holder"].clone();
+    let runner = world.origin.machine();
+    let worked = runner.live_shell(&format!("sh {SCRIPT} {id} executor=finisher"));
+    kill9(&driver.id().to_string());
+    kill9(&format!("-{agent}"));
+    wait(&a, driver);
+    assert_eq!(worked.code, 3, "{worked}");
+    assert!(
+        worked
+            .stderr
+            .contains(&format!("error: run {id} is leased by ")),
+        "{worked}"
+    );
+    let state = world.state_on_origin(&id);
+    assert_eq!(state["lease"]["holder"], holder, "{state:#}");
+    let actors = attempt_field(&state, "executor", "actor");
+    assert!(
+        !actors.contains(&Value::from("finisher")),
+        "nothing of the runner's: {actors:?}"
     );
 }
 
