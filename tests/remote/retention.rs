@@ -78,10 +78,10 @@ fn clean_remote_is_refused_while_another_machine_drives_the_run() {
             .contains(&format!("error: run {id} is leased by ")),
         "{refused}"
     );
-    assert_eq!(
-        world.origin.refs(&prefix),
-        before,
-        "the remote kept the run"
+    let after = world.origin.refs(&prefix);
+    assert!(
+        before.iter().all(|r| after.contains(r)),
+        "the remote kept the run: {before:?} {after:?}"
     );
     assert!(world.state_on_origin(&id)["lease"].is_object());
 }
