@@ -156,7 +156,6 @@ fn a_driver_cut_off_past_its_lease_is_stopped_and_its_clone_has_diverged() {
     // A is back: its next renewal is refused, and the driver stops with exit 3.
     a.git(["remote", "set-url", "origin", &url]);
     let stopped = wait(&a, driver);
-    assert_eq!(stopped.code, 3, "{stopped}");
     assert!(
         stopped
             .stderr
@@ -187,4 +186,7 @@ fn a_driver_cut_off_past_its_lease_is_stopped_and_its_clone_has_diverged() {
     for refused in [a.live(["resume", &id]), a.live(["push", &id])] {
         assert_eq!(refused.code, 3, "{refused}");
     }
+    // Last, so that everything above is checked whatever the code: another machine has the run,
+    // which is exit 3 (busy), not 130 (git-baton interrupted by a signal).
+    assert_eq!(stopped.code, 3, "{stopped}");
 }
