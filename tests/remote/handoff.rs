@@ -113,6 +113,20 @@ fn handoff(transport: Transport) {
         "the origin holds B's record"
     );
     assert_eq!(world.state_on_origin(&id)["status"], "review");
+    // B's actor was told what a local resume tells it: the previous attempt, and A's changes.
+    let prompt = world.origin.git([
+        "show",
+        &format!("refs/baton/runs/{id}/record:attempts/executor-2/prompt.md"),
+    ]);
+    assert!(
+        prompt.contains("This is a resumed attempt")
+            && prompt.contains("(#1, actor `partial`")
+            && prompt.contains("rate_limited"),
+        "{prompt}"
+    );
+    for path in ["docs/a.md", "docs/b.md", "docs/c.md", "notes.md"] {
+        assert!(prompt.contains(&format!("- `{path}`")), "{path}:\n{prompt}");
+    }
 
     // Back on machine A: fetch, then finish; the branch holds B's work.
     let fetch = a.live(["fetch"]);
