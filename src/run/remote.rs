@@ -547,6 +547,16 @@ fn take_record(
         });
     }
     state.worktree = worktree.to_owned();
+    // Remote names are a clone's own: from now on this clone reaches the run through `remote`.
+    if state.remote() != Some(remote) {
+        state = crate::state::transition::apply(
+            &state,
+            crate::state::Event::Published {
+                remote: remote.to_owned(),
+            },
+            state.updated_at(),
+        )?;
+    }
 
     // The branch: this clone's may only be behind the remote's.
     let theirs_branch = repo.ref_target(&format!("refs/remotes/{remote}/{}", state.branch))?;
