@@ -18,7 +18,8 @@ use crate::term::errln;
 /// two machines drive it at once. The branch is published, never merged.
 #[derive(Debug, Args)]
 pub struct PushArgs {
-    /// The runs (ids or unique prefixes); all of this clone's runs when none is named.
+    /// The runs (ids or unique prefixes); when none is named, every run of this clone that is
+    /// published already.
     #[arg(value_name = "RUN")]
     pub runs: Vec<String>,
 
@@ -32,7 +33,20 @@ pub fn cmd_push(cwd: &Path, args: PushArgs, _out: &mut dyn Write) -> Result<Outc
     let ctx = Context::open(cwd)?;
     let config = ctx.config()?;
     let ids = match args.runs.is_empty() {
-        true => ctx.store.list()?,
+        // Publishing is a choice made per run: without names, only what is published already.
+        true => {
+            let published: Vec<_> = ctx
+                .store
+                .list()?
+                .into_iter()
+                .filter(|id| ctx.store.load(id).is_ok_and(|s| s.remote().is_some()))
+                .collect();
+            if published.is_empty() {
+                return Err(CliError::input("no run of this clone is published yet")
+                    .hinted("name the runs to publish: `git baton push <RUN>…`"));
+            }
+            published
+        }
         false => args
             .runs
             .iter()

@@ -109,6 +109,16 @@ impl Publisher {
         at: Timestamp,
     ) -> Result<(), RunError> {
         let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        // Another machine has the run now: nothing more is saved over its record, here or
+        // there; what this driver's attempt did stays in the worktree, and catching up with
+        // the remote later refuses to replace it.
+        if self.lost.load(Ordering::Acquire) {
+            return Err(RunError::LostRace {
+                run: state.run_id.to_string(),
+                remote: self.remote.clone(),
+                by: None,
+            });
+        }
         if let (Some(renewed), Some(ours)) = (last.lease(), state.lease())
             && renewed.holder == ours.holder
             && renewed.until > ours.until

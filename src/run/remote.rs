@@ -242,6 +242,18 @@ pub fn publish(
         let id = run.state.run_id.as_str();
         let refname = record_ref(id);
         let parent = repo.ref_target(&refname)?;
+        // The lease only says the remote has not moved since this clone last looked; a record
+        // this clone has fetched but not taken (another machine's takeover, say) must not be
+        // overwritten by a push that expects it.
+        let theirs = repo.ref_target(&tracking_record(remote, id))?;
+        let sync = compare(repo, parent, theirs);
+        if matches!(sync, Sync::Behind | Sync::Diverged | Sync::RemoteOnly) {
+            return Err(RunError::LostRace {
+                run: id.to_owned(),
+                remote: remote.to_owned(),
+                by: advanced_by(repo, remote, std::slice::from_ref(run)),
+            });
+        }
         let mut files = record::record_files(run.dir)?;
         files.retain(|(path, _)| path != "state.json");
         files.push(("state.json".into(), store::to_json(run.state)));
@@ -547,6 +559,16 @@ fn take_record(
         });
     }
     state.worktree = worktree.to_owned();
+    // Remote names are a clone's own: from now on this clone reaches the run through `remote`.
+    if state.remote() != Some(remote) {
+        state = crate::state::transition::apply(
+            &state,
+            crate::state::Event::Published {
+                remote: remote.to_owned(),
+            },
+            state.updated_at(),
+        )?;
+    }
 
     // The branch: this clone's may only be behind the remote's.
     let theirs_branch = repo.ref_target(&format!("refs/remotes/{remote}/{}", state.branch))?;

@@ -34,6 +34,7 @@ mod debris;
 mod drive;
 mod finish_clean;
 mod gate;
+mod record;
 mod resume;
 mod schemas;
 mod stop_pause;
