@@ -116,13 +116,12 @@ fn a_lease_left_by_a_killed_driver_holds_then_expires_and_is_taken_over() {
     }
 }
 
-/// A driver cut off from the remote past its lease: its renewals fail and are kept locally, the
-/// lease expires, and another machine takes the run over and drives it to review. When the cut
-/// off driver reaches the remote again its renewal is refused and it stops with exit 3. Its
-/// clone then holds a record that diverged from the remote's: `status` says so, `doctor` reports
-/// it, and `resume` and `push` refuse it with exit 3.
+/// A driver cut off from the remote past its lease: its renewals fail, the lease expires, and
+/// another machine takes the run over and drives it to review. When the cut off driver reaches
+/// the remote again its renewal is refused: it stops its actor and exits 3, and nothing of it
+/// reaches the remote. Its clone is then merely behind, and catches up.
 #[test]
-fn a_driver_cut_off_past_its_lease_is_stopped_and_its_clone_has_diverged() {
+fn a_driver_cut_off_past_its_lease_is_stopped_when_it_comes_back() {
     let world = World::new(Transport::File, &format!("lease: {}s\n", LEASE.as_secs())).unwrap();
     let (a, id) = world.rate_limited_and_pushed();
     let driver = a.live_spawn(["resume", id.as_str(), "--actor", "executor=sleeper"]);
@@ -173,6 +172,56 @@ fn a_driver_cut_off_past_its_lease_is_stopped_and_its_clone_has_diverged() {
     );
 
     assert_eq!(a.live(["fetch"]).code, 0);
+    assert_eq!(status(&a, &id)["sync"], "behind");
+    let finish = a.live(["finish", &id]);
+    assert_eq!(finish.code, 0, "{finish}");
+    let doc_b = a.git(["show", &format!("baton/{id}:docs/b.md")]);
+    assert!(doc_b.contains(B_WORK), "{doc_b}");
+    // Last, so that everything above is checked whatever the code: another machine has the run,
+    // which is exit 3 (busy), not 130 (git-baton interrupted by a signal).
+    assert_eq!(stopped.code, 3, "{stopped}");
+}
+
+/// A driver that works offline with `sync: push` keeps its saves locally, and the machine that
+/// took its expired lease over advances the run on the remote: the two records have diverged.
+/// `status` says so, `doctor` reports it, and `resume`, `finish` and `push` refuse it with exit
+/// 3, while the remote keeps the record of the machine that held the lease.
+#[test]
+fn a_clone_that_drove_offline_past_its_lease_has_diverged() {
+    let tail = format!("lease: {}s\nsync: push\n", LEASE.as_secs());
+    let world = World::new(Transport::File, &tail).unwrap();
+    let (a, id) = world.rate_limited_and_pushed();
+    let driver = a.live_spawn(["resume", id.as_str(), "--actor", "executor=slow"]);
+    wait_for_line(&world.scratch("slow.pid"));
+    let deadline = Instant::now() + LIVENESS;
+    while world.state_on_origin(&id)["status"] != "running" {
+        assert!(Instant::now() < deadline, "never published running");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let url = world.origin.url.clone();
+    let nowhere = a.tmp().join("unreachable.git");
+    a.git(["remote", "set-url", "origin", nowhere.to_str().unwrap()]);
+    // Offline, A's actor ends and A saves the rest of the run here only.
+    let offline = wait(&a, driver);
+    assert_eq!(status(&a, &id)["status"], "review", "{offline}");
+
+    let b = world.origin.machine();
+    assert_eq!(b.live(["fetch"]).code, 0);
+    let deadline = Instant::now() + LEASE + LIVENESS;
+    let taken = loop {
+        let attempt = b.live(["resume", &id, "--actor", "executor=finisher"]);
+        if attempt.code != 3 || Instant::now() >= deadline {
+            break attempt;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    assert_eq!(taken.code, 0, "{taken}");
+    let record = format!("refs/baton/runs/{id}/record");
+    let b_record = world.origin.rev(&record);
+    assert_eq!(b_record, local_rev(&b, &record));
+
+    a.git(["remote", "set-url", "origin", &url]);
+    assert_eq!(a.live(["fetch"]).code, 0);
     assert_eq!(status(&a, &id)["sync"], "diverged");
     let doctor = a.live(["doctor", "--json"]);
     assert_eq!(doctor.code, 1, "{doctor}");
@@ -183,10 +232,16 @@ fn a_driver_cut_off_past_its_lease_is_stopped_and_its_clone_has_diverged() {
         .map(|f| f["kind"].clone())
         .collect();
     assert!(kinds.contains(&Value::from("diverged_record")), "{doctor}");
-    for refused in [a.live(["resume", &id]), a.live(["push", &id])] {
+    for args in [["resume", &id], ["finish", &id]] {
+        let refused = a.live(args);
         assert_eq!(refused.code, 3, "{refused}");
+        assert!(refused.stderr.contains("have diverged"), "{refused}");
     }
-    // Last, so that everything above is checked whatever the code: another machine has the run,
-    // which is exit 3 (busy), not 130 (git-baton interrupted by a signal).
-    assert_eq!(stopped.code, 3, "{stopped}");
+    let refused = a.live(["push", &id]);
+    assert_eq!(refused.code, 3, "{refused}");
+    assert!(
+        refused.stderr.contains(&format!("error: run {id}: ")),
+        "{refused}"
+    );
+    assert_eq!(world.origin.rev(&record), b_record, "the remote kept B's");
 }

@@ -25,8 +25,9 @@ fn list_and_status_say_where_a_run_lives_and_which_side_is_ahead() {
     assert_eq!(local["sync"], Value::Null, "{local:#}");
     assert_eq!(local["remote"], Value::Null, "{local:#}");
 
-    // Pushed: up to date, on origin; `status --json` agrees with `list --json`.
-    let push = a.live(["push"]);
+    // Pushed: up to date, on origin; `status --json` agrees with `list --json`. `push` without
+    // names pushes the runs published already.
+    let push = a.live(["push", &id]);
     assert_eq!(push.code, 0, "{push}");
     assert!(
         push.stderr.contains(&format!("pushed {id} to origin")),
