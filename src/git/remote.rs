@@ -110,10 +110,15 @@ fn rejected_refs(porcelain: &str) -> Vec<String> {
             continue;
         };
         let name = spec.rsplit(':').next().unwrap_or(spec).to_owned();
+        // The client-side check (`stale info`, `fetch first`, …) catches a remote that moved
+        // before the push began; the remote's own compare-and-swap (`cannot lock ref …: is at X
+        // but expected Y`) one that moved while it ran, as another push took the ref.
         if summary.contains("stale info")
             || summary.contains("fetch first")
             || summary.contains("non-fast-forward")
             || summary.contains("already exists")
+            || summary.contains("cannot lock ref")
+            || (summary.contains(" is at ") && summary.contains("but expected"))
         {
             lost = true;
             refs.push(name);
@@ -133,6 +138,9 @@ mod tests {
             !\t2222222222222222222222222222222222222222:refs/heads/baton/r1\t[rejected] (atomic push failed)\n\
             Done\n";
         assert_eq!(rejected_refs(lost), vec!["refs/baton/runs/r1/record"]);
+        let raced = "To ../remote.git\n\
+            !\t1111111111111111111111111111111111111111:refs/baton/runs/r1/record\t[remote rejected] (cannot lock ref 'refs/baton/runs/r1/record': is at 2222222222222222222222222222222222222222 but expected 3333333333333333333333333333333333333333)\n";
+        assert_eq!(rejected_refs(raced), vec!["refs/baton/runs/r1/record"]);
         let denied = "To ../remote.git\n\
             !\t1111111111111111111111111111111111111111:refs/baton/runs/r1/record\t[remote rejected] (pre-receive hook declined)\n";
         assert!(rejected_refs(denied).is_empty());
