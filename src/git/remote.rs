@@ -149,7 +149,10 @@ mod tests {
         let stderr = "remote: error: cannot lock ref 'refs/baton/runs/r1/record': is at \
             2222222222222222222222222222222222222222 but expected \
             3333333333333333333333333333333333333333        \nerror: failed to push some refs to '../r.git'\n";
-        assert_eq!(rejected_refs(raced, stderr), vec!["refs/baton/runs/r1/record"]);
+        assert_eq!(
+            rejected_refs(raced, stderr),
+            vec!["refs/baton/runs/r1/record"]
+        );
         assert!(rejected_refs(raced, "error: disk full\n").is_empty());
 
         let denied = "To ../remote.git\n\

@@ -41,15 +41,7 @@ impl Repo {
 
     /// The commit `refs/heads/<branch>` points at, if the branch exists.
     pub fn branch_tip(&self, branch: &str) -> Result<Option<CommitId>> {
-        let name = format!("refs/heads/{branch}");
-        match self.repo.try_find_reference(name.as_str()) {
-            Ok(Some(mut reference)) => reference
-                .peel_to_id()
-                .map(|id| Some(CommitId::from_gix(id.detach())))
-                .map_err(|err| GitError::op(format!("resolve branch `{branch}`"), err)),
-            Ok(None) => Ok(None),
-            Err(err) => Err(GitError::op(format!("look up branch `{branch}`"), err)),
-        }
+        self.ref_target(&format!("refs/heads/{branch}"))
     }
 
     /// Checks `branch` out into a new linked worktree at `path` (which must not exist or be empty).
