@@ -204,6 +204,21 @@ pub fn clean_unreadable(
     remove(repo, store, lock, id, ours)
 }
 
+/// Removes a run directory that has no `state.json` ([`Store::headless`]): what a removal of an
+/// older git-baton killed midway, or a hand, left. With no RunState nothing says what its
+/// worktree or branch hold, so both stay, and are not recorded as cleaned: `doctor` reports them
+/// on their own, each with its own care. The directory and the run's snapshot refs go, the same
+/// way a removal does (moved aside first, so a kill leaves a removal `clean` finishes).
+pub fn clean_headless(
+    repo: &Repo,
+    store: &Store,
+    lock: &mut RunLock,
+    id: &RunId,
+) -> Result<(), RunError> {
+    move_aside(store, lock, id)?;
+    finish_removal(repo, store, id, None)
+}
+
 /// The removal itself, once everything that may refuse was checked.
 fn remove(
     repo: &Repo,
@@ -214,6 +229,13 @@ fn remove(
 ) -> Result<(), RunError> {
     // Before the run disappears, so that its kept branch is never taken for debris.
     store.record_cleaned(id)?;
+    move_aside(store, lock, id)?;
+    finish_removal(repo, store, id, worktree)
+}
+
+/// Renames the run directory to its removal directory in one step: from then on the run is gone
+/// and a removal is visibly in progress until it is done.
+fn move_aside(store: &Store, lock: &mut RunLock, id: &RunId) -> Result<(), RunError> {
     let dir = store.run_dir(id);
     let aside = store.removal_dir(id);
     std::fs::rename(&dir, &aside).map_err(|source| RunError::Remove {
@@ -223,7 +245,7 @@ fn remove(
     // The lock moved with the directory: the removal is visibly in progress until it is done.
     lock.moved_to(aside);
     super::create::fail_at("clean:renamed")?;
-    finish_removal(repo, store, id, worktree)
+    Ok(())
 }
 
 /// Completes the removal of run `id` once its directory was moved aside: the worktree (forced:
