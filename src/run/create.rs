@@ -203,7 +203,10 @@ pub fn create(
     fail_at("worktree")?;
     if let Some(pattern) = &exclude {
         // A root inside the main worktree must not show up there as untracked files.
-        repo.ensure_excluded(pattern)?;
+        // Earlier roots keep their lines while they hold run worktrees.
+        let in_use =
+            |line: &str| super::worktree_root::holds_run_worktrees(options.main_worktree, line);
+        repo.ensure_excluded(pattern, &in_use)?;
     }
     if let Some(parent) = worktree.parent() {
         std::fs::create_dir_all(parent).map_err(io_err("create", parent))?;
