@@ -105,14 +105,19 @@ pub fn finish(
             branch: state.branch.clone(),
         })?;
     let reasons = unchanged(state).len();
+    super::create::fail_at("finish:commit")?;
     // The trailers must reach the branch even when every change is already committed (an empty
     // commit, then): CI reads the reasons, and the plan to check from `Baton-Plan`.
     let (commit, _) =
         repo.commit_worktree(worktree, tip, &finish_message(state), Identity::User, true)?;
     let committed = commit != tip;
+    // The commit exists; the branch does not have it yet.
+    super::create::fail_at("finish:committed")?;
     if committed {
         repo.advance_branch(worktree, &state.branch, tip, commit)?;
     }
+    // The branch has it; the RunState still says `review`.
+    super::create::fail_at("finish:save")?;
     store::save_in(lock_dir, &finished)?;
     super::write_result(lock_dir, &finished)?;
 
