@@ -7,9 +7,11 @@ use clap::Args;
 
 use super::args::RunArg;
 use super::{CliError, Context, Outcome};
+use crate::run::remote;
 use crate::run::{RunError, lifecycle};
 use crate::state::RunId;
 use crate::state::store::{RunLock, StoreError, Unfinished};
+use crate::term::errln;
 
 /// Remove a run: its worktree, its attempt snapshots and its record. The branch stays.
 ///
@@ -25,11 +27,39 @@ pub struct CleanArgs {
     /// state cannot be read or is missing.
     #[arg(long)]
     pub force: bool,
+
+    /// Also delete the run's record and snapshots on a remote (default: where it was
+    /// published); its branch stays there too. Refused while another machine's lease on it
+    /// holds, unless --force. A run only the remote has is removed there alone.
+    #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "")]
+    pub remote: Option<String>,
 }
 
 pub fn cmd_clean(cwd: &Path, args: CleanArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ctx = Context::open(cwd)?;
     let name = &args.run.run;
+    if let Some(remote) = &args.remote {
+        let (id, tracked_on) = remote::resolve(&ctx.store, &ctx.repo, name)?;
+        let remote = match remote.as_str() {
+            "" => match &tracked_on {
+                Some(remote) => remote.clone(),
+                None => match ctx.store.load(&id)?.remote() {
+                    Some(remote) => remote.to_owned(),
+                    None => ctx.config()?.remote,
+                },
+            },
+            named => named.to_owned(),
+        };
+        // The remote first: if it refuses, this clone still has everything.
+        let removed = remote::unpublish(&ctx.repo, &id, &remote, args.force, ctx.store.now())?;
+        match removed {
+            true => errln!("removed run {id}'s record and snapshots from {remote}"),
+            false => errln!("{remote} has no record of run {id}"),
+        }
+        if tracked_on.is_some() {
+            return Ok(Outcome::Done);
+        }
+    }
     let id = match ctx.store.resolve(name) {
         Ok(id) => id,
         Err(StoreError::Unknown(_)) if let Some(id) = removal_named(&ctx, name) => {

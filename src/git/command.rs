@@ -153,7 +153,11 @@ impl Git {
             source,
         };
         let out = match self.input.take() {
-            None => self.cmd.stdin(Stdio::null()).output().map_err(spawn_failed)?,
+            None => self
+                .cmd
+                .stdin(Stdio::null())
+                .output()
+                .map_err(spawn_failed)?,
             Some(bytes) => {
                 let mut child = self
                     .cmd

@@ -27,7 +27,11 @@ struct Dir {
 impl Dir {
     fn insert(&mut self, path: &str, bytes: Vec<u8>) {
         match path.split_once('/') {
-            Some((dir, rest)) => self.dirs.entry(dir.to_owned()).or_default().insert(rest, bytes),
+            Some((dir, rest)) => self
+                .dirs
+                .entry(dir.to_owned())
+                .or_default()
+                .insert(rest, bytes),
             None => {
                 self.files.insert(path.to_owned(), bytes);
             }
@@ -37,19 +41,25 @@ impl Dir {
 
 impl Repo {
     /// Writes `files` as a commit on top of `parent` (dated `seconds` since the epoch, by
-    /// git-baton) and returns its id; no ref moves.
+    /// git-baton) and returns its id and `true`, or `parent` and `false` when `parent` already
+    /// holds exactly these files; no ref moves.
     pub fn write_record(
         &self,
         files: &[RecordFile],
         parent: Option<CommitId>,
         message: &str,
         seconds: i64,
-    ) -> Result<CommitId> {
+    ) -> Result<(CommitId, bool)> {
         let mut root = Dir::default();
         for (path, bytes) in files {
             root.insert(path, bytes.clone());
         }
         let tree = self.write_dir(&root)?;
+        if let Some(parent) = parent
+            && self.tree_of(parent)? == tree
+        {
+            return Ok((parent, false));
+        }
         let signature = gix::actor::Signature {
             name: "git-baton".into(),
             email: "git-baton@localhost".into(),
@@ -68,7 +78,7 @@ impl Repo {
             .repo
             .write_object(&commit)
             .map_err(|err| GitError::op("write a record commit", err))?;
-        Ok(CommitId::from_gix(id.detach()))
+        Ok((CommitId::from_gix(id.detach()), true))
     }
 
     fn write_dir(&self, dir: &Dir) -> Result<ObjectId> {
@@ -206,16 +216,33 @@ mod tests {
         assert!(status.success());
         let repo = Repo::discover(dir.path()).unwrap();
         let files = vec![
-            ("attempts/executor-1/prompt.md".to_owned(), b"do it".to_vec()),
-            ("attempts/executor-10/prompt.md".to_owned(), b"again".to_vec()),
+            (
+                "attempts/executor-1/prompt.md".to_owned(),
+                b"do it".to_vec(),
+            ),
+            (
+                "attempts/executor-10/prompt.md".to_owned(),
+                b"again".to_vec(),
+            ),
             ("attempts.json".to_owned(), b"{}".to_vec()),
             ("state.json".to_owned(), b"{\"a\":1}".to_vec()),
         ];
-        let first = repo.write_record(&files, None, "one", 1_700_000_000).unwrap();
+        let (first, _) = repo
+            .write_record(&files, None, "one", 1_700_000_000)
+            .unwrap();
         let mut expected = files.clone();
         expected.sort();
         assert_eq!(repo.read_record(first).unwrap(), expected);
-        let second = repo.write_record(&files[..1], Some(first), "two", 1_700_000_001).unwrap();
+        let same = repo.write_record(&expected, Some(first), "again", 1_700_000_001);
+        assert_eq!(
+            same.unwrap(),
+            (first, false),
+            "the same files make no new commit"
+        );
+        let (second, new) = repo
+            .write_record(&files[..1], Some(first), "two", 1_700_000_001)
+            .unwrap();
+        assert!(new);
         assert!(repo.is_ancestor(first, second));
 
         // git itself agrees on the tree (its fsck rejects a misordered one).
@@ -224,12 +251,20 @@ mod tests {
             .current_dir(dir.path())
             .output()
             .unwrap();
-        assert!(fsck.status.success(), "{}", String::from_utf8_lossy(&fsck.stderr));
+        assert!(
+            fsck.status.success(),
+            "{}",
+            String::from_utf8_lossy(&fsck.stderr)
+        );
 
         repo.swap_ref("refs/baton/test", first, None).unwrap();
         assert!(repo.swap_ref("refs/baton/test", second, None).is_err());
-        repo.swap_ref("refs/baton/test", second, Some(first)).unwrap();
-        assert!(repo.swap_ref("refs/baton/test", first, Some(first)).is_err());
+        repo.swap_ref("refs/baton/test", second, Some(first))
+            .unwrap();
+        assert!(
+            repo.swap_ref("refs/baton/test", first, Some(first))
+                .is_err()
+        );
         assert_eq!(repo.ref_target("refs/baton/test").unwrap(), Some(second));
         assert_eq!(
             repo.refs_under("refs/baton/").unwrap(),

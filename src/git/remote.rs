@@ -44,7 +44,13 @@ impl Repo {
     pub fn fetch(&self, remote: &str, refspecs: &[String]) -> Result<()> {
         self.remote_url(remote)?;
         Git::at_git_dir(self.common_dir())
-            .args(["fetch", "--quiet", "--prune", "--no-tags", "--no-write-fetch-head"])
+            .args([
+                "fetch",
+                "--quiet",
+                "--prune",
+                "--no-tags",
+                "--no-write-fetch-head",
+            ])
             .arg("--no-recurse-submodules")
             .arg(remote)
             .args(refspecs)

@@ -118,8 +118,8 @@ pub fn finish(
     }
     // The branch has it; the RunState still says `review`.
     super::create::fail_at("finish:save")?;
-    store::save_in(lock_dir, &finished)?;
     super::write_result(lock_dir, &finished)?;
+    super::record::save(repo, lock_dir, &finished, at)?;
 
     // `git worktree remove` deletes ignored files without asking: a worktree is removed only
     // when nothing at all in it is missing from the branch, and kept when that is unknown.
@@ -212,8 +212,8 @@ pub fn clean_unreadable(
 /// Removes a run directory that has no `state.json` ([`Store::headless`]): what a removal of an
 /// older git-baton killed midway, or a hand, left. With no RunState nothing says what its
 /// worktree or branch hold, so both stay, and are not recorded as cleaned: `doctor` reports them
-/// on their own, each with its own care. The directory and the run's snapshot refs go, the same
-/// way a removal does (moved aside first, so a kill leaves a removal `clean` finishes).
+/// on their own, each with its own care. The directory and the run's refs (snapshots, record) go,
+/// the same way a removal does (moved aside first, so a kill leaves a removal `clean` finishes).
 pub fn clean_headless(
     repo: &Repo,
     store: &Store,

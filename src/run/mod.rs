@@ -17,8 +17,11 @@ mod ending;
 mod error;
 mod fallback;
 pub mod history;
+pub mod lease;
 pub mod lifecycle;
 pub mod prompt;
+pub mod record;
+pub mod remote;
 pub mod request;
 pub mod resume;
 mod worktree_root;
@@ -106,6 +109,8 @@ pub struct Driver<'a> {
     pub echo: bool,
     /// An actor chosen for the next attempt of this stage (`resume --actor`).
     pub actor_override: Option<(String, String)>,
+    /// Set when the run is published and driven under a lease: every save goes through it.
+    pub publisher: Option<&'a lease::Publisher>,
 }
 
 impl Driver<'_> {
@@ -113,8 +118,11 @@ impl Driver<'_> {
         self.lock.dir()
     }
 
-    fn save(&self, state: &RunState) -> Result<(), RunError> {
-        Ok(store::save_in(self.run_dir(), state)?)
+    fn save(&self, state: &mut RunState, at: Timestamp) -> Result<(), RunError> {
+        match self.publisher {
+            Some(publisher) => publisher.save(self.repo, self.run_dir(), state, at),
+            None => record::save(self.repo, self.run_dir(), state, at),
+        }
     }
 
     /// Applies `event`, now, and saves the result before anything else happens.
@@ -124,11 +132,30 @@ impl Driver<'_> {
 
     fn record_at(&self, state: &mut RunState, event: Event, at: Timestamp) -> Result<(), RunError> {
         *state = transition::apply(state, event, at)?;
-        self.save(state)
+        self.save(state, at)
     }
 
     fn take_request(&self, name: &str) -> bool {
         std::fs::remove_file(self.run_dir().join(name)).is_ok()
+    }
+
+    /// [`Driver::drive`], and with a publisher, its lease renewed beside the driver on a thread
+    /// of its own and released at the end.
+    pub fn drive_published(&self, state: &mut RunState) -> Result<Driven, RunError> {
+        let Some(publisher) = self.publisher else {
+            return self.drive(state);
+        };
+        let stop = AtomicBool::new(false);
+        let workdir = self.repo.workdir()?.to_path_buf();
+        let (dir, store, interrupted) = (self.run_dir(), self.store, self.interrupted);
+        let result = std::thread::scope(|scope| {
+            scope.spawn(|| publisher.keep(&workdir, dir, store, &stop, interrupted));
+            let result = self.drive(state);
+            stop.store(true, std::sync::atomic::Ordering::Release);
+            result
+        });
+        publisher.release(self.repo, dir, state, self.store.now());
+        result
     }
 
     /// Drives the run from its first unfinished stage until it reaches review, stops at a
@@ -145,6 +172,8 @@ impl Driver<'_> {
             let Some(index) = state.next_stage() else {
                 self.record(state, Event::ReviewEntered)?;
                 write_result(self.run_dir(), state)?;
+                // Once more, so that the record holds the result too.
+                self.save(state, state.updated_at())?;
                 return Ok(Driven::Review);
             };
             let halted = |message: &str| Event::Halted {

@@ -79,6 +79,13 @@ pub fn check(
     Ok(Some(format!("/{}/", escaped.join("/"))))
 }
 
+/// Writes `pattern` (what [`check`] returned) into `info/exclude`, keeping the lines of earlier
+/// roots that still hold run worktrees.
+pub fn exclude(repo: &Repo, main_worktree: &Path, pattern: &str) -> Result<(), RunError> {
+    let in_use = |line: &str| holds_run_worktrees(main_worktree, line);
+    Ok(repo.ensure_excluded(pattern, &in_use)?)
+}
+
 /// Whether the directory an `info/exclude` line of git-baton's names (`/a/b/`, as [`check`]
 /// writes it, relative to `main_worktree`) holds a run worktree: an entry named like a run with
 /// a `.git` file, as `git worktree add` leaves it.

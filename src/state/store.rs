@@ -94,7 +94,7 @@ impl std::fmt::Display for Holder {
     }
 }
 
-fn host() -> String {
+pub fn host() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .ok()

@@ -166,7 +166,7 @@ pub enum TransitionError {
         attempt: u32,
     },
     #[error("run {run} is leased by {} on {} until {}", .lease.holder, .lease.host, .lease.until)]
-    LeaseHeld { run: RunId, lease: Lease },
+    LeaseHeld { run: RunId, lease: Box<Lease> },
     #[error("run {run}: the lease of {holder} is gone{}", match .now {
         Some(lease) => format!(": {} on {} holds it", lease.holder, lease.host),
         None => String::new(),
@@ -174,7 +174,7 @@ pub enum TransitionError {
     LeaseLost {
         run: RunId,
         holder: String,
-        now: Option<Lease>,
+        now: Option<Box<Lease>>,
     },
 }
 
@@ -336,7 +336,7 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
                 if old.until > at {
                     return Err(TransitionError::LeaseHeld {
                         run: state.run_id.clone(),
-                        lease: old.clone(),
+                        lease: Box::new(old.clone()),
                     });
                 }
                 next.takeovers.push(Takeover {
@@ -358,7 +358,7 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
                     return Err(TransitionError::LeaseLost {
                         run: state.run_id.clone(),
                         holder,
-                        now: state.lease.clone(),
+                        now: state.lease.clone().map(Box::new),
                     });
                 }
             }
@@ -455,10 +455,19 @@ mod tests {
     #[test]
     fn a_lease_in_force_refuses_another_holder_and_an_expired_one_is_taken_over() {
         let state = apply(&run(), Event::LeaseTaken(lease("a", 60)), at(1)).unwrap();
-        assert_eq!(state.updated_at(), run().updated_at(), "a lease is not an event of the run");
+        assert_eq!(
+            state.updated_at(),
+            run().updated_at(),
+            "a lease is not an event of the run"
+        );
         let held = apply(&state, Event::LeaseTaken(lease("b", 120)), at(59)).unwrap_err();
-        assert!(matches!(held, TransitionError::LeaseHeld { ref lease, .. } if lease.holder == "a"));
-        assert!(held.to_string().contains("leased by a on a.example until"), "{held}");
+        assert!(
+            matches!(held, TransitionError::LeaseHeld { ref lease, .. } if lease.holder == "a")
+        );
+        assert!(
+            held.to_string().contains("leased by a on a.example until"),
+            "{held}"
+        );
         // Its own holder takes it again at any time, without a takeover.
         let again = apply(&state, Event::LeaseTaken(lease("a", 90)), at(59)).unwrap();
         assert!(again.takeovers().is_empty());
@@ -467,7 +476,11 @@ mod tests {
         assert_eq!(taken.lease().unwrap().holder, "b");
         let takeover = &taken.takeovers()[0];
         assert_eq!(
-            (takeover.from_holder.as_str(), takeover.expired_at, takeover.holder.as_str()),
+            (
+                takeover.from_holder.as_str(),
+                takeover.expired_at,
+                takeover.holder.as_str()
+            ),
             ("a", at(60), "b")
         );
         assert_eq!(takeover.at, at(61));
@@ -484,9 +497,24 @@ mod tests {
         let release = |holder: &str| Event::LeaseReleased {
             holder: holder.into(),
         };
-        assert_eq!(apply(&taken, release("a"), at(62)).unwrap().lease(), taken.lease());
-        assert_eq!(apply(&taken, renew("b"), at(62)).unwrap().lease().unwrap().until, at(500));
-        assert!(apply(&taken, release("b"), at(62)).unwrap().lease().is_none());
+        assert_eq!(
+            apply(&taken, release("a"), at(62)).unwrap().lease(),
+            taken.lease()
+        );
+        assert_eq!(
+            apply(&taken, renew("b"), at(62))
+                .unwrap()
+                .lease()
+                .unwrap()
+                .until,
+            at(500)
+        );
+        assert!(
+            apply(&taken, release("b"), at(62))
+                .unwrap()
+                .lease()
+                .is_none()
+        );
     }
 
     #[test]

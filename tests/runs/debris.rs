@@ -549,6 +549,7 @@ fn doctor_fix_applies_only_what_cannot_lose_work() {
     // taken, since only the user can tell that no git is running.
     assert!(
         left.iter().all(|f| [
+            "headless_run",
             "stale_run",
             "orphaned_worktree",
             "orphaned_branch",
@@ -668,9 +669,10 @@ fn a_lock_left_by_a_killed_git_is_reported_never_taken() {
 
 /// A run directory without `state.json` (what a `clean` of an older git-baton killed midway
 /// left, or a deletion by hand) is no run, but it is not invisible: `doctor` reports it with
-/// `git baton clean --force <id>`, which removes it and the run's snapshot refs and nothing else
-/// (its worktree and branch are reported on their own); `doctor --fix` removes one that no live
-/// process holds, and leaves one whose lock is held alone.
+/// `git baton clean --force <id>`, which removes it and the run's refs and nothing else (its
+/// worktree and branch are reported on their own). `doctor --fix` removes one that no live
+/// process holds and that has no record in git; one whose record still holds its last state
+/// (every run since records exist), or whose lock is held, it leaves alone.
 #[test]
 fn a_run_directory_without_its_state_is_reported_and_removed() {
     let repo = standard_repo(&[]);
@@ -690,7 +692,16 @@ fn a_run_directory_without_its_state_is_reported_and_removed() {
         .collect();
     assert_eq!(headless.len(), 1, "{findings:#?}");
     assert_eq!(headless[0]["run"], id.as_str());
-    assert_eq!(headless[0]["safe"], true);
+    // Its record still holds its last state: said, with how to bring it back, and left to the
+    // user.
+    assert_eq!(headless[0]["safe"], false);
+    let record = format!("refs/baton/runs/{id}/record");
+    let message = headless[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("`git show {record}:state.json > ")),
+        "{message}"
+    );
+    assert_ne!(repo.git(["rev-parse", "--verify", "-q", &record]), "");
     assert_eq!(headless[0]["fix"], format!("git baton clean --force {id}"));
     // Its worktree (with the agent's uncommitted work) and branch are findings of their own,
     // after it.

@@ -121,6 +121,16 @@ fn apply(
             repo.delete_branch(branch)?;
             Ok(Applied::Done)
         }
+        Action::Record(id) => {
+            let lock = match store.lock(id, COMMAND) {
+                Ok(lock) => lock,
+                Err(StoreError::Busy { .. }) => return Ok(Applied::Busy),
+                Err(err) => return Err(err.into()),
+            };
+            let state = store.load(id)?;
+            super::super::record::record(repo, lock.dir(), &state, state.updated_at())?;
+            Ok(Applied::Done)
+        }
     }
 }
 
