@@ -468,7 +468,6 @@ pub fn catch_up(
             }
             let state = take_record(repo, lock.dir(), id, remote, theirs, local, &ours.worktree)?;
             super::lifecycle::recreate_worktree(repo, &state)?;
-            record::record(repo, lock.dir(), &state, state.updated_at())?;
             Ok(CaughtUp::Updated)
         }
     }
@@ -520,13 +519,14 @@ fn adopt(
         source,
     })?;
     super::lifecycle::recreate_worktree(repo, &state)?;
-    record::record(repo, &dir, &state, state.updated_at())?;
     drop(lock);
     Ok(())
 }
 
 /// Writes `remote`'s record `theirs` of run `id` into `dir` with this machine's `worktree`,
 /// points the local record, snapshots and branch where the remote's are, and returns the state.
+/// The local record stays exactly the remote's: the two local facts (worktree, remote name)
+/// reach it with the next save, which only a driver holding the lease makes.
 fn take_record(
     repo: &Repo,
     dir: &Path,

@@ -510,6 +510,15 @@ impl RunState {
         &self.takeovers
     }
 
+    /// Whether `other` is this state as another clone keeps it: the same in everything but the
+    /// two facts about that clone itself — where its worktree is, and what it calls the remote.
+    pub fn same_but_local(&self, other: &RunState) -> bool {
+        let mut other = other.clone();
+        other.worktree.clone_from(&self.worktree);
+        other.remote.clone_from(&self.remote);
+        *self == other
+    }
+
     /// The stage named `name`, with its index.
     pub fn stage(&self, name: &str) -> Option<(usize, &Stage)> {
         self.stages.iter().enumerate().find(|(_, s)| s.name == name)
