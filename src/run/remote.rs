@@ -502,7 +502,7 @@ fn adopt(here: &Here, id: &RunId, remote: &str, theirs: CommitId) -> Result<(), 
         &worktree.display().to_string(),
     )?;
     if let Some(pattern) = &exclude {
-        super::worktree_root::exclude(repo, main_worktree, pattern)?;
+        super::worktree_root::exclude(repo, here.main_worktree, pattern)?;
     }
     let lock = store::RunLock::acquire_in(&staging, id, "git baton resume", store.clock())?;
     let dir = store.run_dir(id);
