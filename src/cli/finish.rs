@@ -31,15 +31,9 @@ pub fn cmd_finish(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<O
     if tracked_on.is_some() || ctx.store.load(&id)?.remote().is_some() {
         let config = ctx.config()?;
         let main_worktree = ctx.main_worktree()?;
+        let here = ctx.here(&config, &main_worktree);
         if let Some((remote, remote::CaughtUp::Adopted | remote::CaughtUp::Updated)) =
-            remote::refresh(
-                &ctx.repo,
-                &ctx.store,
-                &config,
-                &main_worktree,
-                &id,
-                tracked_on,
-            )?
+            remote::refresh(&here, &id, tracked_on)?
         {
             errln!("note: took the newer record of {remote}");
         }

@@ -223,6 +223,20 @@ impl Context {
     }
 
     /// The id of the run `name` names: its id or a unique prefix.
+    /// This clone, as catching up with a remote needs it.
+    fn here<'a>(
+        &'a self,
+        config: &'a crate::config::Config,
+        main_worktree: &'a Path,
+    ) -> crate::run::remote::Here<'a> {
+        crate::run::remote::Here {
+            repo: &self.repo,
+            store: &self.store,
+            config,
+            main_worktree,
+        }
+    }
+
     fn resolve(&self, name: &str) -> Result<RunId, CliError> {
         Ok(self.store.resolve(name)?)
     }

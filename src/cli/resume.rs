@@ -45,14 +45,9 @@ pub fn cmd_resume(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<O
     let (id, tracked_on) = remote::resolve(&ctx.store, &ctx.repo, &args.run.run)?;
     errln!("run {id}");
     let main_worktree = ctx.main_worktree()?;
-    if let Some((remote, caught)) = remote::refresh(
-        &ctx.repo,
-        &ctx.store,
-        &config,
-        &main_worktree,
-        &id,
-        tracked_on,
-    )? {
+    if let Some((remote, caught)) =
+        remote::refresh(&ctx.here(&config, &main_worktree), &id, tracked_on)?
+    {
         match caught {
             remote::CaughtUp::Adopted => errln!("note: rebuilt the run from {remote}"),
             remote::CaughtUp::Updated => errln!("note: took the newer record of {remote}"),

@@ -84,7 +84,7 @@ impl Repo {
         if out.status.success() {
             return Ok(Pushed::Done);
         }
-        let rejected = rejected_refs(&stdout);
+        let rejected = rejected_refs(&stdout, &String::from_utf8_lossy(&out.stderr));
         if !rejected.is_empty() {
             return Ok(Pushed::Rejected { refs: rejected });
         }
@@ -100,8 +100,13 @@ impl Repo {
 /// The refs `git push --porcelain` reports as refused because the remote moved: a stale lease,
 /// a non-fast-forward, or the rest of an atomic push that one of those sank. Any of them means
 /// the compare-and-swap was lost; other failures (no connection, no permission) are not.
-fn rejected_refs(porcelain: &str) -> Vec<String> {
-    let mut lost = false;
+fn rejected_refs(porcelain: &str, stderr: &str) -> Vec<String> {
+    // The remote's own compare-and-swap, lost to a push that took the ref while this one ran,
+    // shows on stderr only (`cannot lock ref …: is at X but expected Y`); the ref's line then
+    // says `atomic transaction failed`.
+    let mut lost = stderr
+        .lines()
+        .any(|l| l.contains("cannot lock ref") && l.contains("but expected"));
     let mut refs = Vec::new();
     for line in porcelain.lines() {
         let mut fields = line.split('\t');
@@ -110,10 +115,13 @@ fn rejected_refs(porcelain: &str) -> Vec<String> {
             continue;
         };
         let name = spec.rsplit(':').next().unwrap_or(spec).to_owned();
+        // The client-side check (`stale info`, `fetch first`, …) catches a remote that moved
+        // before the push began.
         if summary.contains("stale info")
             || summary.contains("fetch first")
             || summary.contains("non-fast-forward")
             || summary.contains("already exists")
+            || (lost && summary.contains("atomic transaction failed"))
         {
             lost = true;
             refs.push(name);
@@ -132,9 +140,23 @@ mod tests {
             !\t1111111111111111111111111111111111111111:refs/baton/runs/r1/record\t[rejected] (stale info)\n\
             !\t2222222222222222222222222222222222222222:refs/heads/baton/r1\t[rejected] (atomic push failed)\n\
             Done\n";
-        assert_eq!(rejected_refs(lost), vec!["refs/baton/runs/r1/record"]);
+        assert_eq!(rejected_refs(lost, ""), vec!["refs/baton/runs/r1/record"]);
+
+        // What git 2.47 prints when another push took the ref between the check and the update.
+        let raced = "To ../r.git\n\
+            !\t1111111111111111111111111111111111111111:refs/baton/runs/r1/record\t[remote rejected] (atomic transaction failed)\n\
+            Done\n";
+        let stderr = "remote: error: cannot lock ref 'refs/baton/runs/r1/record': is at \
+            2222222222222222222222222222222222222222 but expected \
+            3333333333333333333333333333333333333333        \nerror: failed to push some refs to '../r.git'\n";
+        assert_eq!(
+            rejected_refs(raced, stderr),
+            vec!["refs/baton/runs/r1/record"]
+        );
+        assert!(rejected_refs(raced, "error: disk full\n").is_empty());
+
         let denied = "To ../remote.git\n\
             !\t1111111111111111111111111111111111111111:refs/baton/runs/r1/record\t[remote rejected] (pre-receive hook declined)\n";
-        assert!(rejected_refs(denied).is_empty());
+        assert!(rejected_refs(denied, "").is_empty());
     }
 }

@@ -203,7 +203,7 @@ pub fn create(
     fail_at("worktree")?;
     if let Some(pattern) = &exclude {
         // A root inside the main worktree must not show up there as untracked files.
-        repo.ensure_excluded(pattern)?;
+        super::worktree_root::exclude(repo, options.main_worktree, pattern)?;
     }
     if let Some(parent) = worktree.parent() {
         std::fs::create_dir_all(parent).map_err(io_err("create", parent))?;

@@ -197,6 +197,8 @@ pub enum RunError {
         #[source]
         source: GitError,
     },
+    #[error("run {run} has no state.json: {} is what is left of it", .dir.display())]
+    Headless { run: String, dir: PathBuf },
     #[error("cannot remove {}: {source}", .path.display())]
     Remove {
         path: PathBuf,
@@ -331,6 +333,10 @@ impl RunError {
                 ));
                 return hints;
             }
+            RunError::Headless { run, .. } => Some(format!(
+                "`git baton clean --force {run}` removes it; its worktree and branch, if any, stay \
+                 for `git baton doctor` to report"
+            )),
             RunError::WorktreeHoldsWork { run, .. } => Some(format!(
                 "commit them on the run's branch, or `git baton clean --force {run}` removes them \
                  too"

@@ -59,14 +59,28 @@ pub enum Driven {
     StageEnded(Outcome),
 }
 
-/// The names of git's repository variables (`GIT_DIR`, `GIT_INDEX_FILE`, …) set in our own
-/// environment — by `git --git-dir=… baton`, a hook, or the user. The actor never sees them: with
-/// them its `git commit` would land in the repository and index they name (the user's `main`)
-/// instead of the run's worktree, which it must find by discovery. Only the names are recorded;
-/// the values may be private paths.
-fn inherited_repo_vars() -> Vec<String> {
-    crate::git::local_env_vars()
-        .iter()
+/// The variables that lead to a terminal multiplexer's server already running outside the
+/// attempt (tmux, screen). A process that server starts is the server's child, not the
+/// attempt's: without them the actor's tools do not take the multiplexer for their own terminal
+/// and target its session. (They can still reach a server through its default socket; see
+/// docs/resume.md.)
+const MULTIPLEXER_VARS: [&str; 3] = ["TMUX", "TMUX_PANE", "STY"];
+
+/// What the actor's environment never holds: git's repository variables (`GIT_DIR`,
+/// `GIT_INDEX_FILE`, …), with which its `git commit` would land in the repository and index they
+/// name (the user's `main`) instead of the run's worktree, which it must find by discovery; and
+/// [`MULTIPLEXER_VARS`].
+fn actor_cleared_vars() -> Vec<&'static str> {
+    let git = crate::git::local_env_vars().iter().copied();
+    git.chain(MULTIPLEXER_VARS).collect()
+}
+
+/// The names of [`actor_cleared_vars`] set in our own environment — by `git --git-dir=… baton`,
+/// a hook, a tmux pane, or the user. Only the names are recorded; the values may be private
+/// paths.
+fn inherited_cleared_vars() -> Vec<String> {
+    actor_cleared_vars()
+        .into_iter()
         .filter(|name| std::env::var_os(name).is_some())
         .map(|name| name.to_string())
         .collect()
@@ -286,7 +300,7 @@ impl Driver<'_> {
                 stage: index,
                 actor: actor_name.clone(),
                 dir: rel_dir,
-                cleared_env: inherited_repo_vars(),
+                cleared_env: inherited_cleared_vars(),
                 fallback_from,
             },
             started_at,
@@ -360,11 +374,12 @@ impl Driver<'_> {
                 ];
                 let stop_file = self.run_dir().join(STOP_REQUEST);
                 let stop_requested = || stop_file.exists();
+                let cleared = actor_cleared_vars();
                 let invocation = exec::Invocation {
                     actor: &spec,
                     workdir: &worktree,
                     env,
-                    clear_env: crate::git::local_env_vars(),
+                    clear_env: &cleared,
                     placeholders,
                     prompt_file: &prompt_file,
                     stdout_log: &dir.join("stdout.log"),

@@ -5,8 +5,11 @@
 //!
 //! `state.json` on disk stays what the local commands read and lock; the record follows it at
 //! every save, in the same lock. The record can only lag (a kill between the two writes), never
-//! lead, and a lag shows: the record's `state.json` is not the file's bytes
-//! ([`Recorded::Behind`]), which `doctor` reports and the next save, or `push`, mends.
+//! lead, and a lag shows: the record's `state.json` is not the file's ([`Recorded::Behind`]),
+//! which `doctor` reports and the next save, or `push`, mends. A run taken from a remote is the
+//! one exception by design: its record stays the remote's commit, while its `state.json` names
+//! this clone's worktree and remote, until its next save — so that a clone that only looked
+//! (refused by a lease, say) never makes a record of its own that the remote lacks.
 
 use std::path::Path;
 
@@ -84,10 +87,19 @@ pub fn recorded(repo: &Repo, dir: &Path, id: &str) -> Result<Recorded, RunError>
     };
     let on_disk = read(&dir.join("state.json"))?;
     let in_record = repo.read_file_at(commit, "state.json")?;
-    Ok(if in_record.as_deref() == Some(on_disk.as_slice()) {
-        Recorded::Current(commit)
-    } else {
-        Recorded::Behind(Some(commit))
+    let current = match in_record {
+        Some(bytes) if bytes == on_disk => true,
+        // A run taken from a remote keeps the remote's record until its next save, with this
+        // clone's worktree and remote name in its state.json.
+        Some(bytes) => match (store::parse(&bytes), store::parse(&on_disk)) {
+            (Ok(recorded), Ok(here)) => recorded.same_but_local(&here),
+            _ => false,
+        },
+        None => false,
+    };
+    Ok(match current {
+        true => Recorded::Current(commit),
+        false => Recorded::Behind(Some(commit)),
     })
 }
 

@@ -24,6 +24,15 @@ use crate::state::{RunId, RunState};
 use super::RunError;
 use super::record::{self, record_ref, refs_prefix};
 
+/// This clone, as catching up with a remote needs it: the repository, its runs, its
+/// configuration (where worktrees go) and its main worktree.
+pub struct Here<'a> {
+    pub repo: &'a Repo,
+    pub store: &'a Store,
+    pub config: &'a Config,
+    pub main_worktree: &'a Path,
+}
+
 /// Where the record of run `id` on `remote` is tracked.
 pub fn tracking_record(remote: &str, id: &str) -> String {
     format!("refs/baton/remotes/{remote}/runs/{id}/record")
@@ -163,22 +172,19 @@ pub fn resolve(
 /// Before a command changes a published run (or one only a remote has): fetch the remote and
 /// bring the run here up to date with it. Returns the remote and what catching up did.
 pub fn refresh(
-    repo: &Repo,
-    store: &Store,
-    config: &Config,
-    main_worktree: &Path,
+    here: &Here,
     id: &RunId,
     tracked_on: Option<String>,
 ) -> Result<Option<(String, CaughtUp)>, RunError> {
     let remote = match tracked_on {
         Some(remote) => remote,
-        None => match store.load(id)?.remote() {
+        None => match here.store.load(id)?.remote() {
             Some(remote) => remote.to_owned(),
             None => return Ok(None),
         },
     };
-    fetch(repo, &remote)?;
-    let caught = catch_up(repo, store, config, main_worktree, id, &remote)?;
+    fetch(here.repo, &remote)?;
+    let caught = catch_up(here, id, &remote)?;
     Ok(Some((remote, caught)))
 }
 
@@ -407,20 +413,14 @@ pub enum CaughtUp {
 /// whose record here is an ancestor of the remote's takes the newer one, its worktree replaced
 /// when it holds nothing the records do not. Diverged records are refused. The caller must not
 /// hold the run's lock; none may be held by anyone else either.
-pub fn catch_up(
-    repo: &Repo,
-    store: &Store,
-    config: &Config,
-    main_worktree: &Path,
-    id: &RunId,
-    remote: &str,
-) -> Result<CaughtUp, RunError> {
+pub fn catch_up(here: &Here, id: &RunId, remote: &str) -> Result<CaughtUp, RunError> {
+    let (repo, store) = (here.repo, here.store);
     let Some(theirs) = repo.ref_target(&tracking_record(remote, id))? else {
         return Ok(CaughtUp::Nothing);
     };
     let exists = store.run_dir(id).join("state.json").exists();
     if !exists {
-        adopt(repo, store, config, main_worktree, id, remote, theirs)?;
+        adopt(here, id, remote, theirs)?;
         return Ok(CaughtUp::Adopted);
     }
     let local = repo.ref_target(&record_ref(id))?;
@@ -468,25 +468,17 @@ pub fn catch_up(
             }
             let state = take_record(repo, lock.dir(), id, remote, theirs, local, &ours.worktree)?;
             super::lifecycle::recreate_worktree(repo, &state)?;
-            record::record(repo, lock.dir(), &state, state.updated_at())?;
             Ok(CaughtUp::Updated)
         }
     }
 }
 
 /// Rebuilds run `id`, which this clone does not have, from `remote`'s record `theirs`.
-fn adopt(
-    repo: &Repo,
-    store: &Store,
-    config: &Config,
-    main_worktree: &Path,
-    id: &RunId,
-    remote: &str,
-    theirs: CommitId,
-) -> Result<(), RunError> {
-    let exclude = super::worktree_root::check(repo, main_worktree, config)?;
+fn adopt(here: &Here, id: &RunId, remote: &str, theirs: CommitId) -> Result<(), RunError> {
+    let (repo, store) = (here.repo, here.store);
+    let exclude = super::worktree_root::check(repo, here.main_worktree, here.config)?;
     let _creating = store.creation_lock()?;
-    let worktree = super::create::worktree_path(main_worktree, &config.worktree_root, id);
+    let worktree = super::create::worktree_path(here.main_worktree, &here.config.worktree_root, id);
     if worktree.exists() {
         return Err(RunError::WorktreeExists {
             run: id.to_string(),
@@ -510,7 +502,7 @@ fn adopt(
         &worktree.display().to_string(),
     )?;
     if let Some(pattern) = &exclude {
-        repo.ensure_excluded(pattern)?;
+        super::worktree_root::exclude(repo, here.main_worktree, pattern)?;
     }
     let lock = store::RunLock::acquire_in(&staging, id, "git baton resume", store.clock())?;
     let dir = store.run_dir(id);
@@ -520,13 +512,14 @@ fn adopt(
         source,
     })?;
     super::lifecycle::recreate_worktree(repo, &state)?;
-    record::record(repo, &dir, &state, state.updated_at())?;
     drop(lock);
     Ok(())
 }
 
 /// Writes `remote`'s record `theirs` of run `id` into `dir` with this machine's `worktree`,
 /// points the local record, snapshots and branch where the remote's are, and returns the state.
+/// The local record stays exactly the remote's: the two local facts (worktree, remote name)
+/// reach it with the next save, which only a driver holding the lease makes.
 fn take_record(
     repo: &Repo,
     dir: &Path,

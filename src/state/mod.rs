@@ -233,10 +233,11 @@ pub struct Attempt {
     /// The commit recording the worktree as this attempt left it
     /// (`refs/baton/runs/<run>/attempts/<stage>-<n>`).
     pub snapshot: Option<CommitId>,
-    /// The names (never the values) of git's repository variables that were set in git-baton's
-    /// environment and removed from the actor's, so that its git commands find the run's
-    /// worktree by discovery. Empty, and omitted from the file, when none was set; absent in
-    /// files written before it existed.
+    /// The names (never the values) of the variables that were set in git-baton's environment
+    /// and removed from the actor's: git's repository variables, so that its git commands find
+    /// the run's worktree by discovery, and `TMUX`, `TMUX_PANE` and `STY`, which lead to a
+    /// terminal multiplexer's server. Empty, and omitted from the file, when none was set; absent
+    /// in files written before it existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cleared_env: Vec<String>,
     /// Where `usage` came from; absent when there is no usage (and in files written before
@@ -507,6 +508,15 @@ impl RunState {
 
     pub fn takeovers(&self) -> &[Takeover] {
         &self.takeovers
+    }
+
+    /// Whether `other` is this state as another clone keeps it: the same in everything but the
+    /// two facts about that clone itself — where its worktree is, and what it calls the remote.
+    pub fn same_but_local(&self, other: &RunState) -> bool {
+        let mut other = other.clone();
+        other.worktree.clone_from(&self.worktree);
+        other.remote.clone_from(&self.remote);
+        *self == other
     }
 
     /// The stage named `name`, with its index.

@@ -28,6 +28,7 @@ mod actors;
 mod agent_side;
 mod agents;
 mod concurrency;
+mod contain;
 mod crash;
 mod create;
 mod debris;

@@ -42,6 +42,8 @@ pub enum Kind {
     OrphanedCreation,
     /// A run whose removal (`clean`) was cut short.
     OrphanedRemoval,
+    /// A run directory without `state.json`, which no command sees as a run.
+    HeadlessRun,
     /// A run directory whose `state.json` cannot be read.
     UnreadableState,
     /// A run's worktree owned by another user.
@@ -68,6 +70,7 @@ impl Kind {
             Kind::TemporaryFile => "temporary_file",
             Kind::OrphanedCreation => "orphaned_creation",
             Kind::OrphanedRemoval => "orphaned_removal",
+            Kind::HeadlessRun => "headless_run",
             Kind::UnreadableState => "unreadable_state",
             Kind::DubiousOwnership => "dubious_ownership",
             Kind::BrokenWorktree => "broken_worktree",
@@ -102,6 +105,8 @@ enum Action {
     RemoveFile(PathBuf, TempOwner),
     RemoveDir(PathBuf),
     FinishRemoval(RunId),
+    /// A run directory without its state, removed with its snapshot refs.
+    RemoveHeadless(RunId),
     /// A worktree directory; registered with git, or not (its registration never completed).
     RemoveWorktree {
         path: PathBuf,
@@ -194,12 +199,56 @@ fn findings(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
             .applied(Action::FinishRemoval(id.clone()), true),
         });
     }
+    for (id, dir) in store.headless() {
+        // A live process holding its lock is in the middle of something with it.
+        if !matches!(store::holder_in(&dir), Ok(None)) {
+            continue;
+        }
+        let mut message = format!(
+            "{} is what is left of run {id} without its state.json (a removal killed midway, or \
+             a deletion by hand): no command sees it as a run; it holds no work — its worktree \
+             and branch, if any, are reported on their own",
+            dir.display()
+        );
+        // The record in git is the run's history, and may be all that is left of its last
+        // state: removing it is for the user to decide (`--fix --force`).
+        let record = super::record::record_ref(&id);
+        let recorded = !matches!(repo.ref_target(&record), Ok(None));
+        if recorded {
+            message.push_str(&format!(
+                "; but its record {record} still holds its last state, which the fix deletes too \
+                 (`git show {record}:state.json > {}` brings the run back instead)",
+                quote(&dir.join("state.json"))
+            ));
+        }
+        found.push(
+            Finding::new(
+                Kind::HeadlessRun,
+                Some(&id),
+                message,
+                format!("git baton clean --force {id}"),
+            )
+            .applied(Action::RemoveHeadless(id), !recorded),
+        );
+    }
     for temp in store.temporary_files() {
         if let TempOwner::Run(id) = &temp.owner
             && !matches!(store.holder(id), Ok(None))
         {
             continue;
         }
+        // The store writes files only; a directory of that name is removed all the same.
+        let (fix, action) = if temp.path.is_dir() {
+            (
+                format!("rm -rf {}", quote(&temp.path)),
+                Action::RemoveDir(temp.path.clone()),
+            )
+        } else {
+            (
+                format!("rm -f {}", quote(&temp.path)),
+                Action::RemoveFile(temp.path.clone(), temp.owner),
+            )
+        };
         found.push(
             Finding::new(
                 Kind::TemporaryFile,
@@ -208,9 +257,9 @@ fn findings(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
                     "{} is left over from a write that did not complete",
                     temp.path.display()
                 ),
-                format!("rm -f {}", quote(&temp.path)),
+                fix,
             )
-            .applied(Action::RemoveFile(temp.path.clone(), temp.owner), true),
+            .applied(action, true),
         );
     }
     for lock in repo.git_locks() {
@@ -636,6 +685,7 @@ mod tests {
             Kind::GitLock,
             Kind::OrphanedWorktree,
             Kind::StaleRun,
+            Kind::HeadlessRun,
             Kind::TemporaryFile,
             Kind::BrokenRegistration,
         ];
@@ -647,6 +697,7 @@ mod tests {
                 "git_lock",
                 "broken_registration",
                 "temporary_file",
+                "headless_run",
                 "stale_run",
                 "orphaned_worktree",
                 "orphaned_branch"
