@@ -50,3 +50,45 @@ fn catching_up_refuses_to_replace_work_no_record_has() {
     assert!(doc_b.contains(B_WORK), "{doc_b}");
     assert!(text(&aside).contains(HAND_EDIT));
 }
+
+/// Every way out the refusal's hint proposes works: where it says to commit the work, committing
+/// it in the worktree must let the run catch up (and keep the commit); otherwise the hint must
+/// not propose it.
+#[test]
+fn the_hint_for_work_no_record_has_proposes_only_what_works() {
+    let world = World::new(Transport::File, "").unwrap();
+    let (a, id) = world.rate_limited_and_pushed();
+    let b = world.origin.machine();
+    assert_eq!(b.live(["fetch"]).code, 0);
+    assert_eq!(
+        b.live(["resume", &id, "--actor", "executor=finisher"]).code,
+        0
+    );
+
+    let worktree = worktree_of(&a, &status(&a, &id));
+    let edited = worktree.join("docs/a.md");
+    let content = format!("{}{HAND_EDIT}\n", text(&edited));
+    std::fs::write(&edited, &content).unwrap();
+    assert_eq!(a.live(["fetch"]).code, 0);
+    let refused = a.live(["finish", &id]);
+    assert_eq!(refused.code, 2, "{refused}");
+    let hint = refused
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("hint: "))
+        .unwrap_or_else(|| panic!("no hint:\n{refused}"));
+    if !hint.contains("commit") {
+        return;
+    }
+    a.git_in(
+        &worktree,
+        ["commit", "-q", "-a", "-m", "the hand edit, committed"],
+    );
+    let finish = a.live(["finish", &id]);
+    assert_eq!(
+        finish.code, 0,
+        "the hint proposed committing, and committing did not help:\n{refused}\nthen:\n{finish}"
+    );
+    let log = a.git(["log", "--format=%s", &format!("baton/{id}")]);
+    assert!(log.contains("the hand edit, committed"), "{log}");
+}
