@@ -105,3 +105,31 @@ fn sync_push_publishes_a_run_without_being_asked() {
     assert_eq!(shown["sync"], "up_to_date", "{shown:#}");
     assert_eq!(shown["remote"], "origin", "{shown:#}");
 }
+
+/// Each clone names the shared repository as it likes: B calls it `shared`, and the run B takes
+/// from it records that name in B, and B's saves go there; A still calls it `origin`.
+#[test]
+fn a_clone_that_names_the_remote_otherwise_uses_its_own_name() {
+    let world = World::new(Transport::File, "").unwrap();
+    let (a, id) = world.rate_limited_and_pushed();
+    let b = world.origin.machine();
+    b.git(["remote", "rename", "origin", "shared"]);
+    let fetch = b.live(["fetch", "--remote", "shared"]);
+    assert_eq!(fetch.code, 0, "{fetch}");
+    let remote_only = listed_run(&b, &id);
+    assert_eq!(remote_only["remote"], "shared", "{remote_only:#}");
+    assert_eq!(remote_only["sync"], "remote_only", "{remote_only:#}");
+
+    let resumed = b.live(["resume", &id, "--actor", "executor=finisher"]);
+    assert_eq!(resumed.code, 0, "{resumed}");
+    let shown = status(&b, &id);
+    assert_eq!(shown["remote"], "shared", "{shown:#}");
+    assert_eq!(shown["sync"], "up_to_date", "{shown:#}");
+    let record = format!("refs/baton/runs/{id}/record");
+    assert_eq!(world.origin.rev(&record), local_rev(&b, &record));
+
+    assert_eq!(a.live(["fetch"]).code, 0);
+    let behind = status(&a, &id);
+    assert_eq!(behind["remote"], "origin", "{behind:#}");
+    assert_eq!(behind["sync"], "behind", "{behind:#}");
+}
