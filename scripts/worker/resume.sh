@@ -72,11 +72,18 @@ else
     git baton resume "$run" || code=$?
 fi
 
+# Exit 2 (bad input) and 3 (another machine holds the run) record nothing of this runner's,
+# unless the record moved all the same; every other ending recorded an attempt or a stage.
+# (The record ref is named by the id as given, so a shortened id only ever compares as unchanged.)
 after=$(git rev-parse -q --verify "$record" 2>/dev/null || true)
-if [ -z "$after" ] || [ "$after" = "$before" ]; then
-    say "run $run: nothing new was recorded here, nothing to push (resume exited $code)"
-    exit "$code"
-fi
+case $code in
+    2 | 3)
+        if [ -z "$after" ] || [ "$after" = "$before" ]; then
+            say "run $run: resume exited $code and recorded nothing here; nothing to push"
+            exit "$code"
+        fi
+        ;;
+esac
 
 say "pushing run $run to $remote (resume exited $code)"
 pushed=0

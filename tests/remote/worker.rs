@@ -52,13 +52,15 @@ fn the_worker_script_resumes_a_run_on_a_runner_and_pushes_it_back() {
 }
 
 /// An attempt that fails on the runner is pushed back all the same, and the script exits with
-/// resume's code (1), so the CI job fails visibly.
+/// resume's code (1), so the CI job fails visibly. The run is named by a prefix of its id, as
+/// people type it.
 #[test]
 fn a_failed_attempt_on_the_runner_travels_back_and_keeps_its_exit_code() {
     let world = World::new(Transport::File, "").unwrap();
     let (_a, id) = world.rate_limited_and_pushed();
     let runner = world.origin.machine();
-    let worked = runner.live_shell(&format!("sh {SCRIPT} {id} executor=failing"));
+    let prefix = &id[..6];
+    let worked = runner.live_shell(&format!("sh {SCRIPT} {prefix} executor=failing"));
     assert_eq!(worked.code, 1, "{worked}");
     assert!(worked.stderr.contains("resume exited 1"), "{worked}");
     let state = world.state_on_origin(&id);
