@@ -149,7 +149,7 @@ pub fn resolve(
         Err(store::StoreError::Unknown(_)) => {
             let mut found: Vec<(String, RunId)> = tracked_runs(repo)?
                 .into_iter()
-                .filter(|(_, id)| id.as_str() == name || id.starts_with(name))
+                .filter(|(_, id)| !name.is_empty() && id.starts_with(name))
                 .collect();
             found.dedup_by(|a, b| a.1 == b.1);
             match found.len() {
