@@ -98,7 +98,7 @@ pub fn cmd_run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Outcome
             &config.remote,
             config.lease,
             true,
-            ctx.store.clock(),
+            &ctx.store,
         )?),
         false => None,
     };
