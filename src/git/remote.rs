@@ -40,13 +40,16 @@ impl Repo {
     }
 
     /// git on this repository, run from the top of its worktree, as the user's `git fetch` and
-    /// `git push` are: a relative URL (`../origin.git`) is relative to it.
+    /// `git push` are: a relative URL (`../origin.git`) is relative to it. Never interactive.
     fn at_top(&self) -> Result<Git> {
         let absolute =
             |dir: &std::path::Path| dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-        Ok(Git::at_git_dir(&absolute(self.common_dir())).run_in(&absolute(self.workdir()?)))
+        Ok(Git::at_git_dir(&absolute(self.common_dir()))
+            .run_in(&absolute(self.workdir()?))
+            // Pushes also happen beside a running agent (lease renewals): git must never stop
+            // to ask for a password on the terminal; a credential helper answers, or it fails.
+            .env("GIT_TERMINAL_PROMPT", "0"))
     }
-
     /// Fetches `refspecs` from `remote`, deleting local refs under their destinations that the
     /// remote no longer has.
     pub fn fetch(&self, remote: &str, refspecs: &[String]) -> Result<()> {
