@@ -122,7 +122,7 @@ pub fn cmd_push(cwd: &Path, args: PushArgs, _out: &mut dyn Write) -> Result<Outc
                 state,
             })
             .collect();
-        remote::publish(&ctx.repo, &remote, &publications, now)?;
+        remote::publish(&ctx.repo, &remote, &publications)?;
         for (state, before) in states.iter().zip(before) {
             match before {
                 Sync::UpToDate => errln!("{} is up to date on {remote}", state.run_id),

@@ -87,7 +87,7 @@ impl Publisher {
             until: until(now, length),
         };
         next = transition::apply(&next, Event::LeaseTaken(lease), now)?;
-        remote::publish(repo, remote, &[Publication { dir, state: &next }], now)?;
+        remote::publish(repo, remote, &[Publication { dir, state: &next }])?;
         *state = next.clone();
         Ok(Publisher {
             remote: remote.to_owned(),
@@ -131,9 +131,9 @@ impl Publisher {
             )?;
         }
         if self.every_save {
-            self.publish(repo, dir, state, at)?;
+            self.publish(repo, dir, state)?;
         } else {
-            record::save(repo, dir, state, at)?;
+            record::save(repo, dir, state)?;
         }
         *last = state.clone();
         Ok(())
@@ -145,14 +145,8 @@ impl Publisher {
         *self.last.lock().unwrap_or_else(PoisonError::into_inner) = state.clone();
     }
 
-    fn publish(
-        &self,
-        repo: &Repo,
-        dir: &Path,
-        state: &RunState,
-        at: Timestamp,
-    ) -> Result<(), RunError> {
-        match remote::publish(repo, &self.remote, &[Publication { dir, state }], at) {
+    fn publish(&self, repo: &Repo, dir: &Path, state: &RunState) -> Result<(), RunError> {
+        match remote::publish(repo, &self.remote, &[Publication { dir, state }]) {
             Ok(()) => Ok(()),
             Err(err @ RunError::LostRace { .. }) => {
                 self.lost.store(true, Ordering::Release);
@@ -161,7 +155,7 @@ impl Publisher {
             // The remote cannot be reached: the save stays here, and the next one tries again.
             Err(err) => {
                 errln!("warning: could not publish run {}: {err}", state.run_id);
-                record::save(repo, dir, state, at)
+                record::save(repo, dir, state)
             }
         }
     }
@@ -240,12 +234,7 @@ impl Publisher {
             },
             now,
         )?;
-        match remote::publish(
-            repo,
-            &self.remote,
-            &[Publication { dir, state: &next }],
-            now,
-        ) {
+        match remote::publish(repo, &self.remote, &[Publication { dir, state: &next }]) {
             Ok(()) => {
                 *last = next;
                 Ok(())
@@ -289,7 +278,6 @@ impl Publisher {
                 dir,
                 state: &released,
             }],
-            at,
         ) {
             Ok(()) => {
                 *state = released;

@@ -239,12 +239,7 @@ pub struct Publication<'a> {
 /// the state given), the branch and every snapshot, each only if the remote still holds what
 /// this clone last saw. Then, and only then, each state is saved and recorded here and the
 /// tracking refs are moved. A lost race changes nothing here and names who advanced the run.
-pub fn publish(
-    repo: &Repo,
-    remote: &str,
-    runs: &[Publication],
-    at: Timestamp,
-) -> Result<(), RunError> {
+pub fn publish(repo: &Repo, remote: &str, runs: &[Publication]) -> Result<(), RunError> {
     let mut updates = Vec::new();
     let mut records = Vec::new();
     for run in runs {
@@ -268,7 +263,11 @@ pub fn publish(
         files.push(("state.json".into(), store::to_json(run.state)));
         files.sort();
         let message = format!("baton: run {id} is {}", run.state.status());
-        let (commit, _) = repo.write_record(&files, parent, &message, at.as_second())?;
+        // Dated by the state, as every record commit is: the same files on the same parent are
+        // then the same commit, so a kill between this push and the local save below is mended
+        // by the next save here making exactly the commit the remote already has.
+        let seconds = run.state.updated_at().as_second();
+        let (commit, _) = repo.write_record(&files, parent, &message, seconds)?;
         records.push((refname.clone(), commit, parent));
 
         let mut local = vec![(refname, Some(commit))];
