@@ -17,7 +17,7 @@ use jiff::Timestamp;
 use crate::git::Repo;
 use crate::state::store::Store;
 use crate::state::transition::{self, Event};
-use crate::state::{Clock, Lease, RunState};
+use crate::state::{Lease, RunState};
 use crate::term::errln;
 
 use super::RunError;
@@ -47,11 +47,11 @@ impl Publisher {
         remote: &str,
         length: Duration,
         every_save: bool,
-        clock: &Clock,
+        store: &Store,
     ) -> Result<Publisher, RunError> {
-        let now = clock.now();
+        let now = store.now();
         let host = crate::state::store::host();
-        let clone = clone_id(repo);
+        let clone = store.clone_id();
         let holder = format!(
             "{host}:{clone}:{}:{}",
             std::process::id(),
@@ -87,7 +87,7 @@ impl Publisher {
             until: until(now, length),
         };
         next = transition::apply(&next, Event::LeaseTaken(lease), now)?;
-        remote::publish(repo, remote, &[Publication { dir, state: &next }], now)?;
+        remote::publish(repo, remote, &[Publication { dir, state: &next }])?;
         *state = next.clone();
         Ok(Publisher {
             remote: remote.to_owned(),
@@ -113,10 +113,8 @@ impl Publisher {
         // there; what this driver's attempt did stays in the worktree, and catching up with
         // the remote later refuses to replace it.
         if self.lost.load(Ordering::Acquire) {
-            return Err(RunError::LostRace {
+            return Err(RunError::LeaseExpired {
                 run: state.run_id.to_string(),
-                remote: self.remote.clone(),
-                by: None,
             });
         }
         if let (Some(renewed), Some(ours)) = (last.lease(), state.lease())
@@ -133,9 +131,9 @@ impl Publisher {
             )?;
         }
         if self.every_save {
-            self.publish(repo, dir, state, at)?;
+            self.publish(repo, dir, state)?;
         } else {
-            record::save(repo, dir, state, at)?;
+            record::save(repo, dir, state)?;
         }
         *last = state.clone();
         Ok(())
@@ -147,14 +145,8 @@ impl Publisher {
         *self.last.lock().unwrap_or_else(PoisonError::into_inner) = state.clone();
     }
 
-    fn publish(
-        &self,
-        repo: &Repo,
-        dir: &Path,
-        state: &RunState,
-        at: Timestamp,
-    ) -> Result<(), RunError> {
-        match remote::publish(repo, &self.remote, &[Publication { dir, state }], at) {
+    fn publish(&self, repo: &Repo, dir: &Path, state: &RunState) -> Result<(), RunError> {
+        match remote::publish(repo, &self.remote, &[Publication { dir, state }]) {
             Ok(()) => Ok(()),
             Err(err @ RunError::LostRace { .. }) => {
                 self.lost.store(true, Ordering::Release);
@@ -163,7 +155,7 @@ impl Publisher {
             // The remote cannot be reached: the save stays here, and the next one tries again.
             Err(err) => {
                 errln!("warning: could not publish run {}: {err}", state.run_id);
-                record::save(repo, dir, state, at)
+                record::save(repo, dir, state)
             }
         }
     }
@@ -183,9 +175,24 @@ impl Publisher {
             return;
         };
         let every = (self.length / 3).max(Duration::from_millis(200));
+        // A driver cut off from the remote stops while its lease still holds, so that the
+        // machine that takes the run over once it expired never drives beside it.
+        let margin = jiff::SignedDuration::try_from(self.length / 4).unwrap_or_default();
         let mut next_renewal = Instant::now() + every;
         while !stop.load(Ordering::Acquire) {
             std::thread::sleep(Duration::from_millis(50).min(every));
+            let published_until = self.published_until();
+            if published_until.is_some_and(|until| store.now() >= until - margin) {
+                self.lost.store(true, Ordering::Release);
+                errln!(
+                    "error: run {}: the lease could not be renewed on {} and is about to expire; \
+                     stopping so that another machine can take the run over",
+                    self.run_id(),
+                    self.remote
+                );
+                interrupt.store(true, Ordering::Release);
+                return;
+            }
             if Instant::now() < next_renewal {
                 continue;
             }
@@ -201,6 +208,22 @@ impl Publisher {
         }
     }
 
+    /// The end of the lease as last published: renewals move it only when the remote took them.
+    fn published_until(&self) -> Option<Timestamp> {
+        let last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        last.lease().map(|lease| lease.until)
+    }
+
+    fn run_id(&self) -> String {
+        let last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        last.run_id.to_string()
+    }
+
+    /// Whether the lease was lost: to another machine, or by failing to renew it in time.
+    pub fn lost(&self) -> bool {
+        self.lost.load(Ordering::Acquire)
+    }
+
     fn renew(&self, repo: &Repo, dir: &Path, now: Timestamp) -> Result<(), RunError> {
         let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
         let next = transition::apply(
@@ -211,12 +234,7 @@ impl Publisher {
             },
             now,
         )?;
-        match remote::publish(
-            repo,
-            &self.remote,
-            &[Publication { dir, state: &next }],
-            now,
-        ) {
+        match remote::publish(repo, &self.remote, &[Publication { dir, state: &next }]) {
             Ok(()) => {
                 *last = next;
                 Ok(())
@@ -230,11 +248,18 @@ impl Publisher {
         }
     }
 
-    /// Gives the lease up and publishes that, unless it was lost; a failure is a warning, since
-    /// the lease expires by itself.
-    pub fn release(&self, repo: &Repo, dir: &Path, state: &mut RunState, at: Timestamp) {
+    /// Gives the lease up and publishes that, unless it was lost. A remote out of reach is a
+    /// warning, since the lease expires by itself; a remote that another machine advanced
+    /// meanwhile is the lost race it is.
+    pub fn release(
+        &self,
+        repo: &Repo,
+        dir: &Path,
+        state: &mut RunState,
+        at: Timestamp,
+    ) -> Result<(), RunError> {
         if self.lost.load(Ordering::Acquire) {
-            return;
+            return Ok(());
         }
         let released = transition::apply(
             state,
@@ -243,7 +268,9 @@ impl Publisher {
             },
             at,
         );
-        let Ok(released) = released else { return };
+        let Ok(released) = released else {
+            return Ok(());
+        };
         match remote::publish(
             repo,
             &self.remote,
@@ -251,27 +278,21 @@ impl Publisher {
                 dir,
                 state: &released,
             }],
-            at,
         ) {
-            Ok(()) => *state = released,
-            Err(err) => errln!(
-                "warning: could not release the lease on run {}: {err}; it expires by itself",
-                state.run_id
-            ),
+            Ok(()) => {
+                *state = released;
+                Ok(())
+            }
+            Err(err @ RunError::LostRace { .. }) => Err(err),
+            Err(err) => {
+                errln!(
+                    "warning: could not release the lease on run {}: {err}; it expires by itself",
+                    state.run_id
+                );
+                Ok(())
+            }
         }
     }
-}
-
-/// A short name for this clone, the same for every process working in it: the id git would
-/// give its common directory's path as a blob.
-fn clone_id(repo: &Repo) -> String {
-    let path = repo
-        .common_dir()
-        .canonicalize()
-        .unwrap_or_else(|_| repo.common_dir().to_path_buf());
-    crate::git::blob_id(path.to_string_lossy().as_bytes())
-        .map(|id| crate::git::short_hex(&id).to_owned())
-        .unwrap_or_default()
 }
 
 fn until(now: Timestamp, length: Duration) -> Timestamp {
