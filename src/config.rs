@@ -21,6 +21,10 @@ pub const FILE_NAME: &str = ".baton.yml";
 
 /// The default worktree root, relative to the main worktree (see docs/config.md for why).
 pub const DEFAULT_WORKTREE_ROOT: &str = ".baton/worktrees";
+/// A lease outlives a stalled network call or two, and a dead machine's run waits no longer
+/// than a coffee break.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(5 * 60);
+pub const DEFAULT_REMOTE: &str = "origin";
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -37,6 +41,12 @@ pub struct Config {
     pub require_targets: bool,
     /// Bytes of each of an attempt's output streams kept in its log (head and tail).
     pub log_limit: u64,
+    /// How long a lease on a published run lasts unless renewed (`lease:`).
+    pub lease: Duration,
+    /// Push a published run after every save (`sync: push`).
+    pub sync_push: bool,
+    /// The remote `sync: push` publishes new runs to, and `push`/`fetch` use by default.
+    pub remote: String,
     /// The files the configuration came from, for messages.
     pub sources: Vec<String>,
     /// Where each stage's `actor:` was written (file, line, column), for errors found later.
@@ -76,6 +86,9 @@ impl Default for Config {
             prompts: Prompts::default(),
             require_targets: false,
             log_limit: crate::exec::DEFAULT_LOG_LIMIT,
+            lease: DEFAULT_LEASE,
+            sync_push: false,
+            remote: DEFAULT_REMOTE.into(),
             sources: Vec::new(),
             pipeline_spans: BTreeMap::new(),
             worktree_root_span: None,
@@ -177,6 +190,26 @@ struct RawFile {
     /// unit (`512KiB`, `8MiB`, `1GiB`); default `8MiB`.
     #[cfg_attr(test, schemars(with = "Option<SizeValue>"))]
     log_limit: Option<Spanned<SizeValue>>,
+    /// How long a lease on a published run lasts unless its driver renews it: seconds or a
+    /// duration (`90s`, `5m`); default `5m`.
+    #[cfg_attr(test, schemars(with = "Option<DurationValue>"))]
+    lease: Option<Spanned<DurationValue>>,
+    /// `push`: publish a run to `remote` after every save; `off` (the default): only
+    /// `git baton push` and the lease publish it.
+    #[cfg_attr(test, schemars(with = "Option<SyncMode>"))]
+    sync: Option<Spanned<SyncMode>>,
+    /// The remote runs are published to and fetched from by default (default `origin`).
+    #[cfg_attr(test, schemars(with = "Option<String>"))]
+    remote: Option<Spanned<String>>,
+}
+
+/// Whether a run is pushed after every save.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+enum SyncMode {
+    Off,
+    Push,
 }
 
 /// Repo-relative template files; `{{name}}` placeholders are expanded.
@@ -379,6 +412,9 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
             ("prompts", raw.prompts.is_some()),
             ("require_targets", raw.require_targets.is_some()),
             ("log_limit", raw.log_limit.is_some()),
+            ("lease", raw.lease.is_some()),
+            ("sync", raw.sync.is_some()),
+            ("remote", raw.remote.is_some()),
         ];
         if let Some((key, _)) = repo_only.iter().find(|(_, set)| *set) {
             return Err(invalid(
@@ -425,6 +461,35 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
     }
     if let Some(require) = raw.require_targets {
         config.require_targets = require;
+    }
+    if let Some(lease) = raw.lease {
+        let value = parse_duration(&lease.value)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| {
+                invalid(
+                    lease.referenced.line(),
+                    lease.referenced.column(),
+                    "`lease` must be a duration greater than zero".into(),
+                    Some(DURATION_HINT.into()),
+                )
+            })?;
+        config.lease = value;
+    }
+    if let Some(sync) = raw.sync {
+        config.sync_push = sync.value == SyncMode::Push;
+    }
+    if let Some(remote) = raw.remote {
+        let name = remote.value.trim();
+        if name.is_empty() || name.starts_with('-') || name.contains(char::is_whitespace) {
+            return Err(invalid(
+                remote.referenced.line(),
+                remote.referenced.column(),
+                format!("`remote` must name a git remote, not `{}`", remote.value),
+                Some("for example `remote: origin`".into()),
+            ));
+        }
+        config.remote = name.to_owned();
     }
     if let Some(limit) = raw.log_limit {
         config.log_limit = parse_size(&limit.value).ok_or_else(|| {
@@ -973,7 +1038,7 @@ pipeline:
     #[test]
     fn errors_are_located() {
         insta::assert_snapshot!(err("plans_dir: plans\nplan_dir: x\n"), @r#"
-            .baton.yml:2:1: unknown field `plan_dir`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets, log_limit
+            .baton.yml:2:1: unknown field `plan_dir`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets, log_limit, lease, sync, remote
             hint: did you mean `plans_dir`?
             "#);
         insta::assert_snapshot!(err("plans_dir: [a]\n"), @".baton.yml:1:12: expected string scalar");

@@ -59,7 +59,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), AtomicWriteError> {
 ///
 /// The points: run creation's steps (`snapshot`, `branch`, `worktree`, `state`, `publish`, see
 /// `run::create`), `clean`'s (`clean:renamed`, `clean:worktree`, `clean:refs`, see
-/// `run::lifecycle::clean`), and `write:<file name>` in [`write_atomic`], after the temporary
+/// `run::lifecycle::clean`), `finish`'s (`finish:commit` before its commit, `finish:committed`
+/// after it and before the branch moves, `finish:save` before the RunState says `finished`, see
+/// `run::lifecycle::finish`), and `write:<file name>` in [`write_atomic`], after the temporary
 /// file is written and before it replaces the file.
 pub fn fail_point(point: &str) -> bool {
     if !cfg!(debug_assertions) {

@@ -1,6 +1,7 @@
 //! Crash consistency: `kill -9` of git-baton at random moments of `run`, `resume`, `finish` and
 //! `clean` (seeded, `CRASH_TRIALS` per command), and at every failure-injection point of run
-//! creation (`GIT_BATON_FAIL_AT=<point>` fails there, `<point>:kill` dies there of SIGKILL).
+//! creation, `finish` and `clean` (`GIT_BATON_FAIL_AT=<point>` fails there, `<point>:kill` dies
+//! there of SIGKILL).
 //!
 //! After every kill: each published `state.json` is a whole RunState of the current schema;
 //! `list --json`, `status --json` and `doctor --json` agree about every run (and `doctor` names
@@ -18,8 +19,22 @@ use serde_json::Value;
 
 use crate::support::{Run, TestRepo};
 
-/// The failure-injection points of run creation, in the order the creation passes them.
-const POINTS: [&str; 5] = ["snapshot", "branch", "worktree", "state", "publish"];
+/// The failure-injection points, with the command that passes them, in the order it does: run
+/// creation's, `finish`'s (before its commit, after it, before the RunState is saved) and
+/// `clean`'s (after its one rename, after the worktree, after the refs).
+const POINTS: [(&str, &str); 11] = [
+    ("run", "snapshot"),
+    ("run", "branch"),
+    ("run", "worktree"),
+    ("run", "state"),
+    ("run", "publish"),
+    ("finish", "finish:commit"),
+    ("finish", "finish:committed"),
+    ("finish", "finish:save"),
+    ("clean", "clean:renamed"),
+    ("clean", "clean:worktree"),
+    ("clean", "clean:refs"),
+];
 const COMMANDS: [&str; 4] = ["run", "resume", "finish", "clean"];
 /// Generous: a hang fails the test instead of hanging it.
 const LIVENESS: Duration = Duration::from_secs(60);
@@ -566,35 +581,66 @@ fn random_trial(command: &str, window: Duration, rng: &mut Rng, tally: &mut Tall
     recover(&fx, command, &context, tally);
 }
 
-/// `run` failing, or killed, at an injection point of the creation.
-fn point_trial(point: &str, kill: bool, tally: &mut Tally) {
+/// `command` failing, or killed, at one of its injection points: what it leaves is consistent
+/// and reported, a failure of `run` rolls back completely, `finish` leaves the run in `review`
+/// until the RunState says otherwise, and `clean` leaves a removal `git baton clean <id>`
+/// finishes; then the recovery completes the command.
+fn point_trial(command: &str, point: &str, kill: bool, tally: &mut Tally) {
     let fx = Fixture::new();
+    let args: Vec<String> = match command {
+        "run" => vec!["run".into(), "plans/fix.md".into()],
+        "finish" => vec!["finish".into(), fx.reviewed_run()],
+        "clean" => {
+            let id = fx.reviewed_run();
+            let finished = fx.baton(&["finish", &id]);
+            assert_eq!(finished.code, 0, "{finished}");
+            vec!["clean".into(), id]
+        }
+        _ => unreachable!(),
+    };
     let value = if kill {
         format!("{point}:kill")
     } else {
         point.to_string()
     };
-    let child = fx.spawn(&["run", "plans/fix.md"], &[("GIT_BATON_FAIL_AT", &value)]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let child = fx.spawn(&args, &[("GIT_BATON_FAIL_AT", &value)]);
     let run = fx.wait(child);
-    let context = format!("GIT_BATON_FAIL_AT={value}");
+    let context = format!("{command} with GIT_BATON_FAIL_AT={value}");
     if kill {
         assert_eq!(run.code, -1, "{context}: {run}");
     } else {
         assert_eq!(run.code, 2, "{context}: {run}");
         assert!(run.stderr.contains("injected failure"), "{context}: {run}");
     }
-    assert!(published(&fx).is_empty(), "{context}: a run was published");
+    match command {
+        "run" => assert!(published(&fx).is_empty(), "{context}: a run was published"),
+        // Every point of `finish` is before its RunState is saved.
+        "finish" => assert_eq!(fx.status(args[1])["status"], "review", "{context}"),
+        // Every point of `clean` is after its one rename.
+        _ => {
+            assert!(
+                published(&fx).is_empty(),
+                "{context}: the run is still listed"
+            );
+            assert_eq!(entries(&fx), [format!(".clean-{}", args[1])], "{context}");
+        }
+    }
     let leftovers = check_consistent(&fx, &context);
+    let shown = format!("{command:<6} {point:<16}");
+    if command == "finish" {
+        assert!(leftovers.is_empty(), "{context}: left {leftovers:?}");
+    }
     if kill {
-        let what = if leftovers.is_empty() {
-            "nothing".to_string()
+        tally.add(if leftovers.is_empty() {
+            format!("kill -9 at {shown}: left nothing")
         } else {
-            leftovers.join(", ")
-        };
-        tally.add(format!(
-            "kill -9 at {point:<8}: left {what} (doctor reports it)"
-        ));
-    } else {
+            format!(
+                "kill -9 at {shown}: left {} (doctor reports it)",
+                leftovers.join(", ")
+            )
+        });
+    } else if command == "run" {
         assert!(
             leftovers.is_empty(),
             "{context}: the rollback left {leftovers:?}"
@@ -606,9 +652,11 @@ fn point_trial(point: &str, kill: bool, tally: &mut Tally) {
                 .count(),
             1
         );
-        tally.add(format!("failure at {point:<8}: rolled back completely"));
+        tally.add(format!("failure at {shown}: rolled back completely"));
+    } else {
+        tally.add(format!("failure at {shown}: exit 2, nothing lost"));
     }
-    recover(&fx, "run", &context, tally);
+    recover(&fx, command, &context, tally);
 }
 
 /// The check for stray processes sees what it looks for: a process carrying the marker.
@@ -643,16 +691,16 @@ fn kill_9_anywhere_leaves_a_consistent_recoverable_repository() {
             random_trial(command, durations[command], &mut rng, &mut tally);
         }
     }
-    for point in POINTS {
-        point_trial(point, false, &mut tally);
-        point_trial(point, true, &mut tally);
+    for (command, point) in POINTS {
+        point_trial(command, point, false, &mut tally);
+        point_trial(command, point, true, &mut tally);
     }
     let mut report = format!(
         "crash loop (CRASH_SEED={seed}): {} trials: {trials} random kills of each of {}, and a \
          failure and a kill -9 at each injection point ({}); undisturbed durations {:?}\n",
         trials * COMMANDS.len() + 2 * POINTS.len(),
         COMMANDS.join(", "),
-        POINTS.join(", "),
+        POINTS.map(|(_, point)| point).join(", "),
         durations
     );
     for (what, count) in &tally.0 {

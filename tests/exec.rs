@@ -666,6 +666,40 @@ fn a_setsid_child_that_keeps_writing_is_ended_with_the_attempt() {
     assert!(!still_growing(&ticks));
 }
 
+/// An orphan with no mark of the attempt left — no token (`env -i`), no pipe (`/dev/null`), in
+/// a session it does not lead (a background subshell of a `setsid` shell that exited) —
+/// re-parents to the subreaper running the attempt, which finds it among its children and ends
+/// it with the attempt.
+#[test]
+fn an_orphan_adopted_by_the_subreaper_is_ended_with_the_attempt() {
+    if !cfg!(target_os = "linux") {
+        println!(
+            "skipped: an_orphan_adopted_by_the_subreaper_is_ended_with_the_attempt: no child \
+             subreaper on this platform"
+        );
+        return;
+    }
+    let dir = Dir::new();
+    let mut case = case("");
+    let pid_file = dir.path("orphan.pid");
+    case.actor.command = vec![
+        "sh".into(),
+        "-c".into(),
+        format!(
+            "setsid env -i PATH=\"$PATH\" sh -c '(sleep 30) </dev/null >/dev/null 2>&1 & echo $! >{}'; \
+             echo started",
+            pid_file.display()
+        ),
+    ];
+    let finished = case.run(&dir).unwrap();
+    assert_eq!(finished.outcome, Outcome::Succeeded);
+    assert_eq!(dir.read("stdout.log"), "started\n");
+    assert!(
+        ended_now(&dir.read("orphan.pid")),
+        "the orphan outlived the attempt"
+    );
+}
+
 /// A child that left the worktree (`cd /`) is ended with the attempt.
 #[test]
 fn a_child_that_left_the_worktree_is_ended_with_the_attempt() {

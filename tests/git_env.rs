@@ -79,7 +79,8 @@ fn the_callers_repository_variables_reach_no_git_child() {
 
 /// `git --git-dir=<main .git> baton run` with a scratch index named too: the actor's own
 /// `git commit` must land on the run's branch through its worktree, not on `main` through the
-/// inherited variables, and the RunState says which variables were kept from it.
+/// inherited variables, and the RunState says which variables were kept from it (a tmux pane's
+/// and a screen window's among them).
 #[test]
 fn the_actor_finds_its_worktree_not_the_callers_repository() {
     let repo = TestRepo::new();
@@ -90,7 +91,8 @@ fn the_actor_finds_its_worktree_not_the_callers_repository() {
     );
     repo.write(
         ".baton.yml",
-        "actors:\n  committer:\n    command: [sh, -c, \"echo work >> docs/a.md && git add docs/a.md && git commit -q -m 'actor work'\"]\npipeline:\n  - { stage: executor, actor: committer }\n",
+        // It commits only when no multiplexer variable reached it.
+        "actors:\n  committer:\n    command: [sh, -c, \"echo work >> docs/a.md && test -z \\\"${TMUX+x}${TMUX_PANE+x}${STY+x}\\\" && git add docs/a.md && git commit -q -m 'actor work'\"]\npipeline:\n  - { stage: executor, actor: committer }\n",
     );
     repo.commit_all("base");
     let main_before = repo.git(["rev-parse", "main"]);
@@ -98,9 +100,14 @@ fn the_actor_finds_its_worktree_not_the_callers_repository() {
 
     let git_dir = repo.path(".git");
     let index = repo.path(".git/index");
-    let env: [(&str, &OsStr); 2] = [
+    // And a tmux pane's and a screen window's variables, which lead to a server that started
+    // outside the attempt.
+    let env: [(&str, &OsStr); 5] = [
         ("GIT_DIR", git_dir.as_os_str()),
         ("GIT_INDEX_FILE", index.as_os_str()),
+        ("TMUX", OsStr::new("/tmp/tmux-1000/default,4242,0")),
+        ("TMUX_PANE", OsStr::new("%3")),
+        ("STY", OsStr::new("4243.pts-0.host")),
     ];
     let run = repo.baton_env(&repo.root, ["run", "plans/work.md"], &env);
     assert_eq!(run.code, 0, "{run}");
@@ -128,7 +135,7 @@ fn the_actor_finds_its_worktree_not_the_callers_repository() {
     let view = status.json();
     assert_eq!(
         view["stages"][0]["attempts"][0]["cleared_env"],
-        serde_json::json!(["GIT_DIR", "GIT_INDEX_FILE"]),
+        serde_json::json!(["GIT_DIR", "GIT_INDEX_FILE", "TMUX", "TMUX_PANE", "STY"]),
         "{view:#}"
     );
     // Never the values: they may be private paths.

@@ -7,9 +7,11 @@ use clap::Args;
 
 use super::args::RunArg;
 use super::{CliError, Context, Outcome};
-use crate::run::lifecycle;
+use crate::run::remote;
+use crate::run::{RunError, lifecycle};
 use crate::state::RunId;
 use crate::state::store::{RunLock, StoreError, Unfinished};
+use crate::term::errln;
 
 /// Remove a run: its worktree, its attempt snapshots and its record. The branch stays.
 ///
@@ -22,18 +24,49 @@ pub struct CleanArgs {
     pub run: RunArg,
 
     /// Remove an unfinished run too, with any uncommitted work in its worktree, and a run whose
-    /// state cannot be read.
+    /// state cannot be read or is missing.
     #[arg(long)]
     pub force: bool,
+
+    /// Also delete the run's record and snapshots on a remote (default: where it was
+    /// published); its branch stays there too. Refused while another machine's lease on it
+    /// holds, unless --force. A run only the remote has is removed there alone.
+    #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "")]
+    pub remote: Option<String>,
 }
 
 pub fn cmd_clean(cwd: &Path, args: CleanArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ctx = Context::open(cwd)?;
     let name = &args.run.run;
+    if let Some(remote) = &args.remote {
+        let (id, tracked_on) = remote::resolve(&ctx.store, &ctx.repo, name)?;
+        let remote = match remote.as_str() {
+            "" => match &tracked_on {
+                Some(remote) => remote.clone(),
+                None => match ctx.store.load(&id)?.remote() {
+                    Some(remote) => remote.to_owned(),
+                    None => ctx.config()?.remote,
+                },
+            },
+            named => named.to_owned(),
+        };
+        // The remote first: if it refuses, this clone still has everything.
+        let removed = remote::unpublish(&ctx.repo, &id, &remote, args.force, ctx.store.now())?;
+        match removed {
+            true => errln!("removed run {id}'s record and snapshots from {remote}"),
+            false => errln!("{remote} has no record of run {id}"),
+        }
+        if tracked_on.is_some() {
+            return Ok(Outcome::Done);
+        }
+    }
     let id = match ctx.store.resolve(name) {
         Ok(id) => id,
         Err(StoreError::Unknown(_)) if let Some(id) = removal_named(&ctx, name) => {
             return finish_removal(&ctx, &id, out);
+        }
+        Err(StoreError::Unknown(_)) if let Some(id) = headless_named(&ctx, name) => {
+            return clean_headless(&ctx, &id, args.force, out);
         }
         Err(err) => return Err(err.into()),
     };
@@ -78,6 +111,41 @@ fn removal_named(ctx: &Context, name: &str) -> Option<RunId> {
         .map(|(_, id, _)| id)
         .collect();
     (found.len() == 1).then(|| found.remove(0))
+}
+
+/// The run directory without `state.json` that `name` names (its id or a unique prefix).
+fn headless_named(ctx: &Context, name: &str) -> Option<RunId> {
+    let mut found: Vec<RunId> = ctx
+        .store
+        .headless()
+        .into_iter()
+        .filter(|(id, _)| id.starts_with(name))
+        .map(|(id, _)| id)
+        .collect();
+    (found.len() == 1).then(|| found.remove(0))
+}
+
+fn clean_headless(
+    ctx: &Context,
+    id: &RunId,
+    force: bool,
+    out: &mut dyn Write,
+) -> Result<Outcome, CliError> {
+    if !force {
+        return Err(RunError::Headless {
+            run: id.to_string(),
+            dir: ctx.store.run_dir(id),
+        }
+        .into());
+    }
+    let mut lock = ctx.store.lock(id, "git baton clean")?;
+    lifecycle::clean_headless(&ctx.repo, &ctx.store, &mut lock, id)?;
+    drop(lock);
+    let _ = writeln!(
+        out,
+        "removed what was left of run {id}; its worktree and branch, if any, are kept (`git baton doctor` reports them)"
+    );
+    Ok(Outcome::Done)
 }
 
 fn finish_removal(ctx: &Context, id: &RunId, out: &mut dyn Write) -> Result<Outcome, CliError> {

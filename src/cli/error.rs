@@ -20,6 +20,7 @@ use crate::report::escape;
 use crate::run::RunError;
 use crate::run::agent_side::AgentSideError;
 use crate::state::store::StoreError;
+use crate::state::transition::TransitionError;
 use crate::verify::VerifyError;
 
 /// What kind of failure an error is; [`super::exit::code`] turns it into the exit code.
@@ -178,6 +179,13 @@ impl From<RunError> for CliError {
     fn from(err: RunError) -> CliError {
         let kind = match err {
             RunError::DidNotStop { .. } => ErrorKind::Failed,
+            // Worded, hinted and classed (busy: another driver has the run) as the store's own.
+            RunError::Store(store) => return store.into(),
+            RunError::LostRace { .. }
+            | RunError::Diverged { .. }
+            | RunError::Transition(
+                TransitionError::LeaseHeld { .. } | TransitionError::LeaseLost { .. },
+            ) => ErrorKind::Busy,
             _ => ErrorKind::Input,
         };
         let hints = err.hints();

@@ -7,6 +7,8 @@ use clap::Args;
 
 use super::args::RunArg;
 use super::{CliError, Context, Outcome};
+use crate::run::remote;
+use crate::term::errln;
 
 /// Commit what is left in a reviewed run's worktree and mark the run finished.
 ///
@@ -23,10 +25,30 @@ pub struct FinishArgs {
 
 pub fn cmd_finish(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ctx = Context::open(cwd)?;
-    let id = ctx.resolve(&args.run.run)?;
+    let (id, tracked_on) = remote::resolve(&ctx.store, &ctx.repo, &args.run.run)?;
+    // A published run is finished where its newest record is: another machine may have driven
+    // it to review since this clone last saw it.
+    if tracked_on.is_some() || ctx.store.load(&id)?.remote().is_some() {
+        let config = ctx.config()?;
+        let main_worktree = ctx.main_worktree()?;
+        let here = ctx.here(&config, &main_worktree);
+        if let Some((remote, remote::CaughtUp::Adopted | remote::CaughtUp::Updated)) =
+            remote::refresh(&here, &id, tracked_on)?
+        {
+            errln!("note: took the newer record of {remote}");
+        }
+    }
     let lock = ctx.store.lock(&id, "git baton finish")?;
     let mut state = ctx.store.load(&id)?;
     let done = crate::run::lifecycle::finish(&ctx.repo, lock.dir(), &mut state, ctx.store.now())?;
+    if let Some(remote) = state.remote() {
+        let publication = remote::Publication {
+            dir: lock.dir(),
+            state: &state,
+        };
+        remote::publish(&ctx.repo, remote, &[publication], ctx.store.now())?;
+        errln!("pushed run {id} to {remote}");
+    }
     match &done.commit {
         Some(commit) => {
             let _ = writeln!(

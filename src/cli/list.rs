@@ -6,7 +6,6 @@ use std::path::Path;
 use clap::Args;
 
 use super::{CliError, Context, Outcome};
-use crate::term::errln;
 
 /// List the runs of this repository, oldest first, one line each.
 #[derive(Debug, Args)]
@@ -18,23 +17,23 @@ pub struct ListArgs {
 
 pub fn cmd_list(cwd: &Path, args: ListArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ctx = Context::open(cwd)?;
-    let mut states = Vec::new();
-    for id in ctx.store.list()? {
-        match ctx.store.load(&id) {
-            Ok(state) => states.push(state),
-            // One unreadable run must not hide the others.
-            Err(err) => errln!("warning: {err}"),
-        }
-    }
+    let runs = super::listed_runs(&ctx)?;
     if args.json {
-        let views: Vec<_> = states
-            .iter()
-            .map(|s| super::json_view(&ctx.store, s))
-            .collect();
+        let views: Vec<_> = runs.iter().map(|run| run.json(&ctx)).collect();
         super::write_json(out, &views);
     } else {
-        let runs: Vec<_> = states.iter().map(|s| (s, ctx.store.is_stale(s))).collect();
-        let _ = out.write_all(crate::report::list::render(&runs).as_bytes());
+        let rows: Vec<_> = runs
+            .iter()
+            .map(|run| {
+                let here = matches!(run, super::Listed::Here(_));
+                let stale = here && ctx.store.is_stale(run.state());
+                let sync = run
+                    .sync(&ctx.repo)
+                    .map(|(remote, sync)| format!("{remote}: {}", sync.name()));
+                (run.state(), stale, sync)
+            })
+            .collect();
+        let _ = out.write_all(crate::report::list::render(&rows).as_bytes());
     }
     Ok(Outcome::Done)
 }

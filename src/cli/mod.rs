@@ -12,6 +12,7 @@ mod diff;
 mod doctor;
 mod error;
 mod exit;
+mod fetch;
 mod finish;
 #[cfg(test)]
 mod generated;
@@ -20,6 +21,7 @@ mod list;
 mod log;
 mod pager;
 mod pause;
+mod push;
 mod resume;
 mod review;
 mod run;
@@ -99,6 +101,8 @@ pub enum Command {
     Diff(diff::DiffArgs),
     Review(review::ReviewArgs),
     Finish(finish::FinishArgs),
+    Push(push::PushArgs),
+    Fetch(fetch::FetchArgs),
     Clean(clean::CleanArgs),
     Doctor(doctor::DoctorArgs),
     Stop(stop::StopArgs),
@@ -163,6 +167,8 @@ pub fn dispatch(cli: Cli) -> Result<Outcome, CliError> {
         Command::Diff(args) => diff::cmd_diff(&cwd, args, out),
         Command::Review(args) => review::cmd_review(&cwd, args, out),
         Command::Finish(args) => finish::cmd_finish(&cwd, args, out),
+        Command::Push(args) => push::cmd_push(&cwd, args, out),
+        Command::Fetch(args) => fetch::cmd_fetch(&cwd, args, out),
         Command::Clean(args) => clean::cmd_clean(&cwd, args, out),
         Command::Doctor(args) => doctor::cmd_doctor(&cwd, args, out),
         Command::Stop(args) => stop::cmd_stop(&cwd, args, out),
@@ -217,6 +223,20 @@ impl Context {
     }
 
     /// The id of the run `name` names: its id or a unique prefix.
+    /// This clone, as catching up with a remote needs it.
+    fn here<'a>(
+        &'a self,
+        config: &'a crate::config::Config,
+        main_worktree: &'a Path,
+    ) -> crate::run::remote::Here<'a> {
+        crate::run::remote::Here {
+            repo: &self.repo,
+            store: &self.store,
+            config,
+            main_worktree,
+        }
+    }
+
     fn resolve(&self, name: &str) -> Result<RunId, CliError> {
         Ok(self.store.resolve(name)?)
     }
@@ -245,6 +265,10 @@ struct JsonView<'a> {
     /// Who drives the run right now, if anyone.
     lock: Option<Holder>,
     run_dir: String,
+    /// For a published run or one only a remote has (`list`, `status`): how its record here
+    /// stands against the remote's, as last fetched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sync: Option<crate::run::remote::Sync>,
 }
 
 fn json_view<'a>(store: &Store, state: &'a RunState) -> JsonView<'a> {
@@ -253,7 +277,71 @@ fn json_view<'a>(store: &Store, state: &'a RunState) -> JsonView<'a> {
         stale: store.is_stale(state),
         lock: store.holder(&state.run_id).ok().flatten(),
         run_dir: store.run_dir(&state.run_id).display().to_string(),
+        sync: None,
     }
+}
+
+/// A run as this clone has it, or as only a remote has it.
+enum Listed {
+    Here(RunState),
+    OnRemote { remote: String, state: RunState },
+}
+
+impl Listed {
+    fn state(&self) -> &RunState {
+        match self {
+            Listed::Here(state) | Listed::OnRemote { state, .. } => state,
+        }
+    }
+
+    /// The remote it is published to or only exists on, with how the two records stand.
+    fn sync(&self, repo: &crate::git::Repo) -> Option<(String, crate::run::remote::Sync)> {
+        match self {
+            Listed::Here(state) => {
+                let remote = state.remote()?;
+                let sync = crate::run::remote::sync_of(repo, &state.run_id, remote).ok()?;
+                Some((remote.to_owned(), sync))
+            }
+            Listed::OnRemote { remote, .. } => {
+                Some((remote.clone(), crate::run::remote::Sync::RemoteOnly))
+            }
+        }
+    }
+
+    fn json<'a>(&'a self, ctx: &Context) -> JsonView<'a> {
+        let mut view = json_view(&ctx.store, self.state());
+        view.sync = self.sync(&ctx.repo).map(|(_, sync)| sync);
+        if let Listed::OnRemote { .. } = self {
+            view.stale = false;
+            view.lock = None;
+        }
+        view
+    }
+}
+
+/// Every run of this clone, then those only a remote has (as last fetched), oldest first within
+/// each; an unreadable one is a warning, never a reason to hide the others.
+fn listed_runs(ctx: &Context) -> Result<Vec<Listed>, CliError> {
+    let mut runs = Vec::new();
+    let here = ctx.store.list()?;
+    for id in &here {
+        match ctx.store.load(id) {
+            Ok(state) => runs.push(Listed::Here(state)),
+            Err(err) => crate::term::errln!("warning: {err}"),
+        }
+    }
+    let mut seen: std::collections::BTreeSet<crate::state::RunId> = here.into_iter().collect();
+    for (remote, id) in crate::run::remote::tracked_runs(&ctx.repo)? {
+        if !seen.insert(id.clone()) {
+            continue;
+        }
+        match crate::run::remote::tracked_state(&ctx.repo, &remote, &id) {
+            Ok(Some(state)) => runs.push(Listed::OnRemote { remote, state }),
+            Ok(None) => {}
+            Err(err) => crate::term::errln!("warning: {err}"),
+        }
+    }
+    Ok(runs)
 }
 
 /// Every `--json`: pretty-printed, one trailing newline.

@@ -7,6 +7,7 @@ use clap::Args;
 
 use super::args::parse_actor;
 use super::{CliError, Context, Outcome};
+use crate::run::lease::Publisher;
 use crate::run::{CreateOptions, Created, Driver};
 use crate::term::errln;
 
@@ -88,6 +89,19 @@ pub fn cmd_run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Outcome
     };
     errln!("run {}", state.run_id);
     errln!("worktree {}", state.worktree);
+    // `sync: push` publishes the run from its start, and drives it under a lease.
+    let publisher = match config.sync_push {
+        true => Some(Publisher::take(
+            &ctx.repo,
+            lock.dir(),
+            &mut state,
+            &config.remote,
+            config.lease,
+            true,
+            ctx.store.clock(),
+        )?),
+        false => None,
+    };
     let driver = Driver {
         repo: &ctx.repo,
         store: &ctx.store,
@@ -96,8 +110,9 @@ pub fn cmd_run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Outcome
         interrupted: &interrupted,
         echo: !args.json && !crate::term::quiet(),
         actor_override: None,
+        publisher: publisher.as_ref(),
     };
-    let driven = driver.drive(&mut state)?;
+    let driven = driver.drive_published(&mut state)?;
     drop(lock);
     super::print_summary(&ctx.store, &state, driven, args.json, out)
 }

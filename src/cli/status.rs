@@ -5,7 +5,8 @@ use std::path::Path;
 
 use clap::Args;
 
-use super::{CliError, Context, Outcome};
+use super::{CliError, Context, Listed, Outcome};
+use crate::run::remote;
 
 /// Show one run (without RUN, the most recent).
 ///
@@ -24,25 +25,49 @@ pub struct StatusArgs {
 
 pub fn cmd_status(cwd: &Path, args: StatusArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ctx = Context::open(cwd)?;
-    let id = match &args.run {
-        Some(name) => ctx.resolve(name)?,
-        None => ctx.store.list()?.pop().ok_or_else(|| {
-            CliError::input("there are no runs in this repository")
-                .hinted("start one with `git baton run <PLAN>`")
-        })?,
+    let (id, tracked_on) = match &args.run {
+        Some(name) => remote::resolve(&ctx.store, &ctx.repo, name)?,
+        None => (
+            ctx.store.list()?.pop().ok_or_else(|| {
+                CliError::input("there are no runs in this repository")
+                    .hinted("start one with `git baton run <PLAN>`")
+            })?,
+            None,
+        ),
     };
-    let state = ctx.store.load(&id)?;
+    let run = match tracked_on {
+        Some(remote) => match remote::tracked_state(&ctx.repo, &remote, &id)? {
+            Some(state) => Listed::OnRemote { remote, state },
+            None => return Err(crate::state::store::StoreError::Unknown(id.to_string()).into()),
+        },
+        None => Listed::Here(ctx.store.load(&id)?),
+    };
     if args.json {
-        super::write_json(out, &super::json_view(&ctx.store, &state));
-    } else {
-        let holder = ctx.store.holder(&id).ok().flatten();
-        let text = crate::report::status::render(
-            &state,
-            ctx.store.is_stale(&state),
-            holder.as_ref(),
-            ctx.store.now(),
-        );
-        let _ = out.write_all(text.as_bytes());
+        super::write_json(out, &run.json(&ctx));
+        return Ok(Outcome::Done);
     }
+    let state = run.state();
+    let now = ctx.store.now();
+    let here = matches!(run, Listed::Here(_));
+    let holder = here.then(|| ctx.store.holder(&id).ok().flatten()).flatten();
+    let stale = here && ctx.store.is_stale(state);
+    let mut text = crate::report::status::render(state, stale, holder.as_ref(), now);
+    let sync = run.sync(&ctx.repo);
+    let publication = crate::report::status::publication(
+        state,
+        sync.as_ref()
+            .map(|(remote, sync)| (remote.as_str(), sync.name())),
+        now,
+    );
+    // After the first line, which names the run and its status.
+    if let Some(end) = text.find('\n') {
+        text.insert_str(end + 1, &publication);
+    }
+    if !here {
+        text.push_str(&format!(
+            "\n  only on the remote: `git baton resume {id}` rebuilds it here\n"
+        ));
+    }
+    let _ = out.write_all(text.as_bytes());
     Ok(Outcome::Done)
 }

@@ -84,7 +84,10 @@ mod tests {
                 "worktree_root",
                 "prompts",
                 "require_targets",
-                "log_limit"
+                "log_limit",
+                "lease",
+                "sync",
+                "remote"
             ]
         );
         assert_eq!(fields_of::<RawPrompts>(), ["fresh", "resume"]);
@@ -127,7 +130,7 @@ mod tests {
     #[test]
     fn typos_get_the_keys_of_their_own_mapping() {
         insta::assert_snapshot!(err("require_target: true\n"), @r"
-        .baton.yml:1:1: unknown field `require_target`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets, log_limit
+        .baton.yml:1:1: unknown field `require_target`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets, log_limit, lease, sync, remote
         hint: did you mean `require_targets`?
         ");
         insta::assert_snapshot!(err("prompts:\n  fresch: prompts/fresh.md\n"), @r"
@@ -161,6 +164,9 @@ mod tests {
             ("prompts", "{}"),
             ("require_targets", "true"),
             ("log_limit", "1MiB"),
+            ("lease", "5m"),
+            ("sync", "push"),
+            ("remote", "origin"),
         ];
         for key in fields_of::<RawFile>().iter().filter(|k| **k != "actors") {
             let (_, value) = samples

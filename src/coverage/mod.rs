@@ -47,6 +47,7 @@ pub use evidence::{
 };
 pub use reasons::{
     MAX_REASON_CHARS, MIN_REASON_CHARS, MIN_REASON_WORDS, PLACEHOLDER_REASONS, check_reason,
+    control_character, control_character_at,
 };
 pub use rule::{Contradiction, Problem, ProblemKind, Report, TargetReport, TargetStatus, evaluate};
 pub use trailers::{

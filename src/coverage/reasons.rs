@@ -7,6 +7,11 @@
 //! - has at most [`MAX_REASON_CHARS`] characters ([`ProblemKind::ReasonTooLong`]): a reason is a
 //!   sentence or two for a reviewer, and every report echoes it, so an agent's or a pull
 //!   request's megabytes must not reach the terminal, the RunState or a CI log;
+//! - holds no control character but the tab ([`ProblemKind::ControlCharacter`], located by
+//!   [`control_character`]): a reason travels into the `finish` commit as a one-line
+//!   `Baton-Unchanged` trailer, where git refuses a NUL, a line break would be folded into
+//!   something else than what passed the gate, and an ESC or a BEL would reach every later
+//!   reader of `git log` raw. A tab survives that trip unchanged, so it is kept;
 //! - is not a placeholder ([`ProblemKind::PlaceholderReason`]): lowercased, with `-` and `_`
 //!   read as spaces, whitespace collapsed and non-alphanumeric characters stripped from both
 //!   ends, it is neither empty (`...`, `?`) nor one of [`PLACEHOLDER_REASONS`] normalized the
@@ -129,8 +134,8 @@ pub const PLACEHOLDER_REASONS: &[&str] = &[
 ///
 /// # Errors
 ///
-/// The [`ProblemKind`] (`EmptyReason`, `ReasonTooLong`, `PlaceholderReason` or
-/// `ReasonTooShort`) of a reason that is not acceptable.
+/// The [`ProblemKind`] (`EmptyReason`, `ReasonTooLong`, `ControlCharacter`,
+/// `PlaceholderReason` or `ReasonTooShort`) of a reason that is not acceptable.
 pub fn check_reason(reason: &str) -> Result<(), ProblemKind> {
     let trimmed = reason.trim();
     if trimmed.is_empty() {
@@ -139,6 +144,9 @@ pub fn check_reason(reason: &str) -> Result<(), ProblemKind> {
     // Before anything that copies the text: `nth` stops counting at the limit.
     if trimmed.chars().nth(MAX_REASON_CHARS).is_some() {
         return Err(ProblemKind::ReasonTooLong);
+    }
+    if control_character(trimmed).is_some() {
+        return Err(ProblemKind::ControlCharacter);
     }
     let normalized = normalize_reason(trimmed);
     if normalized.is_empty()
@@ -154,6 +162,26 @@ pub fn check_reason(reason: &str) -> Result<(), ProblemKind> {
         return Err(ProblemKind::ReasonTooShort);
     }
     Ok(())
+}
+
+/// The first control character of `reason` that a reason may not hold (any but the tab), with
+/// its 1-based position in characters: where an error points.
+#[must_use]
+pub fn control_character(reason: &str) -> Option<(usize, char)> {
+    reason
+        .chars()
+        .enumerate()
+        .find(|(_, c)| c.is_control() && *c != '\t')
+        .map(|(at, c)| (at + 1, c))
+}
+
+/// `character N (U+XXXX)`: where [`control_character`] found one, without printing it.
+#[must_use]
+pub fn control_character_at(reason: &str) -> String {
+    match control_character(reason) {
+        Some((at, c)) => format!("character {at} (U+{:04X})", u32::from(c)),
+        None => "no character".to_owned(),
+    }
 }
 
 fn normalize_reason(reason: &str) -> String {
@@ -235,6 +263,42 @@ mod tests {
             check_reason(&format!("{wide} xy")),
             Err(ProblemKind::ReasonTooLong)
         );
+    }
+
+    /// Every control character but the tab is refused wherever it is, and located by character;
+    /// a tab is plain whitespace.
+    #[test]
+    fn control_characters_are_refused_and_located() {
+        let good = "the grading rule in section three";
+        for c in (0u32..0x20).chain(0x7f..0xa0).filter_map(char::from_u32) {
+            let at_start = format!("{c}{good}");
+            let inside = format!("the {c} grading rule in section three");
+            let expected = if c == '\t' {
+                Ok(())
+            } else {
+                Err(ProblemKind::ControlCharacter)
+            };
+            assert_eq!(check_reason(&inside), expected, "U+{:04X}", u32::from(c));
+            if c == '\t' || c.is_whitespace() {
+                // Leading whitespace is trimmed before the rule looks.
+                continue;
+            }
+            assert_eq!(check_reason(&at_start), expected, "U+{:04X}", u32::from(c));
+            assert_eq!(control_character(&at_start), Some((1, c)));
+        }
+        assert_eq!(check_reason("the\tgrading rule in\tsection three"), Ok(()));
+        assert_eq!(
+            control_character_at("nul \u{0} and a long enough reason"),
+            "character 5 (U+0000)"
+        );
+        assert_eq!(control_character_at("é \u{9b}"), "character 3 (U+009B)");
+        assert_eq!(control_character("plain text"), None);
+        // A line break inside is refused; one at an end is trimmed like any whitespace.
+        assert_eq!(
+            check_reason("two\nlines of a reason here"),
+            Err(ProblemKind::ControlCharacter)
+        );
+        assert_eq!(check_reason(&format!("{good}\r\n")), Ok(()));
     }
 
     /// Each kind of unacceptable reason is a problem of its own that names the reason (but for

@@ -10,7 +10,10 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Claim, EvidenceEntry, MAX_REASON_CHARS, MIN_REASON_WORDS, Source, check_reason};
+use super::{
+    Claim, EvidenceEntry, MAX_REASON_CHARS, MIN_REASON_WORDS, Source, check_reason,
+    control_character_at,
+};
 use crate::plan::{Target, TargetKind};
 use crate::suggest::edit_distance;
 
@@ -52,6 +55,7 @@ pub enum ProblemKind {
     ReasonTooLong,
     PlaceholderReason,
     EmptyReason,
+    ControlCharacter,
 }
 
 /// Invalid evidence; any problem fails the gate.
@@ -297,6 +301,20 @@ impl Judge<'_> {
                 ProblemKind::ReasonTooLong,
                 format!(
                     "reason for target {target:?} is {length} characters long, over the limit of {MAX_REASON_CHARS}: give the specific reason in a sentence or two"
+                ),
+            );
+            return;
+        }
+        if verdict == Err(ProblemKind::ControlCharacter) {
+            // Refused where the diff wins too, so that no record carries it; never quoted, since
+            // the control character is the problem and the position says where it is.
+            let target = &entry.target;
+            let at = control_character_at(reason);
+            self.problem(
+                entry,
+                ProblemKind::ControlCharacter,
+                format!(
+                    "reason for target {target:?} holds a control character at {at}: write the reason as plain text on one line"
                 ),
             );
             return;

@@ -16,6 +16,13 @@
 //! - **Descent.** A child of any of the above belongs to the attempt. git-baton makes itself a
 //!   child subreaper, so orphans re-parent to it rather than to init and stay in its process
 //!   tree instead of disappearing from view.
+//! - **Adoption.** An orphan that lost every other mark (its environment scrubbed, its output on
+//!   `/dev/null`, in a session of its own) re-parents to git-baton, and is its child like the
+//!   processes it starts itself. While the actor is driven, a child of git-baton that is in a
+//!   session other than git-baton's, does not lead that session and started after the actor is
+//!   the attempt's: git-baton starts nothing in another session, and a process that calls
+//!   `setsid` leads its session, so only an orphan of something that did (an attempt's
+//!   process) is all of that.
 //!
 //! Ending them ([`sweep`]): SIGTERM to every member, up to a grace period for them to go, then
 //! SIGKILL to whatever is left or has appeared since, repeated for a bounded number of rounds.
@@ -23,8 +30,12 @@
 //! reuses a member's pid.
 //!
 //! Limits: a descendant that scrubs its environment *and* closes or replaces the output pipes
-//! *and* leaves the process group *and* loses its parent chain escapes; so does one that runs a
-//! setuid program (its `/proc` entries are not ours to read). Without `/proc` (other unix
+//! *and* leaves the process group *and* loses its parent chain escapes — while git-baton drives
+//! the attempt, that takes an orphan that leads a session of its own (`setsid --fork`) or
+//! stays in git-baton's session in a group of its own, since the rest is adopted; after a
+//! crash, any such orphan. So does one that runs a setuid program (its `/proc` entries are not
+//! ours to read), and what an already-running server (tmux, `systemd-run --user`, `at`, docker)
+//! starts on the attempt's request: that is the server's child, not the attempt's. Without `/proc` (other unix
 //! systems) only the process group is signalled and nothing is found after a crash.
 
 use std::io::{self, Write};
@@ -91,6 +102,18 @@ pub(super) fn become_subreaper() {
     }
 }
 
+/// Whether this process is a child subreaper, so that orphans re-parent to it.
+fn subreaper() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        rustix::process::child_subreaper().is_ok_and(|me| me.is_some())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
 /// What marks a process as one of an attempt's.
 pub(super) struct Marker {
     /// `TOKEN_VAR=<token>`, as it appears in an environment.
@@ -99,6 +122,37 @@ pub(super) struct Marker {
     leader: Option<i32>,
     /// Inode numbers of the actor's output pipes.
     pipes: Vec<u64>,
+    /// Who adopts the attempt's orphans, while the actor is driven: see [`Adopter`].
+    adopter: Option<Adopter>,
+}
+
+/// This process, as the subreaper its attempt's orphans re-parent to.
+#[derive(Debug, Clone, Copy)]
+struct Adopter {
+    pid: i32,
+    sid: i32,
+    /// The actor's start time: nothing of the attempt started before it.
+    after: u64,
+}
+
+impl Adopter {
+    /// This process, while it is a child subreaper (else no orphan comes to it, and there is
+    /// nothing to tell apart from its own children), with `leader`'s start time.
+    fn of(leader: i32) -> Option<Adopter> {
+        if !subreaper() {
+            return None;
+        }
+        Some(Adopter {
+            pid: std::process::id() as i32,
+            sid: rustix::process::getsid(None).ok()?.as_raw_nonzero().get(),
+            after: procs::stat(leader)?.start,
+        })
+    }
+
+    /// An orphan of the attempt that re-parented to us (see the module documentation).
+    fn adopted(&self, p: &Proc) -> bool {
+        p.ppid == self.pid && p.sid != self.sid && p.pid != p.sid && p.start >= self.after
+    }
 }
 
 impl Marker {
@@ -107,6 +161,7 @@ impl Marker {
             entry: format!("{TOKEN_VAR}={token}"),
             leader: None,
             pipes: Vec::new(),
+            adopter: None,
         }
     }
 
@@ -115,6 +170,7 @@ impl Marker {
     pub(super) fn with_leader(mut self, pid: i32, pipes: Vec<u64>) -> Marker {
         self.leader = Some(pid);
         self.pipes = pipes;
+        self.adopter = Adopter::of(pid);
         self
     }
 
@@ -125,6 +181,7 @@ impl Marker {
             .iter()
             .filter(|p| {
                 Some(p.pgrp) == self.leader
+                    || self.adopter.is_some_and(|a| a.adopted(p))
                     || procs::environ_has(p.pid, &self.entry)
                     || procs::holds_pipe(p.pid, &self.pipes)
             })

@@ -11,11 +11,13 @@
 //!   recorded would make the record a lie. How the processes are recognised, per platform:
 //!   - *Linux*: by a token in their environment ([`TOKEN_VAR`]), by holding the attempt's
 //!     output pipes, by the actor's process group, and by descent from any of those, with
-//!     git-baton a child subreaper so that orphans stay in its process tree (see
-//!     `contain.rs`). The token is written to the attempt directory before the actor starts,
-//!     so after a crash of git-baton [`kill_leftovers`] finds them again. Escapes only a process
-//!     that scrubs its environment, drops the pipes, leaves the group and loses its parent
-//!     chain all at once, or that runs a setuid program.
+//!     git-baton a child subreaper so that orphans stay in its process tree and those that lost
+//!     every other mark are adopted as its children (see `contain.rs`). The token is written
+//!     to the attempt directory before the actor starts, so after a crash of git-baton
+//!     [`kill_leftovers`] finds them again. Escapes only a process that scrubs its environment,
+//!     drops the pipes, leaves the group and loses its parent chain all at once and then leads
+//!     a session of its own, or that runs a setuid program, or that a server already running
+//!     starts for it.
 //!   - *Other unix systems* (no `/proc`): the actor's process group only; a child that calls
 //!     `setsid` or `setpgid` escapes, and nothing is found after a crash.
 //! - **`run` always returns.** A grandchild that keeps the output pipes open must not block us

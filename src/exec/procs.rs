@@ -20,6 +20,8 @@ pub(super) struct Proc {
     pub pid: i32,
     pub ppid: i32,
     pub pgrp: i32,
+    /// The session id: the pid of the session's leader (which may be gone).
+    pub sid: i32,
     /// Clock ticks after boot: with `pid`, names this process and no later one.
     pub start: u64,
     pub zombie: bool,
@@ -63,6 +65,7 @@ pub(super) fn stat(pid: i32) -> Option<Proc> {
         pid,
         ppid: fields.get(1)?.parse().ok()?,
         pgrp: fields.get(2)?.parse().ok()?,
+        sid: fields.get(3)?.parse().ok()?,
         start: fields.get(19)?.parse().ok()?,
         zombie: matches!(fields.first(), Some(&"Z" | &"X")),
     })

@@ -62,6 +62,8 @@ pub(super) struct Git {
     cmd: Command,
     /// The arguments after the repository options, as the error shows them.
     shown: Vec<String>,
+    /// What the command reads on stdin; nothing when `None`.
+    input: Option<Vec<u8>>,
     /// Where it runs: the worktree, or the git directory when there is none.
     at: PathBuf,
 }
@@ -75,6 +77,7 @@ impl Git {
         Git {
             cmd,
             shown: Vec::new(),
+            input: None,
             at: git_dir.to_path_buf(),
         }
     }
@@ -88,6 +91,7 @@ impl Git {
         Git {
             cmd,
             shown: Vec::new(),
+            input: None,
             at: worktree.to_path_buf(),
         }
     }
@@ -113,22 +117,21 @@ impl Git {
         self
     }
 
+    /// Gives the command `bytes` on stdin (`update-ref --stdin`): git-baton's own input, never
+    /// the user's terminal.
+    pub fn input(mut self, bytes: Vec<u8>) -> Git {
+        self.input = Some(bytes);
+        self
+    }
+
     /// Runs the command and returns its stdout, trimmed; a failure to start it or a non-zero
     /// exit is an error naming the command.
-    pub fn output(mut self) -> Result<String> {
-        let command = self.command_line();
-        let out = self
-            .cmd
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|source| GitError::Spawn {
-                command: command.clone(),
-                source,
-            })?;
+    pub fn output(self) -> Result<String> {
+        let (command, at, out) = self.finish()?;
         if !out.status.success() {
             return Err(GitError::Command(Box::new(CommandFailed {
                 command,
-                at: self.at,
+                at,
                 status: out.status.to_string(),
                 stderr: excerpt(&out.stderr),
             })));
@@ -139,6 +142,43 @@ impl Git {
     /// Runs the command for its effect.
     pub fn run(self) -> Result<()> {
         self.output().map(drop)
+    }
+
+    /// Runs the command to its end, whatever its exit status: its command line, where it ran,
+    /// and what it printed.
+    pub fn finish(mut self) -> Result<(String, PathBuf, std::process::Output)> {
+        let command = self.command_line();
+        let spawn_failed = |source| GitError::Spawn {
+            command: command.clone(),
+            source,
+        };
+        let out = match self.input.take() {
+            None => self
+                .cmd
+                .stdin(Stdio::null())
+                .output()
+                .map_err(spawn_failed)?,
+            Some(bytes) => {
+                let mut child = self
+                    .cmd
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .map_err(spawn_failed)?;
+                // Written from a thread: a child that fills its stdout pipe before reading all
+                // of stdin would otherwise wait on us while we wait on it.
+                let mut stdin = child.stdin.take();
+                let writer = std::thread::spawn(move || {
+                    use std::io::Write;
+                    stdin.as_mut().map(|s| s.write_all(&bytes))
+                });
+                let out = child.wait_with_output().map_err(spawn_failed)?;
+                let _ = writer.join();
+                out
+            }
+        };
+        Ok((command, self.at, out))
     }
 
     fn command_line(&self) -> String {
@@ -167,7 +207,7 @@ fn prefixed(option: &str, path: &Path) -> OsString {
 }
 
 /// The start of what a command wrote to stderr, whole lines where they fit.
-fn excerpt(stderr: &[u8]) -> String {
+pub(super) fn excerpt(stderr: &[u8]) -> String {
     let text = String::from_utf8_lossy(stderr);
     let text = text.trim();
     if text.len() <= STDERR_EXCERPT {

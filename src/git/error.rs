@@ -27,6 +27,8 @@ pub enum GitError {
         head: String,
         shallow: bool,
     },
+    #[error("no remote named `{remote}` in this repository")]
+    UnknownRemote { remote: String },
     #[error("cannot {action}: {message}")]
     Operation { action: String, message: String },
     #[error("cannot run `{command}`: {source}")]

@@ -41,15 +41,7 @@ impl Repo {
 
     /// The commit `refs/heads/<branch>` points at, if the branch exists.
     pub fn branch_tip(&self, branch: &str) -> Result<Option<CommitId>> {
-        let name = format!("refs/heads/{branch}");
-        match self.repo.try_find_reference(name.as_str()) {
-            Ok(Some(mut reference)) => reference
-                .peel_to_id()
-                .map(|id| Some(CommitId::from_gix(id.detach())))
-                .map_err(|err| GitError::op(format!("resolve branch `{branch}`"), err)),
-            Ok(None) => Ok(None),
-            Err(err) => Err(GitError::op(format!("look up branch `{branch}`"), err)),
-        }
+        self.ref_target(&format!("refs/heads/{branch}"))
     }
 
     /// Checks `branch` out into a new linked worktree at `path` (which must not exist or be empty).
@@ -125,23 +117,27 @@ impl Repo {
         Ok(names)
     }
 
-    /// Makes `<common-dir>/info/exclude` hold exactly one line git-baton owns, `pattern`, below
-    /// its marker line, so that worktrees nested in the main worktree do not show up as
-    /// untracked there. The file applies to every worktree, so a pattern broader than the
-    /// worktree root hides an agent's new files from the gate, the snapshot and `finish`.
+    /// Makes `<common-dir>/info/exclude` hold `pattern` below git-baton's marker line, so that
+    /// worktrees nested in the main worktree do not show up as untracked there. The file applies
+    /// to every worktree, so a pattern broader than the worktree root hides an agent's new files
+    /// from the gate, the snapshot and `finish`.
     ///
-    /// Lines git-baton wrote are recognised only by the marker line above them (the current
-    /// marker, or `# worktrees of git-baton runs` of older versions): the line after a marker is
-    /// replaced, so an older, broader pattern (`/.baton/`) is migrated. Every other line is the
-    /// user's and stays as it is. Idempotent; written atomically.
-    pub fn ensure_excluded(&self, pattern: &str) -> Result<()> {
+    /// Lines git-baton wrote are recognised only by the marker line above each (the current
+    /// marker, or `# worktrees of git-baton runs` of older versions). One of them stays, under the
+    /// current marker, exactly while `in_use` says the directory it names still holds run
+    /// worktrees: changing `worktree_root` must not un-ignore the runs already under the old
+    /// root (they would show up as untracked in the main worktree). The others are dropped, so an
+    /// older, broader pattern (`/.baton/`, whose directory holds no run worktree itself) is
+    /// migrated. Every other line is the user's and stays as it is. Idempotent; written
+    /// atomically.
+    pub fn ensure_excluded(&self, pattern: &str, in_use: &dyn Fn(&str) -> bool) -> Result<()> {
         let path = self.common_dir().join("info").join("exclude");
         let existing = match std::fs::read_to_string(&path) {
             Ok(text) => text,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(err) => return Err(GitError::op(format!("read {}", path.display()), err)),
         };
-        let text = excluded(&existing, pattern);
+        let text = excluded(&existing, pattern, in_use);
         if text == existing {
             return Ok(());
         }
@@ -210,30 +206,32 @@ impl Repo {
     }
 }
 
-/// The marker line above the one line of `info/exclude` git-baton owns.
+/// The marker line above each line of `info/exclude` git-baton owns.
 pub const EXCLUDE_MARKER: &str = "# git-baton: run worktrees (git-baton manages the next line)";
 /// The marker older versions wrote, above a broader pattern that is migrated.
 const OLD_EXCLUDE_MARKER: &str = "# worktrees of git-baton runs";
 
-/// `text` (an `info/exclude`) with git-baton's line set to `pattern`: the first line after a
-/// marker is replaced, further marked blocks are dropped, the user's lines stay.
-fn excluded(text: &str, pattern: &str) -> String {
+/// `text` (an `info/exclude`) with git-baton's lines set: `pattern`, and each marked line that is
+/// `in_use`, once each and in place, under the current marker; other marked lines are dropped,
+/// the user's lines stay.
+fn excluded(text: &str, pattern: &str, in_use: &dyn Fn(&str) -> bool) -> String {
     let mut out: Vec<&str> = Vec::new();
-    let mut written = false;
+    let mut ours: Vec<&str> = Vec::new();
     let mut lines = text.lines();
     while let Some(line) = lines.next() {
         let trimmed = line.trim_end();
         if trimmed == EXCLUDE_MARKER || trimmed == OLD_EXCLUDE_MARKER {
-            lines.next(); // the pattern git-baton wrote under its marker
-            if !written {
-                out.extend([EXCLUDE_MARKER, pattern]);
-                written = true;
+            // The pattern git-baton wrote under its marker.
+            let Some(marked) = lines.next() else { break };
+            if !ours.contains(&marked) && (marked == pattern || in_use(marked)) {
+                out.extend([EXCLUDE_MARKER, marked]);
+                ours.push(marked);
             }
             continue;
         }
         out.push(line);
     }
-    if !written {
+    if !ours.contains(&pattern) {
         out.extend([EXCLUDE_MARKER, pattern]);
     }
     let mut joined = out.join("\n");
@@ -245,23 +243,56 @@ fn excluded(text: &str, pattern: &str) -> String {
 mod tests {
     use super::*;
 
+    fn unused(_: &str) -> bool {
+        false
+    }
+
     #[test]
     fn exclude_line_is_added_once_and_keeps_user_lines() {
-        let once = excluded("# user\n*.log\n", "/.baton/worktrees/");
+        let once = excluded("# user\n*.log\n", "/.baton/worktrees/", &unused);
         assert_eq!(
             once,
             format!("# user\n*.log\n{EXCLUDE_MARKER}\n/.baton/worktrees/\n")
         );
-        assert_eq!(excluded(&once, "/.baton/worktrees/"), once);
-        assert_eq!(excluded("", "/w/"), format!("{EXCLUDE_MARKER}\n/w/\n"));
+        assert_eq!(excluded(&once, "/.baton/worktrees/", &unused), once);
+        assert_eq!(
+            excluded("", "/w/", &unused),
+            format!("{EXCLUDE_MARKER}\n/w/\n")
+        );
     }
 
     #[test]
     fn older_broader_lines_are_migrated_and_only_those() {
         let old = "/.baton/\n# worktrees of git-baton runs\n/.baton/\n*.tmp\n# worktrees of git-baton runs\n/docs/\n";
         assert_eq!(
-            excluded(old, "/.baton/worktrees/"),
-            format!("/.baton/\n{EXCLUDE_MARKER}\n/.baton/worktrees/\n*.tmp\n")
+            excluded(old, "/.baton/worktrees/", &unused),
+            format!("/.baton/\n*.tmp\n{EXCLUDE_MARKER}\n/.baton/worktrees/\n")
+        );
+    }
+
+    /// A root that still holds run worktrees keeps its line, in place, beside the new root's;
+    /// one that does not any more loses it; a line is never written twice.
+    #[test]
+    fn lines_of_roots_in_use_stay() {
+        let two = format!(
+            "# user\n{EXCLUDE_MARKER}\n/old/\n*.log\n{EXCLUDE_MARKER}\n/gone/\n{EXCLUDE_MARKER}\n/old/\n"
+        );
+        let in_use = |p: &str| p == "/old/";
+        let now = excluded(&two, "/new/", &in_use);
+        assert_eq!(
+            now,
+            format!("# user\n{EXCLUDE_MARKER}\n/old/\n*.log\n{EXCLUDE_MARKER}\n/new/\n")
+        );
+        assert_eq!(excluded(&now, "/new/", &in_use), now, "idempotent");
+        // Back to the old root: its line is the current one, written once.
+        assert_eq!(
+            excluded(&now, "/old/", &unused),
+            format!("# user\n{EXCLUDE_MARKER}\n/old/\n*.log\n")
+        );
+        // A marker on the last line has no pattern to keep.
+        assert_eq!(
+            excluded(&format!("x\n{EXCLUDE_MARKER}\n"), "/new/", &unused),
+            format!("x\n{EXCLUDE_MARKER}\n/new/\n")
         );
     }
 }

@@ -4,25 +4,39 @@ use crate::report::status::label;
 use crate::report::width;
 use crate::state::RunState;
 
-/// The runs, oldest first, each with whether it is stale; a hint to start one when there are
-/// none.
-pub fn render(runs: &[(&RunState, bool)]) -> String {
+/// The runs, oldest first, each with whether it is stale and, for a published run or one only
+/// a remote has, how it stands against the remote (a REMOTE column, shown only when some run
+/// has one); a hint to start one when there are none.
+pub fn render(runs: &[(&RunState, bool, Option<String>)]) -> String {
     if runs.is_empty() {
         return "no runs yet; start one with `git baton run <PLAN>`\n".to_string();
     }
-    let rows: Vec<[String; 5]> = runs
+    let cells = |s: &RunState, stale: bool| {
+        [
+            s.run_id.to_string(),
+            label(s.status(), stale),
+            s.current_stage().unwrap_or("-").to_string(),
+            crate::report::escape::line(&s.plan.path).into_owned(),
+            s.created_at.strftime("%Y-%m-%d %H:%M").to_string(),
+        ]
+    };
+    let header = ["RUN", "STATUS", "STAGE", "PLAN", "CREATED"];
+    if runs.iter().all(|(_, _, sync)| sync.is_none()) {
+        let rows = runs.iter().map(|(s, stale, _)| cells(s, *stale)).collect();
+        return table(header, rows);
+    }
+    let rows = runs
         .iter()
-        .map(|(s, stale)| {
-            [
-                s.run_id.to_string(),
-                label(s.status(), *stale),
-                s.current_stage().unwrap_or("-").to_string(),
-                crate::report::escape::line(&s.plan.path).into_owned(),
-                s.created_at.strftime("%Y-%m-%d %H:%M").to_string(),
-            ]
+        .map(|(s, stale, sync)| {
+            let [run, status, stage, plan, created] = cells(s, *stale);
+            let sync = crate::report::escape::line(sync.as_deref().unwrap_or("-")).into_owned();
+            [run, status, stage, plan, created, sync]
         })
         .collect();
-    table(["RUN", "STATUS", "STAGE", "PLAN", "CREATED"], rows)
+    table(
+        ["RUN", "STATUS", "STAGE", "PLAN", "CREATED", "REMOTE"],
+        rows,
+    )
 }
 
 /// Columns padded to their widest cell and two spaces apart, without trailing blanks.

@@ -48,6 +48,41 @@ fn elapsed_ms(since: jiff::Timestamp, now: jiff::Timestamp) -> Option<u64> {
     u64::try_from(now.duration_since(since).as_millis()).ok()
 }
 
+/// Where a published run stands: the remote and how this clone's record compares (`sync`),
+/// who holds its lease until when, and the takeovers it saw; empty for a run never published.
+pub fn publication(state: &RunState, remote: Option<(&str, &str)>, now: jiff::Timestamp) -> String {
+    let mut out = String::new();
+    if let Some((remote, sync)) = remote {
+        let _ = writeln!(out, "  remote    {} ({sync})", escape::line(remote));
+    }
+    if let Some(lease) = state.lease() {
+        let held = match lease.until > now {
+            true => "leased",
+            false => "lease expired",
+        };
+        let _ = writeln!(
+            out,
+            "  {held} by {} on {} until {}",
+            escape::line(&lease.holder),
+            escape::line(&lease.host),
+            lease.until
+        );
+    }
+    for takeover in state.takeovers() {
+        let _ = writeln!(
+            out,
+            "  taken over at {} by {} on {}: the lease of {} on {} had expired at {}",
+            takeover.at,
+            escape::line(&takeover.holder),
+            escape::line(&takeover.host),
+            escape::line(&takeover.from_holder),
+            escape::line(&takeover.from_host),
+            takeover.expired_at
+        );
+    }
+    out
+}
+
 pub fn render(
     state: &RunState,
     stale: bool,

@@ -225,7 +225,7 @@ impl Current {
         if let Err(kind) = coverage::check_reason(reason) {
             return Err(AgentSideError::BadReason {
                 target: target.into(),
-                message: reason_message(kind),
+                message: reason_message(kind, reason),
             });
         }
         let _held = self.lock()?;
@@ -401,9 +401,13 @@ fn block_reason(check: &Check) -> String {
     text
 }
 
-/// The reason rule's verdict as a sentence, the way the gate words it.
-fn reason_message(kind: ProblemKind) -> String {
+/// The reason rule's verdict on `reason` as a sentence, the way the gate words it.
+fn reason_message(kind: ProblemKind, reason: &str) -> String {
     match kind {
+        ProblemKind::ControlCharacter => format!(
+            "the reason holds a control character at {}: write it as plain text on one line",
+            coverage::control_character_at(reason)
+        ),
         ProblemKind::EmptyReason => "the reason is empty".into(),
         ProblemKind::PlaceholderReason => "the reason is a placeholder".into(),
         ProblemKind::ReasonTooLong => format!(
@@ -435,9 +439,13 @@ mod tests {
     #[test]
     fn reason_messages_name_the_rule() {
         assert_eq!(
-            reason_message(ProblemKind::PlaceholderReason),
+            reason_message(ProblemKind::PlaceholderReason, "n/a"),
             "the reason is a placeholder"
         );
-        assert!(reason_message(ProblemKind::ReasonTooShort).contains("at least 3 words"));
+        assert!(reason_message(ProblemKind::ReasonTooShort, "ok").contains("at least 3 words"));
+        assert_eq!(
+            reason_message(ProblemKind::ControlCharacter, "a bell \u{7} rings here"),
+            "the reason holds a control character at character 8 (U+0007): write it as plain text on one line"
+        );
     }
 }

@@ -203,7 +203,7 @@ pub fn create(
     fail_at("worktree")?;
     if let Some(pattern) = &exclude {
         // A root inside the main worktree must not show up there as untracked files.
-        repo.ensure_excluded(pattern)?;
+        super::worktree_root::exclude(repo, options.main_worktree, pattern)?;
     }
     if let Some(parent) = worktree.parent() {
         std::fs::create_dir_all(parent).map_err(io_err("create", parent))?;
@@ -247,15 +247,19 @@ pub fn create(
     fail_at("publish")?;
     let final_dir = store.run_dir(&id);
     std::fs::rename(&staging, &final_dir).map_err(io_err("publish", &final_dir))?;
-    lock.moved_to(final_dir);
+    lock.moved_to(final_dir.clone());
     undo.disarm();
+    // The run exists from the rename on; a record that fails here is written by the next save.
+    if let Err(err) = super::record::record(repo, &final_dir, &state, state.created_at) {
+        crate::term::errln!("warning: run {id}: could not record it in git yet: {err}");
+    }
     Ok(Created::New(Box::new(state), lock))
 }
 
 /// The default keeps worktrees inside the main worktree (`.baton/worktrees/<id>`): agents such
 /// as Claude Code refuse to edit under `.git/`, and CI runners own the checkout but not always
 /// its parent directory. `worktree_root` may point elsewhere.
-fn worktree_path(main_worktree: &Path, root: &str, id: &str) -> PathBuf {
+pub(super) fn worktree_path(main_worktree: &Path, root: &str, id: &str) -> PathBuf {
     let root = Path::new(root);
     let root = if root.is_absolute() {
         root.to_path_buf()

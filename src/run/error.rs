@@ -58,6 +58,45 @@ pub enum RunError {
         source: io::Error,
     },
 
+    // --- remotes
+    /// The compare-and-swap of a push was lost: the remote moved since this clone last saw it.
+    #[error("run {run}: {remote} holds a newer record than this clone last saw{}", match .by {
+        Some(by) => format!(" (advanced by {by})"),
+        None => String::new(),
+    })]
+    LostRace {
+        run: String,
+        remote: String,
+        by: Option<String>,
+    },
+    #[error(
+        "run {run}: its records here and on {remote} have diverged: both advanced since they last agreed"
+    )]
+    Diverged { run: String, remote: String },
+    #[error("run {run}: {remote} holds a newer record than this clone")]
+    Behind { run: String, remote: String },
+    #[error("run {run}: its worktree {worktree} holds work that no record has: {}", list_paths(.paths))]
+    UnrecordedWork {
+        run: String,
+        worktree: String,
+        paths: Vec<String>,
+    },
+    #[error("run {run}: branch {branch} exists here and is not the run's branch on {remote}")]
+    BranchConflict {
+        run: String,
+        branch: String,
+        remote: String,
+    },
+    #[error("run {run}: the record {remote} holds cannot be read: {message}")]
+    BadRemoteRecord {
+        run: String,
+        remote: String,
+        message: String,
+    },
+    /// A record (from a remote, perhaps) names a file no run directory holds.
+    #[error("a run record holds `{path}`, which is not a file of a run")]
+    BadRecord { path: String },
+
     // --- the run's worktree
     #[error("run {run}: its worktree {worktree} is not a git worktree ({source})")]
     NotAWorktree {
@@ -158,6 +197,8 @@ pub enum RunError {
         #[source]
         source: GitError,
     },
+    #[error("run {run} has no state.json: {} is what is left of it", .dir.display())]
+    Headless { run: String, dir: PathBuf },
     #[error("cannot remove {}: {source}", .path.display())]
     Remove {
         path: PathBuf,
@@ -271,6 +312,11 @@ impl RunError {
                 TransitionError::NotInReview { run, .. }
                 | TransitionError::NothingToResume { run, .. },
             ) => Some(format!("see `git baton status {run}`")),
+            RunError::Transition(TransitionError::LeaseHeld { lease, .. }) => Some(format!(
+                "its driver renews the lease while it lives; once {} has passed without a \
+                 renewal, resuming takes the run over",
+                lease.until
+            )),
             RunError::NotFinished { run, worktree, .. } => Some(format!(
                 "`git baton clean --force {run}` removes it anyway, with any uncommitted work in \
                  {worktree}"
@@ -287,6 +333,10 @@ impl RunError {
                 ));
                 return hints;
             }
+            RunError::Headless { run, .. } => Some(format!(
+                "`git baton clean --force {run}` removes it; its worktree and branch, if any, stay \
+                 for `git baton doctor` to report"
+            )),
             RunError::WorktreeHoldsWork { run, .. } => Some(format!(
                 "commit them on the run's branch, or `git baton clean --force {run}` removes them \
                  too"
@@ -304,6 +354,24 @@ impl RunError {
             ),
             RunError::NoStage { known, .. } => Some(format!("its stages: {}", known.join(", "))),
             RunError::NoAttempt { count, .. } => Some(format!("it has {count} attempt(s)")),
+            RunError::LostRace { run, remote, .. } => Some(format!(
+                "`git baton fetch --remote {remote}` brings the newer record; `git baton status \
+                 {run}` then says who drives the run"
+            )),
+            RunError::Diverged { run, .. } => Some(format!(
+                "two machines drove the run at once; `git baton status {run}` shows this clone's \
+                 record, `git baton fetch` the remote's"
+            )),
+            RunError::Behind { run, .. } => Some(format!(
+                "`git baton resume {run}` or `git baton finish {run}` brings this clone up to date first"
+            )),
+            RunError::UnrecordedWork { run, worktree, .. } => Some(format!(
+                "commit or move the work out of {worktree}, or remove the run here with \
+                 `git baton clean --force {run}` and resume it again"
+            )),
+            RunError::BranchConflict { branch, .. } => {
+                Some(format!("rename or delete the local branch {branch} first"))
+            }
             RunError::Store(_)
             | RunError::Io { .. }
             | RunError::ReadPlan { .. }
@@ -318,7 +386,9 @@ impl RunError {
             | RunError::BranchGone { .. }
             | RunError::CreateDir { .. }
             | RunError::NoAttempts { .. }
-            | RunError::NoSnapshot { .. } => None,
+            | RunError::NoSnapshot { .. }
+            | RunError::BadRecord { .. }
+            | RunError::BadRemoteRecord { .. } => None,
         };
         hint.into_iter().collect()
     }

@@ -25,25 +25,54 @@ pub struct Finished {
 
 /// The commit message `finish` writes: trailers that `verify` reads in CI. `Baton-Plan` names
 /// the plan for `verify` to check, when its path is one inside the repository.
+///
+/// Every piece of text in it comes from a plan or an agent, and git refuses a message with a NUL
+/// (`finish` would then fail for ever), so each goes through [`message_text`]: the message
+/// holds no control character but its own line breaks and whatever tabs the text had.
 pub fn finish_message(state: &RunState) -> String {
     use crate::coverage::{PLAN_TRAILER_KEY, RUN_TRAILER_KEY, is_repo_path};
-    let title = state.plan.title.as_deref().unwrap_or(&state.plan.id);
+    let title = message_text(state.plan.title.as_deref().unwrap_or(&state.plan.id));
+    let (run, plan) = (
+        message_text(state.run_id.as_str()),
+        message_text(&state.plan.path),
+    );
     let mut message = format!(
-        "{title}\n\nWork of git-baton run {} for plan {}.\n\n{RUN_TRAILER_KEY}: {}\n",
-        state.run_id, state.plan.path, state.run_id
+        "{title}\n\nWork of git-baton run {run} for plan {plan}.\n\n{RUN_TRAILER_KEY}: {run}\n"
     );
     if is_repo_path(&state.plan.path) {
         message.push_str(&format!("{PLAN_TRAILER_KEY}: {}\n", state.plan.path));
     }
-    for t in unchanged(state) {
+    for (target, reason) in unchanged(state) {
         message.push_str(&format!(
             "{}: {}: {}\n",
             crate::coverage::TRAILER_KEY,
-            t.0,
-            t.1.replace('\n', " ")
+            message_text(&target),
+            message_text(&reason)
         ));
     }
     message
+}
+
+/// `text` fit for one line of a commit message: a line break (CR, LF, or both) becomes a space,
+/// as a trailer's continuation line would be folded, and every other control character but the
+/// tab becomes a visible `\u{..}` escape. The gate refuses such reasons and the plan parser such
+/// targets, so this only ever changes a title, or what a RunState from an older git-baton holds.
+fn message_text(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() && c != '\t') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\r' | '\n' => out.push(' '),
+            '\t' => out.push(c),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 fn unchanged(state: &RunState) -> Vec<(String, String)> {
@@ -76,16 +105,21 @@ pub fn finish(
             branch: state.branch.clone(),
         })?;
     let reasons = unchanged(state).len();
+    super::create::fail_at("finish:commit")?;
     // The trailers must reach the branch even when every change is already committed (an empty
     // commit, then): CI reads the reasons, and the plan to check from `Baton-Plan`.
     let (commit, _) =
         repo.commit_worktree(worktree, tip, &finish_message(state), Identity::User, true)?;
     let committed = commit != tip;
+    // The commit exists; the branch does not have it yet.
+    super::create::fail_at("finish:committed")?;
     if committed {
         repo.advance_branch(worktree, &state.branch, tip, commit)?;
     }
-    store::save_in(lock_dir, &finished)?;
+    // The branch has it; the RunState still says `review`.
+    super::create::fail_at("finish:save")?;
     super::write_result(lock_dir, &finished)?;
+    super::record::save(repo, lock_dir, &finished, at)?;
 
     // `git worktree remove` deletes ignored files without asking: a worktree is removed only
     // when nothing at all in it is missing from the branch, and kept when that is unknown.
@@ -175,6 +209,21 @@ pub fn clean_unreadable(
     remove(repo, store, lock, id, ours)
 }
 
+/// Removes a run directory that has no `state.json` ([`Store::headless`]): what a removal of an
+/// older git-baton killed midway, or a hand, left. With no RunState nothing says what its
+/// worktree or branch hold, so both stay, and are not recorded as cleaned: `doctor` reports them
+/// on their own, each with its own care. The directory and the run's refs (snapshots, record) go,
+/// the same way a removal does (moved aside first, so a kill leaves a removal `clean` finishes).
+pub fn clean_headless(
+    repo: &Repo,
+    store: &Store,
+    lock: &mut RunLock,
+    id: &RunId,
+) -> Result<(), RunError> {
+    move_aside(store, lock, id)?;
+    finish_removal(repo, store, id, None)
+}
+
 /// The removal itself, once everything that may refuse was checked.
 fn remove(
     repo: &Repo,
@@ -185,6 +234,13 @@ fn remove(
 ) -> Result<(), RunError> {
     // Before the run disappears, so that its kept branch is never taken for debris.
     store.record_cleaned(id)?;
+    move_aside(store, lock, id)?;
+    finish_removal(repo, store, id, worktree)
+}
+
+/// Renames the run directory to its removal directory in one step: from then on the run is gone
+/// and a removal is visibly in progress until it is done.
+fn move_aside(store: &Store, lock: &mut RunLock, id: &RunId) -> Result<(), RunError> {
     let dir = store.run_dir(id);
     let aside = store.removal_dir(id);
     std::fs::rename(&dir, &aside).map_err(|source| RunError::Remove {
@@ -194,7 +250,7 @@ fn remove(
     // The lock moved with the directory: the removal is visibly in progress until it is done.
     lock.moved_to(aside);
     super::create::fail_at("clean:renamed")?;
-    finish_removal(repo, store, id, worktree)
+    Ok(())
 }
 
 /// Completes the removal of run `id` once its directory was moved aside: the worktree (forced:
@@ -307,4 +363,26 @@ pub fn recreate_worktree(repo: &Repo, state: &RunState) -> Result<(), RunError> 
         repo.restore_files(worktree, id)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::message_text;
+
+    #[test]
+    fn message_text_holds_no_control_character_git_or_a_terminal_would_mind() {
+        assert!(matches!(
+            message_text("Fix the grading"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            message_text("nul \u{0} bell \u{7} esc \u{1b}[2J\ttab"),
+            "nul \\u{0} bell \\u{7} esc \\u{1b}[2J\ttab"
+        );
+        assert_eq!(
+            message_text("two\nlines\r\nthree\rfour"),
+            "two lines three four"
+        );
+        assert_eq!(message_text("c1 \u{9b}"), "c1 \\u{9b}");
+    }
 }

@@ -17,8 +17,11 @@ mod ending;
 mod error;
 mod fallback;
 pub mod history;
+pub mod lease;
 pub mod lifecycle;
 pub mod prompt;
+pub mod record;
+pub mod remote;
 pub mod request;
 pub mod resume;
 mod worktree_root;
@@ -56,14 +59,28 @@ pub enum Driven {
     StageEnded(Outcome),
 }
 
-/// The names of git's repository variables (`GIT_DIR`, `GIT_INDEX_FILE`, …) set in our own
-/// environment — by `git --git-dir=… baton`, a hook, or the user. The actor never sees them: with
-/// them its `git commit` would land in the repository and index they name (the user's `main`)
-/// instead of the run's worktree, which it must find by discovery. Only the names are recorded;
-/// the values may be private paths.
-fn inherited_repo_vars() -> Vec<String> {
-    crate::git::local_env_vars()
-        .iter()
+/// The variables that lead to a terminal multiplexer's server already running outside the
+/// attempt (tmux, screen). A process that server starts is the server's child, not the
+/// attempt's: without them the actor's tools do not take the multiplexer for their own terminal
+/// and target its session. (They can still reach a server through its default socket; see
+/// docs/resume.md.)
+const MULTIPLEXER_VARS: [&str; 3] = ["TMUX", "TMUX_PANE", "STY"];
+
+/// What the actor's environment never holds: git's repository variables (`GIT_DIR`,
+/// `GIT_INDEX_FILE`, …), with which its `git commit` would land in the repository and index they
+/// name (the user's `main`) instead of the run's worktree, which it must find by discovery; and
+/// [`MULTIPLEXER_VARS`].
+fn actor_cleared_vars() -> Vec<&'static str> {
+    let git = crate::git::local_env_vars().iter().copied();
+    git.chain(MULTIPLEXER_VARS).collect()
+}
+
+/// The names of [`actor_cleared_vars`] set in our own environment — by `git --git-dir=… baton`,
+/// a hook, a tmux pane, or the user. Only the names are recorded; the values may be private
+/// paths.
+fn inherited_cleared_vars() -> Vec<String> {
+    actor_cleared_vars()
+        .into_iter()
         .filter(|name| std::env::var_os(name).is_some())
         .map(|name| name.to_string())
         .collect()
@@ -92,6 +109,8 @@ pub struct Driver<'a> {
     pub echo: bool,
     /// An actor chosen for the next attempt of this stage (`resume --actor`).
     pub actor_override: Option<(String, String)>,
+    /// Set when the run is published and driven under a lease: every save goes through it.
+    pub publisher: Option<&'a lease::Publisher>,
 }
 
 impl Driver<'_> {
@@ -99,8 +118,11 @@ impl Driver<'_> {
         self.lock.dir()
     }
 
-    fn save(&self, state: &RunState) -> Result<(), RunError> {
-        Ok(store::save_in(self.run_dir(), state)?)
+    fn save(&self, state: &mut RunState, at: Timestamp) -> Result<(), RunError> {
+        match self.publisher {
+            Some(publisher) => publisher.save(self.repo, self.run_dir(), state, at),
+            None => record::save(self.repo, self.run_dir(), state, at),
+        }
     }
 
     /// Applies `event`, now, and saves the result before anything else happens.
@@ -110,11 +132,30 @@ impl Driver<'_> {
 
     fn record_at(&self, state: &mut RunState, event: Event, at: Timestamp) -> Result<(), RunError> {
         *state = transition::apply(state, event, at)?;
-        self.save(state)
+        self.save(state, at)
     }
 
     fn take_request(&self, name: &str) -> bool {
         std::fs::remove_file(self.run_dir().join(name)).is_ok()
+    }
+
+    /// [`Driver::drive`], and with a publisher, its lease renewed beside the driver on a thread
+    /// of its own and released at the end.
+    pub fn drive_published(&self, state: &mut RunState) -> Result<Driven, RunError> {
+        let Some(publisher) = self.publisher else {
+            return self.drive(state);
+        };
+        let stop = AtomicBool::new(false);
+        let workdir = self.repo.workdir()?.to_path_buf();
+        let (dir, store, interrupted) = (self.run_dir(), self.store, self.interrupted);
+        let result = std::thread::scope(|scope| {
+            scope.spawn(|| publisher.keep(&workdir, dir, store, &stop, interrupted));
+            let result = self.drive(state);
+            stop.store(true, std::sync::atomic::Ordering::Release);
+            result
+        });
+        publisher.release(self.repo, dir, state, self.store.now());
+        result
     }
 
     /// Drives the run from its first unfinished stage until it reaches review, stops at a
@@ -131,6 +172,8 @@ impl Driver<'_> {
             let Some(index) = state.next_stage() else {
                 self.record(state, Event::ReviewEntered)?;
                 write_result(self.run_dir(), state)?;
+                // Once more, so that the record holds the result too.
+                self.save(state, state.updated_at())?;
                 return Ok(Driven::Review);
             };
             let halted = |message: &str| Event::Halted {
@@ -257,7 +300,7 @@ impl Driver<'_> {
                 stage: index,
                 actor: actor_name.clone(),
                 dir: rel_dir,
-                cleared_env: inherited_repo_vars(),
+                cleared_env: inherited_cleared_vars(),
                 fallback_from,
             },
             started_at,
@@ -331,11 +374,12 @@ impl Driver<'_> {
                 ];
                 let stop_file = self.run_dir().join(STOP_REQUEST);
                 let stop_requested = || stop_file.exists();
+                let cleared = actor_cleared_vars();
                 let invocation = exec::Invocation {
                     actor: &spec,
                     workdir: &worktree,
                     env,
-                    clear_env: crate::git::local_env_vars(),
+                    clear_env: &cleared,
                     placeholders,
                     prompt_file: &prompt_file,
                     stdout_log: &dir.join("stdout.log"),

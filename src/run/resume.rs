@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::config::Config;
 use crate::git::Repo;
-use crate::state::store::{self, RunLock};
+use crate::state::store::RunLock;
 use crate::state::transition::{self, Event};
 use crate::state::{Clock, RunState, RunStatus};
 
@@ -132,7 +132,7 @@ fn recover_crash(
         },
         clock.now(),
     )?;
-    store::save_in(lock.dir(), state)?;
+    super::record::save(repo, lock.dir(), state, state.updated_at())?;
     note(Note::RecordedCrash);
     Ok(())
 }

@@ -1,10 +1,12 @@
-//! Where run worktrees may go, and the one `info/exclude` line that hides them.
+//! Where run worktrees may go, and the `info/exclude` lines that hide them.
 //!
 //! `info/exclude` applies to every worktree of the repository, the runs' included: a pattern
 //! broader than the worktree root hides an agent's new files from the gate, the snapshot and the
 //! `finish` commit, and `git worktree remove` then deletes them. So the line names exactly the
 //! root, and a root that would share a directory with tracked content is refused: there, the
-//! worktrees would sit among files the branch checks out and users edit.
+//! worktrees would sit among files the branch checks out and users edit. A root that
+//! `worktree_root` no longer names keeps its line while it holds run worktrees
+//! ([`holds_run_worktrees`]), so that changing the setting never un-ignores them.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -77,6 +79,45 @@ pub fn check(
     Ok(Some(format!("/{}/", escaped.join("/"))))
 }
 
+/// Writes `pattern` (what [`check`] returned) into `info/exclude`, keeping the lines of earlier
+/// roots that still hold run worktrees.
+pub fn exclude(repo: &Repo, main_worktree: &Path, pattern: &str) -> Result<(), RunError> {
+    let in_use = |line: &str| holds_run_worktrees(main_worktree, line);
+    Ok(repo.ensure_excluded(pattern, &in_use)?)
+}
+
+/// Whether the directory an `info/exclude` line of git-baton's names (`/a/b/`, as [`check`]
+/// writes it, relative to `main_worktree`) holds a run worktree: an entry named like a run with
+/// a `.git` file, as `git worktree add` leaves it.
+pub fn holds_run_worktrees(main_worktree: &Path, line: &str) -> bool {
+    let Some(rel) = line.strip_prefix('/').and_then(|l| l.strip_suffix('/')) else {
+        return false;
+    };
+    let Ok(entries) = std::fs::read_dir(main_worktree.join(unescape(rel))) else {
+        return false;
+    };
+    entries.filter_map(|e| e.ok()).any(|entry| {
+        entry
+            .file_name()
+            .to_str()
+            .is_some_and(super::create::is_run_id)
+            && entry.path().join(".git").is_file()
+    })
+}
+
+/// The path a literal pattern of [`escape`] names.
+fn unescape(pattern: &str) -> String {
+    let mut out = String::new();
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.extend(chars.next()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// `path` made absolute and free of `.` and `..`, with symbolic links resolved in the part of
 /// it that exists, so that two spellings of one directory compare equal.
 fn resolved(path: &Path) -> PathBuf {
@@ -130,6 +171,9 @@ mod tests {
         assert_eq!(escape("a*b?[c]"), "a\\*b\\?\\[c]");
         assert_eq!(escape("x "), "x\\ ");
         assert_eq!(escape(".runs"), ".runs");
+        for part in ["a*b?[c]", "x ", ".runs", "back\\slash"] {
+            assert_eq!(unescape(&escape(part)), part);
+        }
     }
 
     #[test]

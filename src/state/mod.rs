@@ -233,10 +233,11 @@ pub struct Attempt {
     /// The commit recording the worktree as this attempt left it
     /// (`refs/baton/runs/<run>/attempts/<stage>-<n>`).
     pub snapshot: Option<CommitId>,
-    /// The names (never the values) of git's repository variables that were set in git-baton's
-    /// environment and removed from the actor's, so that its git commands find the run's
-    /// worktree by discovery. Empty, and omitted from the file, when none was set; absent in
-    /// files written before it existed.
+    /// The names (never the values) of the variables that were set in git-baton's environment
+    /// and removed from the actor's: git's repository variables, so that its git commands find
+    /// the run's worktree by discovery, and `TMUX`, `TMUX_PANE` and `STY`, which lead to a
+    /// terminal multiplexer's server. Empty, and omitted from the file, when none was set; absent
+    /// in files written before it existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cleared_env: Vec<String>,
     /// Where `usage` came from; absent when there is no usage (and in files written before
@@ -388,6 +389,45 @@ pub struct RunState {
     pub policy: Policy,
     stages: Vec<Stage>,
     halt: Option<Halt>,
+    /// The remote the run was published to (`git baton push`): from then on it is driven under
+    /// a lease, and its record is compared with that remote's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    remote: Option<String>,
+    /// Who may drive the run until when, across machines; see [`Lease`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    lease: Option<Lease>,
+    /// Leases that expired and were taken by another driver, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    takeovers: Vec<Takeover>,
+}
+
+/// The right to drive a published run, recorded in the RunState and published with it through
+/// the remote's compare-and-swap, so that two machines never drive one run at once. The holder
+/// renews it while it drives and releases it when it stops; one that stopped renewing (its
+/// machine died, its network went) may be taken over once `until` has passed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Lease {
+    /// Who holds it: one driver process, unique across machines.
+    pub holder: String,
+    /// The host the holder runs on, for people.
+    pub host: String,
+    pub taken_at: Timestamp,
+    pub until: Timestamp,
+}
+
+/// A lease that had expired when another driver took the run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Takeover {
+    /// The expired lease.
+    pub from_holder: String,
+    pub from_host: String,
+    pub expired_at: Timestamp,
+    /// The new holder, and when it took the run.
+    pub holder: String,
+    pub host: String,
+    pub at: Timestamp,
 }
 
 /// Everything a new run is made of.
@@ -431,6 +471,9 @@ impl RunState {
             policy: new.policy,
             stages,
             halt: None,
+            remote: None,
+            lease: None,
+            takeovers: Vec::new(),
         };
         state.check()?;
         Ok(state)
@@ -451,6 +494,29 @@ impl RunState {
 
     pub fn halt(&self) -> Option<&Halt> {
         self.halt.as_ref()
+    }
+
+    /// The remote the run was published to, once it was.
+    pub fn remote(&self) -> Option<&str> {
+        self.remote.as_deref()
+    }
+
+    /// The lease as recorded; whether it still holds depends on the time (see [`Lease`]).
+    pub fn lease(&self) -> Option<&Lease> {
+        self.lease.as_ref()
+    }
+
+    pub fn takeovers(&self) -> &[Takeover] {
+        &self.takeovers
+    }
+
+    /// Whether `other` is this state as another clone keeps it: the same in everything but the
+    /// two facts about that clone itself — where its worktree is, and what it calls the remote.
+    pub fn same_but_local(&self, other: &RunState) -> bool {
+        let mut other = other.clone();
+        other.worktree.clone_from(&self.worktree);
+        other.remote.clone_from(&self.remote);
+        *self == other
     }
 
     /// The stage named `name`, with its index.

@@ -94,7 +94,7 @@ impl std::fmt::Display for Holder {
     }
 }
 
-fn host() -> String {
+pub fn host() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .ok()
@@ -240,6 +240,17 @@ impl Store {
         Ok(ids)
     }
 
+    /// Run directories without a `state.json` (what a `clean` of an older git-baton killed
+    /// midway, or a hand, left), by id: no command lists them as runs, so `doctor` reports them
+    /// and `clean --force` removes them.
+    pub fn headless(&self) -> Vec<(RunId, PathBuf)> {
+        sorted_entries(&self.runs_dir())
+            .into_iter()
+            .filter_map(|(name, path)| Some((name.parse::<RunId>().ok()?, path)))
+            .filter(|(_, path)| path.is_dir() && !path.join("state.json").exists())
+            .collect()
+    }
+
     /// The run named by its full id or any unique prefix.
     pub fn resolve(&self, name: &str) -> Result<RunId> {
         let ids = self.list()?;
@@ -314,9 +325,11 @@ impl Store {
     pub fn temporary_files(&self) -> Vec<TempFile> {
         let mut found = Vec::new();
         let common = self.root.parent().unwrap_or(&self.root);
-        for dir in [self.root.clone(), common.join("info")] {
+        // Nothing writes directly in `runs/` but a run's creation and removal, which rename
+        // whole directories: whatever temporary is there is debris of the store's.
+        for dir in [self.root.clone(), self.runs_dir(), common.join("info")] {
             for (name, path) in sorted_entries(&dir) {
-                if name.starts_with(TEMP_PREFIX) && path.is_file() {
+                if name.starts_with(TEMP_PREFIX) && (path.is_file() || path.is_dir()) {
                     found.push(TempFile {
                         path,
                         owner: TempOwner::Store,
@@ -690,6 +703,7 @@ mod tests {
         let attempt = store.run_dir(&id).join("attempts/executor-1");
         let files = [
             store.runs_dir().parent().unwrap().join(".tmp-cleaned"),
+            store.runs_dir().join(".tmp-0123"),
             tmp.path().join(".git/info/.tmp-exclude"),
             store.run_dir(&id).join(".tmp-state"),
             attempt.join(".tmp-prompt"),
@@ -708,11 +722,36 @@ mod tests {
             [
                 (files[0].clone(), TempOwner::Store),
                 (files[1].clone(), TempOwner::Store),
-                (files[2].clone(), run.clone()),
-                (files[3].clone(), run),
+                (files[2].clone(), TempOwner::Store),
+                (files[3].clone(), run.clone()),
+                (files[4].clone(), run),
             ]
             .map(|(path, owner)| TempFile { path, owner })
         );
+    }
+
+    /// A run directory without its state is no run, but it is found; a directory being created
+    /// or removed, or named like no run, is not one of those.
+    #[test]
+    fn run_directories_without_state_are_found() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::new(tmp.path(), Clock::system());
+        for (name, state) in [
+            ("1abc000000", true),
+            ("1abd000000", false),
+            ("not-a-run", false),
+            (".clean-1abe000000", false),
+            (".new-1abf000000", false),
+        ] {
+            let dir = store.runs_dir().join(name);
+            std::fs::create_dir_all(dir.join("attempts")).unwrap();
+            if state {
+                std::fs::write(dir.join("state.json"), "{}").unwrap();
+            }
+        }
+        let id: RunId = "1abd000000".parse().unwrap();
+        assert_eq!(store.headless(), [(id.clone(), store.run_dir(&id))]);
+        assert_eq!(store.list().unwrap().len(), 1);
     }
 
     #[test]

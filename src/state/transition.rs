@@ -13,12 +13,19 @@
 //! | `Halted` | not in review or finished, no attempt open | `interrupted` |
 //! | `ReviewEntered` | not in review or finished, every stage succeeded | `review` |
 //! | `Finished` | `review` | `finished` |
+//! | `Published` | always | (unchanged) the remote is recorded |
+//! | `LeaseTaken` | no other holder's lease in force | (unchanged) an expired lease of another holder is recorded as a takeover |
+//! | `LeaseRenewed` | the lease is the renewer's | (unchanged) |
+//! | `LeaseReleased` | always | (unchanged) the renewer's lease is gone |
+//!
+//! The last four change no status and leave `updated_at` alone: they say who may drive the run,
+//! not what happened to it.
 
 use jiff::Timestamp;
 
 use super::{
-    AgentOutput, Attempt, Cause, CommitId, FallbackFrom, Halt, Outcome, RunId, RunState, RunStatus,
-    Usage, UsageSource,
+    AgentOutput, Attempt, Cause, CommitId, FallbackFrom, Halt, Lease, Outcome, RunId, RunState,
+    RunStatus, Takeover, Usage, UsageSource,
 };
 use crate::coverage::Report;
 
@@ -53,6 +60,14 @@ pub enum Event {
     ReviewEntered,
     /// `finish` committed the reviewed work.
     Finished,
+    /// The run was pushed to this remote.
+    Published { remote: String },
+    /// A driver takes the run until `lease.until`.
+    LeaseTaken(Lease),
+    /// The holder keeps the run until `until`.
+    LeaseRenewed { holder: String, until: Timestamp },
+    /// The holder stopped driving.
+    LeaseReleased { holder: String },
 }
 
 /// What the pipeline learned when an attempt ended.
@@ -149,6 +164,17 @@ pub enum TransitionError {
         run: RunId,
         stage: String,
         attempt: u32,
+    },
+    #[error("run {run} is leased by {} on {} until {}", .lease.holder, .lease.host, .lease.until)]
+    LeaseHeld { run: RunId, lease: Box<Lease> },
+    #[error("run {run}: the lease of {holder} is gone{}", match .now {
+        Some(lease) => format!(": {} on {} holds it", lease.holder, lease.host),
+        None => String::new(),
+    })]
+    LeaseLost {
+        run: RunId,
+        holder: String,
+        now: Option<Box<Lease>>,
     },
 }
 
@@ -301,6 +327,49 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
             }
             next.status = RunStatus::Finished;
         }
+        Event::Published { remote } => {
+            next.remote = Some(remote);
+            return Ok(next);
+        }
+        Event::LeaseTaken(lease) => {
+            if let Some(old) = state.lease.as_ref().filter(|l| l.holder != lease.holder) {
+                if old.until > at {
+                    return Err(TransitionError::LeaseHeld {
+                        run: state.run_id.clone(),
+                        lease: Box::new(old.clone()),
+                    });
+                }
+                next.takeovers.push(Takeover {
+                    from_holder: old.holder.clone(),
+                    from_host: old.host.clone(),
+                    expired_at: old.until,
+                    holder: lease.holder.clone(),
+                    host: lease.host.clone(),
+                    at,
+                });
+            }
+            next.lease = Some(lease);
+            return Ok(next);
+        }
+        Event::LeaseRenewed { holder, until } => {
+            match next.lease.as_mut().filter(|l| l.holder == holder) {
+                Some(lease) => lease.until = until,
+                None => {
+                    return Err(TransitionError::LeaseLost {
+                        run: state.run_id.clone(),
+                        holder,
+                        now: state.lease.clone().map(Box::new),
+                    });
+                }
+            }
+            return Ok(next);
+        }
+        Event::LeaseReleased { holder } => {
+            if state.lease.as_ref().is_some_and(|l| l.holder == holder) {
+                next.lease = None;
+            }
+            return Ok(next);
+        }
     }
     next.updated_at = at;
     Ok(next)
@@ -373,6 +442,95 @@ mod tests {
     use super::*;
     use crate::state::fixture::{at, run};
     use crate::state::{ErrorKind, StageStatus};
+
+    fn lease(holder: &str, until: i64) -> Lease {
+        Lease {
+            holder: holder.into(),
+            host: format!("{holder}.example"),
+            taken_at: at(0),
+            until: at(until),
+        }
+    }
+
+    #[test]
+    fn a_lease_in_force_refuses_another_holder_and_an_expired_one_is_taken_over() {
+        let state = apply(&run(), Event::LeaseTaken(lease("a", 60)), at(1)).unwrap();
+        assert_eq!(
+            state.updated_at(),
+            run().updated_at(),
+            "a lease is not an event of the run"
+        );
+        let held = apply(&state, Event::LeaseTaken(lease("b", 120)), at(59)).unwrap_err();
+        assert!(
+            matches!(held, TransitionError::LeaseHeld { ref lease, .. } if lease.holder == "a")
+        );
+        assert!(
+            held.to_string().contains("leased by a on a.example until"),
+            "{held}"
+        );
+        // Its own holder takes it again at any time, without a takeover.
+        let again = apply(&state, Event::LeaseTaken(lease("a", 90)), at(59)).unwrap();
+        assert!(again.takeovers().is_empty());
+
+        let taken = apply(&state, Event::LeaseTaken(lease("b", 120)), at(61)).unwrap();
+        assert_eq!(taken.lease().unwrap().holder, "b");
+        let takeover = &taken.takeovers()[0];
+        assert_eq!(
+            (
+                takeover.from_holder.as_str(),
+                takeover.expired_at,
+                takeover.holder.as_str()
+            ),
+            ("a", at(60), "b")
+        );
+        assert_eq!(takeover.at, at(61));
+
+        // The old holder can neither renew nor release what it lost.
+        let renew = |holder: &str| Event::LeaseRenewed {
+            holder: holder.into(),
+            until: at(500),
+        };
+        assert!(matches!(
+            apply(&taken, renew("a"), at(62)),
+            Err(TransitionError::LeaseLost { .. })
+        ));
+        let release = |holder: &str| Event::LeaseReleased {
+            holder: holder.into(),
+        };
+        assert_eq!(
+            apply(&taken, release("a"), at(62)).unwrap().lease(),
+            taken.lease()
+        );
+        assert_eq!(
+            apply(&taken, renew("b"), at(62))
+                .unwrap()
+                .lease()
+                .unwrap()
+                .until,
+            at(500)
+        );
+        assert!(
+            apply(&taken, release("b"), at(62))
+                .unwrap()
+                .lease()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn publishing_records_the_remote_and_nothing_else() {
+        let published = apply(
+            &run(),
+            Event::Published {
+                remote: "origin".into(),
+            },
+            at(5),
+        )
+        .unwrap();
+        assert_eq!(published.remote(), Some("origin"));
+        assert_eq!(published.status(), run().status());
+        assert_eq!(published.updated_at(), run().updated_at());
+    }
 
     fn start(state: &RunState, stage: usize, actor: &str) -> Result<RunState, TransitionError> {
         let n = state.stages()[stage].next_attempt();
@@ -987,6 +1145,18 @@ mod tests {
                 }),
                 Just(Event::ReviewEntered),
                 Just(Event::Finished),
+                Just(Event::Published {
+                    remote: "origin".into()
+                }),
+                (0..2usize, 0..100i64).prop_map(|(h, until)| Event::LeaseTaken(Lease {
+                    holder: ["a", "b"][h].into(),
+                    host: "h".into(),
+                    taken_at: at(0),
+                    until: at(until),
+                })),
+                (0..2usize).prop_map(|h| Event::LeaseReleased {
+                    holder: ["a", "b"][h].into()
+                }),
             ]
         }
 

@@ -178,6 +178,9 @@ pub(super) fn read(bytes: &[u8]) -> Result<RunState, String> {
         },
         stages,
         halt: None,
+        remote: None,
+        lease: None,
+        takeovers: Vec::new(),
     };
     // An interrupted run whose error its latest attempt does not explain was halted between
     // stages: version 1 kept the reason only in the error.

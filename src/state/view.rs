@@ -7,8 +7,8 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::{
-    AgentOutput, Attempt, Cause, CommitId, FallbackFrom, Outcome, PlanRef, RunError, RunId,
-    RunState, RunStatus, Stage, StagePolicy, StageStatus, UsageSource, UsageTotals,
+    AgentOutput, Attempt, Cause, CommitId, FallbackFrom, Lease, Outcome, PlanRef, RunError, RunId,
+    RunState, RunStatus, Stage, StagePolicy, StageStatus, Takeover, UsageSource, UsageTotals,
 };
 use crate::coverage::{Report, Usage};
 
@@ -32,6 +32,14 @@ pub struct RunView<'a> {
     pub coverage: Option<&'a Report>,
     pub usage: UsageTotals,
     pub error: Option<RunError>,
+    /// Where the run was published (absent until it was).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<&'a str>,
+    /// Who may drive the published run until when (absent when nobody holds it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lease: Option<&'a Lease>,
+    #[serde(skip_serializing_if = "<[Takeover]>::is_empty")]
+    pub takeovers: &'a [Takeover],
 }
 
 #[derive(Debug, Serialize)]
@@ -108,6 +116,9 @@ impl<'a> RunView<'a> {
             coverage: state.coverage(),
             usage: state.usage(),
             error: state.error(),
+            remote: state.remote(),
+            lease: state.lease(),
+            takeovers: state.takeovers(),
         }
     }
 }

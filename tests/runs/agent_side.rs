@@ -202,6 +202,17 @@ fn unchanged_and_check_during_an_attempt() {
         placeholder.stderr.contains("the reason is a placeholder"),
         "{placeholder}"
     );
+    let control = w.baton(&[
+        "unchanged",
+        "docs/b.md",
+        "a bell \u{7} and a long enough reason",
+    ]);
+    assert_eq!(control.code, 2, "{control}");
+    assert_eq!(
+        control.stderr,
+        "error: reason for target `docs/b.md` refused: the reason holds a control character at character 8 (U+0007): write it as plain text on one line\n\
+         hint: say specifically why this target needed no change, e.g. \"already states the new rule in section 3\"\n"
+    );
     let evidence = run_dir(&w.repo, &id).join("attempts/executor-1/evidence.json");
     assert!(!evidence.exists(), "a refusal wrote the evidence file");
 

@@ -116,17 +116,21 @@ fn temporary_files(repo: &TestRepo) -> Vec<PathBuf> {
     found
 }
 
-/// Nothing under the run store is invisible: every run directory has a whole RunState and is
-/// listed, and `doctor` reports every other entry and every temporary file. Returns the
-/// findings.
+/// Nothing under the run store is invisible: every run directory with a whole RunState is
+/// listed, and `doctor` reports every other entry (a run directory without its state included)
+/// and every temporary file. Returns the findings.
 fn nothing_invisible(repo: &TestRepo, context: &str) -> Vec<Value> {
     let mut runs = Vec::new();
+    let mut headless = Vec::new();
     for name in run_entries(repo) {
         if !name.starts_with('.') {
             let path = run_dir(repo, &name).join("state.json");
-            let raw = std::fs::read(&path).unwrap_or_else(|e| {
-                panic!("{context}: {} has no state.json ({e})", path.display())
-            });
+            if !path.exists() {
+                headless.push(name);
+                continue;
+            }
+            let raw = std::fs::read(&path)
+                .unwrap_or_else(|e| panic!("{context}: cannot read {} ({e})", path.display()));
             git_baton::state::store::parse(&raw)
                 .unwrap_or_else(|e| panic!("{context}: {}: {e}", path.display()));
             runs.push(name);
@@ -149,7 +153,17 @@ fn nothing_invisible(repo: &TestRepo, context: &str) -> Vec<Value> {
             .iter()
             .any(|f| f["kind"] == kind && f["message"].as_str().unwrap().contains(needle))
     };
-    for name in run_entries(repo).iter().filter(|n| n.starts_with('.')) {
+    for name in &headless {
+        assert!(
+            reported("headless_run", name),
+            "{context}: doctor does not report the run directory {name} without state.json: {findings:#?}"
+        );
+    }
+    // A temporary file directly in `runs/` is checked with the others below.
+    for name in run_entries(repo)
+        .iter()
+        .filter(|n| n.starts_with('.') && !n.starts_with(".tmp-"))
+    {
         let kind = if name.starts_with(".clean-") {
             "orphaned_removal"
         } else {
@@ -417,6 +431,12 @@ fn make_debris(repo: &TestRepo, rng: &mut Rng) -> BTreeMap<String, usize> {
         assert_eq!(repo.baton(["finish", &id]).code, 0);
         assert!(killed(repo, &["clean", &id], &Kill::At(point)));
     }
+    // A run directory without its state (what a `clean` of an older git-baton killed midway
+    // left), with the worktree and branch of a run in review; and a temporary file directly in
+    // the runs directory.
+    let headless = reviewed(repo);
+    std::fs::remove_file(run_dir(repo, &headless).join("state.json")).unwrap();
+    std::fs::write(runs_dir(repo).join(".tmp-0123456789"), "half").unwrap();
     let registration = repo.path(".git/worktrees/0abcdefghj");
     std::fs::create_dir_all(&registration).unwrap();
     std::fs::write(registration.join("gitdir"), "").unwrap();
@@ -443,6 +463,7 @@ fn the_printed_fixes_apply_top_to_bottom_and_leave_nothing() {
         "temporary_file",
         "orphaned_creation",
         "orphaned_removal",
+        "headless_run",
         "stale_run",
         "orphaned_worktree",
         "orphaned_branch",
@@ -528,6 +549,7 @@ fn doctor_fix_applies_only_what_cannot_lose_work() {
     // taken, since only the user can tell that no git is running.
     assert!(
         left.iter().all(|f| [
+            "headless_run",
             "stale_run",
             "orphaned_worktree",
             "orphaned_branch",
@@ -643,4 +665,136 @@ fn a_lock_left_by_a_killed_git_is_reported_never_taken() {
             .iter()
             .any(|f| f["kind"] == "git_lock")
     );
+}
+
+/// A run directory without `state.json` (what a `clean` of an older git-baton killed midway
+/// left, or a deletion by hand) is no run, but it is not invisible: `doctor` reports it with
+/// `git baton clean --force <id>`, which removes it and the run's refs and nothing else (its
+/// worktree and branch are reported on their own). `doctor --fix` removes one that no live
+/// process holds and that has no record in git; one whose record still holds its last state
+/// (every run since records exist), or whose lock is held, it leaves alone.
+#[test]
+fn a_run_directory_without_its_state_is_reported_and_removed() {
+    let repo = standard_repo(&[]);
+    let id = reviewed(&repo);
+    let dir = run_dir(&repo, &id);
+    std::fs::remove_file(dir.join("state.json")).unwrap();
+    assert!(dir.join("attempts").is_dir() && dir.join("plan.md").is_file());
+    assert_eq!(
+        repo.baton(["list"]).stdout.trim(),
+        "no runs yet; start one with `git baton run <PLAN>`"
+    );
+
+    let findings = doctor_findings(&repo);
+    let headless: Vec<&Value> = findings
+        .iter()
+        .filter(|f| f["kind"] == "headless_run")
+        .collect();
+    assert_eq!(headless.len(), 1, "{findings:#?}");
+    assert_eq!(headless[0]["run"], id.as_str());
+    // Its record still holds its last state: said, with how to bring it back, and left to the
+    // user.
+    assert_eq!(headless[0]["safe"], false);
+    let record = format!("refs/baton/runs/{id}/record");
+    let message = headless[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("`git show {record}:state.json > ")),
+        "{message}"
+    );
+    assert_ne!(repo.git(["rev-parse", "--verify", "-q", &record]), "");
+    assert_eq!(headless[0]["fix"], format!("git baton clean --force {id}"));
+    // Its worktree (with the agent's uncommitted work) and branch are findings of their own,
+    // after it.
+    let kinds: Vec<&str> = findings
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["headless_run", "orphaned_worktree", "orphaned_branch"],
+        "{findings:#?}"
+    );
+
+    let refused = repo.baton(["clean", &id[..6]]);
+    assert_eq!(
+        refused
+            .to_string()
+            .replace(&repo.tmp().display().to_string(), "$TMP"),
+        format!(
+            "exit: 2\n--- stderr\nerror: run {id} has no state.json: $TMP/repo/.git/baton/runs/{id} is what is left of it\n\
+             hint: `git baton clean --force {id}` removes it; its worktree and branch, if any, stay for `git baton doctor` to report\n"
+        )
+    );
+    assert!(dir.exists());
+    let snapshots = format!("refs/baton/runs/{id}/");
+    assert_ne!(
+        repo.git(["for-each-ref", &snapshots]),
+        "",
+        "the run had snapshots"
+    );
+    let clean = repo.baton(["clean", "--force", &id]);
+    assert_eq!(clean.code, 0, "{clean}");
+    assert_eq!(
+        clean.stdout,
+        format!(
+            "removed what was left of run {id}; its worktree and branch, if any, are kept (`git baton doctor` reports them)\n"
+        )
+    );
+    assert!(!dir.exists());
+    assert_eq!(repo.git(["for-each-ref", &snapshots]), "");
+    let worktree = repo.path(&format!(".baton/worktrees/{id}"));
+    assert!(worktree.join("docs/a.md").is_file(), "the worktree stays");
+    assert!(branches(&repo).contains(&id), "the branch stays");
+    let kinds: Vec<String> = doctor_findings(&repo)
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds, ["orphaned_worktree", "orphaned_branch"]);
+    // What the printed fixes then do leaves nothing.
+    let fixes = printed_fixes(&repo);
+    assert_eq!(repo.shell(&fixes).code, 0, "{fixes}");
+    nothing_left_over(&repo, "after clean --force");
+
+    // `doctor --fix`: two directories without state and no worktree; one has its lock held by a
+    // live process (as a driver would hold it), and stays until that process is gone.
+    let free = "0aaaaaaaaa";
+    let held = "0bbbbbbbbb";
+    for name in [free, held] {
+        std::fs::create_dir_all(run_dir(&repo, name).join("attempts/executor-1")).unwrap();
+        std::fs::write(run_dir(&repo, name).join("plan.md"), PLAN).unwrap();
+        std::fs::write(run_dir(&repo, name).join("lock"), "").unwrap();
+    }
+    let mut holder = Command::new("flock")
+        .arg("--exclusive")
+        .arg(run_dir(&repo, held).join("lock"))
+        .args(["sleep", "30"])
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + LIVENESS;
+    while doctor_findings(&repo).len() != 1 {
+        assert!(Instant::now() < deadline, "flock did not take the lock");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let fixed = repo.baton(["doctor", "--fix"]);
+    assert_eq!(
+        fixed.to_string(),
+        format!(
+            "exit: 0\n--- stdout\nfixed headless_run: git baton clean --force {free}\nno problems found\n"
+        )
+    );
+    assert!(!run_dir(&repo, free).exists());
+    assert!(run_dir(&repo, held).exists(), "a live process holds it");
+    // flock and the sleep that inherited the lock, as a group.
+    assert!(kill("KILL", &format!("-{}", holder.id())));
+    holder.wait().unwrap();
+    assert!(group_gone_within(&holder.id().to_string(), LIVENESS));
+    let fixed = repo.baton(["doctor", "--fix"]);
+    assert!(
+        fixed.stdout.starts_with(&format!(
+            "fixed headless_run: git baton clean --force {held}\n"
+        )),
+        "{fixed}"
+    );
+    nothing_left_over(&repo, "after doctor --fix");
 }

@@ -145,3 +145,95 @@ fn clean_refuses_an_unfinished_run_without_force() {
         "no runs yet; start one with `git baton run <PLAN>`"
     );
 }
+
+/// No control character (but a tab) passes the gate in a reason, wherever the reason comes from,
+/// and none in any text of a run can make `finish` write a message git refuses: a NUL in a
+/// reason used to pass the gate and then fail every `finish` with exit 2, and an ESC or a BEL
+/// went raw into the `Baton-Unchanged` trailer.
+#[test]
+fn control_characters_never_pass_the_gate_nor_break_finish() {
+    // The evidence file: the reviewer's reproduction blocks, naming the entry and the character.
+    let nul = r#"{"target_coverage":[{"target":"docs/b.md","status":"unchanged","reason":"nul \u0000 and a long enough reason for this"}]}"#;
+    let bell = r#"{"target_coverage":[{"target":"docs/b.md","status":"unchanged","reason":"a bell \u0007 and an \u001b[2J escape in a reason"}]}"#;
+    let tab = r#"{"target_coverage":[{"target":"docs/b.md","status":"unchanged","reason":"the rule\tis already stated in section 3"}]}"#;
+    let with = |name: &str, evidence: &str| {
+        Actor::agent(name)
+            .edit("docs/a.md", "rule: grade A")
+            .edit("docs/c.md", "rule: grade C")
+            .evidence(evidence)
+    };
+    let title = "Fix \\0 the \\e[2J grading\\a documents";
+    let plan = PLAN.replace("Fix the grading documents", &format!("\"{title}\""));
+    let repo = TestRepo::with()
+        .files(&[
+            ("docs/a.md", "# A\n\nThe old rule.\n"),
+            ("docs/b.md", "# B\n\nThe old rule.\n"),
+            ("docs/c.md", "# C\n\nThe old rule.\n"),
+            ("plans/fix.md", &plan),
+        ])
+        .config(&config(
+            &[
+                with("nul", nul),
+                with("bell", bell),
+                with("tab", tab),
+                writer(),
+            ],
+            &pipeline_with("nul", ""),
+        ))
+        .commit();
+    let run = repo.baton(["run", "plans/fix.md"]);
+    assert_eq!(run.code, 1, "{run}");
+    let id = run.run_id();
+    let state = status(&repo, &id);
+    assert_eq!(state["status"], "blocked", "{run}");
+    let problems = state["coverage"]["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{state:#}");
+    assert_eq!(problems[0]["kind"], "control_character");
+    assert_eq!(problems[0]["source"]["index"], 0);
+    assert_eq!(
+        problems[0]["message"],
+        "reason for target \"docs/b.md\" holds a control character at character 5 (U+0000): write the reason as plain text on one line"
+    );
+    assert!(
+        run.stderr.contains("character 5 (U+0000)") && !run.stderr.contains('\0'),
+        "{run}"
+    );
+    let bell_run = repo.baton(["resume", &id, "--actor", "executor=bell"]);
+    assert_eq!(bell_run.code, 1, "{bell_run}");
+    let state = status(&repo, &id);
+    assert_eq!(state["status"], "blocked");
+    assert_eq!(
+        state["coverage"]["problems"][0]["message"],
+        "reason for target \"docs/b.md\" holds a control character at character 8 (U+0007): write the reason as plain text on one line"
+    );
+
+    // A tab is whitespace: it passes, and `finish` commits a message git accepts although the
+    // plan's title holds a NUL, an ESC and a BEL.
+    let tab_run = repo.baton(["resume", &id, "--actor", "executor=tab"]);
+    assert_eq!(tab_run.code, 0, "{tab_run}");
+    assert_eq!(status(&repo, &id)["status"], "review");
+    let finish = repo.baton(["finish", &id]);
+    assert_eq!(finish.code, 0, "{finish}");
+    let message = repo.git(["log", "-1", "--format=%B", &format!("baton/{id}")]);
+    assert!(
+        message.starts_with("Fix \\u{0} the \\u{1b}[2J grading\\u{7} documents\n"),
+        "{message}"
+    );
+    assert!(
+        message.contains("Baton-Unchanged: docs/b.md: the rule\tis already stated in section 3\n"),
+        "{message}"
+    );
+    assert!(
+        !message
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "{message:?}"
+    );
+    let gate =
+        repo.baton(format!("verify plans/fix.md --base main --head baton/{id} --json").split(' '));
+    assert_eq!(gate.code, 0, "{gate}");
+    assert_eq!(
+        gate.json()["plans"][0]["coverage"]["targets"][1]["reason"],
+        "the rule\tis already stated in section 3"
+    );
+}

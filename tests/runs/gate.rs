@@ -273,11 +273,13 @@ fn coverage_resume_gates_only_resumed_attempts() {
 }
 
 /// Evidence is the agent's text. A file over 1 MiB blocks the stage unread, a reason over 2,000
-/// characters is a bad reason, and a hostile reason reaches `status`, `review` and result.md
-/// escaped (raw in the JSON, which is exact).
+/// characters or with a control character is a bad reason (located, never echoed), and a hostile
+/// reason otherwise reaches `status`, `review` and result.md escaped (raw in the JSON, which is
+/// exact).
 #[test]
 fn agent_text_is_bounded_and_escaped() {
-    let hostile = "kept\u{1b}[2J as it was\r\n::error::forged | cell | \u{202e}and more words";
+    let control = "kept\u{1b}[2J as it was\r\n::error::forged | cell | \u{202e}and more words";
+    let hostile = "kept as it was ::error::forged | cell | \u{202e}and more words";
     let reason = |reason: &str| {
         serde_json::json!({"target_coverage": [
             {"target": "docs/c.md", "status": "unchanged", "reason": reason}
@@ -290,6 +292,7 @@ fn agent_text_is_bounded_and_escaped() {
             .edit("docs/b.md", "b")
     };
     let actors = vec![
+        ab("control").evidence(&reason(control)),
         ab("hostile").evidence(&reason(hostile)),
         ab("verbose").evidence(&reason(&"because ".repeat(300))),
         Actor::shell(
@@ -300,7 +303,7 @@ fn agent_text_is_bounded_and_escaped() {
     ];
     let repo = standard_repo(&actors);
     let mut blocked = String::new();
-    for actor in ["verbose", "flooder"] {
+    for actor in ["control", "verbose", "flooder"] {
         let (run, state) = run_with(&repo, actor);
         assert_eq!(run.code, 1, "{actor}: {run}");
         assert_eq!(state["status"], "blocked", "{actor}");
@@ -310,6 +313,7 @@ fn agent_text_is_bounded_and_escaped() {
         ));
     }
     assert_snapshot!(blocked, @r#"
+        control: coverage gate: 1 of 3 targets uncovered: docs/c.md; attempts/executor-1/evidence.json: entry 0: reason for target "docs/c.md" holds a control character at character 5 (U+001B): write the reason as plain text on one line
         verbose: coverage gate: 1 of 3 targets uncovered: docs/c.md; attempts/executor-1/evidence.json: entry 0: reason for target "docs/c.md" is 2399 characters long, over the limit of 2000: give the specific reason in a sentence or two
         flooder: invalid evidence: attempts/executor-1/evidence.json: the file is larger than 1 MiB, the limit for an evidence file; give one short entry per target
         "#);
@@ -329,7 +333,7 @@ fn agent_text_is_bounded_and_escaped() {
         assert!(
             shown
                 .stdout
-                .contains(r"kept\u{1b}[2J as it was\r\n::error::forged"),
+                .contains(r"kept as it was ::error::forged | cell | \u{202e}and more words"),
             "{command}:\n{shown}"
         );
     }
@@ -338,6 +342,6 @@ fn agent_text_is_bounded_and_escaped() {
     let row = result.lines().find(|l| l.contains("docs/c.md")).unwrap();
     assert_eq!(
         row,
-        r"| `docs/c.md` | unchanged | needed no change, because: kept\\u{1b}\[2J as it was\\r\\n::error::forged \| cell \| \\u{202e}and more words |"
+        r"| `docs/c.md` | unchanged | needed no change, because: kept as it was ::error::forged \| cell \| \\u{202e}and more words |"
     );
 }

@@ -215,3 +215,58 @@ fn doctor_fix_keeps_an_orphaned_worktree_holding_an_ignored_file() {
     assert!(fixed.stdout.contains("scratch.log"), "{fixed}");
     assert_eq!(text(&orphan.join("scratch.log")), "notes\n", "{fixed}");
 }
+
+/// Changing `worktree_root` does not un-ignore the runs under the old root: their line stays
+/// while they are there (the main worktree's `git status` stays clean), beside the new root's,
+/// and goes once they are gone.
+#[test]
+fn changing_the_root_keeps_the_old_runs_ignored() {
+    let repo = repo_running(&[worker()], "");
+    let first = repo.baton(["run", "plans/fix.md"]);
+    assert_eq!(first.code, 0, "{first}");
+    let first = first.run_id();
+    let yml = std::fs::read_to_string(repo.path(".baton.yml")).unwrap();
+    repo.write(".baton.yml", &format!("{yml}worktree_root: runs2\n"));
+    repo.commit_all("move the worktree root");
+
+    let second = repo.baton(["run", "plans/fix.md"]);
+    assert_eq!(second.code, 0, "{second}");
+    let second = second.run_id();
+    assert!(repo.path(&format!("runs2/{second}/docs/a.md")).is_file());
+    assert_eq!(
+        repo.git(["status", "--porcelain", "--untracked-files=all"]),
+        "",
+        "the main worktree shows no run worktree"
+    );
+    let lines = exclude(&repo);
+    assert!(
+        lines.ends_with(&format!(
+            "\n{MARKER}\n/.baton/worktrees/\n{MARKER}\n/runs2/\n"
+        )),
+        "{lines}"
+    );
+    assert_eq!(lines.matches(MARKER).count(), 2, "{lines}");
+    // Still only the worktrees: a new prompt template beside the old root shows.
+    repo.write(".baton/prompts/x.md", "{{plan}}\n");
+    assert_eq!(
+        repo.git(["status", "--porcelain", "--untracked-files=all"]),
+        "?? .baton/prompts/x.md\n"
+    );
+    std::fs::remove_file(repo.path(".baton/prompts/x.md")).unwrap();
+
+    // Once the old root holds no run, its line goes with the next creation.
+    let clean = repo.baton(["clean", "--force", &first]);
+    assert_eq!(clean.code, 0, "{clean}");
+    let third = repo.baton(["run", "plans/fix.md"]);
+    assert_eq!(third.code, 0, "{third}");
+    let lines = exclude(&repo);
+    assert!(
+        lines.ends_with(&format!("\n{MARKER}\n/runs2/\n")),
+        "{lines}"
+    );
+    assert_eq!(lines.matches(MARKER).count(), 1, "{lines}");
+    assert_eq!(
+        repo.git(["status", "--porcelain", "--untracked-files=all"]),
+        ""
+    );
+}

@@ -4,10 +4,11 @@
 
 use super::*;
 
-/// A reason that tries every trick at once: a NUL, terminal escape sequences (clear the screen,
-/// set the title), a CR and a LF followed by workflow commands, the legacy `##[` command form,
-/// a right-to-left override, and Markdown table and HTML injection.
-const HOSTILE_REASON: &str = "the page is fine\u{0} \u{1b}[2J\u{1b}]0;owned\u{7} as it is\r\n::add-mask::secret\n::stop-commands::x ##[set-output name=a;]b | forged | cell | <img src=x onerror=alert(1)> \u{202e}txt.exe\u{2066}";
+/// A reason that tries every trick a reason may hold at once: workflow commands, the legacy `##[`
+/// command form, a right-to-left override, and Markdown table and HTML injection. (A reason with
+/// a control character is refused, see [`control_characters_in_reasons_are_refused_unechoed`];
+/// the path and the target name below carry those.)
+const HOSTILE_REASON: &str = "the page is fine as it is ::add-mask::secret ::stop-commands::x ##[set-output name=a;]b | forged | cell | <img src=x onerror=alert(1)> \u{202e}txt.exe\u{2066}";
 
 /// A changed file whose name tries to start an annotation of its own.
 const HOSTILE_PATH: &str = "docs/x\n::error file=a::pwned\r##[warning]y.md";
@@ -65,7 +66,7 @@ fn hostile_text_is_escaped_in_every_human_format() {
 
         plan plans/p.md (p): failed: 1 of 3 targets uncovered, 2 evidence problem(s)
           changed    docs/       docs/x\n::error file=a::pwned\r#\u{23}[warning]y.md
-          unchanged  notes/b.md  because: the page is fine\0 \u{1b}[2J\u{1b}]0;owned\u{7} as it is\r\n::add-mask::secret\n::stop-commands::x #\u{23}[set-output name=a;]b | forged | cell | <img src=x onerror=alert(1)> \u{202e}txt.exe\u{2066} (evidence.json: entry 0)
+          unchanged  notes/b.md  because: the page is fine as it is ::add-mask::secret ::stop-commands::x #\u{23}[set-output name=a;]b | forged | cell | <img src=x onerror=alert(1)> \u{202e}txt.exe\u{2066} (evidence.json: entry 0)
           uncovered  notes/c.md  no change and no reason (plans/p.md:6)
           problem    evidence.json: entry 1: target "\u{1b}[31mnotes/zzz.md\n::error::x" is not declared by the plan
           problem    evidence.json: entry 2: claims "notes/c.md\n::warning::fake" changed for target "notes/c.md", but the diff does not change it
@@ -108,7 +109,7 @@ fn hostile_text_is_escaped_in_every_human_format() {
 
         plan plans/p.md (p): failed: 1 of 3 targets uncovered, 2 evidence problem(s)
           changed    docs/       docs/x\n::error file=a::pwned\r#\u{23}[warning]y.md
-          unchanged  notes/b.md  because: the page is fine\0 \u{1b}[2J\u{1b}]0;owned\u{7} as it is\r\n::add-mask::secret\n::stop-commands::x #\u{23}[set-output name=a;]b | forged | cell | <img src=x onerror=alert(1)> \u{202e}txt.exe\u{2066} (evidence.json: entry 0)
+          unchanged  notes/b.md  because: the page is fine as it is ::add-mask::secret ::stop-commands::x #\u{23}[set-output name=a;]b | forged | cell | <img src=x onerror=alert(1)> \u{202e}txt.exe\u{2066} (evidence.json: entry 0)
           uncovered  notes/c.md  no change and no reason (plans/p.md:6)
           problem    evidence.json: entry 1: target "\u{1b}[31mnotes/zzz.md\n::error::x" is not declared by the plan
           problem    evidence.json: entry 2: claims "notes/c.md\n::warning::fake" changed for target "notes/c.md", but the diff does not change it
@@ -140,7 +141,7 @@ fn hostile_text_is_escaped_in_every_human_format() {
         | target | status | paths or reason |
         |---|---|---|
         | `docs/` | changed | <code>docs/x\\n::error file=a::pwned\\r\#\\u{23}\[warning\]y.md</code> |
-        | `notes/b.md` | unchanged | the page is fine\\0 \\u{1b}\[2J\\u{1b}\]0;owned\\u{7} as it is\\r\\n::add-mask::secret\\n::stop-commands::x \#\\u{23}\[set-output name=a;\]b \| forged \| cell \| &lt;img src=x onerror=alert(1)&gt; \\u{202e}txt.exe\\u{2066} |
+        | `notes/b.md` | unchanged | the page is fine as it is ::add-mask::secret ::stop-commands::x \#\\u{23}\[set-output name=a;\]b \| forged \| cell \| &lt;img src=x onerror=alert(1)&gt; \\u{202e}txt.exe\\u{2066} |
         | `notes/c.md` | uncovered | **no change and no reason** |
 
         - problem: evidence.json: entry 1: target "\\u{1b}\[31mnotes/zzz.md\\n::error::x" is not declared by the plan
@@ -256,6 +257,73 @@ fn overlong_reasons_are_refused_unechoed() {
             run.stdout.len()
         );
     }
+}
+
+/// A reason with a control character (but a tab) is refused from an evidence file and from a
+/// trailer alike, located by character and never echoed, even for a target the diff changed:
+/// what passes the gate must survive the one-line trailer `finish` writes.
+#[test]
+fn control_characters_in_reasons_are_refused_unechoed() {
+    let repo = TestRepo::with()
+        .plan(
+            "plans/p.md",
+            "Docs",
+            &["docs/a.md", "docs/b.md", "docs/c.md"],
+        )
+        .named(&["docs/a.md", "docs/b.md", "docs/c.md"])
+        .on_feature();
+    let evidence = json!({"target_coverage": [
+        {"target": "docs/a.md", "status": "unchanged", "reason": "the page\u{0} is fine as it is"},
+        {"target": "docs/c.md", "status": "unchanged", "reason": "two lines\nof a reason that the diff overrules"},
+    ]});
+    repo.write("evidence.json", &evidence.to_string());
+    repo.write("docs/c.md", "changed\n");
+    repo.commit_all("change c");
+    repo.git([
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "Explain",
+        "-m",
+        "Baton-Unchanged: docs/b.md: an \u{1b}[2J escape and a bell \u{7} in it",
+    ]);
+
+    let args = "plans/p.md --base main --head feature --evidence evidence.json";
+    let run = verify(&repo, args);
+    assert_inert("text", &run.stdout);
+    assert_snapshot!(named(run, &repo, &[("main", "<main>"), ("feature", "<trailer>")]).to_string(), @r#"
+        exit: 1
+        --- stdout
+        verifying main...feature (merge base <main>)
+
+        plan plans/p.md (p): failed: 2 of 3 targets uncovered, 3 evidence problem(s)
+          uncovered  docs/a.md  no change and no reason (plans/p.md:4)
+          uncovered  docs/b.md  no change and no reason (plans/p.md:5)
+          changed    docs/c.md  docs/c.md
+          problem    evidence.json: entry 0: reason for target "docs/a.md" holds a control character at character 9 (U+0000): write the reason as plain text on one line
+          problem    evidence.json: entry 1: reason for target "docs/c.md" holds a control character at character 10 (U+000A): write the reason as plain text on one line
+          problem    commit <trailer> trailer: reason for target "docs/b.md" holds a control character at character 4 (U+001B): write the reason as plain text on one line
+
+        gate failed: 1 of 1 plan(s) not covered
+        hint: change each uncovered target, or record why it needed no change:
+        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
+        hint:   an `unchanged` entry with a reason in an --evidence file
+        "#);
+    let json = verify(&repo, &format!("{args} --json")).json();
+    let kinds: Vec<&str> = json["plans"][0]["coverage"]["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["control_character"; 3]);
+    assert!(
+        json["plans"][0]["coverage"]["contradictions"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
 }
 
 /// An evidence file over 1 MiB is refused before it is read (exit 2, naming it): a file that

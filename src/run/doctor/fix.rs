@@ -92,6 +92,15 @@ fn apply(
             lifecycle::finish_removal(repo, store, id, worktree.as_deref())?;
             Ok(Applied::Done)
         }
+        Action::RemoveHeadless(id) => {
+            let mut lock = match store.lock(id, COMMAND) {
+                Ok(lock) => lock,
+                Err(StoreError::Busy { .. }) => return Ok(Applied::Busy),
+                Err(err) => return Err(err.into()),
+            };
+            lifecycle::clean_headless(repo, store, &mut lock, id)?;
+            Ok(Applied::Done)
+        }
         Action::RemoveWorktree { path, registered } => {
             if *registered {
                 repo.remove_worktree(path, true)?;
@@ -110,6 +119,16 @@ fn apply(
                 });
             }
             repo.delete_branch(branch)?;
+            Ok(Applied::Done)
+        }
+        Action::Record(id) => {
+            let lock = match store.lock(id, COMMAND) {
+                Ok(lock) => lock,
+                Err(StoreError::Busy { .. }) => return Ok(Applied::Busy),
+                Err(err) => return Err(err.into()),
+            };
+            let state = store.load(id)?;
+            super::super::record::record(repo, lock.dir(), &state, state.updated_at())?;
             Ok(Applied::Done)
         }
     }

@@ -42,6 +42,8 @@ pub enum Kind {
     OrphanedCreation,
     /// A run whose removal (`clean`) was cut short.
     OrphanedRemoval,
+    /// A run directory without `state.json`, which no command sees as a run.
+    HeadlessRun,
     /// A run directory whose `state.json` cannot be read.
     UnreadableState,
     /// A run's worktree owned by another user.
@@ -50,6 +52,10 @@ pub enum Kind {
     BrokenWorktree,
     /// A run says it is running but nobody drives it.
     StaleRun,
+    /// A run's record in git lags its `state.json` (a kill between the two writes).
+    UnrecordedState,
+    /// A published run whose record here and on its remote both advanced since they agreed.
+    DivergedRecord,
     /// A directory under the worktree root that belongs to no run.
     OrphanedWorktree,
     /// A `baton/` branch that belongs to no run.
@@ -64,10 +70,13 @@ impl Kind {
             Kind::TemporaryFile => "temporary_file",
             Kind::OrphanedCreation => "orphaned_creation",
             Kind::OrphanedRemoval => "orphaned_removal",
+            Kind::HeadlessRun => "headless_run",
             Kind::UnreadableState => "unreadable_state",
             Kind::DubiousOwnership => "dubious_ownership",
             Kind::BrokenWorktree => "broken_worktree",
             Kind::StaleRun => "stale_run",
+            Kind::UnrecordedState => "unrecorded_state",
+            Kind::DivergedRecord => "diverged_record",
             Kind::OrphanedWorktree => "orphaned_worktree",
             Kind::OrphanedBranch => "orphaned_branch",
         }
@@ -96,6 +105,8 @@ enum Action {
     RemoveFile(PathBuf, TempOwner),
     RemoveDir(PathBuf),
     FinishRemoval(RunId),
+    /// A run directory without its state, removed with its snapshot refs.
+    RemoveHeadless(RunId),
     /// A worktree directory; registered with git, or not (its registration never completed).
     RemoveWorktree {
         path: PathBuf,
@@ -105,6 +116,8 @@ enum Action {
         branch: String,
         id: String,
     },
+    /// Records the run's `state.json` in git.
+    Record(RunId),
 }
 
 impl Finding {
@@ -186,12 +199,56 @@ fn findings(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
             .applied(Action::FinishRemoval(id.clone()), true),
         });
     }
+    for (id, dir) in store.headless() {
+        // A live process holding its lock is in the middle of something with it.
+        if !matches!(store::holder_in(&dir), Ok(None)) {
+            continue;
+        }
+        let mut message = format!(
+            "{} is what is left of run {id} without its state.json (a removal killed midway, or \
+             a deletion by hand): no command sees it as a run; it holds no work — its worktree \
+             and branch, if any, are reported on their own",
+            dir.display()
+        );
+        // The record in git is the run's history, and may be all that is left of its last
+        // state: removing it is for the user to decide (`--fix --force`).
+        let record = super::record::record_ref(&id);
+        let recorded = !matches!(repo.ref_target(&record), Ok(None));
+        if recorded {
+            message.push_str(&format!(
+                "; but its record {record} still holds its last state, which the fix deletes too \
+                 (`git show {record}:state.json > {}` brings the run back instead)",
+                quote(&dir.join("state.json"))
+            ));
+        }
+        found.push(
+            Finding::new(
+                Kind::HeadlessRun,
+                Some(&id),
+                message,
+                format!("git baton clean --force {id}"),
+            )
+            .applied(Action::RemoveHeadless(id), !recorded),
+        );
+    }
     for temp in store.temporary_files() {
         if let TempOwner::Run(id) = &temp.owner
             && !matches!(store.holder(id), Ok(None))
         {
             continue;
         }
+        // The store writes files only; a directory of that name is removed all the same.
+        let (fix, action) = if temp.path.is_dir() {
+            (
+                format!("rm -rf {}", quote(&temp.path)),
+                Action::RemoveDir(temp.path.clone()),
+            )
+        } else {
+            (
+                format!("rm -f {}", quote(&temp.path)),
+                Action::RemoveFile(temp.path.clone(), temp.owner),
+            )
+        };
         found.push(
             Finding::new(
                 Kind::TemporaryFile,
@@ -200,9 +257,9 @@ fn findings(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
                     "{} is left over from a write that did not complete",
                     temp.path.display()
                 ),
-                format!("rm -f {}", quote(&temp.path)),
+                fix,
             )
-            .applied(Action::RemoveFile(temp.path.clone(), temp.owner), true),
+            .applied(action, true),
         );
     }
     for lock in repo.git_locks() {
@@ -316,6 +373,47 @@ fn check_run(repo: &Repo, store: &Store, state: &RunState, found: &mut Vec<Findi
                 orphaned_actor(store, state)
             ),
             resume,
+        ));
+    }
+    check_record(repo, store, state, found);
+}
+
+/// The run's record in git against its `state.json`, and against its remote's.
+fn check_record(repo: &Repo, store: &Store, state: &RunState, found: &mut Vec<Finding>) {
+    let id = &state.run_id;
+    // A live driver may be between its two writes; only a run nobody holds can lag. A stale
+    // run's fix, `resume`, records it anyway.
+    if matches!(store.holder(id), Ok(None))
+        && !store.is_stale(state)
+        && let Ok(super::record::Recorded::Behind(_)) =
+            super::record::recorded(repo, &store.run_dir(id), id)
+    {
+        found.push(
+            Finding::new(
+                Kind::UnrecordedState,
+                Some(id),
+                format!(
+                    "the record of run {id} in git ({}) lags its state.json: a save was cut \
+                     short; the next save records it, and so does `doctor --fix`",
+                    super::record::record_ref(id)
+                ),
+                "git baton doctor --fix".into(),
+            )
+            .applied(Action::Record(id.clone()), true),
+        );
+    }
+    if let Some(remote) = state.remote()
+        && let Ok(super::remote::Sync::Diverged) = super::remote::sync_of(repo, id, remote)
+    {
+        found.push(Finding::new(
+            Kind::DivergedRecord,
+            Some(id),
+            format!(
+                "the records of run {id} here and on {remote} have diverged: both advanced since \
+                 they last agreed (two machines drove it); removing it here keeps {remote}'s, \
+                 which `git baton resume {id}` rebuilds, and loses what only this clone recorded"
+            ),
+            format!("git baton clean --force {id}"),
         ));
     }
 }
@@ -587,6 +685,7 @@ mod tests {
             Kind::GitLock,
             Kind::OrphanedWorktree,
             Kind::StaleRun,
+            Kind::HeadlessRun,
             Kind::TemporaryFile,
             Kind::BrokenRegistration,
         ];
@@ -598,6 +697,7 @@ mod tests {
                 "git_lock",
                 "broken_registration",
                 "temporary_file",
+                "headless_run",
                 "stale_run",
                 "orphaned_worktree",
                 "orphaned_branch"

@@ -1,0 +1,282 @@
+//! Driving a published run: the lease that keeps a second machine out, renewed while the driver
+//! lives, and the saves that go to the remote.
+//!
+//! A [`Publisher`] is made when a driver takes the lease (through the remote's compare-and-swap)
+//! and is then the one way the driver saves: every save with `sync: push`, and a renewal every
+//! third of the lease's length, publish the whole record. A save that loses the race means
+//! another machine took the run after this lease expired: the driver is stopped, nothing is
+//! overwritten.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+
+use crate::git::Repo;
+use crate::state::store::Store;
+use crate::state::transition::{self, Event};
+use crate::state::{Clock, Lease, RunState};
+use crate::term::errln;
+
+use super::RunError;
+use super::record;
+use super::remote::{self, Publication};
+
+/// The driver's side of a lease on one published run.
+pub struct Publisher {
+    remote: String,
+    /// Push after every save, not only at renewals.
+    every_save: bool,
+    holder: String,
+    length: Duration,
+    /// The state last saved, which a renewal builds on.
+    last: Mutex<RunState>,
+    /// Set when the lease was lost to another machine.
+    lost: AtomicBool,
+}
+
+impl Publisher {
+    /// Takes the lease on `state`'s run for `length` and publishes it to `remote`; refused while
+    /// another driver's lease holds, or when the remote moved since it was fetched.
+    pub fn take(
+        repo: &Repo,
+        dir: &Path,
+        state: &mut RunState,
+        remote: &str,
+        length: Duration,
+        every_save: bool,
+        clock: &Clock,
+    ) -> Result<Publisher, RunError> {
+        let now = clock.now();
+        let host = crate::state::store::host();
+        let clone = clone_id(repo);
+        let holder = format!(
+            "{host}:{clone}:{}:{}",
+            std::process::id(),
+            now.as_millisecond()
+        );
+        let mut next = state.clone();
+        // A lease of a driver of this very clone: the caller holds the run's lock, so that
+        // driver is dead, and its lease needs no waiting out (the crash is recorded on resume).
+        if let Some(old) = state.lease()
+            && old.holder.starts_with(&format!("{host}:{clone}:"))
+        {
+            next = transition::apply(
+                &next,
+                Event::LeaseReleased {
+                    holder: old.holder.clone(),
+                },
+                now,
+            )?;
+        }
+        if next.remote() != Some(remote) {
+            next = transition::apply(
+                &next,
+                Event::Published {
+                    remote: remote.to_owned(),
+                },
+                now,
+            )?;
+        }
+        let lease = Lease {
+            holder: holder.clone(),
+            host,
+            taken_at: now,
+            until: until(now, length),
+        };
+        next = transition::apply(&next, Event::LeaseTaken(lease), now)?;
+        remote::publish(repo, remote, &[Publication { dir, state: &next }], now)?;
+        *state = next.clone();
+        Ok(Publisher {
+            remote: remote.to_owned(),
+            every_save,
+            holder,
+            length,
+            last: Mutex::new(next),
+            lost: AtomicBool::new(false),
+        })
+    }
+
+    /// Saves `state` into `dir`: published with `sync: push`, else recorded here. The lease's
+    /// renewed end is carried into `state` first, so that a save never shortens it.
+    pub fn save(
+        &self,
+        repo: &Repo,
+        dir: &Path,
+        state: &mut RunState,
+        at: Timestamp,
+    ) -> Result<(), RunError> {
+        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        // Another machine has the run now: nothing more is saved over its record, here or
+        // there; what this driver's attempt did stays in the worktree, and catching up with
+        // the remote later refuses to replace it.
+        if self.lost.load(Ordering::Acquire) {
+            return Err(RunError::LostRace {
+                run: state.run_id.to_string(),
+                remote: self.remote.clone(),
+                by: None,
+            });
+        }
+        if let (Some(renewed), Some(ours)) = (last.lease(), state.lease())
+            && renewed.holder == ours.holder
+            && renewed.until > ours.until
+        {
+            *state = transition::apply(
+                state,
+                Event::LeaseRenewed {
+                    holder: self.holder.clone(),
+                    until: renewed.until,
+                },
+                at,
+            )?;
+        }
+        if self.every_save {
+            self.publish(repo, dir, state, at)?;
+        } else {
+            record::save(repo, dir, state, at)?;
+        }
+        *last = state.clone();
+        Ok(())
+    }
+
+    /// Records that `state` was saved by someone else (crash recovery before driving), so that
+    /// a renewal builds on it.
+    pub fn saved(&self, state: &RunState) {
+        *self.last.lock().unwrap_or_else(PoisonError::into_inner) = state.clone();
+    }
+
+    fn publish(
+        &self,
+        repo: &Repo,
+        dir: &Path,
+        state: &RunState,
+        at: Timestamp,
+    ) -> Result<(), RunError> {
+        match remote::publish(repo, &self.remote, &[Publication { dir, state }], at) {
+            Ok(()) => Ok(()),
+            Err(err @ RunError::LostRace { .. }) => {
+                self.lost.store(true, Ordering::Release);
+                Err(err)
+            }
+            // The remote cannot be reached: the save stays here, and the next one tries again.
+            Err(err) => {
+                errln!("warning: could not publish run {}: {err}", state.run_id);
+                record::save(repo, dir, state, at)
+            }
+        }
+    }
+
+    /// Renews the lease every third of its length until `stop` is set; run on its own thread
+    /// beside the driver. A lost lease sets `interrupt`, which stops the driver's attempt.
+    pub fn keep(
+        &self,
+        workdir: &Path,
+        dir: &Path,
+        store: &Store,
+        stop: &AtomicBool,
+        interrupt: &AtomicBool,
+    ) {
+        let Ok(repo) = Repo::discover(workdir) else {
+            errln!("warning: cannot renew the lease: cannot open the repository");
+            return;
+        };
+        let every = (self.length / 3).max(Duration::from_millis(200));
+        let mut next_renewal = Instant::now() + every;
+        while !stop.load(Ordering::Acquire) {
+            std::thread::sleep(Duration::from_millis(50).min(every));
+            if Instant::now() < next_renewal {
+                continue;
+            }
+            next_renewal = Instant::now() + every;
+            if let Err(err) = self.renew(&repo, dir, store.now()) {
+                if self.lost.load(Ordering::Acquire) {
+                    errln!("error: {err}");
+                    interrupt.store(true, Ordering::Release);
+                    return;
+                }
+                errln!("warning: could not renew the lease: {err}");
+            }
+        }
+    }
+
+    fn renew(&self, repo: &Repo, dir: &Path, now: Timestamp) -> Result<(), RunError> {
+        let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        let next = transition::apply(
+            &last,
+            Event::LeaseRenewed {
+                holder: self.holder.clone(),
+                until: until(now, self.length),
+            },
+            now,
+        )?;
+        match remote::publish(
+            repo,
+            &self.remote,
+            &[Publication { dir, state: &next }],
+            now,
+        ) {
+            Ok(()) => {
+                *last = next;
+                Ok(())
+            }
+            Err(err) => {
+                if matches!(err, RunError::LostRace { .. }) {
+                    self.lost.store(true, Ordering::Release);
+                }
+                Err(err)
+            }
+        }
+    }
+
+    /// Gives the lease up and publishes that, unless it was lost; a failure is a warning, since
+    /// the lease expires by itself.
+    pub fn release(&self, repo: &Repo, dir: &Path, state: &mut RunState, at: Timestamp) {
+        if self.lost.load(Ordering::Acquire) {
+            return;
+        }
+        let released = transition::apply(
+            state,
+            Event::LeaseReleased {
+                holder: self.holder.clone(),
+            },
+            at,
+        );
+        let Ok(released) = released else { return };
+        match remote::publish(
+            repo,
+            &self.remote,
+            &[Publication {
+                dir,
+                state: &released,
+            }],
+            at,
+        ) {
+            Ok(()) => *state = released,
+            Err(err) => errln!(
+                "warning: could not release the lease on run {}: {err}; it expires by itself",
+                state.run_id
+            ),
+        }
+    }
+}
+
+/// A short name for this clone, the same for every process working in it: the id git would
+/// give its common directory's path as a blob.
+fn clone_id(repo: &Repo) -> String {
+    let path = repo
+        .common_dir()
+        .canonicalize()
+        .unwrap_or_else(|_| repo.common_dir().to_path_buf());
+    crate::git::blob_id(path.to_string_lossy().as_bytes())
+        .map(|id| crate::git::short_hex(&id).to_owned())
+        .unwrap_or_default()
+}
+
+fn until(now: Timestamp, length: Duration) -> Timestamp {
+    jiff::SignedDuration::try_from(length)
+        .ok()
+        .and_then(|d| now.checked_add(d).ok())
+        .unwrap_or(Timestamp::MAX)
+}

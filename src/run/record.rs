@@ -1,0 +1,242 @@
+//! The run's record in git: every save of the RunState is also a commit under
+//! `refs/baton/runs/<id>/record` whose tree holds the run directory's record files, so that the
+//! refs alone rebuild the run on any machine (with the attempt snapshots beside it, and the
+//! branch).
+//!
+//! `state.json` on disk stays what the local commands read and lock; the record follows it at
+//! every save, in the same lock. The record can only lag (a kill between the two writes), never
+//! lead, and a lag shows: the record's `state.json` is not the file's ([`Recorded::Behind`]),
+//! which `doctor` reports and the next save, or `push`, mends. A run taken from a remote is the
+//! one exception by design: its record stays the remote's commit, while its `state.json` names
+//! this clone's worktree and remote, until its next save — so that a clone that only looked
+//! (refused by a lease, say) never makes a record of its own that the remote lacks.
+
+use std::path::Path;
+
+use jiff::Timestamp;
+
+use crate::git::{CommitId, RecordFile, Repo};
+use crate::state::RunState;
+use crate::state::store;
+
+use super::RunError;
+
+/// Files of the run directory that belong to the record; everything else there (locks, pids,
+/// tokens, requests, temporary files) is about this machine only.
+const RUN_FILES: [&str; 4] = ["state.json", "plan.md", "result.json", "result.md"];
+/// Files of an attempt's directory that belong to the record.
+const ATTEMPT_FILES: [&str; 5] = [
+    "prompt.md",
+    "evidence.json",
+    "stdout.log",
+    "stderr.log",
+    "stop-hook.json",
+];
+/// The most of one file a record keeps: logs are already capped by `log_limit`, but a record
+/// travels to every clone, so it keeps the head and the tail of anything longer.
+pub const FILE_LIMIT: usize = 1 << 20;
+
+/// The ref of run `id`'s record.
+pub fn record_ref(id: &str) -> String {
+    format!("refs/baton/runs/{id}/record")
+}
+
+/// The prefix of every ref of run `id` but its branch.
+pub fn refs_prefix(id: &str) -> String {
+    format!("refs/baton/runs/{id}/")
+}
+
+/// Saves `state` into the run directory `dir`, then records it.
+pub fn save(repo: &Repo, dir: &Path, state: &RunState, at: Timestamp) -> Result<(), RunError> {
+    store::save_in(dir, state)?;
+    record(repo, dir, state, at).map(drop)
+}
+
+/// Commits the record files of `dir` on top of the run's record and moves its ref there, unless
+/// the record already holds exactly them. Returns the record commit.
+pub fn record(
+    repo: &Repo,
+    dir: &Path,
+    state: &RunState,
+    at: Timestamp,
+) -> Result<CommitId, RunError> {
+    let refname = record_ref(&state.run_id);
+    let parent = repo.ref_target(&refname)?;
+    let files = record_files(dir)?;
+    let message = format!("baton: run {} is {}", state.run_id, state.status());
+    let (commit, new) = repo.write_record(&files, parent, &message, at.as_second())?;
+    if new {
+        repo.swap_ref(&refname, commit, parent)?;
+    }
+    Ok(commit)
+}
+
+/// How the record of a run stands against its `state.json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// The record holds the state on disk.
+    Current(CommitId),
+    /// The record lags the state on disk (a kill between the two writes).
+    Behind(Option<CommitId>),
+}
+
+/// Whether run `id`'s record holds the `state.json` in `dir`.
+pub fn recorded(repo: &Repo, dir: &Path, id: &str) -> Result<Recorded, RunError> {
+    let Some(commit) = repo.ref_target(&record_ref(id))? else {
+        return Ok(Recorded::Behind(None));
+    };
+    let on_disk = read(&dir.join("state.json"))?;
+    let in_record = repo.read_file_at(commit, "state.json")?;
+    let current = match in_record {
+        Some(bytes) if bytes == on_disk => true,
+        // A run taken from a remote keeps the remote's record until its next save, with this
+        // clone's worktree and remote name in its state.json.
+        Some(bytes) => match (store::parse(&bytes), store::parse(&on_disk)) {
+            (Ok(recorded), Ok(here)) => recorded.same_but_local(&here),
+            _ => false,
+        },
+        None => false,
+    };
+    Ok(match current {
+        true => Recorded::Current(commit),
+        false => Recorded::Behind(Some(commit)),
+    })
+}
+
+/// The record files of the run directory `dir`, paths relative to it, sorted.
+pub fn record_files(dir: &Path) -> Result<Vec<RecordFile>, RunError> {
+    let mut files = Vec::new();
+    for name in RUN_FILES {
+        if let Some(bytes) = read_if_present(&dir.join(name))? {
+            files.push((name.to_owned(), cap(bytes)));
+        }
+    }
+    let attempts = dir.join("attempts");
+    if attempts.is_dir() {
+        let entries = std::fs::read_dir(&attempts).map_err(|source| RunError::Io {
+            action: "list",
+            path: attempts.clone(),
+            source,
+        })?;
+        for entry in entries {
+            let entry = entry.map_err(|source| RunError::Io {
+                action: "list",
+                path: attempts.clone(),
+                source,
+            })?;
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                continue;
+            };
+            if !entry.path().is_dir() || name.starts_with('.') {
+                continue;
+            }
+            for file in ATTEMPT_FILES {
+                if let Some(bytes) = read_if_present(&entry.path().join(file))? {
+                    files.push((format!("attempts/{name}/{file}"), cap(bytes)));
+                }
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Writes the record files `files` into the directory `dir` (which exists), each atomically.
+pub fn write_files(dir: &Path, files: &[RecordFile]) -> Result<(), RunError> {
+    for (path, bytes) in files {
+        if !is_record_path(path) {
+            return Err(RunError::BadRecord { path: path.clone() });
+        }
+        let target = dir.join(path);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| RunError::CreateDir {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        store::write_atomic(&target, bytes)?;
+    }
+    Ok(())
+}
+
+/// Whether `path` names a file a record may hold: what [`record_files`] collects, and nothing
+/// that could land outside the run directory.
+fn is_record_path(path: &str) -> bool {
+    if RUN_FILES.contains(&path) {
+        return true;
+    }
+    let mut parts = path.split('/');
+    matches!(
+        (parts.next(), parts.next(), parts.next(), parts.next()),
+        (Some("attempts"), Some(dir), Some(file), None)
+            if !dir.is_empty() && !dir.starts_with('.') && ATTEMPT_FILES.contains(&file)
+    )
+}
+
+fn cap(bytes: Vec<u8>) -> Vec<u8> {
+    if bytes.len() <= FILE_LIMIT {
+        return bytes;
+    }
+    let half = FILE_LIMIT / 2;
+    let cut = bytes.len() - 2 * half;
+    let mut out = bytes[..half].to_vec();
+    out.extend_from_slice(format!("\n[git-baton: {cut} bytes cut from the record]\n").as_bytes());
+    out.extend_from_slice(&bytes[bytes.len() - half..]);
+    out
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, RunError> {
+    std::fs::read(path).map_err(|source| RunError::Io {
+        action: "read",
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn read_if_present(path: &Path) -> Result<Option<Vec<u8>>, RunError> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(RunError::Io {
+            action: "read",
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_files_of_a_record_may_come_from_one() {
+        for good in ["state.json", "plan.md", "attempts/executor-1/stdout.log"] {
+            assert!(is_record_path(good), "{good}");
+        }
+        for bad in [
+            "lock",
+            "../state.json",
+            "attempts/../../config",
+            "attempts/executor-1/actor.pid",
+            "attempts/.x/prompt.md",
+            "attempts/executor-1/sub/prompt.md",
+            "attempts//prompt.md",
+        ] {
+            assert!(!is_record_path(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_long_file_keeps_its_head_and_tail() {
+        let mut bytes = vec![b'h'; FILE_LIMIT];
+        bytes.extend(vec![b't'; FILE_LIMIT]);
+        let capped = cap(bytes);
+        assert!(capped.len() < FILE_LIMIT + 100);
+        assert!(capped.starts_with(b"hhh") && capped.ends_with(b"ttt"));
+        let text = String::from_utf8_lossy(&capped);
+        assert!(text.contains(&format!(
+            "[git-baton: {FILE_LIMIT} bytes cut from the record]"
+        )));
+    }
+}

@@ -1,0 +1,618 @@
+//! Runs that travel through a git remote: publishing a run's refs with a compare-and-swap,
+//! fetching them, telling which side is ahead, and rebuilding a run another machine drove.
+//!
+//! A run's refs are its branch `refs/heads/baton/<id>`, its record
+//! (`refs/baton/runs/<id>/record`, see [`super::record`]) and its attempt snapshots. `fetch`
+//! copies a remote's into `refs/baton/remotes/<remote>/runs/<id>/…` and
+//! `refs/remotes/<remote>/baton/<id>`: what this clone last saw there. A push sends every ref of
+//! a run in one atomic push that the remote accepts only if each ref still holds what this clone
+//! last saw; so of two machines that both saw the same record, exactly one can advance it.
+//!
+//! Publishing writes the new record commit first, pushes it, and only then moves anything local:
+//! a lost race leaves this clone exactly as it was.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use jiff::Timestamp;
+
+use crate::config::Config;
+use crate::git::{CommitId, Pushed, RefUpdate, Repo};
+use crate::state::store::{self, Store};
+use crate::state::{RunId, RunState};
+
+use super::RunError;
+use super::record::{self, record_ref, refs_prefix};
+
+/// This clone, as catching up with a remote needs it: the repository, its runs, its
+/// configuration (where worktrees go) and its main worktree.
+pub struct Here<'a> {
+    pub repo: &'a Repo,
+    pub store: &'a Store,
+    pub config: &'a Config,
+    pub main_worktree: &'a Path,
+}
+
+/// Where the record of run `id` on `remote` is tracked.
+pub fn tracking_record(remote: &str, id: &str) -> String {
+    format!("refs/baton/remotes/{remote}/runs/{id}/record")
+}
+
+/// The remote-tracking name of a local ref of a run.
+fn tracking_of(remote: &str, local: &str) -> String {
+    match local.strip_prefix("refs/heads/") {
+        Some(branch) => format!("refs/remotes/{remote}/{branch}"),
+        None => local.replacen("refs/baton/", &format!("refs/baton/remotes/{remote}/"), 1),
+    }
+}
+
+/// The refspecs that bring every run of `remote` into its tracking refs.
+fn refspecs(remote: &str) -> Vec<String> {
+    vec![
+        format!("+refs/baton/runs/*:refs/baton/remotes/{remote}/runs/*"),
+        format!("+refs/heads/baton/*:refs/remotes/{remote}/baton/*"),
+    ]
+}
+
+/// How a run's record here stands against the one a remote held when last seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Sync {
+    /// The remote has no record of it.
+    LocalOnly,
+    /// Only the remote has it: `resume` rebuilds it here.
+    RemoteOnly,
+    UpToDate,
+    /// This clone has saves the remote has not: `git baton push` publishes them.
+    Ahead,
+    /// The remote has saves this clone has not: `resume` and `finish` catch up first.
+    Behind,
+    /// Both advanced since they last agreed.
+    Diverged,
+}
+
+impl Sync {
+    pub fn name(self) -> &'static str {
+        match self {
+            Sync::LocalOnly => "local only",
+            Sync::RemoteOnly => "remote only",
+            Sync::UpToDate => "up to date",
+            Sync::Ahead => "ahead",
+            Sync::Behind => "behind",
+            Sync::Diverged => "diverged",
+        }
+    }
+}
+
+/// How run `id`'s record here stands against `remote`'s.
+pub fn sync_of(repo: &Repo, id: &str, remote: &str) -> Result<Sync, RunError> {
+    let local = repo.ref_target(&record_ref(id))?;
+    let theirs = repo.ref_target(&tracking_record(remote, id))?;
+    Ok(compare(repo, local, theirs))
+}
+
+fn compare(repo: &Repo, local: Option<CommitId>, theirs: Option<CommitId>) -> Sync {
+    match (local, theirs) {
+        (_, None) => Sync::LocalOnly,
+        (None, Some(_)) => Sync::RemoteOnly,
+        (Some(l), Some(t)) if l == t => Sync::UpToDate,
+        (Some(l), Some(t)) if repo.is_ancestor(t, l) => Sync::Ahead,
+        (Some(l), Some(t)) if repo.is_ancestor(l, t) => Sync::Behind,
+        _ => Sync::Diverged,
+    }
+}
+
+/// The runs each remote has a record of, as last fetched: `(remote, id)`.
+pub fn tracked_runs(repo: &Repo) -> Result<Vec<(String, RunId)>, RunError> {
+    let mut runs = Vec::new();
+    for (name, _) in repo.refs_under("refs/baton/remotes/")? {
+        let Some(rest) = name.strip_prefix("refs/baton/remotes/") else {
+            continue;
+        };
+        let parts: Vec<&str> = rest.split('/').collect();
+        if let [remote, "runs", id, "record"] = parts.as_slice()
+            && let Ok(id) = id.parse::<RunId>()
+        {
+            runs.push((remote.to_string(), id));
+        }
+    }
+    Ok(runs)
+}
+
+/// The RunState a remote's record of run `id` holds, as last fetched.
+pub fn tracked_state(repo: &Repo, remote: &str, id: &str) -> Result<Option<RunState>, RunError> {
+    let Some(commit) = repo.ref_target(&tracking_record(remote, id))? else {
+        return Ok(None);
+    };
+    let Some(bytes) = repo.read_file_at(commit, "state.json")? else {
+        return Ok(None);
+    };
+    store::parse(&bytes)
+        .map(Some)
+        .map_err(|message| RunError::BadRemoteRecord {
+            run: id.to_owned(),
+            remote: remote.to_owned(),
+            message,
+        })
+}
+
+/// The run `name` names (an id or a unique prefix): one of this clone, else one only a remote
+/// has, as last fetched — then with that remote's name.
+pub fn resolve(
+    store: &Store,
+    repo: &Repo,
+    name: &str,
+) -> Result<(RunId, Option<String>), RunError> {
+    match store.resolve(name) {
+        Ok(id) => Ok((id, None)),
+        Err(store::StoreError::Unknown(_)) => {
+            let mut found: Vec<(String, RunId)> = tracked_runs(repo)?
+                .into_iter()
+                .filter(|(_, id)| id.as_str() == name || id.starts_with(name))
+                .collect();
+            found.dedup_by(|a, b| a.1 == b.1);
+            match found.len() {
+                1 => {
+                    let (remote, id) = found.remove(0);
+                    Ok((id, Some(remote)))
+                }
+                0 => Err(store::StoreError::Unknown(name.into()).into()),
+                _ => Err(store::StoreError::Ambiguous {
+                    prefix: name.into(),
+                    candidates: found.iter().map(|(_, id)| id.to_string()).collect(),
+                }
+                .into()),
+            }
+        }
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// Before a command changes a published run (or one only a remote has): fetch the remote and
+/// bring the run here up to date with it. Returns the remote and what catching up did.
+pub fn refresh(
+    here: &Here,
+    id: &RunId,
+    tracked_on: Option<String>,
+) -> Result<Option<(String, CaughtUp)>, RunError> {
+    let remote = match tracked_on {
+        Some(remote) => remote,
+        None => match here.store.load(id)?.remote() {
+            Some(remote) => remote.to_owned(),
+            None => return Ok(None),
+        },
+    };
+    fetch(here.repo, &remote)?;
+    let caught = catch_up(here, id, &remote)?;
+    Ok(Some((remote, caught)))
+}
+
+/// What `fetch` changed, per run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fetched {
+    New,
+    Updated,
+    Gone,
+}
+
+/// Fetches every run of `remote`; returns what changed, by run id.
+pub fn fetch(repo: &Repo, remote: &str) -> Result<Vec<(String, Fetched)>, RunError> {
+    let records = |repo: &Repo| -> Result<BTreeMap<String, CommitId>, RunError> {
+        let prefix = format!("refs/baton/remotes/{remote}/runs/");
+        Ok(repo
+            .refs_under(&prefix)?
+            .into_iter()
+            .filter_map(|(name, id)| {
+                let run = name.strip_prefix(&prefix)?.strip_suffix("/record")?;
+                Some((run.to_owned(), id))
+            })
+            .collect())
+    };
+    let before = records(repo)?;
+    repo.fetch(remote, &refspecs(remote))?;
+    let after = records(repo)?;
+    let mut changes = Vec::new();
+    for (id, commit) in &after {
+        match before.get(id) {
+            None => changes.push((id.clone(), Fetched::New)),
+            Some(old) if old != commit => changes.push((id.clone(), Fetched::Updated)),
+            Some(_) => {}
+        }
+    }
+    for id in before.keys().filter(|id| !after.contains_key(*id)) {
+        changes.push((id.clone(), Fetched::Gone));
+    }
+    Ok(changes)
+}
+
+/// A run to publish: its directory, and the state to save there once the remote took it.
+pub struct Publication<'a> {
+    pub dir: &'a Path,
+    pub state: &'a RunState,
+}
+
+/// Publishes runs to `remote` in one atomic push: a new record commit per run (its files with
+/// the state given), the branch and every snapshot, each only if the remote still holds what
+/// this clone last saw. Then, and only then, each state is saved and recorded here and the
+/// tracking refs are moved. A lost race changes nothing here and names who advanced the run.
+pub fn publish(
+    repo: &Repo,
+    remote: &str,
+    runs: &[Publication],
+    at: Timestamp,
+) -> Result<(), RunError> {
+    let mut updates = Vec::new();
+    let mut records = Vec::new();
+    for run in runs {
+        let id = run.state.run_id.as_str();
+        let refname = record_ref(id);
+        let parent = repo.ref_target(&refname)?;
+        // The lease only says the remote has not moved since this clone last looked; a record
+        // this clone has fetched but not taken (another machine's takeover, say) must not be
+        // overwritten by a push that expects it.
+        let theirs = repo.ref_target(&tracking_record(remote, id))?;
+        let sync = compare(repo, parent, theirs);
+        if matches!(sync, Sync::Behind | Sync::Diverged | Sync::RemoteOnly) {
+            return Err(RunError::LostRace {
+                run: id.to_owned(),
+                remote: remote.to_owned(),
+                by: advanced_by(repo, remote, std::slice::from_ref(run)),
+            });
+        }
+        let mut files = record::record_files(run.dir)?;
+        files.retain(|(path, _)| path != "state.json");
+        files.push(("state.json".into(), store::to_json(run.state)));
+        files.sort();
+        let message = format!("baton: run {id} is {}", run.state.status());
+        let (commit, _) = repo.write_record(&files, parent, &message, at.as_second())?;
+        records.push((refname.clone(), commit, parent));
+
+        let mut local = vec![(refname, Some(commit))];
+        let branch = format!("refs/heads/{}", run.state.branch);
+        if let Some(tip) = repo.branch_tip(&run.state.branch)? {
+            local.push((branch, Some(tip)));
+        }
+        for (name, id) in repo.refs_under(&refs_prefix(id))? {
+            if !name.ends_with("/record") {
+                local.push((name, Some(id)));
+            }
+        }
+        for (name, new) in local {
+            let expected = repo.ref_target(&tracking_of(remote, &name))?;
+            if expected != new || name.ends_with("/record") {
+                updates.push(RefUpdate {
+                    name,
+                    new,
+                    expected,
+                });
+            }
+        }
+    }
+    match repo.push_atomic(remote, &updates)? {
+        Pushed::Done => {}
+        Pushed::Rejected { .. } => {
+            let run = runs
+                .first()
+                .map(|r| r.state.run_id.to_string())
+                .unwrap_or_default();
+            // What moved it: fetched now, for the message; this clone's runs stay as they were.
+            let by = repo
+                .fetch(remote, &refspecs(remote))
+                .ok()
+                .and_then(|()| advanced_by(repo, remote, runs));
+            return Err(RunError::LostRace {
+                run,
+                remote: remote.to_owned(),
+                by,
+            });
+        }
+    }
+    for (run, (refname, commit, parent)) in runs.iter().zip(&records) {
+        store::save_in(run.dir, run.state)?;
+        if Some(*commit) != *parent {
+            repo.swap_ref(refname, *commit, *parent)?;
+        }
+    }
+    let tracking: Vec<_> = updates
+        .iter()
+        .map(|u| (tracking_of(remote, &u.name), u.new))
+        .collect();
+    repo.set_refs(&tracking)?;
+    Ok(())
+}
+
+/// Who holds the record the remote now has of the first of `runs` that moved there.
+fn advanced_by(repo: &Repo, remote: &str, runs: &[Publication]) -> Option<String> {
+    runs.iter().find_map(|run| {
+        let theirs = tracked_state(repo, remote, &run.state.run_id).ok()??;
+        if theirs == *run.state {
+            return None;
+        }
+        Some(match theirs.lease() {
+            Some(lease) => format!(
+                "{} on {}, now {}",
+                lease.holder,
+                lease.host,
+                theirs.status()
+            ),
+            None => match theirs.latest_attempt() {
+                Some((stage, attempt)) => format!(
+                    "attempt {} of stage {} by actor {}, now {}",
+                    attempt.n,
+                    theirs.stages()[stage].name,
+                    attempt.actor,
+                    theirs.status()
+                ),
+                None => format!("another clone, now {}", theirs.status()),
+            },
+        })
+    })
+}
+
+/// Deletes run `id`'s record and snapshots on `remote` (never its branch: that holds the work),
+/// in one atomic push that requires them to hold what this clone last saw; refused while
+/// another driver's lease on it holds, unless `force`. Returns whether the remote had any.
+pub fn unpublish(
+    repo: &Repo,
+    id: &RunId,
+    remote: &str,
+    force: bool,
+    now: Timestamp,
+) -> Result<bool, RunError> {
+    fetch(repo, remote)?;
+    if !force
+        && let Some(theirs) = tracked_state(repo, remote, id)?
+        && let Some(lease) = theirs.lease()
+        && lease.until > now
+    {
+        return Err(crate::state::TransitionError::LeaseHeld {
+            run: id.clone(),
+            lease: Box::new(lease.clone()),
+        }
+        .into());
+    }
+    let prefix = format!("refs/baton/remotes/{remote}/runs/{id}/");
+    let tracked = repo.refs_under(&prefix)?;
+    if tracked.is_empty() {
+        return Ok(false);
+    }
+    let updates: Vec<RefUpdate> = tracked
+        .iter()
+        .map(|(name, target)| RefUpdate {
+            name: format!("{}{}", refs_prefix(id), &name[prefix.len()..]),
+            new: None,
+            expected: Some(*target),
+        })
+        .collect();
+    if let Pushed::Rejected { .. } = repo.push_atomic(remote, &updates)? {
+        return Err(RunError::LostRace {
+            run: id.to_string(),
+            remote: remote.to_owned(),
+            by: None,
+        });
+    }
+    let gone: Vec<_> = tracked.into_iter().map(|(name, _)| (name, None)).collect();
+    repo.set_refs(&gone)?;
+    Ok(true)
+}
+
+/// What bringing a run up to date with a remote did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaughtUp {
+    /// Nothing to do: the remote has no newer record.
+    Nothing,
+    /// The run existed here and took the remote's newer record and work.
+    Updated,
+    /// The run did not exist here and was rebuilt from the remote.
+    Adopted,
+}
+
+/// Brings run `id` up to date with `remote`'s record as last fetched: a run this clone does not
+/// have is rebuilt (run directory, branch, worktree with the latest snapshot's files), and a run
+/// whose record here is an ancestor of the remote's takes the newer one, its worktree replaced
+/// when it holds nothing the records do not. Diverged records are refused. The caller must not
+/// hold the run's lock; none may be held by anyone else either.
+pub fn catch_up(here: &Here, id: &RunId, remote: &str) -> Result<CaughtUp, RunError> {
+    let (repo, store) = (here.repo, here.store);
+    let Some(theirs) = repo.ref_target(&tracking_record(remote, id))? else {
+        return Ok(CaughtUp::Nothing);
+    };
+    let exists = store.run_dir(id).join("state.json").exists();
+    if !exists {
+        adopt(here, id, remote, theirs)?;
+        return Ok(CaughtUp::Adopted);
+    }
+    let local = repo.ref_target(&record_ref(id))?;
+    match compare(repo, local, Some(theirs)) {
+        Sync::UpToDate | Sync::Ahead | Sync::LocalOnly => Ok(CaughtUp::Nothing),
+        Sync::Diverged => Err(RunError::Diverged {
+            run: id.to_string(),
+            remote: remote.to_owned(),
+        }),
+        Sync::Behind | Sync::RemoteOnly => {
+            let lock = store.lock(id, "git baton (catching up with a remote)")?;
+            let ours = store.load(id)?;
+            let worktree = Path::new(&ours.worktree);
+            if worktree.exists() {
+                let kept = ours
+                    .attempts()
+                    .filter_map(|a| a.snapshot)
+                    .next_back()
+                    .or(repo.branch_tip(&ours.branch)?)
+                    .unwrap_or(ours.base);
+                // The worktree as a snapshot would record it now, against the last one taken:
+                // untracked files are part of both.
+                super::open_run_worktree(repo, &ours)?;
+                let message = format!("baton: run {id}, before catching up with {remote}");
+                let (now, changed) = repo.commit_worktree(
+                    worktree,
+                    kept,
+                    &message,
+                    crate::git::Identity::Baton,
+                    false,
+                )?;
+                let mut unrecorded = match changed {
+                    true => repo.tree_changes(kept, now, &crate::git::Scope::All)?,
+                    false => Vec::new(),
+                };
+                unrecorded.extend(repo.ignored_files(worktree)?);
+                if !unrecorded.is_empty() {
+                    return Err(RunError::UnrecordedWork {
+                        run: id.to_string(),
+                        worktree: ours.worktree.clone(),
+                        paths: unrecorded,
+                    });
+                }
+                repo.remove_worktree(worktree, true)?;
+            }
+            let state = take_record(repo, lock.dir(), id, remote, theirs, local, &ours.worktree)?;
+            super::lifecycle::recreate_worktree(repo, &state)?;
+            Ok(CaughtUp::Updated)
+        }
+    }
+}
+
+/// Rebuilds run `id`, which this clone does not have, from `remote`'s record `theirs`.
+fn adopt(here: &Here, id: &RunId, remote: &str, theirs: CommitId) -> Result<(), RunError> {
+    let (repo, store) = (here.repo, here.store);
+    let exclude = super::worktree_root::check(repo, here.main_worktree, here.config)?;
+    let _creating = store.creation_lock()?;
+    let worktree = super::create::worktree_path(here.main_worktree, &here.config.worktree_root, id);
+    if worktree.exists() {
+        return Err(RunError::WorktreeExists {
+            run: id.to_string(),
+            worktree: worktree.display().to_string(),
+        });
+    }
+    let staging = store.staging_dir(id);
+    let _ = std::fs::remove_dir_all(&staging);
+    std::fs::create_dir_all(&staging).map_err(|source| RunError::CreateDir {
+        path: staging.clone(),
+        source,
+    })?;
+    let local = repo.ref_target(&record_ref(id))?;
+    let state = take_record(
+        repo,
+        &staging,
+        id,
+        remote,
+        theirs,
+        local,
+        &worktree.display().to_string(),
+    )?;
+    if let Some(pattern) = &exclude {
+        super::worktree_root::exclude(repo, here.main_worktree, pattern)?;
+    }
+    let lock = store::RunLock::acquire_in(&staging, id, "git baton resume", store.clock())?;
+    let dir = store.run_dir(id);
+    std::fs::rename(&staging, &dir).map_err(|source| RunError::Io {
+        action: "publish",
+        path: dir.clone(),
+        source,
+    })?;
+    super::lifecycle::recreate_worktree(repo, &state)?;
+    drop(lock);
+    Ok(())
+}
+
+/// Writes `remote`'s record `theirs` of run `id` into `dir` with this machine's `worktree`,
+/// points the local record, snapshots and branch where the remote's are, and returns the state.
+/// The local record stays exactly the remote's: the two local facts (worktree, remote name)
+/// reach it with the next save, which only a driver holding the lease makes.
+fn take_record(
+    repo: &Repo,
+    dir: &Path,
+    id: &RunId,
+    remote: &str,
+    theirs: CommitId,
+    local: Option<CommitId>,
+    worktree: &str,
+) -> Result<RunState, RunError> {
+    let files = repo.read_record(theirs)?;
+    let state_bytes = files
+        .iter()
+        .find(|(path, _)| path == "state.json")
+        .map(|(_, bytes)| bytes.clone())
+        .ok_or_else(|| RunError::BadRemoteRecord {
+            run: id.to_string(),
+            remote: remote.to_owned(),
+            message: "it has no state.json".into(),
+        })?;
+    let mut state = store::parse(&state_bytes).map_err(|message| RunError::BadRemoteRecord {
+        run: id.to_string(),
+        remote: remote.to_owned(),
+        message,
+    })?;
+    if state.run_id != *id {
+        return Err(RunError::BadRemoteRecord {
+            run: id.to_string(),
+            remote: remote.to_owned(),
+            message: format!("it is the record of run {}", state.run_id),
+        });
+    }
+    state.worktree = worktree.to_owned();
+    // Remote names are a clone's own: from now on this clone reaches the run through `remote`.
+    if state.remote() != Some(remote) {
+        state = crate::state::transition::apply(
+            &state,
+            crate::state::Event::Published {
+                remote: remote.to_owned(),
+            },
+            state.updated_at(),
+        )?;
+    }
+
+    // The branch: this clone's may only be behind the remote's.
+    let theirs_branch = repo.ref_target(&format!("refs/remotes/{remote}/{}", state.branch))?;
+    let ours_branch = repo.branch_tip(&state.branch)?;
+    let mut refs = Vec::new();
+    match (ours_branch, theirs_branch) {
+        (Some(ours), Some(tip)) if ours != tip && !repo.is_ancestor(ours, tip) => {
+            return Err(RunError::BranchConflict {
+                run: id.to_string(),
+                branch: state.branch.clone(),
+                remote: remote.to_owned(),
+            });
+        }
+        (_, Some(tip)) => refs.push((format!("refs/heads/{}", state.branch), Some(tip))),
+        (None, None) => {
+            return Err(RunError::BranchGone {
+                run: id.to_string(),
+                branch: state.branch.clone(),
+            });
+        }
+        (Some(_), None) => {}
+    }
+    let tracking_prefix = format!("refs/baton/remotes/{remote}/runs/{id}/");
+    for (name, target) in repo.refs_under(&tracking_prefix)? {
+        if let Some(rest) = name.strip_prefix(&tracking_prefix)
+            && rest != "record"
+        {
+            refs.push((format!("{}{rest}", refs_prefix(id)), Some(target)));
+        }
+    }
+    record::write_files(dir, &files)?;
+    store::save_in(dir, &state)?;
+    repo.set_refs(&refs)?;
+    let refname = record_ref(id);
+    repo.swap_ref(&refname, theirs, local)?;
+    Ok(state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tracking_of;
+
+    #[test]
+    fn every_ref_of_a_run_has_its_tracking_place() {
+        assert_eq!(
+            tracking_of("origin", "refs/heads/baton/abc"),
+            "refs/remotes/origin/baton/abc"
+        );
+        assert_eq!(
+            tracking_of("up", "refs/baton/runs/abc/attempts/executor-1"),
+            "refs/baton/remotes/up/runs/abc/attempts/executor-1"
+        );
+    }
+}

@@ -1,0 +1,69 @@
+//! What an attempt leaves running is ended before the attempt is recorded, whatever it did to
+//! hide: here an orphan that scrubbed its environment, left the actor's session and put its
+//! output on `/dev/null`, which only git-baton's adopting it as a child subreaper finds.
+
+use super::*;
+
+/// The reviewer's reproduction: the actor starts, through `setsid env -i`, a shell whose
+/// background subshell waits a second and then appends to `docs/a.md` for ever; the shell exits
+/// at once, so the subshell re-parents to git-baton with no token, no pipe and no group of the
+/// attempt. Once `run` has recorded the run, it is gone and the file stops changing.
+#[test]
+fn an_orphan_in_a_session_of_its_own_is_ended_before_the_run_is_recorded() {
+    if !cfg!(target_os = "linux") {
+        println!(
+            "skipped: an_orphan_in_a_session_of_its_own_is_ended_before_the_run_is_recorded: \
+             no child subreaper on this platform"
+        );
+        return;
+    }
+    let out = scratch();
+    let pid_file = outside(&out, "orphan.pid");
+    // The subshell writes its own pid (a child's parent) so that the test can check it is gone;
+    // bounded (30 s) so that a regression leaves no writer for ever.
+    let orphan = outside(&out, "orphan.sh");
+    std::fs::write(
+        &orphan,
+        "(sh -c 'echo $PPID' >\"$P\"; sleep 1; n=0; \
+         while [ \"$n\" -lt 300 ]; do echo z >>\"$W/docs/a.md\"; sleep 0.1; n=$((n + 1)); done) \
+         </dev/null >/dev/null 2>&1 &\n",
+    )
+    .unwrap();
+    let actor = Actor::shell(
+        "worker",
+        &format!(
+            "for f in a b c; do echo new >>docs/$f.md; done; \
+             setsid env -i PATH=\"$PATH\" W=\"$PWD\" P='{}' sh '{}'",
+            pid_file.display(),
+            orphan.display()
+        ),
+    );
+    let repo = repo_running(&[actor], "");
+    let run = repo.baton(["run", "plans/fix.md"]);
+    assert_eq!(run.code, 0, "{run}");
+    let id = run.run_id();
+    assert_eq!(status(&repo, &id)["status"], "review");
+
+    let doc = repo.path(&format!(".baton/worktrees/{id}/docs/a.md"));
+    let recorded = text(&doc);
+    // Past the second the subshell waits before it writes, with room to spare.
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = std::fs::read_to_string(&pid_file).ok();
+    // A zombie is gone: it only waits to be reaped.
+    let alive = pid.as_deref().map(str::trim).is_some_and(|pid| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next())
+                .is_some_and(|state| state != "Z" && state != "X")
+        })
+    });
+    if alive {
+        kill("KILL", pid.as_deref().unwrap().trim());
+    }
+    assert!(!alive, "the orphan outlived the attempt");
+    assert_eq!(
+        text(&doc),
+        recorded,
+        "docs/a.md changed after the run was recorded"
+    );
+}
