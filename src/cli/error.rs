@@ -183,6 +183,8 @@ impl From<RunError> for CliError {
             RunError::Store(store) => return store.into(),
             RunError::LostRace { .. }
             | RunError::Diverged { .. }
+            | RunError::LeaseExpired { .. }
+            | RunError::BranchConflict { .. }
             | RunError::Transition(
                 TransitionError::LeaseHeld { .. } | TransitionError::LeaseLost { .. },
             ) => ErrorKind::Busy,

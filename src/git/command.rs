@@ -20,6 +20,7 @@
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 
 use super::{CommandFailed, GitError, Result};
 
@@ -45,9 +46,37 @@ pub const LOCAL_ENV_VARS: [&str; 15] = [
 ];
 
 /// The variables a process started on behalf of a repository must not inherit, for callers that
-/// start other programs in a worktree (an actor's environment, for instance).
+/// start other programs in a worktree (an actor's environment, for instance): [`LOCAL_ENV_VARS`],
+/// and whatever else the installed git lists, asked once per process — a git newer than this
+/// list may redirect more.
 pub fn local_env_vars() -> &'static [&'static str] {
-    &LOCAL_ENV_VARS
+    static ALL: OnceLock<Vec<&'static str>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all = LOCAL_ENV_VARS.to_vec();
+        let mut cmd = Command::new("git");
+        for var in LOCAL_ENV_VARS {
+            cmd.env_remove(var);
+        }
+        let listed = cmd
+            .args(["rev-parse", "--local-env-vars"])
+            .current_dir(std::env::temp_dir())
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output();
+        if let Ok(out) = listed
+            && out.status.success()
+        {
+            for name in String::from_utf8_lossy(&out.stdout).lines().map(str::trim) {
+                let plausible = name.starts_with("GIT_")
+                    && name.bytes().all(|b| b.is_ascii_uppercase() || b == b'_');
+                if plausible && !all.contains(&name) {
+                    // Once per process, a handful of bytes: kept for its life.
+                    all.push(Box::leak(name.to_owned().into_boxed_str()));
+                }
+            }
+        }
+        all
+    })
 }
 
 /// The hooks directory of every git child: a path under which no file can exist, so that git
@@ -193,7 +222,7 @@ impl Git {
 
 fn base_command(dir: &Path) -> Command {
     let mut cmd = Command::new("git");
-    for var in LOCAL_ENV_VARS {
+    for var in local_env_vars() {
         cmd.env_remove(var);
     }
     cmd.arg("-c").arg(NO_HOOKS).current_dir(dir);
@@ -243,6 +272,10 @@ mod tests {
         theirs.sort();
         ours.sort();
         assert_eq!(ours, theirs, "update LOCAL_ENV_VARS to this git's list");
+        // And at run time the installed git's list is cleared whatever the constant says.
+        for name in &theirs {
+            assert!(super::local_env_vars().contains(&name.as_str()), "{name}");
+        }
     }
 
     #[test]

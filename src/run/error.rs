@@ -70,6 +70,11 @@ pub enum RunError {
         by: Option<String>,
     },
     #[error(
+        "run {run}: its lease could not be renewed in time; the driver stopped so that another \
+         machine may take the run over"
+    )]
+    LeaseExpired { run: String },
+    #[error(
         "run {run}: its records here and on {remote} have diverged: both advanced since they last agreed"
     )]
     Diverged { run: String, remote: String },
@@ -81,7 +86,7 @@ pub enum RunError {
         worktree: String,
         paths: Vec<String>,
     },
-    #[error("run {run}: branch {branch} exists here and is not the run's branch on {remote}")]
+    #[error("run {run}: branch {branch} here and on {remote} have gone different ways")]
     BranchConflict {
         run: String,
         branch: String,
@@ -358,6 +363,10 @@ impl RunError {
                 "`git baton fetch --remote {remote}` brings the newer record; `git baton status \
                  {run}` then says who drives the run"
             )),
+            RunError::LeaseExpired { run } => Some(format!(
+                "once the remote is in reach, `git baton fetch` and `git baton status {run}` say \
+                 who drives it; `git baton resume {run}` continues it if nobody does"
+            )),
             RunError::Diverged { run, .. } => Some(format!(
                 "two machines drove the run at once; `git baton status {run}` shows this clone's \
                  record, `git baton fetch` the remote's"
@@ -369,9 +378,10 @@ impl RunError {
                 "commit or move the work out of {worktree}, or remove the run here with \
                  `git baton clean --force {run}` and resume it again"
             )),
-            RunError::BranchConflict { branch, .. } => {
-                Some(format!("rename or delete the local branch {branch} first"))
-            }
+            RunError::BranchConflict { branch, remote, .. } => Some(format!(
+                "merge {remote}/{branch} into {branch} (or the other way round) first; git-baton \
+                 never moves a branch backwards"
+            )),
             RunError::Store(_)
             | RunError::Io { .. }
             | RunError::ReadPlan { .. }

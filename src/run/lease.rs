@@ -113,10 +113,8 @@ impl Publisher {
         // there; what this driver's attempt did stays in the worktree, and catching up with
         // the remote later refuses to replace it.
         if self.lost.load(Ordering::Acquire) {
-            return Err(RunError::LostRace {
+            return Err(RunError::LeaseExpired {
                 run: state.run_id.to_string(),
-                remote: self.remote.clone(),
-                by: None,
             });
         }
         if let (Some(renewed), Some(ours)) = (last.lease(), state.lease())
@@ -183,9 +181,24 @@ impl Publisher {
             return;
         };
         let every = (self.length / 3).max(Duration::from_millis(200));
+        // A driver cut off from the remote stops while its lease still holds, so that the
+        // machine that takes the run over once it expired never drives beside it.
+        let margin = jiff::SignedDuration::try_from(self.length / 4).unwrap_or_default();
         let mut next_renewal = Instant::now() + every;
         while !stop.load(Ordering::Acquire) {
             std::thread::sleep(Duration::from_millis(50).min(every));
+            let published_until = self.published_until();
+            if published_until.is_some_and(|until| store.now() >= until - margin) {
+                self.lost.store(true, Ordering::Release);
+                errln!(
+                    "error: run {}: the lease could not be renewed on {} and is about to expire; \
+                     stopping so that another machine can take the run over",
+                    self.run_id(),
+                    self.remote
+                );
+                interrupt.store(true, Ordering::Release);
+                return;
+            }
             if Instant::now() < next_renewal {
                 continue;
             }
@@ -199,6 +212,22 @@ impl Publisher {
                 errln!("warning: could not renew the lease: {err}");
             }
         }
+    }
+
+    /// The end of the lease as last published: renewals move it only when the remote took them.
+    fn published_until(&self) -> Option<Timestamp> {
+        let last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        last.lease().map(|lease| lease.until)
+    }
+
+    fn run_id(&self) -> String {
+        let last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        last.run_id.to_string()
+    }
+
+    /// Whether the lease was lost: to another machine, or by failing to renew it in time.
+    pub fn lost(&self) -> bool {
+        self.lost.load(Ordering::Acquire)
     }
 
     fn renew(&self, repo: &Repo, dir: &Path, now: Timestamp) -> Result<(), RunError> {
@@ -230,11 +259,18 @@ impl Publisher {
         }
     }
 
-    /// Gives the lease up and publishes that, unless it was lost; a failure is a warning, since
-    /// the lease expires by itself.
-    pub fn release(&self, repo: &Repo, dir: &Path, state: &mut RunState, at: Timestamp) {
+    /// Gives the lease up and publishes that, unless it was lost. A remote out of reach is a
+    /// warning, since the lease expires by itself; a remote that another machine advanced
+    /// meanwhile is the lost race it is.
+    pub fn release(
+        &self,
+        repo: &Repo,
+        dir: &Path,
+        state: &mut RunState,
+        at: Timestamp,
+    ) -> Result<(), RunError> {
         if self.lost.load(Ordering::Acquire) {
-            return;
+            return Ok(());
         }
         let released = transition::apply(
             state,
@@ -243,7 +279,9 @@ impl Publisher {
             },
             at,
         );
-        let Ok(released) = released else { return };
+        let Ok(released) = released else {
+            return Ok(());
+        };
         match remote::publish(
             repo,
             &self.remote,
@@ -253,25 +291,61 @@ impl Publisher {
             }],
             at,
         ) {
-            Ok(()) => *state = released,
-            Err(err) => errln!(
-                "warning: could not release the lease on run {}: {err}; it expires by itself",
-                state.run_id
-            ),
+            Ok(()) => {
+                *state = released;
+                Ok(())
+            }
+            Err(err @ RunError::LostRace { .. }) => Err(err),
+            Err(err) => {
+                errln!(
+                    "warning: could not release the lease on run {}: {err}; it expires by itself",
+                    state.run_id
+                );
+                Ok(())
+            }
         }
     }
 }
 
-/// A short name for this clone, the same for every process working in it: the id git would
-/// give its common directory's path as a blob.
+/// This clone's own name, the same for every process working in it and for no other clone,
+/// even one at the same path on a machine of the same name (CI runners, containers): drawn at
+/// random once and kept in `<git-common-dir>/baton/clone-id`.
 fn clone_id(repo: &Repo) -> String {
-    let path = repo
-        .common_dir()
-        .canonicalize()
-        .unwrap_or_else(|_| repo.common_dir().to_path_buf());
-    crate::git::blob_id(path.to_string_lossy().as_bytes())
-        .map(|id| crate::git::short_hex(&id).to_owned())
-        .unwrap_or_default()
+    let path = repo.common_dir().join("baton").join("clone-id");
+    let valid = |id: &str| id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit());
+    if let Ok(id) = std::fs::read_to_string(&path)
+        && valid(id.trim())
+    {
+        return id.trim().to_owned();
+    }
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.write_u32(std::process::id());
+    let fresh = format!("{:016x}", hasher.finish());
+    // The first writer wins; a second process of this clone reads the same id back.
+    let created = std::fs::create_dir_all(path.parent().unwrap_or(&path)).and_then(|()| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
+        std::io::Write::write_all(&mut file, fresh.as_bytes())
+    });
+    match created {
+        Ok(()) => fresh,
+        Err(_) => match std::fs::read_to_string(&path) {
+            Ok(id) if valid(id.trim()) => id.trim().to_owned(),
+            // A file a killed writer left empty: replaced whole.
+            _ => {
+                let _ = crate::files::write_atomic(&path, fresh.as_bytes());
+                fresh
+            }
+        },
+    }
 }
 
 fn until(now: Timestamp, length: Duration) -> Timestamp {

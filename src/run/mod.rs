@@ -154,8 +154,16 @@ impl Driver<'_> {
             stop.store(true, std::sync::atomic::Ordering::Release);
             result
         });
-        publisher.release(self.repo, dir, state, self.store.now());
-        result
+        let released = publisher.release(self.repo, dir, state, self.store.now());
+        let driven = result?;
+        if publisher.lost() {
+            // The attempt was stopped because the lease could not be kept: another machine may
+            // drive the run now.
+            return Err(RunError::LeaseExpired {
+                run: state.run_id.to_string(),
+            });
+        }
+        released.map(|()| driven)
     }
 
     /// Drives the run from its first unfinished stage until it reaches review, stops at a

@@ -149,7 +149,7 @@ pub fn resolve(
         Err(store::StoreError::Unknown(_)) => {
             let mut found: Vec<(String, RunId)> = tracked_runs(repo)?
                 .into_iter()
-                .filter(|(_, id)| id.as_str() == name || id.starts_with(name))
+                .filter(|(_, id)| !name.is_empty() && id.starts_with(name))
                 .collect();
             found.dedup_by(|a, b| a.1 == b.1);
             match found.len() {
@@ -280,6 +280,22 @@ pub fn publish(
         }
         for (name, new) in local {
             let expected = repo.ref_target(&tracking_of(remote, &name))?;
+            if name.starts_with("refs/heads/")
+                && let (Some(theirs), Some(ours)) = (expected, new)
+                && theirs != ours
+                && !repo.is_ancestor(theirs, ours)
+            {
+                // The branch holds people's commits: it only ever moves forward. One the remote
+                // has ahead of this clone stays as it is; one that went elsewhere is a conflict.
+                if repo.is_ancestor(ours, theirs) {
+                    continue;
+                }
+                return Err(RunError::BranchConflict {
+                    run: id.to_owned(),
+                    branch: run.state.branch.clone(),
+                    remote: remote.to_owned(),
+                });
+            }
             if expected != new || name.ends_with("/record") {
                 updates.push(RefUpdate {
                     name,

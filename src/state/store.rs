@@ -253,6 +253,10 @@ impl Store {
 
     /// The run named by its full id or any unique prefix.
     pub fn resolve(&self, name: &str) -> Result<RunId> {
+        // Every id starts with the empty string; naming no run is not naming all of them.
+        if name.is_empty() {
+            return Err(StoreError::Unknown(name.into()));
+        }
         let ids = self.list()?;
         if let Some(id) = ids.iter().find(|id| *id == name) {
             return Ok(id.clone());
