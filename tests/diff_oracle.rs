@@ -538,6 +538,73 @@ fn check_tree_vs_tree(repo: &TestRepo, ops: &[Op]) {
     }
 }
 
+/// After `git gc`, one version of a large tree is stored whole and the others as deltas against
+/// it; the tree diff applies such a delta to the whole tree it has just read instead of letting gix
+/// inflate that tree again. Every pair of versions, both ways round, must still be git's diff.
+#[test]
+fn packed_trees_with_deltas_diff_like_git() {
+    let repo = TestRepo::new();
+    for i in 0..300 {
+        repo.write(&format!("big/file{i:03}.txt"), &format!("{i}\n"));
+    }
+    repo.write("big/sub/inner.txt", "inner\n");
+    repo.write("top.txt", "top\n");
+    repo.commit_all("base");
+    repo.write("big/file007.txt", "changed\n");
+    repo.commit_all("one");
+    std::fs::remove_file(repo.path("big/file100.txt")).unwrap();
+    repo.write("big/file150.txt", "changed too\n");
+    repo.write("big/new.txt", "new\n");
+    repo.write("big/sub/inner.txt", "changed inner\n");
+    repo.commit_all("two");
+    repo.write("big/file299.txt", "last\n");
+    repo.write("top.txt", "changed top\n");
+    repo.commit_all("three");
+    repo.git(["gc", "-q"]);
+    // What this test is about: trees stored as deltas.
+    let idx = std::fs::read_dir(repo.path(".git/objects/pack"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "idx"))
+        .expect("git gc writes a pack");
+    let listing = repo.git(["verify-pack", "-v", idx.to_str().unwrap()]);
+    let tree_deltas = listing
+        .lines()
+        .filter(|l| l.split_whitespace().nth(1) == Some("tree"))
+        .filter(|l| l.split_whitespace().count() >= 7)
+        .count();
+    assert!(tree_deltas > 0, "no tree stored as a delta:\n{listing}");
+
+    let ours = Repo::discover(&repo.root).unwrap();
+    let revs = ["HEAD~3", "HEAD~2", "HEAD~1", "HEAD"];
+    for a in revs {
+        for b in revs {
+            let out = repo.git(["diff", "--no-renames", "--name-only", "-z", a, b]);
+            let expected: Vec<String> = out
+                .split('\0')
+                .filter(|p| !p.is_empty())
+                .map(String::from)
+                .collect();
+            let (x, y) = (
+                ours.resolve_commit(a).unwrap(),
+                ours.resolve_commit(b).unwrap(),
+            );
+            for scope in [Scope::All, Scope::prefixes(["big"])] {
+                let want: Vec<String> = expected
+                    .iter()
+                    .filter(|p| scope.contains(p))
+                    .cloned()
+                    .collect();
+                assert_eq!(
+                    ours.tree_changes(x, y, &scope).unwrap(),
+                    want,
+                    "{a}..{b}, {scope:?}"
+                );
+            }
+        }
+    }
+}
+
 /// Holds every engine to git's answer in the worktree `dir` of `repo`, for the whole repository
 /// and scoped to each of `prefixes`, and returns git's answer for the test to pin.
 fn matches_git(repo: &TestRepo, dir: &Path, prefixes: &[&str]) -> Vec<String> {

@@ -19,6 +19,8 @@ use gix::prelude::FindExt;
 
 use super::{GitError, Result};
 
+mod packs;
+
 /// A leaf of a tree: kind and object id.
 pub(super) type Leaf = (EntryKind, ObjectId);
 
@@ -26,6 +28,8 @@ pub(super) type Leaf = (EntryKind, ObjectId);
 pub(super) struct Trees {
     pub(super) objects: gix::OdbHandle,
     bufs: Vec<Vec<u8>>,
+    /// The packs, opened on the first diff of two trees.
+    packs: Option<packs::Packs>,
 }
 
 /// A pair of differing trees at `path`, for the threads of a large diff to share.
@@ -39,6 +43,7 @@ impl Trees {
         Trees {
             objects: repo.objects.clone(),
             bufs: Vec::new(),
+            packs: None,
         }
     }
 
@@ -220,6 +225,7 @@ impl Trees {
             .map(|_| Trees {
                 objects: self.objects.clone(),
                 bufs: Vec::new(),
+                packs: None,
             })
             .collect();
         let results = std::thread::scope(|s| {
@@ -261,8 +267,10 @@ impl Trees {
         let mut buf_a = self.take(slot);
         let mut buf_b = self.take(slot + 1);
         let result = (|| {
-            let left = read_raw(&self.objects, a, &mut buf_a)?;
-            let right = read_raw(&self.objects, b, &mut buf_b)?;
+            // The newer side first: packs usually keep it whole and the older one as a delta
+            // against it, which can then be applied to it.
+            let right = self.read_tree(b, &mut buf_b)?;
+            let left = self.read_tree(a, &mut buf_a)?;
             let left = Entries::new(left, a);
             let right = Entries::new(right, b);
             let start = left.same_start(&right);
@@ -327,6 +335,23 @@ impl Trees {
         self.give(slot, buf_a);
         self.give(slot + 1, buf_b);
         result
+    }
+}
+
+impl Trees {
+    /// The encoded entries of tree `id`, read into `buf`: from the packs where they can do it
+    /// without inflating a delta's base again, otherwise through gix.
+    fn read_tree<'b>(&mut self, id: &gix::oid, buf: &'b mut Vec<u8>) -> Result<&'b [u8]> {
+        if id != gix::ObjectId::empty_tree(id.kind()) {
+            let objects = &self.objects;
+            let packs = self
+                .packs
+                .get_or_insert_with(|| packs::Packs::open(objects.store_ref().path(), id.kind()));
+            if packs.read_tree(id, buf) {
+                return Ok(buf);
+            }
+        }
+        read_raw(&self.objects, id, buf)
     }
 }
 
