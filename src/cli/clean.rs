@@ -28,55 +28,74 @@ pub struct CleanArgs {
     #[arg(long)]
     pub force: bool,
 
-    /// Also delete the run's record and snapshots on a remote (default: where it was
-    /// published); its branch stays there too. Refused while another machine's lease on it
-    /// holds, unless --force. A run only the remote has is removed there alone.
-    #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "")]
+    /// Also delete the run's record and snapshots on a remote (`--remote` alone: where it was
+    /// published; `--remote=NAME`: that one); its branch stays there too. Refused while another
+    /// machine's lease on it holds, unless --force. A run only the remote has is removed there
+    /// alone.
+    #[arg(
+        long,
+        value_name = "NAME",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = ""
+    )]
     pub remote: Option<String>,
 }
 
 pub fn cmd_clean(cwd: &Path, args: CleanArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ctx = Context::open(cwd)?;
     let name = &args.run.run;
-    if let Some(remote) = &args.remote {
-        let (id, tracked_on) = remote::resolve(&ctx.store, &ctx.repo, name)?;
-        let remote = match remote.as_str() {
-            "" => match &tracked_on {
-                Some(remote) => remote.clone(),
-                None => match ctx.store.load(&id)?.remote() {
-                    Some(remote) => remote.to_owned(),
-                    None => ctx.config()?.remote,
-                },
+    let Some(remote) = &args.remote else {
+        return clean_here(&ctx, name, args.force, out);
+    };
+    let (id, tracked_on) = remote::resolve(&ctx.store, &ctx.repo, name)?;
+    let remote = match remote.as_str() {
+        "" => match &tracked_on {
+            Some(remote) => remote.clone(),
+            None => match ctx.store.load(&id)?.remote() {
+                Some(remote) => remote.to_owned(),
+                None => ctx.config()?.remote,
             },
-            named => named.to_owned(),
-        };
-        // The remote first: if it refuses, this clone still has everything.
-        let removed = remote::unpublish(&ctx.repo, &id, &remote, args.force, ctx.store.now())?;
-        match removed {
-            true => errln!("removed run {id}'s record and snapshots from {remote}"),
-            false => errln!("{remote} has no record of run {id}"),
-        }
-        if tracked_on.is_some() {
-            return Ok(Outcome::Done);
-        }
+        },
+        named => named.to_owned(),
+    };
+    // What may refuse is asked first — another machine's lease, then everything the local
+    // removal checks — so that a refusal leaves both copies; the remote's goes last.
+    remote::check_unleased(&ctx.repo, &id, &remote, args.force, ctx.store.now())?;
+    if tracked_on.is_none() {
+        clean_here(&ctx, &id, args.force, out)?;
     }
+    match remote::unpublish(&ctx.repo, &id, &remote)? {
+        true => errln!("removed run {id}'s record and snapshots from {remote}"),
+        false => errln!("{remote} has no record of run {id}"),
+    }
+    Ok(Outcome::Done)
+}
+
+/// Removes the run `name` names from this clone (or finishes a removal cut short).
+fn clean_here(
+    ctx: &Context,
+    name: &str,
+    force: bool,
+    out: &mut dyn Write,
+) -> Result<Outcome, CliError> {
     let id = match ctx.store.resolve(name) {
         Ok(id) => id,
-        Err(StoreError::Unknown(_)) if let Some(id) = removal_named(&ctx, name) => {
-            return finish_removal(&ctx, &id, out);
+        Err(StoreError::Unknown(_)) if let Some(id) = removal_named(ctx, name) => {
+            return finish_removal(ctx, &id, out);
         }
-        Err(StoreError::Unknown(_)) if let Some(id) = headless_named(&ctx, name) => {
-            return clean_headless(&ctx, &id, args.force, out);
+        Err(StoreError::Unknown(_)) if let Some(id) = headless_named(ctx, name) => {
+            return clean_headless(ctx, &id, force, out);
         }
         Err(err) => return Err(err.into()),
     };
     let mut lock = ctx.store.lock(&id, "git baton clean")?;
     let branch = match ctx.store.load(&id) {
         Ok(state) => {
-            lifecycle::clean(&ctx.repo, &ctx.store, &mut lock, &state, args.force)?;
+            lifecycle::clean(&ctx.repo, &ctx.store, &mut lock, &state, force)?;
             state.branch
         }
-        Err(StoreError::Corrupt { .. } | StoreError::Io { .. }) if args.force => {
+        Err(StoreError::Corrupt { .. } | StoreError::Io { .. }) if force => {
             // Where creation put the worktree, if the configuration still says.
             let worktree = match (ctx.main_worktree(), ctx.config()) {
                 (Ok(main), Ok(config)) => Some(main.join(&config.worktree_root).join(&*id)),

@@ -182,6 +182,7 @@ impl From<RunError> for CliError {
             // Worded, hinted and classed (busy: another driver has the run) as the store's own.
             RunError::Store(store) => return store.into(),
             RunError::LostRace { .. }
+            | RunError::Behind { .. }
             | RunError::Diverged { .. }
             | RunError::LeaseExpired { .. }
             | RunError::BranchConflict { .. }

@@ -7,6 +7,7 @@ use clap::Args;
 
 use super::args::RunArg;
 use super::{CliError, Context, Outcome};
+use crate::run::lease::Publisher;
 use crate::run::remote;
 use crate::term::errln;
 
@@ -40,15 +41,35 @@ pub fn cmd_finish(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<O
     }
     let lock = ctx.store.lock(&id, "git baton finish")?;
     let mut state = ctx.store.load(&id)?;
-    let done = crate::run::lifecycle::finish(&ctx.repo, lock.dir(), &mut state, ctx.store.now())?;
-    if let Some(remote) = state.remote() {
-        let publication = remote::Publication {
-            dir: lock.dir(),
-            state: &state,
-        };
-        remote::publish(&ctx.repo, remote, &[publication], ctx.store.now())?;
-        errln!("pushed run {id} to {remote}");
+    // Finishing a published run is driving it one last step: under the lease, taken through
+    // the remote before anything is committed, so that two clones never both finish it.
+    let publisher = match state.remote().map(str::to_owned) {
+        Some(remote) => {
+            crate::state::transition::check_finishable(&state)
+                .map_err(crate::run::RunError::from)?;
+            let config = ctx.config()?;
+            Some(Publisher::take(
+                &ctx.repo,
+                lock.dir(),
+                &mut state,
+                &remote,
+                config.lease,
+                false,
+                &ctx.store,
+            )?)
+        }
+        None => None,
+    };
+    let finished =
+        crate::run::lifecycle::finish(&ctx.repo, lock.dir(), &mut state, ctx.store.now());
+    if let Some(publisher) = &publisher {
+        // Published whether or not the finish worked: the lease is given back either way.
+        publisher.release(&ctx.repo, lock.dir(), &mut state, ctx.store.now())?;
+        if finished.is_ok() {
+            errln!("pushed run {id} to {}", state.remote().unwrap_or_default());
+        }
     }
+    let done = finished?;
     match &done.commit {
         Some(commit) => {
             let _ = writeln!(

@@ -311,9 +311,12 @@ impl Listed {
     fn json<'a>(&'a self, ctx: &Context) -> JsonView<'a> {
         let mut view = json_view(&ctx.store, self.state());
         view.sync = self.sync(&ctx.repo).map(|(_, sync)| sync);
-        if let Listed::OnRemote { .. } = self {
+        if let Listed::OnRemote { remote, .. } = self {
             view.stale = false;
             view.lock = None;
+            // The record names the remote as the clone that saved it calls it; here it is this
+            // clone's name for it that says where the run is.
+            view.state.remote = Some(remote);
         }
         view
     }

@@ -35,12 +35,24 @@ pub fn cmd_push(cwd: &Path, args: PushArgs, _out: &mut dyn Write) -> Result<Outc
     let ids = match args.runs.is_empty() {
         // Publishing is a choice made per run: without names, only what is published already.
         true => {
-            let published: Vec<_> = ctx
-                .store
-                .list()?
-                .into_iter()
-                .filter(|id| ctx.store.load(id).is_ok_and(|s| s.remote().is_some()))
-                .collect();
+            let mut published = Vec::new();
+            for id in ctx.store.list()? {
+                let Some(remote) = ctx
+                    .store
+                    .load(&id)
+                    .ok()
+                    .and_then(|s| s.remote().map(str::to_owned))
+                else {
+                    continue;
+                };
+                // Gone from the remote since (`clean --remote` elsewhere): not brought back
+                // unless named.
+                if remote::sync_of(&ctx.repo, &id, &remote)? == Sync::LocalOnly {
+                    errln!("note: {id} is no longer on {remote}; name it to publish it again");
+                    continue;
+                }
+                published.push(id);
+            }
             if published.is_empty() {
                 return Err(CliError::input("no run of this clone is published yet")
                     .hinted("name the runs to publish: `git baton push <RUN>…`"));
@@ -75,14 +87,13 @@ pub fn cmd_push(cwd: &Path, args: PushArgs, _out: &mut dyn Write) -> Result<Outc
         let mut states = Vec::new();
         for &i in &indexes {
             let (_, state, _) = &held[i];
+            let run = state.run_id.to_string();
             match remote::sync_of(&ctx.repo, &state.run_id, &remote)? {
-                Sync::Behind | Sync::Diverged => {
-                    return Err(crate::run::RunError::LostRace {
-                        run: state.run_id.to_string(),
-                        remote: remote.clone(),
-                        by: None,
-                    }
-                    .into());
+                Sync::Behind | Sync::RemoteOnly => {
+                    return Err(crate::run::RunError::Behind { run, remote }.into());
+                }
+                Sync::Diverged => {
+                    return Err(crate::run::RunError::Diverged { run, remote }.into());
                 }
                 _ => {}
             }
@@ -111,7 +122,7 @@ pub fn cmd_push(cwd: &Path, args: PushArgs, _out: &mut dyn Write) -> Result<Outc
                 state,
             })
             .collect();
-        remote::publish(&ctx.repo, &remote, &publications, now)?;
+        remote::publish(&ctx.repo, &remote, &publications)?;
         for (state, before) in states.iter().zip(before) {
             match before {
                 Sync::UpToDate => errln!("{} is up to date on {remote}", state.run_id),

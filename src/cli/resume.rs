@@ -69,7 +69,7 @@ pub fn cmd_resume(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<O
             &remote,
             config.lease,
             config.sync_push,
-            ctx.store.clock(),
+            &ctx.store,
         )?),
         None => None,
     };
@@ -77,7 +77,7 @@ pub fn cmd_resume(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<O
         actor: args.actor.as_ref(),
         recreate_worktree: args.recreate_worktree,
     };
-    resume::prepare(
+    let prepared = resume::prepare(
         &ctx.repo,
         &config,
         &lock,
@@ -85,10 +85,15 @@ pub fn cmd_resume(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<O
         &options,
         ctx.store.clock(),
         &mut |note| errln!("note: {note}"),
-    )?;
+    );
     if let Some(publisher) = &publisher {
         publisher.saved(&state);
+        if prepared.is_err() {
+            // Nothing will drive the run: the lease goes back at once, not when it expires.
+            publisher.release(&ctx.repo, lock.dir(), &mut state, ctx.store.now())?;
+        }
     }
+    prepared?;
 
     let interrupted = crate::exec::interrupt_flag()?;
     let driver = Driver {

@@ -91,15 +91,25 @@ pub fn cmd_run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Outcome
     errln!("worktree {}", state.worktree);
     // `sync: push` publishes the run from its start, and drives it under a lease.
     let publisher = match config.sync_push {
-        true => Some(Publisher::take(
-            &ctx.repo,
-            lock.dir(),
-            &mut state,
-            &config.remote,
-            config.lease,
-            true,
-            ctx.store.clock(),
-        )?),
+        true => {
+            let taken = Publisher::take(
+                &ctx.repo,
+                lock.dir(),
+                &mut state,
+                &config.remote,
+                config.lease,
+                true,
+                &ctx.store,
+            );
+            Some(taken.map_err(|err| {
+                let id = &state.run_id;
+                CliError::from(err).hinted(format!(
+                    "run {id} exists and waits, pending; `git baton resume {id}` starts it once \
+                     {} is in reach",
+                    config.remote
+                ))
+            })?)
+        }
         false => None,
     };
     let driver = Driver {

@@ -125,6 +125,14 @@ impl Git {
         }
     }
 
+    /// Runs it from `dir` instead: where relative paths the user gave (a remote's URL, say)
+    /// mean what they mean to the user's own git commands.
+    pub fn run_in(mut self, dir: &Path) -> Git {
+        self.cmd.current_dir(dir);
+        dir.clone_into(&mut self.at);
+        self
+    }
+
     pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Git {
         self.shown.push(arg.as_ref().to_string_lossy().into_owned());
         self.cmd.arg(arg);

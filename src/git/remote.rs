@@ -39,11 +39,22 @@ impl Repo {
             })
     }
 
+    /// git on this repository, run from the top of its worktree, as the user's `git fetch` and
+    /// `git push` are: a relative URL (`../origin.git`) is relative to it. Never interactive.
+    fn at_top(&self) -> Result<Git> {
+        let absolute =
+            |dir: &std::path::Path| dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        Ok(Git::at_git_dir(&absolute(self.common_dir()))
+            .run_in(&absolute(self.workdir()?))
+            // Pushes also happen beside a running agent (lease renewals): git must never stop
+            // to ask for a password on the terminal; a credential helper answers, or it fails.
+            .env("GIT_TERMINAL_PROMPT", "0"))
+    }
     /// Fetches `refspecs` from `remote`, deleting local refs under their destinations that the
     /// remote no longer has.
     pub fn fetch(&self, remote: &str, refspecs: &[String]) -> Result<()> {
         self.remote_url(remote)?;
-        Git::at_git_dir(self.common_dir())
+        self.at_top()?
             .args([
                 "fetch",
                 "--quiet",
@@ -63,7 +74,7 @@ impl Repo {
         if updates.is_empty() {
             return Ok(Pushed::Done);
         }
-        let mut git = Git::at_git_dir(self.common_dir()).args([
+        let mut git = self.at_top()?.args([
             "push",
             "--atomic",
             "--porcelain",

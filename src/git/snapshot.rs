@@ -158,6 +158,27 @@ impl Repo {
             .run()
     }
 
+    /// Changes the files of `worktree`, which are exactly those of `from`, into those of `to`,
+    /// in place — ignored files stay: how a run's worktree takes another machine's newer work.
+    /// The index is left at `to` until [`Repo::reset_index`] puts it back at HEAD.
+    pub fn move_files(&self, worktree: &Path, from: CommitId, to: CommitId) -> Result<()> {
+        let git_dir = Repo::git_dir_of(worktree)?;
+        let git = || Git::at_worktree(&git_dir, worktree);
+        let (from, to) = (from.to_string(), to.to_string());
+        git().args(["read-tree", &from]).run()?;
+        // A fresh index has no stat data: without a refresh every entry looks modified and the
+        // merge refuses. Entries that really differ make it exit 1; the merge then says which.
+        git().args(["update-index", "-q", "--refresh"]).finish()?;
+        git().args(["read-tree", "-m", "-u", &from, &to]).run()
+    }
+
+    /// Puts the index of `worktree` back at its HEAD; files stay.
+    pub fn reset_index(&self, worktree: &Path) -> Result<()> {
+        Git::at_worktree(&Repo::git_dir_of(worktree)?, worktree)
+            .args(["reset", "-q"])
+            .run()
+    }
+
     /// Deletes every ref under `prefix` (e.g. a run's snapshots).
     pub fn delete_refs_under(&self, prefix: &str) -> Result<()> {
         let git = || Git::at_git_dir(self.common_dir());

@@ -250,7 +250,7 @@ pub fn create(
     lock.moved_to(final_dir.clone());
     undo.disarm();
     // The run exists from the rename on; a record that fails here is written by the next save.
-    if let Err(err) = super::record::record(repo, &final_dir, &state, state.created_at) {
+    if let Err(err) = super::record::record(repo, &final_dir, &state) {
         crate::term::errln!("warning: run {id}: could not record it in git yet: {err}");
     }
     Ok(Created::New(Box::new(state), lock))

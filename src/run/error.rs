@@ -375,8 +375,9 @@ impl RunError {
                 "`git baton resume {run}` or `git baton finish {run}` brings this clone up to date first"
             )),
             RunError::UnrecordedWork { run, worktree, .. } => Some(format!(
-                "commit or move the work out of {worktree}, or remove the run here with \
-                 `git baton clean --force {run}` and resume it again"
+                "the remote's newer record would replace it: move that work out of {worktree} \
+                 first; or, to keep this clone's run as it is, leave the remote's alone \
+                 (`git baton status {run}` shows both)"
             )),
             RunError::BranchConflict { branch, remote, .. } => Some(format!(
                 "merge {remote}/{branch} into {branch} (or the other way round) first; git-baton \

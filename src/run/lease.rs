@@ -17,7 +17,7 @@ use jiff::Timestamp;
 use crate::git::Repo;
 use crate::state::store::Store;
 use crate::state::transition::{self, Event};
-use crate::state::{Clock, Lease, RunState};
+use crate::state::{Lease, RunState};
 use crate::term::errln;
 
 use super::RunError;
@@ -47,11 +47,11 @@ impl Publisher {
         remote: &str,
         length: Duration,
         every_save: bool,
-        clock: &Clock,
+        store: &Store,
     ) -> Result<Publisher, RunError> {
-        let now = clock.now();
+        let now = store.now();
         let host = crate::state::store::host();
-        let clone = clone_id(repo);
+        let clone = store.clone_id();
         let holder = format!(
             "{host}:{clone}:{}:{}",
             std::process::id(),
@@ -87,7 +87,7 @@ impl Publisher {
             until: until(now, length),
         };
         next = transition::apply(&next, Event::LeaseTaken(lease), now)?;
-        remote::publish(repo, remote, &[Publication { dir, state: &next }], now)?;
+        remote::publish(repo, remote, &[Publication { dir, state: &next }])?;
         *state = next.clone();
         Ok(Publisher {
             remote: remote.to_owned(),
@@ -131,9 +131,9 @@ impl Publisher {
             )?;
         }
         if self.every_save {
-            self.publish(repo, dir, state, at)?;
+            self.publish(repo, dir, state)?;
         } else {
-            record::save(repo, dir, state, at)?;
+            record::save(repo, dir, state)?;
         }
         *last = state.clone();
         Ok(())
@@ -145,14 +145,8 @@ impl Publisher {
         *self.last.lock().unwrap_or_else(PoisonError::into_inner) = state.clone();
     }
 
-    fn publish(
-        &self,
-        repo: &Repo,
-        dir: &Path,
-        state: &RunState,
-        at: Timestamp,
-    ) -> Result<(), RunError> {
-        match remote::publish(repo, &self.remote, &[Publication { dir, state }], at) {
+    fn publish(&self, repo: &Repo, dir: &Path, state: &RunState) -> Result<(), RunError> {
+        match remote::publish(repo, &self.remote, &[Publication { dir, state }]) {
             Ok(()) => Ok(()),
             Err(err @ RunError::LostRace { .. }) => {
                 self.lost.store(true, Ordering::Release);
@@ -161,7 +155,7 @@ impl Publisher {
             // The remote cannot be reached: the save stays here, and the next one tries again.
             Err(err) => {
                 errln!("warning: could not publish run {}: {err}", state.run_id);
-                record::save(repo, dir, state, at)
+                record::save(repo, dir, state)
             }
         }
     }
@@ -240,12 +234,7 @@ impl Publisher {
             },
             now,
         )?;
-        match remote::publish(
-            repo,
-            &self.remote,
-            &[Publication { dir, state: &next }],
-            now,
-        ) {
+        match remote::publish(repo, &self.remote, &[Publication { dir, state: &next }]) {
             Ok(()) => {
                 *last = next;
                 Ok(())
@@ -289,7 +278,6 @@ impl Publisher {
                 dir,
                 state: &released,
             }],
-            at,
         ) {
             Ok(()) => {
                 *state = released;
@@ -304,47 +292,6 @@ impl Publisher {
                 Ok(())
             }
         }
-    }
-}
-
-/// This clone's own name, the same for every process working in it and for no other clone,
-/// even one at the same path on a machine of the same name (CI runners, containers): drawn at
-/// random once and kept in `<git-common-dir>/baton/clone-id`.
-fn clone_id(repo: &Repo) -> String {
-    let path = repo.common_dir().join("baton").join("clone-id");
-    let valid = |id: &str| id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit());
-    if let Ok(id) = std::fs::read_to_string(&path)
-        && valid(id.trim())
-    {
-        return id.trim().to_owned();
-    }
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    hasher.write_u32(std::process::id());
-    let fresh = format!("{:016x}", hasher.finish());
-    // The first writer wins; a second process of this clone reads the same id back.
-    let created = std::fs::create_dir_all(path.parent().unwrap_or(&path)).and_then(|()| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)?;
-        std::io::Write::write_all(&mut file, fresh.as_bytes())
-    });
-    match created {
-        Ok(()) => fresh,
-        Err(_) => match std::fs::read_to_string(&path) {
-            Ok(id) if valid(id.trim()) => id.trim().to_owned(),
-            // A file a killed writer left empty: replaced whole.
-            _ => {
-                let _ = crate::files::write_atomic(&path, fresh.as_bytes());
-                fresh
-            }
-        },
     }
 }
 

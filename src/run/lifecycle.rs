@@ -119,7 +119,7 @@ pub fn finish(
     // The branch has it; the RunState still says `review`.
     super::create::fail_at("finish:save")?;
     super::write_result(lock_dir, &finished)?;
-    super::record::save(repo, lock_dir, &finished, at)?;
+    super::record::save(repo, lock_dir, &finished)?;
 
     // `git worktree remove` deletes ignored files without asking: a worktree is removed only
     // when nothing at all in it is missing from the branch, and kept when that is unknown.

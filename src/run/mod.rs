@@ -121,7 +121,7 @@ impl Driver<'_> {
     fn save(&self, state: &mut RunState, at: Timestamp) -> Result<(), RunError> {
         match self.publisher {
             Some(publisher) => publisher.save(self.repo, self.run_dir(), state, at),
-            None => record::save(self.repo, self.run_dir(), state, at),
+            None => record::save(self.repo, self.run_dir(), state),
         }
     }
 

@@ -13,8 +13,6 @@
 
 use std::path::Path;
 
-use jiff::Timestamp;
-
 use crate::git::{CommitId, RecordFile, Repo};
 use crate::state::RunState;
 use crate::state::store;
@@ -47,24 +45,21 @@ pub fn refs_prefix(id: &str) -> String {
 }
 
 /// Saves `state` into the run directory `dir`, then records it.
-pub fn save(repo: &Repo, dir: &Path, state: &RunState, at: Timestamp) -> Result<(), RunError> {
+pub fn save(repo: &Repo, dir: &Path, state: &RunState) -> Result<(), RunError> {
     store::save_in(dir, state)?;
-    record(repo, dir, state, at).map(drop)
+    record(repo, dir, state).map(drop)
 }
 
 /// Commits the record files of `dir` on top of the run's record and moves its ref there, unless
-/// the record already holds exactly them. Returns the record commit.
-pub fn record(
-    repo: &Repo,
-    dir: &Path,
-    state: &RunState,
-    at: Timestamp,
-) -> Result<CommitId, RunError> {
+/// the record already holds exactly them. Returns the record commit, which is dated by the
+/// state's `updated_at`: the same files on the same parent always make the same commit.
+pub fn record(repo: &Repo, dir: &Path, state: &RunState) -> Result<CommitId, RunError> {
     let refname = record_ref(&state.run_id);
     let parent = repo.ref_target(&refname)?;
     let files = record_files(dir)?;
     let message = format!("baton: run {} is {}", state.run_id, state.status());
-    let (commit, new) = repo.write_record(&files, parent, &message, at.as_second())?;
+    let seconds = state.updated_at().as_second();
+    let (commit, new) = repo.write_record(&files, parent, &message, seconds)?;
     if new {
         repo.swap_ref(&refname, commit, parent)?;
     }

@@ -107,14 +107,17 @@ fn compare(repo: &Repo, local: Option<CommitId>, theirs: Option<CommitId>) -> Sy
 pub fn tracked_runs(repo: &Repo) -> Result<Vec<(String, RunId)>, RunError> {
     let mut runs = Vec::new();
     for (name, _) in repo.refs_under("refs/baton/remotes/")? {
-        let Some(rest) = name.strip_prefix("refs/baton/remotes/") else {
+        // Remote names may hold `/`: the run id is read from the end.
+        let Some(rest) = name
+            .strip_prefix("refs/baton/remotes/")
+            .and_then(|rest| rest.strip_suffix("/record"))
+        else {
             continue;
         };
-        let parts: Vec<&str> = rest.split('/').collect();
-        if let [remote, "runs", id, "record"] = parts.as_slice()
+        if let Some((remote, id)) = rest.rsplit_once("/runs/")
             && let Ok(id) = id.parse::<RunId>()
         {
-            runs.push((remote.to_string(), id));
+            runs.push((remote.to_owned(), id));
         }
     }
     Ok(runs)
@@ -236,12 +239,7 @@ pub struct Publication<'a> {
 /// the state given), the branch and every snapshot, each only if the remote still holds what
 /// this clone last saw. Then, and only then, each state is saved and recorded here and the
 /// tracking refs are moved. A lost race changes nothing here and names who advanced the run.
-pub fn publish(
-    repo: &Repo,
-    remote: &str,
-    runs: &[Publication],
-    at: Timestamp,
-) -> Result<(), RunError> {
+pub fn publish(repo: &Repo, remote: &str, runs: &[Publication]) -> Result<(), RunError> {
     let mut updates = Vec::new();
     let mut records = Vec::new();
     for run in runs {
@@ -265,7 +263,11 @@ pub fn publish(
         files.push(("state.json".into(), store::to_json(run.state)));
         files.sort();
         let message = format!("baton: run {id} is {}", run.state.status());
-        let (commit, _) = repo.write_record(&files, parent, &message, at.as_second())?;
+        // Dated by the state, as every record commit is: the same files on the same parent are
+        // then the same commit, so a kill between this push and the local save below is mended
+        // by the next save here making exactly the commit the remote already has.
+        let seconds = run.state.updated_at().as_second();
+        let (commit, _) = repo.write_record(&files, parent, &message, seconds)?;
         records.push((refname.clone(), commit, parent));
 
         let mut local = vec![(refname, Some(commit))];
@@ -366,16 +368,15 @@ fn advanced_by(repo: &Repo, remote: &str, runs: &[Publication]) -> Option<String
     })
 }
 
-/// Deletes run `id`'s record and snapshots on `remote` (never its branch: that holds the work),
-/// in one atomic push that requires them to hold what this clone last saw; refused while
-/// another driver's lease on it holds, unless `force`. Returns whether the remote had any.
-pub fn unpublish(
+/// Fetches `remote` and refuses, unless `force`, while another driver's lease on run `id` is in
+/// force there: removing its record would pull the run from under that driver.
+pub fn check_unleased(
     repo: &Repo,
     id: &RunId,
     remote: &str,
     force: bool,
     now: Timestamp,
-) -> Result<bool, RunError> {
+) -> Result<(), RunError> {
     fetch(repo, remote)?;
     if !force
         && let Some(theirs) = tracked_state(repo, remote, id)?
@@ -388,6 +389,13 @@ pub fn unpublish(
         }
         .into());
     }
+    Ok(())
+}
+
+/// Deletes run `id`'s record and snapshots on `remote` (never its branch: that holds the work),
+/// in one atomic push that requires them to hold what this clone last saw (see
+/// [`check_unleased`] for the lease). Returns whether the remote had any.
+pub fn unpublish(repo: &Repo, id: &RunId, remote: &str) -> Result<bool, RunError> {
     let prefix = format!("refs/baton/remotes/{remote}/runs/{id}/");
     let tracked = repo.refs_under(&prefix)?;
     if tracked.is_empty() {
@@ -450,43 +458,79 @@ pub fn catch_up(here: &Here, id: &RunId, remote: &str) -> Result<CaughtUp, RunEr
             let lock = store.lock(id, "git baton (catching up with a remote)")?;
             let ours = store.load(id)?;
             let worktree = Path::new(&ours.worktree);
-            if worktree.exists() {
-                let kept = ours
-                    .attempts()
-                    .filter_map(|a| a.snapshot)
-                    .next_back()
-                    .or(repo.branch_tip(&ours.branch)?)
-                    .unwrap_or(ours.base);
-                // The worktree as a snapshot would record it now, against the last one taken:
-                // untracked files are part of both.
+            let kept = latest_work(&ours, repo.branch_tip(&ours.branch)?);
+            let theirs_state =
+                tracked_state(repo, remote, id)?.ok_or_else(|| RunError::BadRemoteRecord {
+                    run: id.to_string(),
+                    remote: remote.to_owned(),
+                    message: "it has no state.json".into(),
+                })?;
+            let their_tip =
+                repo.ref_target(&format!("refs/remotes/{remote}/{}", theirs_state.branch))?;
+            let newest = latest_work(&theirs_state, their_tip);
+            let in_place = worktree.exists();
+            if in_place {
+                // The files first, while everything else still says where they came from: a
+                // kill after this leaves a worktree holding exactly the newer work, which the
+                // next catch-up recognises.
                 super::open_run_worktree(repo, &ours)?;
-                let message = format!("baton: run {id}, before catching up with {remote}");
-                let (now, changed) = repo.commit_worktree(
-                    worktree,
-                    kept,
-                    &message,
-                    crate::git::Identity::Baton,
-                    false,
-                )?;
-                let mut unrecorded = match changed {
-                    true => repo.tree_changes(kept, now, &crate::git::Scope::All)?,
-                    false => Vec::new(),
-                };
-                unrecorded.extend(repo.ignored_files(worktree)?);
-                if !unrecorded.is_empty() {
-                    return Err(RunError::UnrecordedWork {
-                        run: id.to_string(),
-                        worktree: ours.worktree.clone(),
-                        paths: unrecorded,
-                    });
+                if !holds_exactly(repo, worktree, id, newest)? {
+                    if !holds_exactly(repo, worktree, id, kept)? {
+                        let (now, _) = repo.commit_worktree(
+                            worktree,
+                            kept,
+                            "baton: unrecorded work",
+                            crate::git::Identity::Baton,
+                            false,
+                        )?;
+                        return Err(RunError::UnrecordedWork {
+                            run: id.to_string(),
+                            worktree: ours.worktree.clone(),
+                            paths: repo.tree_changes(kept, now, &crate::git::Scope::All)?,
+                        });
+                    }
+                    repo.move_files(worktree, kept, newest)?;
                 }
-                repo.remove_worktree(worktree, true)?;
             }
             let state = take_record(repo, lock.dir(), id, remote, theirs, local, &ours.worktree)?;
-            super::lifecycle::recreate_worktree(repo, &state)?;
+            if in_place {
+                repo.reset_index(worktree)?;
+            } else {
+                super::lifecycle::recreate_worktree(repo, &state)?;
+            }
             Ok(CaughtUp::Updated)
         }
     }
+}
+
+/// The commit that holds a run's latest work: its last attempt snapshot, else its branch tip
+/// (`tip`), else its base.
+fn latest_work(state: &RunState, tip: Option<CommitId>) -> CommitId {
+    state
+        .attempts()
+        .filter_map(|a| a.snapshot)
+        .next_back()
+        .or(tip)
+        .unwrap_or(state.base)
+}
+
+/// Whether the files of `worktree` (tracked and untracked, not ignored) are exactly `commit`'s:
+/// what a snapshot of it now would hold.
+fn holds_exactly(
+    repo: &Repo,
+    worktree: &Path,
+    id: &RunId,
+    commit: CommitId,
+) -> Result<bool, RunError> {
+    let message = format!("baton: run {id}, compared before catching up");
+    let (_, changed) = repo.commit_worktree(
+        worktree,
+        commit,
+        &message,
+        crate::git::Identity::Baton,
+        false,
+    )?;
+    Ok(!changed)
 }
 
 /// Rebuilds run `id`, which this clone does not have, from `remote`'s record `theirs`.
@@ -560,12 +604,27 @@ fn take_record(
         remote: remote.to_owned(),
         message,
     })?;
+    let bad = |message: String| RunError::BadRemoteRecord {
+        run: id.to_string(),
+        remote: remote.to_owned(),
+        message,
+    };
+    // A record is data from elsewhere: it may only name its own run and that run's branch,
+    // never a branch of this clone such as `main`.
     if state.run_id != *id {
-        return Err(RunError::BadRemoteRecord {
-            run: id.to_string(),
-            remote: remote.to_owned(),
-            message: format!("it is the record of run {}", state.run_id),
-        });
+        return Err(bad(format!("it is the record of run {}", state.run_id)));
+    }
+    if state.branch != format!("baton/{id}") {
+        return Err(bad(format!(
+            "it names branch `{}`, not baton/{id}",
+            state.branch
+        )));
+    }
+    if repo.resolve_commit(&state.base.to_string()).is_err() {
+        return Err(bad(format!(
+            "its base commit {} is not in this repository (fetch the branch it came from)",
+            state.base
+        )));
     }
     state.worktree = worktree.to_owned();
     // Remote names are a clone's own: from now on this clone reaches the run through `remote`.

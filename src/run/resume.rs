@@ -132,7 +132,7 @@ fn recover_crash(
         },
         clock.now(),
     )?;
-    super::record::save(repo, lock.dir(), state, state.updated_at())?;
+    super::record::save(repo, lock.dir(), state)?;
     note(Note::RecordedCrash);
     Ok(())
 }

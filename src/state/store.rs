@@ -307,6 +307,57 @@ impl Store {
             state.status(),
             super::RunStatus::Running | super::RunStatus::Pending
         ) && matches!(self.holder(&state.run_id), Ok(None))
+            && !self.driven_elsewhere(state)
+    }
+
+    /// Whether another clone drives the run under a lease still in force: then nobody here
+    /// holding its lock says nothing about a crash.
+    fn driven_elsewhere(&self, state: &RunState) -> bool {
+        let Some(lease) = state.lease() else {
+            return false;
+        };
+        let ours = format!(":{}:", self.clone_id());
+        !lease.holder.contains(&ours) && lease.until > self.now()
+    }
+
+    /// This clone's own name, the same for every process working in it and for no other clone,
+    /// even one at the same path on a machine of the same name (CI runners, containers): drawn
+    /// at random once and kept in `baton/clone-id`. Lease holders carry it.
+    pub fn clone_id(&self) -> String {
+        let path = self.root.join("clone-id");
+        let valid = |id: &str| id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit());
+        if let Ok(id) = std::fs::read_to_string(&path)
+            && valid(id.trim())
+        {
+            return id.trim().to_owned();
+        }
+        use std::hash::{BuildHasher, Hasher};
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        hasher.write_u128(nanos);
+        hasher.write_u32(std::process::id());
+        let fresh = format!("{:016x}", hasher.finish());
+        // The first writer wins; a second process of this clone reads the same id back.
+        let created = std::fs::create_dir_all(&self.root).and_then(|()| {
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)?;
+            std::io::Write::write_all(&mut file, fresh.as_bytes())
+        });
+        match created {
+            Ok(()) => fresh,
+            Err(_) => match std::fs::read_to_string(&path) {
+                Ok(id) if valid(id.trim()) => id.trim().to_owned(),
+                // A file a killed writer left empty: replaced whole.
+                _ => {
+                    let _ = crate::files::write_atomic(&path, fresh.as_bytes());
+                    fresh
+                }
+            },
+        }
     }
 
     pub fn load(&self, id: &RunId) -> Result<RunState> {

@@ -375,6 +375,17 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
     Ok(next)
 }
 
+/// Whether `finish` may finish the run: only one in review.
+pub fn check_finishable(state: &RunState) -> Result<(), TransitionError> {
+    match state.status {
+        RunStatus::Review => Ok(()),
+        status => Err(TransitionError::NotInReview {
+            run: state.run_id.clone(),
+            status,
+        }),
+    }
+}
+
 /// Whether `resume` has anything to do: a run in review or finished has not.
 pub fn check_resumable(state: &RunState) -> Result<(), TransitionError> {
     match state.status {

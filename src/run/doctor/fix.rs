@@ -128,7 +128,7 @@ fn apply(
                 Err(err) => return Err(err.into()),
             };
             let state = store.load(id)?;
-            super::super::record::record(repo, lock.dir(), &state, state.updated_at())?;
+            super::super::record::record(repo, lock.dir(), &state)?;
             Ok(Applied::Done)
         }
     }
