@@ -67,6 +67,13 @@ enum Op {
     UntrackedCache(bool),
     Sparse(usize, bool),
     Dense,
+    /// `git write-tree`: a cache-tree valid everywhere, which the engine trusts for the index.
+    WriteTree,
+    /// A new mtime, content and size unchanged: the stat no longer vouches, the content does.
+    Touch(usize),
+    /// Other content of the same size with the old mtime put back: only the ctime (and the
+    /// content) tell, whatever the cache-tree says about the index.
+    SameSizeRewrite(usize),
 }
 
 /// The cones a sparse checkout keeps (besides the files at the top).
@@ -113,6 +120,9 @@ fn op() -> impl Strategy<Value = Op> {
         1 => any::<bool>().prop_map(Op::UntrackedCache),
         1 => (0..CONES.len(), any::<bool>()).prop_map(|(c, s)| Op::Sparse(c, s)),
         1 => Just(Op::Dense),
+        1 => Just(Op::WriteTree),
+        1 => p.clone().prop_map(Op::Touch),
+        1 => p.clone().prop_map(Op::SameSizeRewrite),
     ]
 }
 
@@ -324,7 +334,43 @@ fn apply(repo: &TestRepo, op: &Op) {
             git(&args);
         }
         Op::Dense => git(&["sparse-checkout", "disable"]),
+        Op::WriteTree => git(&["write-tree"]),
+        Op::Touch(p) => set_mtime(&repo.path(PATHS[p]), |_| {
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000)
+        }),
+        Op::SameSizeRewrite(p) => same_size_rewrite(&repo.path(PATHS[p])),
     }
+}
+
+/// Sets the mtime of the regular file at `path` (if there is one) to `to(its mtime)`.
+fn set_mtime(path: &Path, to: impl FnOnce(std::time::SystemTime) -> std::time::SystemTime) {
+    let Ok(meta) = path.symlink_metadata() else {
+        return;
+    };
+    if !meta.is_file() {
+        return;
+    }
+    let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    file.set_modified(to(meta.modified().unwrap())).unwrap();
+}
+
+/// Rewrites the regular file at `path` (if there is a non-empty one) with content of the same
+/// size, its first byte changed, and puts its old mtime back.
+fn same_size_rewrite(path: &Path) {
+    let Ok(meta) = path.symlink_metadata() else {
+        return;
+    };
+    if !meta.is_file() {
+        return;
+    }
+    let mut content = std::fs::read(path).unwrap();
+    let Some(first) = content.first_mut() else {
+        return;
+    };
+    *first = if *first == b'#' { b'%' } else { b'#' };
+    let mtime = meta.modified().unwrap();
+    std::fs::write(path, &content).unwrap();
+    set_mtime(path, |_| mtime);
 }
 
 /// The engines held to git on their own, and the automatic choice between them.
@@ -492,6 +538,73 @@ fn check_tree_vs_tree(repo: &TestRepo, ops: &[Op]) {
     }
 }
 
+/// After `git gc`, one version of a large tree is stored whole and the others as deltas against
+/// it; the tree diff applies such a delta to the whole tree it has just read instead of letting gix
+/// inflate that tree again. Every pair of versions, both ways round, must still be git's diff.
+#[test]
+fn packed_trees_with_deltas_diff_like_git() {
+    let repo = TestRepo::new();
+    for i in 0..300 {
+        repo.write(&format!("big/file{i:03}.txt"), &format!("{i}\n"));
+    }
+    repo.write("big/sub/inner.txt", "inner\n");
+    repo.write("top.txt", "top\n");
+    repo.commit_all("base");
+    repo.write("big/file007.txt", "changed\n");
+    repo.commit_all("one");
+    std::fs::remove_file(repo.path("big/file100.txt")).unwrap();
+    repo.write("big/file150.txt", "changed too\n");
+    repo.write("big/new.txt", "new\n");
+    repo.write("big/sub/inner.txt", "changed inner\n");
+    repo.commit_all("two");
+    repo.write("big/file299.txt", "last\n");
+    repo.write("top.txt", "changed top\n");
+    repo.commit_all("three");
+    repo.git(["gc", "-q"]);
+    // What this test is about: trees stored as deltas.
+    let idx = std::fs::read_dir(repo.path(".git/objects/pack"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "idx"))
+        .expect("git gc writes a pack");
+    let listing = repo.git(["verify-pack", "-v", idx.to_str().unwrap()]);
+    let tree_deltas = listing
+        .lines()
+        .filter(|l| l.split_whitespace().nth(1) == Some("tree"))
+        .filter(|l| l.split_whitespace().count() >= 7)
+        .count();
+    assert!(tree_deltas > 0, "no tree stored as a delta:\n{listing}");
+
+    let ours = Repo::discover(&repo.root).unwrap();
+    let revs = ["HEAD~3", "HEAD~2", "HEAD~1", "HEAD"];
+    for a in revs {
+        for b in revs {
+            let out = repo.git(["diff", "--no-renames", "--name-only", "-z", a, b]);
+            let expected: Vec<String> = out
+                .split('\0')
+                .filter(|p| !p.is_empty())
+                .map(String::from)
+                .collect();
+            let (x, y) = (
+                ours.resolve_commit(a).unwrap(),
+                ours.resolve_commit(b).unwrap(),
+            );
+            for scope in [Scope::All, Scope::prefixes(["big"])] {
+                let want: Vec<String> = expected
+                    .iter()
+                    .filter(|p| scope.contains(p))
+                    .cloned()
+                    .collect();
+                assert_eq!(
+                    ours.tree_changes(x, y, &scope).unwrap(),
+                    want,
+                    "{a}..{b}, {scope:?}"
+                );
+            }
+        }
+    }
+}
+
 /// Holds every engine to git's answer in the worktree `dir` of `repo`, for the whole repository
 /// and scoped to each of `prefixes`, and returns git's answer for the test to pin.
 fn matches_git(repo: &TestRepo, dir: &Path, prefixes: &[&str]) -> Vec<String> {
@@ -635,6 +748,68 @@ fn racily_clean_files_are_read() {
     assert_eq!(
         matches_git(&repo, &repo.root, &["a.txt", "b.sh"]),
         ["a.txt"]
+    );
+}
+
+/// The cache-tree vouches that a directory of the index is exactly a tree; where that tree is
+/// the base's, the engine takes the index's entries there as the base's without reading the base.
+/// It vouches for nothing in the worktree: files below such a directory that changed behind the
+/// index's back are still found, and a directory whose cache-tree entry `git add` invalidated is
+/// compared entry by entry.
+#[test]
+fn a_valid_cache_tree_vouches_for_the_index_only() {
+    let repo = seeded();
+    // `dir` holds x.txt and sub/z.txt; `new/deep` holds n.txt.
+    repo.write("dir/y.txt", "base content y\n");
+    repo.write("new/deep/m.txt", "base content m\n");
+    repo.commit_all("base");
+    repo.git(["tag", "-f", "base"]);
+    let tree_at = |rev: &str| {
+        gix::ObjectId::from_hex(repo.git(["rev-parse", rev]).trim().as_bytes()).unwrap()
+    };
+
+    // Touched: a new mtime, the same content and size.
+    set_mtime(&repo.path("dir/sub/z.txt"), |_| {
+        std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000)
+    });
+    // Rewritten with the same size, the old mtime put back: only the ctime tells.
+    same_size_rewrite(&repo.path("dir/x.txt"));
+    // Racily clean: rewritten with the same size, the index written in the same second as the
+    // file (pinned in the future, so however fast the machine is).
+    let future = std::time::SystemTime::now() + std::time::Duration::from_secs(100);
+    set_mtime(&repo.path("new/deep/n.txt"), |_| future);
+    repo.git(["add", "new/deep/n.txt"]);
+    // `git add` invalidated the cache-tree above n.txt; valid again everywhere, as the base.
+    repo.git(["write-tree"]);
+    same_size_rewrite(&repo.path("new/deep/n.txt"));
+    set_mtime(&repo.path("new/deep/n.txt"), |_| future);
+    // Staged, which invalidates the cache-tree of `ünï` (and of the top).
+    repo.write("ünï/cödé.md", "staged\n");
+    repo.git(["add", "ünï/cödé.md"]);
+    // Put back to the base through the index, still invalid in the cache-tree.
+    repo.write("b.sh", "staged then unstaged\n");
+    repo.git(["add", "b.sh"]);
+    repo.git(["reset", "-q", "--", "b.sh"]);
+    repo.write("b.sh", "base content 1\n");
+
+    // The cache-tree as the engine finds it: `dir` valid and the base's, `ünï` invalidated.
+    let index = gix::open(&repo.root).unwrap().index().unwrap();
+    let top = index.tree().expect("git commit writes a cache-tree");
+    let child = |name: &str| {
+        top.children
+            .iter()
+            .find(|c| c.name.as_slice() == name.as_bytes())
+            .unwrap_or_else(|| panic!("no cache-tree entry for {name}"))
+    };
+    assert!(child("dir").num_entries.is_some());
+    assert_eq!(child("dir").id, tree_at("base:dir"));
+    assert!(child("new").num_entries.is_some());
+    assert_eq!(child("new").id, tree_at("base:new"));
+    assert!(child("ünï").num_entries.is_none());
+
+    assert_eq!(
+        matches_git(&repo, &repo.root, &["dir", "dir/sub", "new", "ünï", "b.sh"]),
+        ["dir/x.txt", "new/deep/n.txt", "ünï/cödé.md"]
     );
 }
 

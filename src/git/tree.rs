@@ -19,6 +19,8 @@ use gix::prelude::FindExt;
 
 use super::{GitError, Result};
 
+mod packs;
+
 /// A leaf of a tree: kind and object id.
 pub(super) type Leaf = (EntryKind, ObjectId);
 
@@ -26,6 +28,8 @@ pub(super) type Leaf = (EntryKind, ObjectId);
 pub(super) struct Trees {
     pub(super) objects: gix::OdbHandle,
     bufs: Vec<Vec<u8>>,
+    /// The packs, opened on the first diff of two trees.
+    packs: Option<packs::Packs>,
 }
 
 /// A pair of differing trees at `path`, for the threads of a large diff to share.
@@ -39,6 +43,7 @@ impl Trees {
         Trees {
             objects: repo.objects.clone(),
             bufs: Vec::new(),
+            packs: None,
         }
     }
 
@@ -220,6 +225,7 @@ impl Trees {
             .map(|_| Trees {
                 objects: self.objects.clone(),
                 bufs: Vec::new(),
+                packs: None,
             })
             .collect();
         let results = std::thread::scope(|s| {
@@ -244,6 +250,10 @@ impl Trees {
     /// Merges the entries of two trees in git's order: equal entries are skipped without building
     /// their path, differing subtrees are descended into, and everything else is reported.
     ///
+    /// Two versions of a tree usually differ in a few entries: the entries both begin with, and
+    /// those both end with, are byte for byte the same and are passed over by comparing bytes
+    /// rather than decoding and merging them one by one.
+    ///
     /// With `defer`, differing subtrees are not descended into but collected there.
     fn diff_trees(
         &mut self,
@@ -257,35 +267,44 @@ impl Trees {
         let mut buf_a = self.take(slot);
         let mut buf_b = self.take(slot + 1);
         let result = (|| {
-            let mut left = read(&self.objects, a, &mut buf_a)?;
-            let mut right = read(&self.objects, b, &mut buf_b)?;
-            let mut l = next(&mut left, a)?;
-            let mut r = next(&mut right, b)?;
+            // The newer side first: packs usually keep it whole and the older one as a delta
+            // against it, which can then be applied to it.
+            let right = self.read_tree(b, &mut buf_b)?;
+            let left = self.read_tree(a, &mut buf_a)?;
+            let left = Entries::new(left, a);
+            let right = Entries::new(right, b);
+            let start = left.same_start(&right);
+            let (mut at_l, mut at_r) = (start, start);
+            let same_end = left.same_end(&right);
             // Slots above ours belong to the recursion.
             let below = slot + 2;
             loop {
+                // Both at an entry boundary with the same bytes left: nothing more differs.
+                let rest = left.data.len() - at_l;
+                if rest == right.data.len() - at_r && rest <= same_end {
+                    break;
+                }
+                let l = left.at(at_l)?;
+                let r = right.at(at_r)?;
                 let order = match (&l, &r) {
                     (None, None) => break,
                     (Some(_), None) => Ordering::Less,
                     (None, Some(_)) => Ordering::Greater,
-                    (Some(x), Some(y)) => git_order(x, y),
+                    (Some((x, _)), Some((y, _))) => git_order(x, y),
                 };
                 let len = path.len();
-                match order {
-                    Ordering::Less => {
-                        let x = l.take().expect("left entry");
+                match (order, l, r) {
+                    (Ordering::Less, Some((x, end)), _) => {
                         push_component(path, x.filename);
                         self.report(x.mode.kind(), x.oid, below, path, out)?;
-                        l = next(&mut left, a)?;
+                        at_l = end;
                     }
-                    Ordering::Greater => {
-                        let y = r.take().expect("right entry");
+                    (Ordering::Greater, _, Some((y, end))) => {
                         push_component(path, y.filename);
                         self.report(y.mode.kind(), y.oid, below, path, out)?;
-                        r = next(&mut right, b)?;
+                        at_r = end;
                     }
-                    Ordering::Equal => {
-                        let (x, y) = (l.take().expect("left"), r.take().expect("right"));
+                    (Ordering::Equal, Some((x, end_l)), Some((y, end_r))) => {
                         // Same name and both trees or both leaves; modes compare as git's canonical kinds.
                         if x.oid != y.oid || x.mode.kind() != y.mode.kind() {
                             push_component(path, x.filename);
@@ -304,9 +323,10 @@ impl Trees {
                                 out.push(super::path_string(path.as_bstr()));
                             }
                         }
-                        l = next(&mut left, a)?;
-                        r = next(&mut right, b)?;
+                        at_l = end_l;
+                        at_r = end_r;
                     }
+                    _ => unreachable!("the order follows from which entries are there"),
                 }
                 path.truncate(len);
             }
@@ -316,6 +336,99 @@ impl Trees {
         self.give(slot + 1, buf_b);
         result
     }
+}
+
+impl Trees {
+    /// The encoded entries of tree `id`, read into `buf`: from the packs where they can do it
+    /// without inflating a delta's base again, otherwise through gix.
+    fn read_tree<'b>(&mut self, id: &gix::oid, buf: &'b mut Vec<u8>) -> Result<&'b [u8]> {
+        if id != gix::ObjectId::empty_tree(id.kind()) {
+            let objects = &self.objects;
+            let packs = self
+                .packs
+                .get_or_insert_with(|| packs::Packs::open(objects.store_ref().path(), id.kind()));
+            if packs.read_tree(id, buf) {
+                return Ok(buf);
+            }
+        }
+        read_raw(&self.objects, id, buf)
+    }
+}
+
+/// The encoded entries of a tree, decoded one at a time at a byte offset.
+struct Entries<'a> {
+    data: &'a [u8],
+    id: &'a gix::oid,
+}
+
+impl<'a> Entries<'a> {
+    fn new(data: &'a [u8], id: &'a gix::oid) -> Self {
+        Entries { data, id }
+    }
+
+    /// The entry starting at byte `at` and the offset of the next one; `None` at the end.
+    fn at(&self, at: usize) -> Result<Option<(EntryRef<'a>, usize)>> {
+        let Some(rest) = self.data.get(at..).filter(|rest| !rest.is_empty()) else {
+            return Ok(None);
+        };
+        let mut iter = TreeRefIter::from_bytes(rest, self.id.kind());
+        let truncated = || decode_error(self.id, "truncated entry");
+        let entry = next(&mut iter, self.id)?.ok_or_else(truncated)?;
+        let end = self.end_of(at).ok_or_else(truncated)?;
+        Ok(Some((entry, end)))
+    }
+
+    /// Where the entry starting at byte `at` ends: after its name's NUL and its object id.
+    fn end_of(&self, at: usize) -> Option<usize> {
+        let nul = self.data.get(at..)?.find_byte(0)?;
+        let end = at + nul + 1 + self.id.kind().len_in_bytes();
+        (end <= self.data.len()).then_some(end)
+    }
+
+    /// The offset of the first entry that is not byte for byte the same in both trees (and at
+    /// the same offset), so that everything before it can be passed over.
+    fn same_start(&self, other: &Entries<'_>) -> usize {
+        let common = common_len(self.data, other.data);
+        let mut at = 0;
+        while let Some(end) = self.end_of(at)
+            && end <= common
+        {
+            at = end;
+        }
+        at
+    }
+
+    /// How many bytes both trees end with.
+    fn same_end(&self, other: &Entries<'_>) -> usize {
+        let (a, b) = (self.data, other.data);
+        let n = a.len().min(b.len());
+        let mut len = 0;
+        while len + CHUNK <= n
+            && a[a.len() - len - CHUNK..a.len() - len] == b[b.len() - len - CHUNK..b.len() - len]
+        {
+            len += CHUNK;
+        }
+        while len < n && a[a.len() - len - 1] == b[b.len() - len - 1] {
+            len += 1;
+        }
+        len
+    }
+}
+
+/// Bytes compared at once when looking for where two trees start or stop to differ.
+const CHUNK: usize = 32;
+
+/// How many bytes `a` and `b` begin with in common.
+fn common_len(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut len = 0;
+    while len + CHUNK <= n && a[len..len + CHUNK] == b[len..len + CHUNK] {
+        len += CHUNK;
+    }
+    while len < n && a[len] == b[len] {
+        len += 1;
+    }
+    len
 }
 
 /// Appends every path below (or at) `prefix` whose leaf differs between the trees `a` and `b`.
@@ -377,6 +490,23 @@ pub(super) fn read<'b>(
     objects
         .find_tree_iter(id, buf)
         .map_err(|err| GitError::op(format!("read tree {id}"), err))
+}
+
+/// The encoded entries of tree `id`, read into `buf`.
+fn read_raw<'b>(objects: &gix::OdbHandle, id: &gix::oid, buf: &'b mut Vec<u8>) -> Result<&'b [u8]> {
+    if id == gix::ObjectId::empty_tree(id.kind()) {
+        buf.clear();
+        return Ok(buf);
+    }
+    let read_err = |err: &dyn std::fmt::Display| GitError::op(format!("read tree {id}"), err);
+    let data = objects.find(id, buf).map_err(|err| read_err(&err))?;
+    if data.kind != gix::objs::Kind::Tree {
+        return Err(read_err(&format!(
+            "Expected object of kind tree but got {}",
+            data.kind
+        )));
+    }
+    Ok(data.data)
 }
 
 fn decode_error(id: &gix::oid, err: impl std::fmt::Display) -> GitError {

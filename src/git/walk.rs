@@ -3,7 +3,9 @@
 //! Git answers it with two passes: `git diff` lstats every index entry by its full path, and
 //! `git ls-files --others` reads every directory to find untracked files. Here each tracked
 //! directory is read once, its listing merged with the index entries below it (both in byte
-//! order), and the files the index tracks are stat'ed relative to the open directory. The same
+//! order), and the files the index tracks are stat'ed relative to the open directory (the
+//! listing comes straight from `getdents64`, the stat is one `fstatat`, and neither allocates
+//! per entry: the kernel's work for them is most of the cost of a full diff). The same
 //! pass yields the untracked names, and it never follows a symlink: a directory is only entered
 //! when its parent's listing shows a real directory, which is git's "no symlink in the leading
 //! path" rule for free.
@@ -16,7 +18,7 @@
 //! Directories are tasks on a shared stack worked on by as many threads as asked for.
 
 use std::ops::Range;
-use std::os::unix::ffi::OsStringExt;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
@@ -24,6 +26,7 @@ use std::sync::{Condvar, Mutex};
 
 use gix::bstr::{BString, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stat, mode::Change, stat};
+use rustix::fs::OFlags;
 
 /// What the walk found for one index entry.
 pub(super) mod state {
@@ -89,34 +92,128 @@ enum Found<'d> {
     Other,
 }
 
+/// The stat data of a file or symlink: already known, or to be read when an index entry needs it.
 enum Meta<'d> {
-    Have(std::fs::Metadata),
-    /// Stat'ed on demand, relative to the open directory.
-    Entry(&'d std::fs::DirEntry),
+    Have(Info),
+    /// Stat'ed on demand, relative to the open directory (no path walk from the top, no
+    /// allocation).
+    At {
+        dir: BorrowedFd<'d>,
+        name: &'d [u8],
+    },
 }
 
 impl Meta<'_> {
-    fn get(&self) -> std::io::Result<std::fs::Metadata> {
+    fn get(&self) -> std::io::Result<Info> {
         match self {
-            Meta::Have(meta) => Ok(meta.clone()),
-            Meta::Entry(entry) => entry.metadata(),
+            Meta::Have(info) => Ok(*info),
+            Meta::At { dir, name } => {
+                let stat = rustix::fs::statat(*dir, *name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)?;
+                Ok(Info::of_stat(&stat))
+            }
+        }
+    }
+}
+
+/// The kind of a directory entry or of a stat'ed path.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Dir,
+    File,
+    Symlink,
+    Other,
+    /// The file system did not say in the listing (`DT_UNKNOWN`): stat to know.
+    Unknown,
+}
+
+impl Kind {
+    fn of_listing(file_type: rustix::fs::FileType) -> Kind {
+        use rustix::fs::FileType;
+        match file_type {
+            FileType::Directory => Kind::Dir,
+            FileType::RegularFile => Kind::File,
+            FileType::Symlink => Kind::Symlink,
+            FileType::Unknown => Kind::Unknown,
+            _ => Kind::Other,
+        }
+    }
+}
+
+/// What the walk needs of a path's stat data.
+#[derive(Clone, Copy)]
+struct Info {
+    kind: Kind,
+    executable: bool,
+    stat: Stat,
+}
+
+impl Info {
+    fn of_metadata(meta: &std::fs::Metadata) -> Info {
+        let file_type = meta.file_type();
+        let kind = if file_type.is_dir() {
+            Kind::Dir
+        } else if file_type.is_symlink() {
+            Kind::Symlink
+        } else if file_type.is_file() {
+            Kind::File
+        } else {
+            Kind::Other
+        };
+        Info {
+            kind,
+            executable: kind == Kind::File && meta.mode() & 0o100 != 0,
+            stat: stat_of(
+                (meta.mtime(), meta.mtime_nsec()),
+                (meta.ctime(), meta.ctime_nsec()),
+                meta.dev(),
+                meta.ino(),
+                meta.uid(),
+                meta.gid(),
+                meta.size(),
+            ),
+        }
+    }
+
+    // The field types of `struct stat` differ between platforms (and are already `i64`/`u64`
+    // on some); the casts are what `std`'s `MetadataExt` does.
+    #[allow(clippy::unnecessary_cast)]
+    fn of_stat(st: &rustix::fs::Stat) -> Info {
+        let mode = st.st_mode as u32;
+        let kind = match rustix::fs::FileType::from_raw_mode(mode as _) {
+            rustix::fs::FileType::Directory => Kind::Dir,
+            rustix::fs::FileType::RegularFile => Kind::File,
+            rustix::fs::FileType::Symlink => Kind::Symlink,
+            _ => Kind::Other,
+        };
+        Info {
+            kind,
+            executable: kind == Kind::File && mode & 0o100 != 0,
+            stat: stat_of(
+                (st.st_mtime as i64, st.st_mtime_nsec as i64),
+                (st.st_ctime as i64, st.st_ctime_nsec as i64),
+                st.st_dev as u64,
+                st.st_ino as u64,
+                st.st_uid as u32,
+                st.st_gid as u32,
+                st.st_size as u64,
+            ),
         }
     }
 }
 
 impl<'d> Found<'d> {
-    fn of(file_type: std::fs::FileType, meta: Meta<'d>) -> Self {
-        if file_type.is_dir() {
-            Found::Dir
-        } else if file_type.is_symlink() {
-            Found::Symlink(meta)
-        } else if file_type.is_file() {
-            Found::File(meta)
-        } else {
-            Found::Other
+    fn of(kind: Kind, meta: Meta<'d>) -> Self {
+        match kind {
+            Kind::Dir => Found::Dir,
+            Kind::Symlink => Found::Symlink(meta),
+            Kind::File => Found::File(meta),
+            Kind::Other | Kind::Unknown => Found::Other,
         }
     }
 }
+
+/// Size of the buffer a directory is listed through (`getdents64`).
+const LISTING_BUFFER: usize = 32 * 1024;
 
 impl<'a> Walker<'a> {
     pub fn new(
@@ -241,8 +338,8 @@ impl<'a> Walker<'a> {
         let dir_range = index.prefixed_entries_range(dir_prefix.as_bstr());
 
         for (at, _) in prefix.iter().enumerate().filter(|(_, b)| **b == b'/') {
-            let meta = self.lstat(&prefix[..at])?;
-            if !meta.is_some_and(|m| m.file_type().is_dir()) {
+            let info = self.lstat(&prefix[..at])?;
+            if !info.is_some_and(|i| i.kind == Kind::Dir) {
                 // A missing parent, a file, or a symlink in the leading path: nothing is there.
                 for range in [file_range, dir_range].into_iter().flatten() {
                     self.mark_removed(range);
@@ -251,7 +348,7 @@ impl<'a> Walker<'a> {
             }
         }
         let found = match self.lstat(prefix)? {
-            Some(meta) => Found::of(meta.file_type(), Meta::Have(meta)),
+            Some(info) => Found::of(info.kind, Meta::Have(info)),
             None => Found::Missing,
         };
         let parent_tracked = match prefix.iter().rposition(|b| *b == b'/') {
@@ -280,23 +377,38 @@ impl<'a> Walker<'a> {
     ) -> Result<(), Unsupported> {
         let index = self.index;
         let full = self.workdir.join(rel(&task.dir));
-        let listing = match std::fs::read_dir(&full) {
-            Ok(listing) => listing,
-            Err(err) if is_missing(&err) => {
-                self.mark_removed(task.range);
-                return Ok(());
+        let dir: OwnedFd = match rustix::fs::open(
+            &full,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        ) {
+            Ok(dir) => dir,
+            Err(err) => {
+                let err = std::io::Error::from(err);
+                if is_missing(&err) {
+                    self.mark_removed(task.range);
+                    return Ok(());
+                }
+                return Err(unsupported(&full, err));
             }
-            Err(err) => return Err(unsupported(&full, err)),
         };
-        let mut names: Vec<(Vec<u8>, std::fs::DirEntry)> = Vec::new();
-        for entry in listing {
-            let entry = entry.map_err(|err| unsupported(&full, err))?;
-            let name = entry.file_name().into_vec();
-            if name != b".git" {
-                names.push((name, entry));
+        // The names, back to back in one buffer, and per name its span there and its kind:
+        // listing a directory allocates nothing per entry.
+        let mut text: Vec<u8> = Vec::new();
+        let mut names: Vec<(Range<usize>, Kind)> = Vec::new();
+        let mut buf: Vec<u8> = Vec::with_capacity(LISTING_BUFFER);
+        let mut listing = rustix::fs::RawDir::new(dir.as_fd(), buf.spare_capacity_mut());
+        while let Some(entry) = listing.next() {
+            let entry = entry.map_err(|err| unsupported(&full, err.into()))?;
+            let name = entry.file_name().to_bytes();
+            if name == b"." || name == b".." || name == b".git" {
+                continue;
             }
+            let start = text.len();
+            text.extend_from_slice(name);
+            names.push((start..text.len(), Kind::of_listing(entry.file_type())));
         }
-        names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        names.sort_unstable_by(|a, b| text[a.0.clone()].cmp(&text[b.0.clone()]));
 
         // The index entries below `dir`, grouped by their first component: a file (in all its
         // stages) or a directory (everything below it, skipped by binary search).
@@ -338,10 +450,15 @@ impl<'a> Walker<'a> {
         groups.sort_by(|a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)));
 
         let mut path = task.dir.clone();
+        let listed = |n: usize| {
+            names
+                .get(n)
+                .map(|(span, kind)| (&text[span.clone()], *kind))
+        };
         let (mut g, mut n) = (0, 0);
         while g < groups.len() || n < names.len() {
-            let name: &[u8] = match (groups.get(g), names.get(n)) {
-                (Some(group), Some((listed, _))) => group.0.min(listed.as_slice()),
+            let name: &[u8] = match (groups.get(g), listed(n)) {
+                (Some(group), Some((listed, _))) => group.0.min(listed),
                 (Some(group), None) => group.0,
                 (None, Some((listed, _))) => listed,
                 (None, None) => unreachable!("loop condition"),
@@ -358,13 +475,22 @@ impl<'a> Walker<'a> {
                 }
                 g += 1;
             }
-            let found = match names.get(n) {
-                Some((listed, entry)) if listed.as_slice() == name => {
+            let found = match listed(n) {
+                Some((listed, kind)) if listed == name => {
                     n += 1;
-                    match entry.file_type() {
-                        Ok(file_type) => Found::of(file_type, Meta::Entry(entry)),
-                        Err(err) if is_missing(&err) => Found::Missing,
-                        Err(err) => return Err(unsupported(&entry.path(), err)),
+                    let at = Meta::At {
+                        dir: dir.as_fd(),
+                        name: listed,
+                    };
+                    match kind {
+                        Kind::Unknown => match at.get() {
+                            Ok(info) => Found::of(info.kind, Meta::Have(info)),
+                            Err(err) if is_missing(&err) => Found::Missing,
+                            Err(err) => {
+                                return Err(unsupported(&full.join(rel(listed)), err));
+                            }
+                        },
+                        kind => Found::of(kind, at),
                     }
                 }
                 _ => Found::Missing,
@@ -450,20 +576,18 @@ impl<'a> Walker<'a> {
         if entry.flags.contains(Flags::INTENT_TO_ADD) {
             return Ok(state::DIRTY);
         }
-        let meta = match meta.get() {
-            Ok(meta) => meta,
+        let info = match meta.get() {
+            Ok(info) => info,
             Err(err) if is_missing(&err) => return Ok(state::REMOVED),
             Err(err) => {
                 return Err(unsupported(&self.workdir.join(rel(path)), err));
             }
         };
-        let file_type = meta.file_type();
-        let executable = file_type.is_file() && meta.mode() & 0o100 != 0;
         let change = entry.mode.change_to_match_fs_with_values(
-            file_type.is_file(),
-            file_type.is_dir(),
-            file_type.is_symlink(),
-            executable,
+            info.kind == Kind::File,
+            info.kind == Kind::Dir,
+            info.kind == Kind::Symlink,
+            info.executable,
             true,
             self.executable_bit,
         );
@@ -471,7 +595,7 @@ impl<'a> Walker<'a> {
             Some(Change::Type { .. } | Change::ExecutableBit) => return Ok(state::DIRTY),
             None => {}
         }
-        let stat = stat_of(&meta);
+        let stat = info.stat;
         let vouches = stat.matches(&entry.stat, self.stat)
             && (!entry.id.is_empty_blob() || entry.stat.size == 0)
             && !stat.is_racy(self.index.timestamp(), self.stat);
@@ -494,10 +618,10 @@ impl<'a> Walker<'a> {
     }
 
     /// `lstat` of a repo-relative path; `None` when nothing is there.
-    fn lstat(&self, path: &[u8]) -> Result<Option<std::fs::Metadata>, Unsupported> {
+    fn lstat(&self, path: &[u8]) -> Result<Option<Info>, Unsupported> {
         let full = self.workdir.join(rel(path));
         match std::fs::symlink_metadata(&full) {
-            Ok(meta) => Ok(Some(meta)),
+            Ok(meta) => Ok(Some(Info::of_metadata(&meta))),
             Err(err) if is_missing(&err) => Ok(None),
             Err(err) => Err(unsupported(&full, err)),
         }
@@ -511,8 +635,16 @@ struct Queue {
 }
 
 /// Stat data as gix's `Stat::from_fs` records it (truncated to 32 bits like git's).
-fn stat_of(meta: &std::fs::Metadata) -> Stat {
-    let time = |secs: i64, nsecs: i64| {
+fn stat_of(
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+    dev: u64,
+    ino: u64,
+    uid: u32,
+    gid: u32,
+    size: u64,
+) -> Stat {
+    let time = |(secs, nsecs): (i64, i64)| {
         if secs >= 0 && (0..1_000_000_000).contains(&nsecs) {
             stat::Time {
                 secs: secs as u32,
@@ -523,13 +655,13 @@ fn stat_of(meta: &std::fs::Metadata) -> Stat {
         }
     };
     Stat {
-        mtime: time(meta.mtime(), meta.mtime_nsec()),
-        ctime: time(meta.ctime(), meta.ctime_nsec()),
-        dev: meta.dev() as u32,
-        ino: meta.ino() as u32,
-        uid: meta.uid(),
-        gid: meta.gid(),
-        size: meta.size() as u32,
+        mtime: time(mtime),
+        ctime: time(ctime),
+        dev: dev as u32,
+        ino: ino as u32,
+        uid,
+        gid,
+        size: size as u32,
     }
 }
 
