@@ -8,6 +8,8 @@
 #   flood BYTES           print BYTES times `x` on stdout (more than a pipe buffer holds)
 #   cat PATH              print the file PATH on stdout (a real agent's captured output)
 #   edit PATH TEXT        append TEXT and a newline to PATH
+#   stage PATH            `git add PATH`: staged work
+#   commit MESSAGE        `git commit -a -m MESSAGE`: committed work (on the run's branch)
 #   evidence JSON         write JSON to $BATON_EVIDENCE_FILE
 #   cat-stdin PATH        copy stdin to PATH
 #   unchanged TARGET REASON
@@ -45,6 +47,8 @@ while [ "$#" -gt 0 ]; do
         flood) head -c "$1" /dev/zero | tr '\0' x; shift ;;
         cat) cat "$1"; shift ;;
         edit) printf '%s\n' "$2" >>"$1"; shift 2 ;;
+        stage) git add -- "$1" || exit 97; shift ;;
+        commit) git commit -q -a -m "$1" || exit 97; shift ;;
         evidence) printf '%s\n' "$1" >"$BATON_EVIDENCE_FILE"; shift ;;
         cat-stdin) cat >"$1"; shift ;;
         unchanged)

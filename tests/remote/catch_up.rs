@@ -1,0 +1,94 @@
+//! A clone that is behind catches up before it drives or finishes, and never at the cost of
+//! work only its worktree holds: work no record has is refused with the paths, and the hint's
+//! way out works.
+
+use super::*;
+
+const HAND_EDIT: &str = "a hand edit on machine A, in no record";
+
+/// Machine A's run was driven to review on B; meanwhile someone edited A's worktree by hand.
+/// `finish` on A refuses to replace that worktree (exit 2, naming the file, which stays as it
+/// is); once the edit is moved out, as the hint says, A catches up and finishes with B's work.
+#[test]
+fn catching_up_refuses_to_replace_work_no_record_has() {
+    let world = World::new(Transport::File, "").unwrap();
+    let (a, id) = world.rate_limited_and_pushed();
+    let b = world.origin.machine();
+    assert_eq!(b.live(["fetch"]).code, 0);
+    let resumed = b.live(["resume", &id, "--actor", "executor=finisher"]);
+    assert_eq!(resumed.code, 0, "{resumed}");
+
+    let worktree = worktree_of(&a, &status(&a, &id));
+    let edited = worktree.join("docs/a.md");
+    let mut content = text(&edited);
+    content.push_str(HAND_EDIT);
+    content.push('\n');
+    std::fs::write(&edited, &content).unwrap();
+    assert_eq!(a.live(["fetch"]).code, 0);
+    let refused = a.live(["finish", &id]);
+    assert_eq!(refused.code, 2, "{refused}");
+    assert!(
+        refused
+            .stderr
+            .contains("holds work that no record has: docs/a.md"),
+        "{refused}"
+    );
+    assert!(refused.stderr.contains("hint: "), "{refused}");
+    assert_eq!(text(&edited), content, "the hand edit is where it was");
+    assert_eq!(status(&a, &id)["status"], "rate_limited");
+    assert_eq!(status(&a, &id)["sync"], "behind");
+
+    // The hint's way out: the work moved out of the worktree (here: put aside, and the file
+    // restored as the last snapshot has it).
+    let aside = world.scratch("hand-edit.md");
+    std::fs::rename(&edited, &aside).unwrap();
+    a.git_in(&worktree, ["checkout", "--", "docs/a.md"]);
+    let finish = a.live(["finish", &id]);
+    assert_eq!(finish.code, 0, "{finish}");
+    let branch = format!("baton/{id}");
+    let doc_b = a.git(["show", &format!("{branch}:docs/b.md")]);
+    assert!(doc_b.contains(B_WORK), "{doc_b}");
+    assert!(text(&aside).contains(HAND_EDIT));
+}
+
+/// Every way out the refusal's hint proposes works: where it says to commit the work, committing
+/// it in the worktree must let the run catch up (and keep the commit); otherwise the hint must
+/// not propose it.
+#[test]
+fn the_hint_for_work_no_record_has_proposes_only_what_works() {
+    let world = World::new(Transport::File, "").unwrap();
+    let (a, id) = world.rate_limited_and_pushed();
+    let b = world.origin.machine();
+    assert_eq!(b.live(["fetch"]).code, 0);
+    assert_eq!(
+        b.live(["resume", &id, "--actor", "executor=finisher"]).code,
+        0
+    );
+
+    let worktree = worktree_of(&a, &status(&a, &id));
+    let edited = worktree.join("docs/a.md");
+    let content = format!("{}{HAND_EDIT}\n", text(&edited));
+    std::fs::write(&edited, &content).unwrap();
+    assert_eq!(a.live(["fetch"]).code, 0);
+    let refused = a.live(["finish", &id]);
+    assert_eq!(refused.code, 2, "{refused}");
+    let hint = refused
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("hint: "))
+        .unwrap_or_else(|| panic!("no hint:\n{refused}"));
+    if !hint.contains("commit") {
+        return;
+    }
+    a.git_in(
+        &worktree,
+        ["commit", "-q", "-a", "-m", "the hand edit, committed"],
+    );
+    let finish = a.live(["finish", &id]);
+    assert_eq!(
+        finish.code, 0,
+        "the hint proposed committing, and committing did not help:\n{refused}\nthen:\n{finish}"
+    );
+    let log = a.git(["log", "--format=%s", &format!("baton/{id}")]);
+    assert!(log.contains("the hand edit, committed"), "{log}");
+}
