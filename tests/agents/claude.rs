@@ -136,10 +136,11 @@ fn claude_reports_a_subscription_limit_with_its_reset_time() {
         return;
     };
     // What the API answers a subscriber who is out of quota: a 429 whose unified rate-limit
-    // headers say "rejected", with the reset as a unix time (2026-12-01 16:00 UTC).
+    // headers say "rejected", with the reset as a unix time.
+    let (reset, worded) = super::subscription_reset();
     let mock = MockServer::start(Script(vec![Turn::rate_limited(&[
         ("anthropic-ratelimit-unified-status", "rejected"),
-        ("anthropic-ratelimit-unified-reset", "1796140800"),
+        ("anthropic-ratelimit-unified-reset", &reset),
         (
             "anthropic-ratelimit-unified-representative-claim",
             "five_hour",
@@ -156,7 +157,7 @@ fn claude_reports_a_subscription_limit_with_its_reset_time() {
     assert_eq!(json["api_error"], "usage_limit_reached", "{stdout}");
     assert_eq!(
         json["result"],
-        "You've hit your 5-hour limit \u{b7} resets 5pm (Europe/Berlin)"
+        format!("You've hit your 5-hour limit \u{b7} resets {worded}")
     );
     // Sent with the subscription's bearer token, not an API key.
     let sent = &mock.requests()[0];

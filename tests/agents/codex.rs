@@ -153,12 +153,25 @@ fn codex_reports_a_usage_limit_with_its_reset_time() {
     let Some(codex) = cli::agent("codex") else {
         return;
     };
-    // The backend's answer to a ChatGPT plan out of quota; resets_at is 2026-12-01 16:00 UTC.
+    // The backend's answer to a ChatGPT plan out of quota, resetting at 16:00 UTC three days
+    // from today: Codex words a reset on another day with its date, one today with the time
+    // alone, so the day must never be today, whenever the suite runs.
+    let day = jiff::Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .date()
+        .checked_add(jiff::Span::new().days(3))
+        .unwrap();
+    let resets_at = day
+        .at(16, 0, 0, 0)
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .unwrap()
+        .timestamp()
+        .as_second();
     let mock = MockServer::start(Script(vec![Turn::Error {
         status: 429,
         headers: vec![],
         body: json!({"error": {"type": "usage_limit_reached", "message": "The usage limit has been reached",
-                               "plan_type": "plus", "resets_at": 1796140800_u64, "resets_in_seconds": 60000}}),
+                               "plan_type": "plus", "resets_at": resets_at, "resets_in_seconds": 60000}}),
     }]));
     let (_tmp, base) = scratch();
     let env = AgentEnv::new(&base, &mock);
@@ -173,9 +186,22 @@ fn codex_reports_a_usage_limit_with_its_reset_time() {
         message.starts_with("You\u{2019}ve hit your usage limit."),
         "{message}"
     );
+    let suffix = match (day.day() % 10, day.day() % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    let expected = format!(
+        "try again at {} {}{suffix}, {} 4:00 PM.",
+        day.strftime("%b"),
+        day.day(),
+        day.year()
+    );
     assert!(
-        message.ends_with("try again at Dec 1st, 2026 4:00 PM."),
-        "{message}"
+        message.ends_with(&expected),
+        "{message}\nexpected it to end with: {expected}"
     );
     // Not retried: a usage limit does not lift in seconds.
     assert_eq!(mock.scripted().len(), 1);

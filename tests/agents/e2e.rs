@@ -223,11 +223,12 @@ fn a_subscription_limit_is_recognised_by_claude_codes_structured_signal_with_its
         return;
     };
     // A subscriber out of quota. Claude Code 2.1.332 words it "You've hit your 5-hour limit ·
-    // resets 5pm (Europe/Berlin)" (older builds: "You've hit your limit"); whatever the words,
+    // resets Dec 4, 5pm (Europe/Berlin)" (older builds: "You've hit your limit"); whatever the words,
     // the 429 in its JSON (`api_error_status`) is the signal.
+    let (reset, worded) = super::subscription_reset();
     let ar = AgentRepo::new(Script(vec![Turn::rate_limited(&[
         ("anthropic-ratelimit-unified-status", "rejected"),
-        ("anthropic-ratelimit-unified-reset", "1796140800"),
+        ("anthropic-ratelimit-unified-reset", &reset),
         (
             "anthropic-ratelimit-unified-representative-claim",
             "five_hour",
@@ -242,7 +243,7 @@ fn a_subscription_limit_is_recognised_by_claude_codes_structured_signal_with_its
     let out: Value = serde_json::from_str(ar.stdout(&id, 1).trim()).unwrap();
     assert_eq!(
         out["result"],
-        "You've hit your 5-hour limit \u{b7} resets 5pm (Europe/Berlin)"
+        format!("You've hit your 5-hour limit \u{b7} resets {worded}")
     );
     let state = ar.status(&id);
     let a = attempt(&state, 1);
@@ -253,7 +254,8 @@ fn a_subscription_limit_is_recognised_by_claude_codes_structured_signal_with_its
         "{error}"
     );
     assert_eq!(
-        a["agent"]["rate_limit_reset"]["text"], "5pm (Europe/Berlin)",
+        a["agent"]["rate_limit_reset"]["text"],
+        worded.as_str(),
         "{a:#}"
     );
 }

@@ -30,3 +30,31 @@ fn capture(agent: &str, name: &str, output: &str) {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join(name), output).unwrap();
 }
+
+/// A subscription limit that resets at 16:00 UTC three days from today, as the unix time the
+/// API sends, and as Claude Code words it for a subscriber in Europe/Berlin (`Dec 4, 5pm
+/// (Europe/Berlin)`). Claude Code words a reset later the same day without its date, so the day
+/// is never today, whenever the suite runs.
+fn subscription_reset() -> (String, String) {
+    let day = jiff::Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .date()
+        .checked_add(jiff::Span::new().days(3))
+        .unwrap();
+    let at = day
+        .at(16, 0, 0, 0)
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .unwrap();
+    let berlin = at.with_time_zone(jiff::tz::TimeZone::get("Europe/Berlin").unwrap());
+    let hour = match berlin.hour() % 12 {
+        0 => 12,
+        h => h,
+    };
+    let half = if berlin.hour() < 12 { "am" } else { "pm" };
+    let text = format!(
+        "{} {}, {hour}{half} (Europe/Berlin)",
+        berlin.strftime("%b"),
+        berlin.day()
+    );
+    (at.timestamp().as_second().to_string(), text)
+}
