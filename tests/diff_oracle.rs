@@ -321,6 +321,14 @@ fn apply(repo: &TestRepo, op: &Op) {
             }
         }
         Op::Sparse(cone, sparse_index) => {
+            // git 2.47 writes a corrupt sparse index over an intent-to-add entry (the same
+            // entry many times; its own `git status` then stops with "BUG: wt-status.c:584"),
+            // which git-baton rightly refuses to read: with one, the index stays full.
+            let intent_to_add = !repo
+                .git_output(&root, ["diff", "--name-only", "--diff-filter=A"])
+                .stdout
+                .is_empty();
+            let sparse_index = sparse_index && !intent_to_add;
             if sparse_index {
                 git(&["update-index", "--no-split-index"]);
             }
@@ -482,6 +490,32 @@ fn staged_directory_folded_by_a_sparse_index_over_a_base_file() {
     }
     check(&repo, &ops);
     check_tree_vs_tree(&repo, &ops);
+}
+
+/// Found by the CI seed: a symlink to a directory that became a nested repository is an untracked
+/// file to git, which never follows symlinks; gix's walk followed it and called it a repository.
+#[test]
+fn a_symlink_to_a_nested_repository_is_an_untracked_file() {
+    let repo = seeded();
+    let ops = [
+        Op::IntentToAdd(8),
+        Op::Commit,
+        Op::RmCached(4),
+        Op::Ignore(0),
+        Op::SymlinkDir(3),
+        Op::Delete(3),
+        Op::AssumeUnchanged(9),
+        Op::IntentToAdd(1),
+        Op::StageAll,
+        Op::UntrackedDir(1),
+        Op::IndexVersion(4),
+        Op::NestedRepo(2),
+        Op::SplitIndex(true),
+    ];
+    for op in &ops {
+        apply(&repo, op);
+    }
+    check(&repo, &ops);
 }
 
 /// Commits everything and compares the commit-to-commit diff with `git diff --name-only base HEAD`.

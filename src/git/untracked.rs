@@ -164,14 +164,17 @@ fn rel_path(path: &[u8]) -> &Path {
 }
 
 /// The path `git ls-files --others` shows for a directory-walk entry, if it shows one.
-pub(super) fn untracked_path(entry: &gix::dir::Entry) -> Option<String> {
+pub(super) fn untracked_path(entry: &gix::dir::Entry, workdir: &Path) -> Option<String> {
     use gix::dir::entry::{Kind, Status};
     if entry.status != Status::Untracked || entry.disk_kind == Some(Kind::Untrackable) {
         return None;
     }
     let mut path = path_string(entry.rela_path.as_bstr());
-    // A nested repository is listed as a directory, like `git ls-files --others`.
-    if entry.disk_kind == Some(Kind::Repository) {
+    // A nested repository is listed as a directory, like `git ls-files --others` — unless what
+    // gix found a repository through is a symlink to one, which git never follows: a file.
+    if entry.disk_kind == Some(Kind::Repository)
+        && !std::fs::symlink_metadata(workdir.join(&path)).is_ok_and(|m| m.file_type().is_symlink())
+    {
         path.push('/');
     }
     Some(path)

@@ -437,7 +437,18 @@ fn gix_status_changes(
                     EntryStatus::NeedsUpdate(_) => state::CLEAN,
                 }
             }
-            Item::DirectoryContents { entry, .. } => changed.extend(untracked_path(&entry)),
+            Item::DirectoryContents { entry, .. } => {
+                if let Some(path) = untracked_path(&entry, workdir) {
+                    // A tracked file whose place a nested repository took: git reports the
+                    // tracked path as changed, not a new directory beside it.
+                    let tracked = path.strip_suffix('/').filter(|file| {
+                        index
+                            .entry_by_path(gix::bstr::BStr::new(file.as_bytes()))
+                            .is_some()
+                    });
+                    changed.push(tracked.map_or(path.clone(), str::to_owned));
+                }
+            }
             Item::Rewrite { .. } => unreachable!("rewrite tracking is disabled above"),
         }
     }
