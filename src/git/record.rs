@@ -17,6 +17,12 @@ use super::{CommitId, GitError, Repo, Result};
 /// One file of a record: its `/`-separated path and its bytes.
 pub type RecordFile = (String, Vec<u8>);
 
+/// How much of a record [`Repo::read_record`] reads at most.
+struct Bounds {
+    limit: u64,
+    max_files: usize,
+}
+
 /// A directory being assembled: files and subdirectories by name.
 #[derive(Default)]
 struct Dir {
@@ -110,15 +116,37 @@ impl Repo {
             .map_err(|err| GitError::op("write a record tree", err))
     }
 
-    /// Every file of the record commit `commit`, paths `/`-separated, sorted.
-    pub fn read_record(&self, commit: CommitId) -> Result<Vec<RecordFile>> {
+    /// Every file of the record commit `commit`, paths `/`-separated, sorted. A record may come
+    /// from another machine: a file larger than `limit` bytes, or more than `max_files` files,
+    /// or a tree deeper than a run directory is, is refused before anything more is read.
+    pub fn read_record(
+        &self,
+        commit: CommitId,
+        limit: u64,
+        max_files: usize,
+    ) -> Result<Vec<RecordFile>> {
         let tree = self.tree_of(commit)?;
         let mut out = Vec::new();
-        self.read_dir(tree, "", &mut out)?;
+        let bounds = Bounds { limit, max_files };
+        self.read_dir(tree, "", 0, &bounds, &mut out)?;
         Ok(out)
     }
 
-    fn read_dir(&self, tree: ObjectId, prefix: &str, out: &mut Vec<RecordFile>) -> Result<()> {
+    fn read_dir(
+        &self,
+        tree: ObjectId,
+        prefix: &str,
+        depth: usize,
+        bounds: &Bounds,
+        out: &mut Vec<RecordFile>,
+    ) -> Result<()> {
+        let refuse = |why: String| GitError::op("read a run record", why);
+        // `attempts/<stage>-<n>/<file>`: two directories deep at most.
+        if depth > 2 {
+            return Err(refuse(format!(
+                "`{prefix}` is nested deeper than a run directory"
+            )));
+        }
         let tree = self
             .repo
             .find_tree(tree)
@@ -131,8 +159,25 @@ impl Repo {
         for (mode, name, oid) in entries {
             let path = format!("{prefix}{}", name.to_str_lossy());
             if mode.is_tree() {
-                self.read_dir(oid, &format!("{path}/"), out)?;
+                self.read_dir(oid, &format!("{path}/"), depth + 1, bounds, out)?;
             } else if mode.is_blob() {
+                if out.len() >= bounds.max_files {
+                    return Err(refuse(format!(
+                        "it holds more than {} files",
+                        bounds.max_files
+                    )));
+                }
+                let size = self
+                    .repo
+                    .find_header(oid)
+                    .map_err(|err| GitError::op(format!("read the record file `{path}`"), err))?
+                    .size();
+                if size > bounds.limit {
+                    return Err(refuse(format!(
+                        "`{path}` is {size} bytes, more than a record file may be ({})",
+                        bounds.limit
+                    )));
+                }
                 let blob = self
                     .repo
                     .find_blob(oid)
@@ -232,7 +277,15 @@ mod tests {
             .unwrap();
         let mut expected = files.clone();
         expected.sort();
-        assert_eq!(repo.read_record(first).unwrap(), expected);
+        assert_eq!(repo.read_record(first, 1 << 20, 100).unwrap(), expected);
+        assert!(
+            repo.read_record(first, 3, 100).is_err(),
+            "a file over the limit"
+        );
+        assert!(
+            repo.read_record(first, 1 << 20, 3).is_err(),
+            "more files than allowed"
+        );
         let same = repo.write_record(&expected, Some(first), "again", 1_700_000_001);
         assert_eq!(
             same.unwrap(),

@@ -589,7 +589,9 @@ fn take_record(
     local: Option<CommitId>,
     worktree: &str,
 ) -> Result<RunState, RunError> {
-    let files = repo.read_record(theirs)?;
+    // Files are capped at FILE_LIMIT when recorded (plus the marker of the cut); a run holds its
+    // run files and a handful per attempt, for a few thousand attempts at most.
+    let files = repo.read_record(theirs, record::FILE_LIMIT as u64 + 4096, 100_000)?;
     let state_bytes = files
         .iter()
         .find(|(path, _)| path == "state.json")
