@@ -85,17 +85,19 @@ pub fn cmd_push(cwd: &Path, args: PushArgs, _out: &mut dyn Write) -> Result<Outc
     for (remote, indexes) in by_remote {
         let now = ctx.store.now();
         let mut states = Vec::new();
+        let mut before = Vec::new();
         for &i in &indexes {
             let (_, state, _) = &held[i];
             let run = state.run_id.to_string();
-            match remote::sync_of(&ctx.repo, &state.run_id, &remote)? {
+            let sync = remote::sync_of(&ctx.repo, &state.run_id, &remote)?;
+            match sync {
                 Sync::Behind | Sync::RemoteOnly => {
                     return Err(crate::run::RunError::Behind { run, remote }.into());
                 }
                 Sync::Diverged => {
                     return Err(crate::run::RunError::Diverged { run, remote }.into());
                 }
-                _ => {}
+                _ => before.push(sync),
             }
             let state = match state.remote() == Some(remote.as_str()) {
                 true => state.clone(),
@@ -110,10 +112,6 @@ pub fn cmd_push(cwd: &Path, args: PushArgs, _out: &mut dyn Write) -> Result<Outc
             };
             states.push(state);
         }
-        let before: Vec<Sync> = states
-            .iter()
-            .map(|s| remote::sync_of(&ctx.repo, &s.run_id, &remote))
-            .collect::<Result<_, _>>()?;
         let publications: Vec<Publication> = indexes
             .iter()
             .zip(&states)

@@ -474,19 +474,27 @@ pub fn catch_up(here: &Here, id: &RunId, remote: &str) -> Result<CaughtUp, RunEr
                 // kill after this leaves a worktree holding exactly the newer work, which the
                 // next catch-up recognises.
                 super::open_run_worktree(repo, &ours)?;
-                if !holds_exactly(repo, worktree, id, newest)? {
-                    if !holds_exactly(repo, worktree, id, kept)? {
-                        let (now, _) = repo.commit_worktree(
-                            worktree,
-                            kept,
-                            "baton: unrecorded work",
-                            crate::git::Identity::Baton,
-                            false,
-                        )?;
+                // One snapshot of the worktree as it is (tracked and untracked files, not
+                // ignored ones), compared with both candidates.
+                let message = format!("baton: run {id}, compared before catching up");
+                let (now, _) = repo.commit_worktree(
+                    worktree,
+                    kept,
+                    &message,
+                    crate::git::Identity::Baton,
+                    true,
+                )?;
+                let same = |commit| {
+                    repo.tree_changes(commit, now, &crate::git::Scope::All)
+                        .map(|paths| paths.is_empty())
+                };
+                if !same(newest)? {
+                    let unrecorded = repo.tree_changes(kept, now, &crate::git::Scope::All)?;
+                    if !unrecorded.is_empty() {
                         return Err(RunError::UnrecordedWork {
                             run: id.to_string(),
                             worktree: ours.worktree.clone(),
-                            paths: repo.tree_changes(kept, now, &crate::git::Scope::All)?,
+                            paths: unrecorded,
                         });
                     }
                     repo.move_files(worktree, kept, newest)?;
@@ -512,25 +520,6 @@ fn latest_work(state: &RunState, tip: Option<CommitId>) -> CommitId {
         .next_back()
         .or(tip)
         .unwrap_or(state.base)
-}
-
-/// Whether the files of `worktree` (tracked and untracked, not ignored) are exactly `commit`'s:
-/// what a snapshot of it now would hold.
-fn holds_exactly(
-    repo: &Repo,
-    worktree: &Path,
-    id: &RunId,
-    commit: CommitId,
-) -> Result<bool, RunError> {
-    let message = format!("baton: run {id}, compared before catching up");
-    let (_, changed) = repo.commit_worktree(
-        worktree,
-        commit,
-        &message,
-        crate::git::Identity::Baton,
-        false,
-    )?;
-    Ok(!changed)
 }
 
 /// Rebuilds run `id`, which this clone does not have, from `remote`'s record `theirs`.
