@@ -13,10 +13,7 @@ const HAND_EDIT: &str = "a hand edit on machine A, in no record";
 fn catching_up_refuses_to_replace_work_no_record_has() {
     let world = World::new(Transport::File, "").unwrap();
     let (a, id) = world.rate_limited_and_pushed();
-    let b = world.origin.machine();
-    assert_eq!(b.live(["fetch"]).code, 0);
-    let resumed = b.live(["resume", &id, "--actor", "executor=finisher"]);
-    assert_eq!(resumed.code, 0, "{resumed}");
+    let _b = world.resumed_elsewhere(&id);
 
     let worktree = worktree_of(&a, &status(&a, &id));
     let edited = worktree.join("docs/a.md");
@@ -58,12 +55,7 @@ fn catching_up_refuses_to_replace_work_no_record_has() {
 fn the_hint_for_work_no_record_has_proposes_only_what_works() {
     let world = World::new(Transport::File, "").unwrap();
     let (a, id) = world.rate_limited_and_pushed();
-    let b = world.origin.machine();
-    assert_eq!(b.live(["fetch"]).code, 0);
-    assert_eq!(
-        b.live(["resume", &id, "--actor", "executor=finisher"]).code,
-        0
-    );
+    let _b = world.resumed_elsewhere(&id);
 
     let worktree = worktree_of(&a, &status(&a, &id));
     let edited = worktree.join("docs/a.md");

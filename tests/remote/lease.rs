@@ -74,13 +74,8 @@ fn a_lease_left_by_a_killed_driver_holds_then_expires_and_is_taken_over() {
 
     // After the lease expired B takes the run over (bounded: the lease and a margin).
     let deadline = killed_at + LEASE + LIVENESS;
-    let taken = loop {
-        std::thread::sleep(Duration::from_millis(250));
-        let attempt = b.live(["resume", &id, "--actor", "executor=finisher"]);
-        if attempt.code != 3 || Instant::now() >= deadline {
-            break attempt;
-        }
-    };
+    std::thread::sleep(Duration::from_millis(250));
+    let taken = resume_once_free(&b, &id, deadline);
     assert_eq!(taken.code, 0, "{taken}");
     assert!(
         killed_at.elapsed() >= LEASE - Duration::from_millis(500),
@@ -165,13 +160,7 @@ fn a_driver_cut_off_from_the_remote_stops_before_its_lease_expires() {
     let b = world.origin.machine();
     assert_eq!(b.live(["fetch"]).code, 0);
     let deadline = Instant::now() + LEASE + LIVENESS;
-    let taken = loop {
-        let attempt = b.live(["resume", &id, "--actor", "executor=finisher"]);
-        if attempt.code != 3 || Instant::now() >= deadline {
-            break attempt;
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    };
+    let taken = resume_once_free(&b, &id, deadline);
     assert_eq!(taken.code, 0, "{taken}");
     let state = world.state_on_origin(&id);
     assert_eq!(state["status"], "review", "{state:#}");
@@ -217,13 +206,7 @@ fn a_clone_that_drove_offline_past_its_lease_has_diverged() {
     let b = world.origin.machine();
     assert_eq!(b.live(["fetch"]).code, 0);
     let deadline = Instant::now() + LEASE + LIVENESS;
-    let taken = loop {
-        let attempt = b.live(["resume", &id, "--actor", "executor=finisher"]);
-        if attempt.code != 3 || Instant::now() >= deadline {
-            break attempt;
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    };
+    let taken = resume_once_free(&b, &id, deadline);
     assert_eq!(taken.code, 0, "{taken}");
     let record = format!("refs/baton/runs/{id}/record");
     let b_record = world.origin.rev(&record);

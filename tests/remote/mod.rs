@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::support::remote::{Origin, Transport};
-use crate::support::{Run, TestRepo, plan_text};
+use crate::support::{Run, TestRepo, plan_text, text, worktree_of};
 
 mod catch_up;
 mod handoff;
@@ -174,6 +174,15 @@ impl World {
         (a, id)
     }
 
+    /// A second machine that fetched run `id` and resumed it to review with `finisher`.
+    fn resumed_elsewhere(&self, id: &str) -> TestRepo {
+        let b = self.origin.machine();
+        assert_eq!(b.live(["fetch"]).code, 0);
+        let resumed = b.live(["resume", id, "--actor", "executor=finisher"]);
+        assert_eq!(resumed.code, 0, "{resumed}");
+        b
+    }
+
     /// The RunState the origin's record of run `id` holds (`state.json` in the tree of
     /// `refs/baton/runs/<id>/record`).
     fn state_on_origin(&self, id: &str) -> Value {
@@ -236,19 +245,6 @@ fn attempt_field(state: &Value, stage: &str, field: &str) -> Vec<Value> {
         .collect()
 }
 
-/// The run's worktree as `status --json` names it; it must be in `machine`'s own directory.
-fn worktree_of(machine: &TestRepo, state: &Value) -> PathBuf {
-    let shown = state["worktree"].as_str().unwrap();
-    let rel = shown
-        .strip_prefix("$TMP/")
-        .unwrap_or_else(|| panic!("the worktree is not on this machine: {shown}"));
-    machine.tmp().join(rel)
-}
-
-fn text(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
-}
-
 /// Waits until `path` holds a complete line and returns it trimmed.
 fn wait_for_line(path: &Path) -> String {
     let deadline = Instant::now() + LIVENESS;
@@ -295,4 +291,16 @@ fn gone_within(pid: &str, within: Duration) -> bool {
 
 fn wait(machine: &TestRepo, child: Child) -> Run {
     machine.baton_wait(child, LIVENESS)
+}
+
+/// `machine` resumes run `id` with `finisher` as soon as no other machine's lease keeps it out
+/// (exit 3), trying every quarter second until `deadline`; the last try's result.
+fn resume_once_free(machine: &TestRepo, id: &str, deadline: Instant) -> Run {
+    loop {
+        let attempt = machine.live(["resume", id, "--actor", "executor=finisher"]);
+        if attempt.code != 3 || Instant::now() >= deadline {
+            return attempt;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
 }

@@ -76,10 +76,7 @@ fn two_machines_resume_the_same_run_at_once_and_one_wins() {
 fn a_push_after_the_remote_moved_is_refused_and_changes_nothing() {
     let world = World::new(Transport::File, "").unwrap();
     let (a, id) = world.rate_limited_and_pushed();
-    let b = world.origin.machine();
-    assert_eq!(b.live(["fetch"]).code, 0);
-    let resumed = b.live(["resume", &id, "--actor", "executor=finisher"]);
-    assert_eq!(resumed.code, 0, "{resumed}");
+    let b = world.resumed_elsewhere(&id);
     let push = b.live(["push", &id]);
     assert_eq!(push.code, 0, "{push}");
     let record = format!("refs/baton/runs/{id}/record");

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use insta::assert_snapshot;
 use serde_json::Value;
 
-use crate::support::{Run, TestRepo};
+use crate::support::{Run, TestRepo, text, worktree_of};
 
 mod actors;
 mod agent_side;
@@ -228,20 +228,6 @@ fn scratch() -> tempfile::TempDir {
 
 fn outside(dir: &tempfile::TempDir, name: &str) -> PathBuf {
     dir.path().join(name)
-}
-
-/// The run's worktree as `status --json` names it (the harness shows the temporary directory
-/// as `$TMP`).
-fn worktree_of(repo: &TestRepo, state: &Value) -> PathBuf {
-    let shown = state["worktree"].as_str().unwrap();
-    let rel = shown
-        .strip_prefix("$TMP/")
-        .unwrap_or_else(|| panic!("the worktree is not in the test's directory: {shown}"));
-    repo.tmp().join(rel)
-}
-
-fn text(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
 
 fn runs_dir(repo: &TestRepo) -> PathBuf {

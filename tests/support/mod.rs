@@ -340,3 +340,18 @@ impl std::fmt::Display for Run {
         Ok(())
     }
 }
+
+/// The run's worktree as `status --json` names it: the harness shows the test's temporary
+/// directory as `$TMP`, and the worktree must be under `repo`'s.
+pub fn worktree_of(repo: &TestRepo, state: &serde_json::Value) -> PathBuf {
+    let shown = state["worktree"].as_str().unwrap();
+    let rel = shown
+        .strip_prefix("$TMP/")
+        .unwrap_or_else(|| panic!("the worktree is not in this test's directory: {shown}"));
+    repo.tmp().join(rel)
+}
+
+/// The text of the file at `path`; a test fails naming it when it cannot be read.
+pub fn text(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
