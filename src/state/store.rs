@@ -115,6 +115,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 pub struct Store {
     root: PathBuf,
     clock: Clock,
+    /// This clone's id, read (or drawn) once per process: `list` asks it per leased run.
+    clone_id: std::sync::OnceLock<String>,
 }
 
 impl Store {
@@ -124,6 +126,7 @@ impl Store {
         Store {
             root: common_dir.join("baton"),
             clock,
+            clone_id: std::sync::OnceLock::new(),
         }
     }
 
@@ -324,6 +327,10 @@ impl Store {
     /// even one at the same path on a machine of the same name (CI runners, containers): drawn
     /// at random once and kept in `baton/clone-id`. Lease holders carry it.
     pub fn clone_id(&self) -> String {
+        self.clone_id.get_or_init(|| self.read_or_draw_clone_id()).clone()
+    }
+
+    fn read_or_draw_clone_id(&self) -> String {
         let path = self.root.join("clone-id");
         let valid = |id: &str| id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit());
         if let Ok(id) = std::fs::read_to_string(&path)
