@@ -581,25 +581,17 @@ fn take_record(
     // Files are capped at FILE_LIMIT when recorded (plus the marker of the cut); a run holds its
     // run files and a handful per attempt, for a few thousand attempts at most.
     let files = repo.read_record(theirs, record::FILE_LIMIT as u64 + 4096, 100_000)?;
-    let state_bytes = files
-        .iter()
-        .find(|(path, _)| path == "state.json")
-        .map(|(_, bytes)| bytes.clone())
-        .ok_or_else(|| RunError::BadRemoteRecord {
-            run: id.to_string(),
-            remote: remote.to_owned(),
-            message: "it has no state.json".into(),
-        })?;
-    let mut state = store::parse(&state_bytes).map_err(|message| RunError::BadRemoteRecord {
-        run: id.to_string(),
-        remote: remote.to_owned(),
-        message,
-    })?;
     let bad = |message: String| RunError::BadRemoteRecord {
         run: id.to_string(),
         remote: remote.to_owned(),
         message,
     };
+    let state_bytes = files
+        .iter()
+        .find(|(path, _)| path == "state.json")
+        .map(|(_, bytes)| bytes.as_slice())
+        .ok_or_else(|| bad("it has no state.json".into()))?;
+    let mut state = store::parse(state_bytes).map_err(bad)?;
     // A record is data from elsewhere: it may only name its own run and that run's branch,
     // never a branch of this clone such as `main`.
     if state.run_id != *id {

@@ -327,7 +327,9 @@ impl Store {
     /// even one at the same path on a machine of the same name (CI runners, containers): drawn
     /// at random once and kept in `baton/clone-id`. Lease holders carry it.
     pub fn clone_id(&self) -> String {
-        self.clone_id.get_or_init(|| self.read_or_draw_clone_id()).clone()
+        self.clone_id
+            .get_or_init(|| self.read_or_draw_clone_id())
+            .clone()
     }
 
     fn read_or_draw_clone_id(&self) -> String {
