@@ -142,9 +142,12 @@ impl Adopter {
         if !subreaper() {
             return None;
         }
+        let pid = std::process::id() as i32;
         Some(Adopter {
-            pid: std::process::id() as i32,
-            sid: rustix::process::getsid(None).ok()?.as_raw_nonzero().get(),
+            pid,
+            // From /proc, not getsid(2): inside a container whose session leader lives in a
+            // parent pid namespace the session id reads as 0, which no `Pid` can hold.
+            sid: procs::stat(pid)?.sid,
             after: procs::stat(leader)?.start,
         })
     }

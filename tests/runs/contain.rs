@@ -67,3 +67,40 @@ fn an_orphan_in_a_session_of_its_own_is_ended_before_the_run_is_recorded() {
         "docs/a.md changed after the run was recorded"
     );
 }
+
+/// Inside a container the session leader often lives in a parent pid namespace, and the
+/// session id then reads as 0: CI ran the demo that way and `run` panicked (exit 101) while it
+/// set up containment. Reproduced with a pid namespace of its own, where `unshare` may make one.
+#[test]
+fn a_session_id_of_zero_is_no_panic() {
+    let usable = Command::new("unshare")
+        .args(["--pid", "--fork", "--mount-proc", "true"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !usable {
+        println!(
+            "skipped: a_session_id_of_zero_is_no_panic: unshare cannot make a pid namespace here"
+        );
+        return;
+    }
+    let repo = repo_running(
+        &[Actor::shell(
+            "worker",
+            "for f in a b c; do echo new >>docs/$f.md; done",
+        )],
+        "",
+    );
+    let wrapper = ["unshare", "--pid", "--fork", "--mount-proc"];
+    let child = repo
+        .baton_command(&repo.root, &wrapper, ["run", "plans/fix.md"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let run = repo.baton_wait(child, Duration::from_secs(120));
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(status(&repo, &run.run_id())["status"], "review");
+}
