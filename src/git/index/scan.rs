@@ -99,11 +99,25 @@ struct Cursors {
 }
 
 impl Selection {
+    /// Called for every entry; most are before the next key, and cost one comparison.
+    #[inline]
     fn keeps(&self, at: &mut Cursors, path: &[u8]) -> bool {
-        let mut keep = is_attribute_or_ignore_file(path);
-        if at.done || at.horizon.as_deref().is_some_and(|h| path < h) {
+        let keep = is_attribute_or_ignore_file(path);
+        if at.done
+            || at
+                .horizon
+                .as_deref()
+                .is_some_and(|h| compare(path, h).is_lt())
+        {
             return keep;
         }
+        self.keeps_at_key(at, path) || keep
+    }
+
+    /// [`Self::keeps`] for an entry at or past the next key: moves the cursors.
+    #[inline(never)]
+    fn keeps_at_key(&self, at: &mut Cursors, path: &[u8]) -> bool {
+        let mut keep = false;
         // Blocks of entries below `p/` are contiguous and, prefixes not being nested, disjoint.
         while let Some(dir) = self.below.get(at.below)
             && dir.as_slice() < path
@@ -146,11 +160,18 @@ impl Selection {
     }
 }
 
+#[inline]
 fn is_attribute_or_ignore_file(path: &[u8]) -> bool {
-    [&b".gitignore"[..], b".gitattributes"].iter().any(|name| {
+    let named = |name: &[u8]| {
         path.ends_with(name)
             && (path.len() == name.len() || path[path.len() - name.len() - 1] == b'/')
-    })
+    };
+    // Every entry of the index asks: the last byte answers for most of them.
+    match path.last() {
+        Some(b'e') => named(b".gitignore"),
+        Some(b's') => named(b".gitattributes"),
+        _ => false,
+    }
 }
 
 /// Reads the entries and extensions like gix's decoder (same fields, flags and checks), keeping
@@ -185,7 +206,6 @@ fn scan(
     let fixed = 40 + hash_len + 2;
     for _ in 0..num_entries {
         let truncated = || corrupt("truncated entry");
-        let mut header = [0u8; 40 + 32 + 4];
         let head = input.peek(fixed + 2).map_err(io)?;
         if head.len() < fixed {
             return Err(truncated());
@@ -199,28 +219,46 @@ fn scan(
         if head.len() < header_len {
             return Err(truncated());
         }
-        header[..header_len].copy_from_slice(&head[..header_len]);
-        let path_len = usize::from(stored & 0x0fff);
-        // The selection's cursors rely on git's order (by path, then stage), so each path is
-        // compared with the one before it. An entry out of order, or a path with a NUL byte, is
-        // damage: it is left to gix's decoder, after which `check_entries` reports it.
-        let (kept, order) = if version == 4 {
-            input.consume(header_len);
-            let (strip, used) = varint(input.peek(16).map_err(io)?).ok_or_else(truncated)?;
-            input.consume(used);
+        // Each entry is looked at in place, in one window of the buffer, and consumed at the
+        // end: only the entries kept are copied out. The selection's cursors rely on git's
+        // order (by path, then stage), so each path is compared with the one before it. An
+        // entry out of order, or a path with a NUL byte, is damage: it is left to gix's
+        // decoder, after which `check_entries` reports it.
+        let (entry, len, order, kept) = if version == 4 {
+            let (strip, used) = varint(
+                input
+                    .peek(header_len + 16)
+                    .map_err(io)?
+                    .get(header_len..)
+                    .unwrap_or_default(),
+            )
+            .ok_or_else(truncated)?;
             let keep = path
                 .len()
                 .checked_sub(usize::try_from(strip).map_err(|_| truncated())?)
                 .ok_or_else(|| corrupt("bad path compression"))?;
-            let suffix = input.until_nul().map_err(io)?.ok_or_else(truncated)?;
+            let start = header_len + used;
+            let mut want = start + 256;
+            let end = loop {
+                let window = input.peek(want).map_err(io)?;
+                if let Some(at) = window.get(start..).and_then(|rest| rest.find_byte(0)) {
+                    break start + at;
+                }
+                if window.len() < want {
+                    return Err(truncated());
+                }
+                want *= 2;
+            };
+            let entry = input.peek(end + 1).map_err(io)?;
+            let suffix = &entry[start..end];
             // The first `keep` bytes are the previous path's.
-            let order = suffix.cmp(&path[keep..]);
-            let used = suffix.len() + 1;
+            let order = compare(suffix, &path[keep..]);
             path.truncate(keep);
             path.extend_from_slice(suffix);
-            input.consume(used);
-            (selection.keeps(&mut cursors, &path), order)
+            let kept = selection.keeps(&mut cursors, &path);
+            (entry, end + 1, order, kept)
         } else {
+            let path_len = usize::from(stored & 0x0fff);
             if path_len == 0x0fff {
                 // gix reads such long paths without the padding git writes; leave them to gix.
                 return Ok(None);
@@ -231,15 +269,14 @@ fn scan(
                 return Err(truncated());
             }
             let name = &entry[header_len..header_len + path_len];
-            if name.contains(&0) {
+            if has_nul(name) {
                 return Ok(None);
             }
-            let order = name.cmp(&path);
+            let order = compare(name, &path);
             let kept = selection.keeps(&mut cursors, name);
             path.clear();
             path.extend_from_slice(name);
-            input.consume(padded);
-            (kept, order)
+            (entry, padded, order, kept)
         };
         let stage = (stored >> 12) & 3;
         if let Some(before) = previous_stage
@@ -248,13 +285,13 @@ fn scan(
             return Ok(None);
         }
         previous_stage = Some(stage);
-        let mode = Mode::from_bits_truncate(be32(&header[24..28]));
+        let mode = Mode::from_bits_truncate(be32(&entry[24..28]));
         if mode.is_sparse() {
             return Ok(None);
         }
         let mut flags = Flags::from_bits_retain(u32::from(stored));
         if header_len > fixed {
-            let extended = u16::from_be_bytes([header[fixed], header[fixed + 1]]);
+            let extended = u16::from_be_bytes([entry[fixed], entry[fixed + 1]]);
             // Only intent-to-add and skip-worktree may be set, as gix requires.
             if extended & !0x6000 != 0 {
                 return Err(corrupt("unknown extended entry flags"));
@@ -262,7 +299,7 @@ fn scan(
             flags |= Flags::from_bits_retain(u32::from(extended) << 16);
         }
         if kept {
-            let field = |i: usize| be32(&header[i * 4..i * 4 + 4]);
+            let field = |i: usize| be32(&entry[i * 4..i * 4 + 4]);
             let stat = Stat {
                 ctime: Time {
                     secs: field(0),
@@ -278,9 +315,10 @@ fn scan(
                 gid: field(8),
                 size: field(9),
             };
-            let id = ObjectId::from_bytes_or_panic(&header[40..40 + hash_len]);
+            let id = ObjectId::from_bytes_or_panic(&entry[40..40 + hash_len]);
             state.dangerously_push_entry(stat, id, flags & !Flags::PATH_LEN, mode, path.as_bstr());
         }
+        input.consume(len);
     }
     // Extensions up to the trailer, as gix walks them: the mandatory (lowercase) ones this reader
     // does not model are left to gix.
@@ -313,6 +351,41 @@ fn scan(
         .ok_or_else(|| corrupt("truncated trailer"))?;
     let checksum = ObjectId::from_bytes_or_panic(trailer);
     Ok(Some((state, (!checksum.is_null()).then_some(checksum))))
+}
+
+/// `a.cmp(b)`, eight bytes at a time: every entry of the index is compared with the one before
+/// it, with which it shares most of its bytes, and with the selection's next key, and a call to
+/// `memcmp` for some twenty bytes costs more than this loop.
+#[inline]
+fn compare(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    let mut a_words = a.chunks_exact(8);
+    let mut b_words = b.chunks_exact(8);
+    for (x, y) in (&mut a_words).zip(&mut b_words) {
+        let x = u64::from_be_bytes(x.try_into().expect("eight bytes"));
+        let y = u64::from_be_bytes(y.try_into().expect("eight bytes"));
+        if x != y {
+            return x.cmp(&y);
+        }
+    }
+    // The shorter has fewer than eight bytes left.
+    let done = a.len().min(b.len()) / 8 * 8;
+    let (a, b) = (&a[done..], &b[done..]);
+    for (x, y) in a.iter().zip(b) {
+        if x != y {
+            return x.cmp(y);
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
+/// Whether `bytes` holds a NUL, eight bytes at a time (see [`compare`] for why not `memchr`).
+fn has_nul(bytes: &[u8]) -> bool {
+    let words = bytes.chunks_exact(8);
+    let tail = words.remainder();
+    words
+        .map(|w| u64::from_ne_bytes(w.try_into().expect("eight bytes")))
+        .any(|w| w.wrapping_sub(0x0101_0101_0101_0101) & !w & 0x8080_8080_8080_8080 != 0)
+        || tail.contains(&0)
 }
 
 fn be32(bytes: &[u8]) -> u32 {
@@ -398,22 +471,6 @@ impl Chunked {
         Ok(Some(&self.buf[at..at + n]))
     }
 
-    /// The bytes up to (not including) the next NUL, not consumed; `None` if there is none.
-    fn until_nul(&mut self) -> std::io::Result<Option<&[u8]>> {
-        let mut want = 256;
-        loop {
-            let window = self.peek(want)?;
-            if let Some(at) = window.find_byte(0) {
-                let start = self.start;
-                return Ok(Some(&self.buf[start..start + at]));
-            }
-            if window.len() < want {
-                return Ok(None);
-            }
-            want *= 2;
-        }
-    }
-
     fn skip(&mut self, mut n: u64) -> std::io::Result<()> {
         while n > 0 {
             let window = self.peek((n.min(1 << 18)) as usize)?.len();
@@ -473,6 +530,34 @@ mod tests {
                 "d/e/f",
             ]
         );
+    }
+
+    #[test]
+    fn compare_and_has_nul_agree_with_the_slice_methods() {
+        let words: Vec<Vec<u8>> = [
+            &b""[..],
+            b"a",
+            b"abcdefgh",
+            b"abcdefghi",
+            b"abcdefgh\0",
+            b"abcdefgg",
+            b"d0/e0/f0/file007.txt",
+            b"d0/e0/f0/file007.txu",
+            b"d0/e0/f0/file007",
+            b"d0/e0/f0/file0070",
+            b"\xff\xfe",
+            b"\0",
+            b"x\0yyyyyyyyyyyyyy",
+        ]
+        .iter()
+        .map(|w| w.to_vec())
+        .collect();
+        for a in &words {
+            assert_eq!(has_nul(a), a.contains(&0), "{a:?}");
+            for b in &words {
+                assert_eq!(compare(a, b), a.cmp(b), "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]
