@@ -21,6 +21,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use super::{CommandFailed, GitError, Result};
 
@@ -79,6 +80,18 @@ pub fn local_env_vars() -> &'static [&'static str] {
     })
 }
 
+/// Kills `child` and the process group it leads, and reaps it.
+fn stop(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    if let Ok(pid) = i32::try_from(child.id())
+        && let Some(pid) = rustix::process::Pid::from_raw(pid)
+    {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// The hooks directory of every git child: a path under which no file can exist, so that git
 /// finds no hook to run.
 const NO_HOOKS: &str = "core.hooksPath=/dev/null";
@@ -95,6 +108,8 @@ pub(super) struct Git {
     input: Option<Vec<u8>>,
     /// Where it runs: the worktree, or the git directory when there is none.
     at: PathBuf,
+    /// When it is stopped if it has not finished; `None` to wait for it however long it takes.
+    deadline: Option<Instant>,
 }
 
 impl Git {
@@ -108,6 +123,7 @@ impl Git {
             shown: Vec::new(),
             input: None,
             at: git_dir.to_path_buf(),
+            deadline: None,
         }
     }
 
@@ -122,6 +138,7 @@ impl Git {
             shown: Vec::new(),
             input: None,
             at: worktree.to_path_buf(),
+            deadline: None,
         }
     }
 
@@ -161,6 +178,15 @@ impl Git {
         self
     }
 
+    /// Stops the command at `deadline` if it has not finished by then (with every process it
+    /// started: an `ssh`, a remote helper), which is then [`GitError::TimedOut`]. For network
+    /// commands that must not outlive something, such as a lease: git waits on a remote that
+    /// hangs for as long as the connection stays open.
+    pub fn deadline(mut self, deadline: Option<Instant>) -> Git {
+        self.deadline = deadline;
+        self
+    }
+
     /// Runs the command and returns its stdout, trimmed; a failure to start it or a non-zero
     /// exit is an error naming the command.
     pub fn output(self) -> Result<String> {
@@ -189,31 +215,75 @@ impl Git {
             command: command.clone(),
             source,
         };
-        let out = match self.input.take() {
-            None => self
+        if self.input.is_none() && self.deadline.is_none() {
+            let out = self
                 .cmd
                 .stdin(Stdio::null())
                 .output()
-                .map_err(spawn_failed)?,
-            Some(bytes) => {
-                let mut child = self
-                    .cmd
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .map_err(spawn_failed)?;
-                // Written from a thread: a child that fills its stdout pipe before reading all
-                // of stdin would otherwise wait on us while we wait on it.
-                let mut stdin = child.stdin.take();
-                let writer = std::thread::spawn(move || {
-                    use std::io::Write;
-                    stdin.as_mut().map(|s| s.write_all(&bytes))
-                });
-                let out = child.wait_with_output().map_err(spawn_failed)?;
-                let _ = writer.join();
-                out
-            }
+                .map_err(spawn_failed)?;
+            return Ok((command, self.at, out));
+        }
+        #[cfg(unix)]
+        if self.deadline.is_some() {
+            // A group of its own, so that a stop reaches whatever it started too.
+            std::os::unix::process::CommandExt::process_group(&mut self.cmd, 0);
+        }
+        let input = self.input.take();
+        let mut child = self
+            .cmd
+            .stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(spawn_failed)?;
+        // Written and read from threads: a child that fills its stdout pipe before reading all
+        // of stdin, or its stderr pipe while we read stdout, would otherwise wait on us while we
+        // wait on it.
+        let mut stdin = child.stdin.take();
+        let writer = input.map(|bytes| {
+            std::thread::spawn(move || {
+                use std::io::Write;
+                stdin.as_mut().map(|s| s.write_all(&bytes))
+            })
+        });
+        let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                if let Some(mut pipe) = pipe {
+                    let _ = pipe.read_to_end(&mut bytes);
+                }
+                bytes
+            })
+        };
+        let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
+        let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
+        let status = match self.deadline {
+            None => child.wait().map_err(spawn_failed)?,
+            Some(deadline) => loop {
+                if let Some(status) = child.try_wait().map_err(spawn_failed)? {
+                    break status;
+                }
+                let now = Instant::now();
+                if now >= deadline {
+                    stop(&mut child);
+                    // The readers and the writer are left to end with the pipes: a process
+                    // that left the group could hold them open.
+                    return Err(GitError::TimedOut { command });
+                }
+                std::thread::sleep((deadline - now).min(Duration::from_millis(20)));
+            },
+        };
+        if let Some(writer) = writer {
+            let _ = writer.join();
+        }
+        let out = std::process::Output {
+            status,
+            stdout: stdout.join().unwrap_or_default(),
+            stderr: stderr.join().unwrap_or_default(),
         };
         Ok((command, self.at, out))
     }
@@ -262,6 +332,51 @@ pub(super) fn excerpt(stderr: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A command that outlives its deadline is stopped with what it started: here a shell
+    /// alias whose `sleep` writes its pid first, so that the test can see it is gone.
+    #[test]
+    fn a_deadline_stops_the_command_and_what_it_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let alias = format!(
+            "alias.hang=!sh -c 'echo $$ >\"{}\"; exec sleep 30'",
+            pid_file.display()
+        );
+        let started = Instant::now();
+        let err = Git::at_git_dir(dir.path())
+            .args(["-c", &alias, "hang"])
+            .deadline(Some(Instant::now() + Duration::from_secs(2)))
+            .run()
+            .unwrap_err();
+        assert!(matches!(err, GitError::TimedOut { .. }), "{err}");
+        assert!(err.to_string().contains("did not finish in time"), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(20));
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        let stat = format!("/proc/{}/stat", pid.trim());
+        // Gone, or a zombie nobody reaped yet (its parent was killed with it); a signal takes
+        // a moment to land, so the check is repeated for a while.
+        let alive = || {
+            std::fs::read_to_string(&stat).is_ok_and(|s| {
+                s.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().next())
+                    .is_some_and(|state| state != "Z" && state != "X")
+            })
+        };
+        let until = Instant::now() + Duration::from_secs(10);
+        while alive() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive(), "the command's child {} still runs", pid.trim());
+
+        // Without a deadline, or before it, the command runs to its end as ever.
+        let out = Git::at_git_dir(dir.path())
+            .args(["-c", "alias.ok=!echo fine", "ok"])
+            .deadline(Some(Instant::now() + Duration::from_secs(60)))
+            .output()
+            .unwrap();
+        assert_eq!(out, "fine");
+    }
 
     #[test]
     fn the_list_is_what_the_installed_git_clears() {

@@ -39,6 +39,8 @@ pub enum GitError {
     },
     #[error(transparent)]
     Command(Box<CommandFailed>),
+    #[error("`{command}` did not finish in time and was stopped")]
+    TimedOut { command: String },
     #[error(transparent)]
     Index(#[from] IndexError),
     #[error("the {engine} diff engine cannot diff this repository: {why}")]

@@ -51,8 +51,13 @@ impl Repo {
             .env("GIT_TERMINAL_PROMPT", "0"))
     }
     /// Fetches `refspecs` from `remote`, deleting local refs under their destinations that the
-    /// remote no longer has.
-    pub fn fetch(&self, remote: &str, refspecs: &[String]) -> Result<()> {
+    /// remote no longer has; stopped at `deadline`, if there is one (see [`Git::deadline`]).
+    pub fn fetch(
+        &self,
+        remote: &str,
+        refspecs: &[String],
+        deadline: Option<std::time::Instant>,
+    ) -> Result<()> {
         self.remote_url(remote)?;
         self.at_top()?
             .args([
@@ -65,11 +70,18 @@ impl Repo {
             .arg("--no-recurse-submodules")
             .arg(remote)
             .args(refspecs)
+            .deadline(deadline)
             .run()
     }
 
-    /// Pushes `updates` to `remote` in one atomic push; see [`Pushed`].
-    pub fn push_atomic(&self, remote: &str, updates: &[RefUpdate]) -> Result<Pushed> {
+    /// Pushes `updates` to `remote` in one atomic push; see [`Pushed`]. Stopped at `deadline`, if
+    /// there is one: the remote may then have taken the push or not.
+    pub fn push_atomic(
+        &self,
+        remote: &str,
+        updates: &[RefUpdate],
+        deadline: Option<std::time::Instant>,
+    ) -> Result<Pushed> {
         self.remote_url(remote)?;
         if updates.is_empty() {
             return Ok(Pushed::Done);
@@ -90,7 +102,7 @@ impl Repo {
             let src = update.new.map(|id| id.to_string()).unwrap_or_default();
             git = git.arg(format!("{src}:{}", update.name));
         }
-        let (command, at, out) = git.finish()?;
+        let (command, at, out) = git.deadline(deadline).finish()?;
         let stdout = String::from_utf8_lossy(&out.stdout);
         if out.status.success() {
             return Ok(Pushed::Done);

@@ -131,7 +131,8 @@ impl Publisher {
             )?;
         }
         if self.every_save {
-            self.publish(repo, dir, state)?;
+            let deadline = self.push_deadline(&last, at);
+            self.publish(repo, dir, state, deadline)?;
         } else {
             record::save(repo, dir, state)?;
         }
@@ -145,8 +146,14 @@ impl Publisher {
         *self.last.lock().unwrap_or_else(PoisonError::into_inner) = state.clone();
     }
 
-    fn publish(&self, repo: &Repo, dir: &Path, state: &RunState) -> Result<(), RunError> {
-        match remote::publish(repo, &self.remote, &[Publication { dir, state }]) {
+    fn publish(
+        &self,
+        repo: &Repo,
+        dir: &Path,
+        state: &RunState,
+        deadline: Option<Instant>,
+    ) -> Result<(), RunError> {
+        match remote::publish_within(repo, &self.remote, &[Publication { dir, state }], deadline) {
             Ok(()) => Ok(()),
             Err(err @ RunError::LostRace { .. }) => {
                 self.lost.store(true, Ordering::Release);
@@ -208,6 +215,18 @@ impl Publisher {
         }
     }
 
+    /// When a push under this lease must have ended: when [`Self::keep`] stops the driver, a
+    /// quarter of the lease before the end last published (`last`'s). git waits on a remote that
+    /// hangs for as long as the connection stays open; a push that held the driver (the lock on
+    /// `last`, which the stop needs) past that would let it drive beside the machine that takes
+    /// the run over once the lease expired.
+    fn push_deadline(&self, last: &RunState, now: Timestamp) -> Option<Instant> {
+        let until = last.lease()?.until;
+        let margin = jiff::SignedDuration::try_from(self.length / 4).unwrap_or_default();
+        let left = until.duration_since(now).saturating_sub(margin);
+        Some(Instant::now() + Duration::try_from(left).unwrap_or(Duration::ZERO))
+    }
+
     /// The end of the lease as last published: renewals move it only when the remote took them.
     fn published_until(&self) -> Option<Timestamp> {
         let last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
@@ -234,7 +253,9 @@ impl Publisher {
             },
             now,
         )?;
-        match remote::publish(repo, &self.remote, &[Publication { dir, state: &next }]) {
+        let deadline = self.push_deadline(&last, now);
+        let publication = [Publication { dir, state: &next }];
+        match remote::publish_within(repo, &self.remote, &publication, deadline) {
             Ok(()) => {
                 *last = next;
                 Ok(())

@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::Instant;
 
 use jiff::Timestamp;
 
@@ -213,7 +214,7 @@ pub fn fetch(repo: &Repo, remote: &str) -> Result<Vec<(String, Fetched)>, RunErr
             .collect())
     };
     let before = records(repo)?;
-    repo.fetch(remote, &refspecs(remote))?;
+    repo.fetch(remote, &refspecs(remote), None)?;
     let after = records(repo)?;
     let mut changes = Vec::new();
     for (id, commit) in &after {
@@ -240,6 +241,17 @@ pub struct Publication<'a> {
 /// this clone last saw. Then, and only then, each state is saved and recorded here and the
 /// tracking refs are moved. A lost race changes nothing here and names who advanced the run.
 pub fn publish(repo: &Repo, remote: &str, runs: &[Publication]) -> Result<(), RunError> {
+    publish_within(repo, remote, runs, None)
+}
+
+/// [`publish`], with the network stopped at `deadline` (a [`crate::git::GitError::TimedOut`]):
+/// for a driver whose lease ends, which must hear of a remote that hangs in time to stop.
+pub fn publish_within(
+    repo: &Repo,
+    remote: &str,
+    runs: &[Publication],
+    deadline: Option<Instant>,
+) -> Result<(), RunError> {
     let mut updates = Vec::new();
     let mut records = Vec::new();
     for run in runs {
@@ -307,7 +319,7 @@ pub fn publish(repo: &Repo, remote: &str, runs: &[Publication]) -> Result<(), Ru
             }
         }
     }
-    match repo.push_atomic(remote, &updates)? {
+    match repo.push_atomic(remote, &updates, deadline)? {
         Pushed::Done => {}
         Pushed::Rejected { .. } => {
             let run = runs
@@ -316,7 +328,7 @@ pub fn publish(repo: &Repo, remote: &str, runs: &[Publication]) -> Result<(), Ru
                 .unwrap_or_default();
             // What moved it: fetched now, for the message; this clone's runs stay as they were.
             let by = repo
-                .fetch(remote, &refspecs(remote))
+                .fetch(remote, &refspecs(remote), deadline)
                 .ok()
                 .and_then(|()| advanced_by(repo, remote, runs));
             return Err(RunError::LostRace {
@@ -409,7 +421,7 @@ pub fn unpublish(repo: &Repo, id: &RunId, remote: &str) -> Result<bool, RunError
             expected: Some(*target),
         })
         .collect();
-    if let Pushed::Rejected { .. } = repo.push_atomic(remote, &updates)? {
+    if let Pushed::Rejected { .. } = repo.push_atomic(remote, &updates, None)? {
         return Err(RunError::LostRace {
             run: id.to_string(),
             remote: remote.to_owned(),

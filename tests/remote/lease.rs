@@ -119,42 +119,12 @@ fn a_lease_left_by_a_killed_driver_holds_then_expires_and_is_taken_over() {
 #[test]
 fn a_driver_cut_off_from_the_remote_stops_before_its_lease_expires() {
     let world = World::new(Transport::File, &format!("lease: {}s\n", LEASE.as_secs())).unwrap();
-    let (a, id) = world.rate_limited_and_pushed();
-    let driver = a.live_spawn(["resume", id.as_str(), "--actor", "executor=sleeper"]);
-    let agent = wait_for_line(&world.scratch("sleeper.pid"));
-    let deadline = Instant::now() + LIVENESS;
-    while world.state_on_origin(&id)["status"] != "running" {
-        assert!(Instant::now() < deadline, "never renewed");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // The lease as last published: A's driver must stop before it ends.
-    let until: jiff::Timestamp = world.state_on_origin(&id)["lease"]["until"]
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-
-    // A loses the network: its remote points nowhere.
     let url = world.origin.url.clone();
-    let nowhere = a.tmp().join("unreachable.git");
-    a.git(["remote", "set-url", "origin", nowhere.to_str().unwrap()]);
-    let stopped = wait(&a, driver);
-    let stopped_at = jiff::Timestamp::now();
-    assert_eq!(stopped.code, 3, "{stopped}");
-    assert!(
-        stopped.stderr.contains(&format!(
-            "error: run {id}: its lease could not be renewed in time"
-        )),
-        "{stopped}"
-    );
-    assert!(
-        stopped_at < until,
-        "stopped at {stopped_at}, after its lease ended at {until}"
-    );
-    assert!(
-        gone_within(&agent, LIVENESS),
-        "the stopped driver's actor (pid {agent}) still runs"
-    );
+    // A loses the network: its remote points nowhere.
+    let (a, id) = driver_cut_off(&world, |a| {
+        let nowhere = a.tmp().join("unreachable.git");
+        a.git(["remote", "set-url", "origin", nowhere.to_str().unwrap()]);
+    });
 
     // B takes the run once A's lease expired, and drives it to review.
     let b = world.origin.machine();
@@ -178,6 +148,74 @@ fn a_driver_cut_off_from_the_remote_stops_before_its_lease_expires() {
     assert_eq!(finish.code, 0, "{finish}");
     let doc_b = a.git(["show", &format!("baton/{id}:docs/b.md")]);
     assert!(doc_b.contains(B_WORK), "{doc_b}");
+}
+
+/// A remote that hangs instead of refusing (a connection that stays open, a server that never
+/// answers): git would wait on it for ever, holding the renewal, and with it the driver's stop,
+/// past the lease. The push is stopped in time, with what it started, and the driver stops
+/// before its lease expires as when the remote is out of reach.
+#[test]
+fn a_driver_whose_remote_hangs_stops_before_its_lease_expires() {
+    let world = World::new(Transport::File, &format!("lease: {}s\n", LEASE.as_secs())).unwrap();
+    let pid_file = world.scratch("receive-pack.pid");
+    let hang = world.scratch("hang.sh");
+    // Bounded, so that a regression leaves nothing running for long.
+    std::fs::write(
+        &hang,
+        format!("echo $$ >'{}'\nexec sleep 60\n", pid_file.display()),
+    )
+    .unwrap();
+    let (_a, _id) = driver_cut_off(&world, |a| {
+        a.git([
+            "config",
+            "remote.origin.receivepack",
+            &format!("sh '{}'", hang.display()),
+        ]);
+    });
+    let receive_pack = wait_for_line(&pid_file);
+    assert!(
+        gone_within(&receive_pack, LIVENESS),
+        "the hanging receive-pack (pid {receive_pack}) was left running"
+    );
+}
+
+/// Starts a driver in machine A on a run with a lease, waits until it has renewed, `cut`s A off
+/// from the remote, and checks that the driver stopped itself with exit 3 before its lease (as
+/// last published) ended, and that its actor is gone.
+fn driver_cut_off(world: &World, cut: impl FnOnce(&TestRepo)) -> (TestRepo, String) {
+    let (a, id) = world.rate_limited_and_pushed();
+    let driver = a.live_spawn(["resume", id.as_str(), "--actor", "executor=sleeper"]);
+    let agent = wait_for_line(&world.scratch("sleeper.pid"));
+    let deadline = Instant::now() + LIVENESS;
+    while world.state_on_origin(&id)["status"] != "running" {
+        assert!(Instant::now() < deadline, "never renewed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The lease as last published: A's driver must stop before it ends.
+    let until: jiff::Timestamp = world.state_on_origin(&id)["lease"]["until"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    cut(&a);
+    let stopped = wait(&a, driver);
+    let stopped_at = jiff::Timestamp::now();
+    assert_eq!(stopped.code, 3, "{stopped}");
+    assert!(
+        stopped.stderr.contains(&format!(
+            "error: run {id}: its lease could not be renewed in time"
+        )),
+        "{stopped}"
+    );
+    assert!(
+        stopped_at < until,
+        "stopped at {stopped_at}, after its lease ended at {until}"
+    );
+    assert!(
+        gone_within(&agent, LIVENESS),
+        "the stopped driver's actor (pid {agent}) still runs"
+    );
+    (a, id)
 }
 
 /// A driver that works offline with `sync: push` keeps its saves locally, and the machine that
