@@ -52,14 +52,16 @@ pub enum Kind {
     BrokenWorktree,
     /// A run says it is running but nobody drives it.
     StaleRun,
-    /// A run's record in git lags its `state.json` (a kill between the two writes).
-    UnrecordedState,
     /// A published run whose record here and on its remote both advanced since they agreed.
     DivergedRecord,
     /// A directory under the worktree root that belongs to no run.
     OrphanedWorktree,
     /// A `baton/` branch that belongs to no run.
     OrphanedBranch,
+    /// A run's record in git lags its `state.json` (a kill between the two writes). Last: its
+    /// fix is `doctor --fix`, which fails while a finding it may not fix remains, so every
+    /// other printed fix must have run before it.
+    UnrecordedState,
 }
 
 impl Kind {
