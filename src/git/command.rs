@@ -21,6 +21,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::{CommandFailed, GitError, Result};
@@ -80,7 +81,8 @@ pub fn local_env_vars() -> &'static [&'static str] {
     })
 }
 
-/// Kills `child` and the process group it leads, and reaps it.
+/// Kills `child` and the process group it leads (whose members outlive it, if any, the group
+/// still names), and reaps it.
 fn stop(child: &mut std::process::Child) {
     #[cfg(unix)]
     if let Ok(pid) = i32::try_from(child.id())
@@ -108,8 +110,23 @@ pub(super) struct Git {
     input: Option<Vec<u8>>,
     /// Where it runs: the worktree, or the git directory when there is none.
     at: PathBuf,
-    /// When it is stopped if it has not finished; `None` to wait for it however long it takes.
-    deadline: Option<Instant>,
+}
+
+/// When a command is stopped if it has not finished (with every process it started: an `ssh`, a
+/// remote helper): at an instant, or as soon as a flag says its answer is no longer wanted. For
+/// network commands that must not outlive something, such as a lease: git waits on a remote that
+/// hangs for as long as the connection stays open. A stopped command is
+/// [`GitError::TimedOut`]; a push may then have reached the remote or not.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadline<'a> {
+    pub at: Instant,
+    pub cancelled: Option<&'a AtomicBool>,
+}
+
+impl Deadline<'_> {
+    fn passed(&self) -> bool {
+        Instant::now() >= self.at || self.cancelled.is_some_and(|c| c.load(Ordering::Acquire))
+    }
 }
 
 impl Git {
@@ -123,7 +140,6 @@ impl Git {
             shown: Vec::new(),
             input: None,
             at: git_dir.to_path_buf(),
-            deadline: None,
         }
     }
 
@@ -138,7 +154,6 @@ impl Git {
             shown: Vec::new(),
             input: None,
             at: worktree.to_path_buf(),
-            deadline: None,
         }
     }
 
@@ -178,15 +193,6 @@ impl Git {
         self
     }
 
-    /// Stops the command at `deadline` if it has not finished by then (with every process it
-    /// started: an `ssh`, a remote helper), which is then [`GitError::TimedOut`]. For network
-    /// commands that must not outlive something, such as a lease: git waits on a remote that
-    /// hangs for as long as the connection stays open.
-    pub fn deadline(mut self, deadline: Option<Instant>) -> Git {
-        self.deadline = deadline;
-        self
-    }
-
     /// Runs the command and returns its stdout, trimmed; a failure to start it or a non-zero
     /// exit is an error naming the command.
     pub fn output(self) -> Result<String> {
@@ -207,15 +213,37 @@ impl Git {
         self.output().map(drop)
     }
 
+    /// [`Self::run`], stopped at `deadline` if there is one.
+    pub fn run_within(self, deadline: Option<Deadline>) -> Result<()> {
+        let (command, at, out) = self.finish_within(deadline)?;
+        if !out.status.success() {
+            return Err(GitError::Command(Box::new(CommandFailed {
+                command,
+                at,
+                status: out.status.to_string(),
+                stderr: excerpt(&out.stderr),
+            })));
+        }
+        Ok(())
+    }
+
     /// Runs the command to its end, whatever its exit status: its command line, where it ran,
     /// and what it printed.
-    pub fn finish(mut self) -> Result<(String, PathBuf, std::process::Output)> {
+    pub fn finish(self) -> Result<(String, PathBuf, std::process::Output)> {
+        self.finish_within(None)
+    }
+
+    /// [`Self::finish`], stopped at `deadline` if there is one.
+    pub fn finish_within(
+        mut self,
+        deadline: Option<Deadline>,
+    ) -> Result<(String, PathBuf, std::process::Output)> {
         let command = self.command_line();
         let spawn_failed = |source| GitError::Spawn {
             command: command.clone(),
             source,
         };
-        if self.input.is_none() && self.deadline.is_none() {
+        if self.input.is_none() && deadline.is_none() {
             let out = self
                 .cmd
                 .stdin(Stdio::null())
@@ -223,8 +251,11 @@ impl Git {
                 .map_err(spawn_failed)?;
             return Ok((command, self.at, out));
         }
+        if deadline.is_some_and(|d| d.passed()) {
+            return Err(GitError::TimedOut { command });
+        }
         #[cfg(unix)]
-        if self.deadline.is_some() {
+        if deadline.is_some() {
             // A group of its own, so that a stop reaches whatever it started too.
             std::os::unix::process::CommandExt::process_group(&mut self.cmd, 0);
         }
@@ -251,39 +282,63 @@ impl Git {
             })
         });
         let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+            let (tx, rx) = std::sync::mpsc::channel();
             std::thread::spawn(move || {
                 let mut bytes = Vec::new();
                 if let Some(mut pipe) = pipe {
                     let _ = pipe.read_to_end(&mut bytes);
                 }
-                bytes
-            })
+                let _ = tx.send(bytes);
+            });
+            rx
         };
         let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
         let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
-        let status = match self.deadline {
+        let status = match deadline {
             None => child.wait().map_err(spawn_failed)?,
             Some(deadline) => loop {
-                if let Some(status) = child.try_wait().map_err(spawn_failed)? {
-                    break status;
+                match child.try_wait() {
+                    Ok(Some(status)) => break status,
+                    Ok(None) if deadline.passed() => {
+                        stop(&mut child);
+                        return Err(GitError::TimedOut { command });
+                    }
+                    Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+                    Err(err) => {
+                        stop(&mut child);
+                        return Err(spawn_failed(err));
+                    }
                 }
-                let now = Instant::now();
-                if now >= deadline {
-                    stop(&mut child);
-                    // The readers and the writer are left to end with the pipes: a process
-                    // that left the group could hold them open.
-                    return Err(GitError::TimedOut { command });
-                }
-                std::thread::sleep((deadline - now).min(Duration::from_millis(20)));
             },
         };
         if let Some(writer) = writer {
             let _ = writer.join();
         }
+        // The pipes end when every process holding them has; one that outlived git (a helper
+        // it left running) is stopped with git's group at the deadline. The readers are then left
+        // to end with the pipes.
+        let mut collect = |rx: std::sync::mpsc::Receiver<Vec<u8>>| match deadline {
+            None => Ok(rx.recv().unwrap_or_default()),
+            Some(deadline) => loop {
+                match rx.recv_timeout(Duration::from_millis(20)) {
+                    Ok(bytes) => return Ok(bytes),
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Ok(Vec::new()),
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) if deadline.passed() => {
+                        stop(&mut child);
+                        return Err(GitError::TimedOut {
+                            command: command.clone(),
+                        });
+                    }
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                }
+            },
+        };
+        let stdout = collect(stdout)?;
+        let stderr = collect(stderr)?;
         let out = std::process::Output {
             status,
-            stdout: stdout.join().unwrap_or_default(),
-            stderr: stderr.join().unwrap_or_default(),
+            stdout,
+            stderr,
         };
         Ok((command, self.at, out))
     }
@@ -346,8 +401,10 @@ mod tests {
         let started = Instant::now();
         let err = Git::at_git_dir(dir.path())
             .args(["-c", &alias, "hang"])
-            .deadline(Some(Instant::now() + Duration::from_secs(2)))
-            .run()
+            .run_within(Some(Deadline {
+                at: Instant::now() + Duration::from_secs(2),
+                cancelled: None,
+            }))
             .unwrap_err();
         assert!(matches!(err, GitError::TimedOut { .. }), "{err}");
         assert!(err.to_string().contains("did not finish in time"), "{err}");
@@ -369,13 +426,30 @@ mod tests {
         }
         assert!(!alive(), "the command's child {} still runs", pid.trim());
 
-        // Without a deadline, or before it, the command runs to its end as ever.
-        let out = Git::at_git_dir(dir.path())
+        // Before its deadline, the command runs to its end as ever.
+        let (_, _, out) = Git::at_git_dir(dir.path())
             .args(["-c", "alias.ok=!echo fine", "ok"])
-            .deadline(Some(Instant::now() + Duration::from_secs(60)))
-            .output()
+            .finish_within(Some(Deadline {
+                at: Instant::now() + Duration::from_secs(60),
+                cancelled: None,
+            }))
             .unwrap();
-        assert_eq!(out, "fine");
+        assert!(out.status.success());
+        assert_eq!(out.stdout, b"fine\n");
+
+        // Cancelled: stopped at once, without waiting for the deadline; and a deadline already
+        // past starts nothing.
+        let cancelled = AtomicBool::new(true);
+        let started = Instant::now();
+        let err = Git::at_git_dir(dir.path())
+            .args(["-c", "alias.hang=!sleep 30", "hang"])
+            .run_within(Some(Deadline {
+                at: Instant::now() + Duration::from_secs(60),
+                cancelled: Some(&cancelled),
+            }))
+            .unwrap_err();
+        assert!(matches!(err, GitError::TimedOut { .. }), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(20));
     }
 
     #[test]

@@ -51,12 +51,12 @@ impl Repo {
             .env("GIT_TERMINAL_PROMPT", "0"))
     }
     /// Fetches `refspecs` from `remote`, deleting local refs under their destinations that the
-    /// remote no longer has; stopped at `deadline`, if there is one (see [`Git::deadline`]).
+    /// remote no longer has; stopped at `deadline`, if there is one.
     pub fn fetch(
         &self,
         remote: &str,
         refspecs: &[String],
-        deadline: Option<std::time::Instant>,
+        deadline: Option<super::Deadline>,
     ) -> Result<()> {
         self.remote_url(remote)?;
         self.at_top()?
@@ -70,8 +70,7 @@ impl Repo {
             .arg("--no-recurse-submodules")
             .arg(remote)
             .args(refspecs)
-            .deadline(deadline)
-            .run()
+            .run_within(deadline)
     }
 
     /// Pushes `updates` to `remote` in one atomic push; see [`Pushed`]. Stopped at `deadline`, if
@@ -80,7 +79,7 @@ impl Repo {
         &self,
         remote: &str,
         updates: &[RefUpdate],
-        deadline: Option<std::time::Instant>,
+        deadline: Option<super::Deadline>,
     ) -> Result<Pushed> {
         self.remote_url(remote)?;
         if updates.is_empty() {
@@ -102,7 +101,7 @@ impl Repo {
             let src = update.new.map(|id| id.to_string()).unwrap_or_default();
             git = git.arg(format!("{src}:{}", update.name));
         }
-        let (command, at, out) = git.deadline(deadline).finish()?;
+        let (command, at, out) = git.finish_within(deadline)?;
         let stdout = String::from_utf8_lossy(&out.stdout);
         if out.status.success() {
             return Ok(Pushed::Done);

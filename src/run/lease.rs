@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 
-use crate::git::Repo;
+use crate::git::{Deadline, Repo};
+use crate::state::clock::Clock;
 use crate::state::store::Store;
 use crate::state::transition::{self, Event};
 use crate::state::{Lease, RunState};
@@ -35,6 +36,8 @@ pub struct Publisher {
     last: Mutex<RunState>,
     /// Set when the lease was lost to another machine.
     lost: AtomicBool,
+    /// The store's clock, read for when a push must have ended.
+    clock: Clock,
 }
 
 impl Publisher {
@@ -96,6 +99,7 @@ impl Publisher {
             length,
             last: Mutex::new(next),
             lost: AtomicBool::new(false),
+            clock: store.clock().clone(),
         })
     }
 
@@ -131,7 +135,8 @@ impl Publisher {
             )?;
         }
         if self.every_save {
-            let deadline = self.push_deadline(&last, at);
+            // Read now, under the lock: a renewal may have held it for a while.
+            let deadline = self.push_deadline(&last, None);
             self.publish(repo, dir, state, deadline)?;
         } else {
             record::save(repo, dir, state)?;
@@ -151,7 +156,7 @@ impl Publisher {
         repo: &Repo,
         dir: &Path,
         state: &RunState,
-        deadline: Option<Instant>,
+        deadline: Option<Deadline>,
     ) -> Result<(), RunError> {
         match remote::publish_within(repo, &self.remote, &[Publication { dir, state }], deadline) {
             Ok(()) => Ok(()),
@@ -204,7 +209,11 @@ impl Publisher {
                 continue;
             }
             next_renewal = Instant::now() + every;
-            if let Err(err) = self.renew(&repo, dir, store.now()) {
+            if let Err(err) = self.renew(&repo, dir, store.now(), stop) {
+                if stop.load(Ordering::Acquire) {
+                    // The driver is stopping, and the renewal was stopped with it.
+                    return;
+                }
                 if self.lost.load(Ordering::Acquire) {
                     errln!("error: {err}");
                     interrupt.store(true, Ordering::Release);
@@ -216,15 +225,24 @@ impl Publisher {
     }
 
     /// When a push under this lease must have ended: when [`Self::keep`] stops the driver, a
-    /// quarter of the lease before the end last published (`last`'s). git waits on a remote that
-    /// hangs for as long as the connection stays open; a push that held the driver (the lock on
-    /// `last`, which the stop needs) past that would let it drive beside the machine that takes
-    /// the run over once the lease expired.
-    fn push_deadline(&self, last: &RunState, now: Timestamp) -> Option<Instant> {
+    /// quarter of the lease before the end last published (`last`'s, read under its lock), or
+    /// once `cancelled` is set. git waits on a remote that hangs for as long as the connection
+    /// stays open; a push that held the driver (the lock on `last`, which the stop needs) past
+    /// that would let it drive beside the machine that takes the run over once the lease expired.
+    fn push_deadline<'a>(
+        &self,
+        last: &RunState,
+        cancelled: Option<&'a AtomicBool>,
+    ) -> Option<Deadline<'a>> {
         let until = last.lease()?.until;
         let margin = jiff::SignedDuration::try_from(self.length / 4).unwrap_or_default();
-        let left = until.duration_since(now).saturating_sub(margin);
-        Some(Instant::now() + Duration::try_from(left).unwrap_or(Duration::ZERO))
+        let left = until
+            .duration_since(self.clock.peek())
+            .saturating_sub(margin);
+        Some(Deadline {
+            at: Instant::now() + Duration::try_from(left).unwrap_or(Duration::ZERO),
+            cancelled,
+        })
     }
 
     /// The end of the lease as last published: renewals move it only when the remote took them.
@@ -243,7 +261,13 @@ impl Publisher {
         self.lost.load(Ordering::Acquire)
     }
 
-    fn renew(&self, repo: &Repo, dir: &Path, now: Timestamp) -> Result<(), RunError> {
+    fn renew(
+        &self,
+        repo: &Repo,
+        dir: &Path,
+        now: Timestamp,
+        stop: &AtomicBool,
+    ) -> Result<(), RunError> {
         let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
         let next = transition::apply(
             &last,
@@ -253,7 +277,7 @@ impl Publisher {
             },
             now,
         )?;
-        let deadline = self.push_deadline(&last, now);
+        let deadline = self.push_deadline(&last, Some(stop));
         let publication = [Publication { dir, state: &next }];
         match remote::publish_within(repo, &self.remote, &publication, deadline) {
             Ok(()) => {

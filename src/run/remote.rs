@@ -13,7 +13,6 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Instant;
 
 use jiff::Timestamp;
 
@@ -250,7 +249,7 @@ pub fn publish_within(
     repo: &Repo,
     remote: &str,
     runs: &[Publication],
-    deadline: Option<Instant>,
+    deadline: Option<crate::git::Deadline>,
 ) -> Result<(), RunError> {
     let mut updates = Vec::new();
     let mut records = Vec::new();
