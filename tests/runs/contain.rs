@@ -73,18 +73,34 @@ fn an_orphan_in_a_session_of_its_own_is_ended_before_the_run_is_recorded() {
 /// set up containment. Reproduced with a pid namespace of its own, where `unshare` may make one.
 #[test]
 fn a_session_id_of_zero_is_no_panic() {
-    let usable = Command::new("unshare")
-        .args(["--pid", "--fork", "--mount-proc", "true"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !usable {
+    // As root, or (most CI runners) as a user in a user namespace of its own.
+    let usable = [
+        &["unshare", "--pid", "--fork", "--mount-proc"][..],
+        &[
+            "unshare",
+            "--user",
+            "--map-root-user",
+            "--pid",
+            "--fork",
+            "--mount-proc",
+        ],
+    ]
+    .into_iter()
+    .find(|wrapper| {
+        Command::new(wrapper[0])
+            .args(&wrapper[1..])
+            .arg("true")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    let Some(wrapper) = usable else {
         println!(
             "skipped: a_session_id_of_zero_is_no_panic: unshare cannot make a pid namespace here"
         );
         return;
-    }
+    };
     let repo = repo_running(
         &[Actor::shell(
             "worker",
@@ -92,9 +108,8 @@ fn a_session_id_of_zero_is_no_panic() {
         )],
         "",
     );
-    let wrapper = ["unshare", "--pid", "--fork", "--mount-proc"];
     let child = repo
-        .baton_command(&repo.root, &wrapper, ["run", "plans/fix.md"])
+        .baton_command(&repo.root, wrapper, ["run", "plans/fix.md"])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
