@@ -21,7 +21,6 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::{CommandFailed, GitError, Result};
@@ -112,23 +111,6 @@ pub(super) struct Git {
     at: PathBuf,
 }
 
-/// When a command is stopped if it has not finished (with every process it started: an `ssh`, a
-/// remote helper): at an instant, or as soon as a flag says its answer is no longer wanted. For
-/// network commands that must not outlive something, such as a lease: git waits on a remote that
-/// hangs for as long as the connection stays open. A stopped command is
-/// [`GitError::TimedOut`]; a push may then have reached the remote or not.
-#[derive(Debug, Clone, Copy)]
-pub struct Deadline<'a> {
-    pub at: Instant,
-    pub cancelled: Option<&'a AtomicBool>,
-}
-
-impl Deadline<'_> {
-    fn passed(&self) -> bool {
-        Instant::now() >= self.at || self.cancelled.is_some_and(|c| c.load(Ordering::Acquire))
-    }
-}
-
 impl Git {
     /// git on the repository whose git directory is `git_dir`, with no worktree (refs, objects,
     /// the worktree registry).
@@ -213,8 +195,8 @@ impl Git {
         self.output().map(drop)
     }
 
-    /// [`Self::run`], stopped at `deadline` if there is one.
-    pub fn run_within(self, deadline: Option<Deadline>) -> Result<()> {
+    /// [`Self::run`], stopped at `deadline` if there is one (see [`Self::finish_within`]).
+    pub fn run_within(self, deadline: Option<Instant>) -> Result<()> {
         let (command, at, out) = self.finish_within(deadline)?;
         if !out.status.success() {
             return Err(GitError::Command(Box::new(CommandFailed {
@@ -233,10 +215,14 @@ impl Git {
         self.finish_within(None)
     }
 
-    /// [`Self::finish`], stopped at `deadline` if there is one.
+    /// [`Self::finish`], stopped at `deadline` if there is one, with every process it started
+    /// (an `ssh`, a `receive-pack`): for network commands that must not outlive something, such
+    /// as a lease, since git waits on a remote that hangs for as long as the connection stays
+    /// open. A stopped command is [`GitError::TimedOut`]; a push may then have reached the
+    /// remote or not.
     pub fn finish_within(
         mut self,
-        deadline: Option<Deadline>,
+        deadline: Option<Instant>,
     ) -> Result<(String, PathBuf, std::process::Output)> {
         let command = self.command_line();
         let spawn_failed = |source| GitError::Spawn {
@@ -251,7 +237,7 @@ impl Git {
                 .map_err(spawn_failed)?;
             return Ok((command, self.at, out));
         }
-        if deadline.is_some_and(|d| d.passed()) {
+        if deadline.is_some_and(|at| Instant::now() >= at) {
             return Err(GitError::TimedOut { command });
         }
         #[cfg(unix)]
@@ -299,7 +285,7 @@ impl Git {
             Some(deadline) => loop {
                 match child.try_wait() {
                     Ok(Some(status)) => break status,
-                    Ok(None) if deadline.passed() => {
+                    Ok(None) if Instant::now() >= deadline => {
                         stop(&mut child);
                         return Err(GitError::TimedOut { command });
                     }
@@ -311,30 +297,22 @@ impl Git {
                 }
             },
         };
-        if let Some(writer) = writer {
+        // With a deadline, nothing waits past it: the writer and the readers are left to end with
+        // the pipes, which a process git left running may hold after git exited. Its group is
+        // not killed then: git, reaped, no longer reserves the group's id.
+        let collect = |rx: std::sync::mpsc::Receiver<Vec<u8>>| match deadline {
+            None => rx.recv().unwrap_or_default(),
+            Some(deadline) => rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .unwrap_or_default(),
+        };
+        if let Some(writer) = writer
+            && deadline.is_none()
+        {
             let _ = writer.join();
         }
-        // The pipes end when every process holding them has; one that outlived git (a helper
-        // it left running) is stopped with git's group at the deadline. The readers are then left
-        // to end with the pipes.
-        let mut collect = |rx: std::sync::mpsc::Receiver<Vec<u8>>| match deadline {
-            None => Ok(rx.recv().unwrap_or_default()),
-            Some(deadline) => loop {
-                match rx.recv_timeout(Duration::from_millis(20)) {
-                    Ok(bytes) => return Ok(bytes),
-                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Ok(Vec::new()),
-                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) if deadline.passed() => {
-                        stop(&mut child);
-                        return Err(GitError::TimedOut {
-                            command: command.clone(),
-                        });
-                    }
-                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-                }
-            },
-        };
-        let stdout = collect(stdout)?;
-        let stderr = collect(stderr)?;
+        let stdout = collect(stdout);
+        let stderr = collect(stderr);
         let out = std::process::Output {
             status,
             stdout,
@@ -401,10 +379,7 @@ mod tests {
         let started = Instant::now();
         let err = Git::at_git_dir(dir.path())
             .args(["-c", &alias, "hang"])
-            .run_within(Some(Deadline {
-                at: Instant::now() + Duration::from_secs(2),
-                cancelled: None,
-            }))
+            .run_within(Some(Instant::now() + Duration::from_secs(2)))
             .unwrap_err();
         assert!(matches!(err, GitError::TimedOut { .. }), "{err}");
         assert!(err.to_string().contains("did not finish in time"), "{err}");
@@ -429,24 +404,16 @@ mod tests {
         // Before its deadline, the command runs to its end as ever.
         let (_, _, out) = Git::at_git_dir(dir.path())
             .args(["-c", "alias.ok=!echo fine", "ok"])
-            .finish_within(Some(Deadline {
-                at: Instant::now() + Duration::from_secs(60),
-                cancelled: None,
-            }))
+            .finish_within(Some(Instant::now() + Duration::from_secs(60)))
             .unwrap();
         assert!(out.status.success());
         assert_eq!(out.stdout, b"fine\n");
 
-        // Cancelled: stopped at once, without waiting for the deadline; and a deadline already
-        // past starts nothing.
-        let cancelled = AtomicBool::new(true);
+        // A deadline already past starts nothing.
         let started = Instant::now();
         let err = Git::at_git_dir(dir.path())
             .args(["-c", "alias.hang=!sleep 30", "hang"])
-            .run_within(Some(Deadline {
-                at: Instant::now() + Duration::from_secs(60),
-                cancelled: Some(&cancelled),
-            }))
+            .run_within(Some(Instant::now()))
             .unwrap_err();
         assert!(matches!(err, GitError::TimedOut { .. }), "{err}");
         assert!(started.elapsed() < Duration::from_secs(20));

@@ -35,7 +35,7 @@ use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
 pub use at_commit::PathKind;
-pub use command::{Deadline, LOCAL_ENV_VARS, local_env_vars};
+pub use command::{LOCAL_ENV_VARS, local_env_vars};
 pub use debris::BrokenWorktree;
 use error::classify_open_error;
 pub use error::{CommandFailed, GitError, Result};

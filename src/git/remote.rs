@@ -56,7 +56,7 @@ impl Repo {
         &self,
         remote: &str,
         refspecs: &[String],
-        deadline: Option<super::Deadline>,
+        deadline: Option<std::time::Instant>,
     ) -> Result<()> {
         self.remote_url(remote)?;
         self.at_top()?
@@ -79,7 +79,7 @@ impl Repo {
         &self,
         remote: &str,
         updates: &[RefUpdate],
-        deadline: Option<super::Deadline>,
+        deadline: Option<std::time::Instant>,
     ) -> Result<Pushed> {
         self.remote_url(remote)?;
         if updates.is_empty() {

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 
-use crate::git::{Deadline, Repo};
+use crate::git::Repo;
 use crate::state::clock::Clock;
 use crate::state::store::Store;
 use crate::state::transition::{self, Event};
@@ -136,7 +136,7 @@ impl Publisher {
         }
         if self.every_save {
             // Read now, under the lock: a renewal may have held it for a while.
-            let deadline = self.push_deadline(&last, None);
+            let deadline = self.push_deadline(&last);
             self.publish(repo, dir, state, deadline)?;
         } else {
             record::save(repo, dir, state)?;
@@ -156,7 +156,7 @@ impl Publisher {
         repo: &Repo,
         dir: &Path,
         state: &RunState,
-        deadline: Option<Deadline>,
+        deadline: Option<Instant>,
     ) -> Result<(), RunError> {
         match remote::publish_within(repo, &self.remote, &[Publication { dir, state }], deadline) {
             Ok(()) => Ok(()),
@@ -209,11 +209,7 @@ impl Publisher {
                 continue;
             }
             next_renewal = Instant::now() + every;
-            if let Err(err) = self.renew(&repo, dir, store.now(), stop) {
-                if stop.load(Ordering::Acquire) {
-                    // The driver is stopping, and the renewal was stopped with it.
-                    return;
-                }
+            if let Err(err) = self.renew(&repo, dir, store.now()) {
                 if self.lost.load(Ordering::Acquire) {
                     errln!("error: {err}");
                     interrupt.store(true, Ordering::Release);
@@ -225,24 +221,19 @@ impl Publisher {
     }
 
     /// When a push under this lease must have ended: when [`Self::keep`] stops the driver, a
-    /// quarter of the lease before the end last published (`last`'s, read under its lock), or
-    /// once `cancelled` is set. git waits on a remote that hangs for as long as the connection
-    /// stays open; a push that held the driver (the lock on `last`, which the stop needs) past
-    /// that would let it drive beside the machine that takes the run over once the lease expired.
-    fn push_deadline<'a>(
-        &self,
-        last: &RunState,
-        cancelled: Option<&'a AtomicBool>,
-    ) -> Option<Deadline<'a>> {
+    /// quarter of the lease before the end last published (`last`'s, read under its lock). git
+    /// waits on a remote that hangs for as long as the connection stays open; a push that held
+    /// the driver (the lock on `last`, which the stop needs) past that would let it drive beside
+    /// the machine that takes the run over once the lease expired. (A push is never cut short
+    /// sooner, when the driver merely ends: one stopped after the remote took it would leave
+    /// this clone a step behind its own lease, and the release would then lose its race.)
+    fn push_deadline(&self, last: &RunState) -> Option<Instant> {
         let until = last.lease()?.until;
         let margin = jiff::SignedDuration::try_from(self.length / 4).unwrap_or_default();
         let left = until
             .duration_since(self.clock.peek())
             .saturating_sub(margin);
-        Some(Deadline {
-            at: Instant::now() + Duration::try_from(left).unwrap_or(Duration::ZERO),
-            cancelled,
-        })
+        Some(Instant::now() + Duration::try_from(left).unwrap_or(Duration::ZERO))
     }
 
     /// The end of the lease as last published: renewals move it only when the remote took them.
@@ -261,13 +252,7 @@ impl Publisher {
         self.lost.load(Ordering::Acquire)
     }
 
-    fn renew(
-        &self,
-        repo: &Repo,
-        dir: &Path,
-        now: Timestamp,
-        stop: &AtomicBool,
-    ) -> Result<(), RunError> {
+    fn renew(&self, repo: &Repo, dir: &Path, now: Timestamp) -> Result<(), RunError> {
         let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
         let next = transition::apply(
             &last,
@@ -277,7 +262,7 @@ impl Publisher {
             },
             now,
         )?;
-        let deadline = self.push_deadline(&last, Some(stop));
+        let deadline = self.push_deadline(&last);
         let publication = [Publication { dir, state: &next }];
         match remote::publish_within(repo, &self.remote, &publication, deadline) {
             Ok(()) => {

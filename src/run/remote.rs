@@ -249,7 +249,7 @@ pub fn publish_within(
     repo: &Repo,
     remote: &str,
     runs: &[Publication],
-    deadline: Option<crate::git::Deadline>,
+    deadline: Option<std::time::Instant>,
 ) -> Result<(), RunError> {
     let mut updates = Vec::new();
     let mut records = Vec::new();

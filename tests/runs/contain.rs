@@ -75,13 +75,14 @@ fn an_orphan_in_a_session_of_its_own_is_ended_before_the_run_is_recorded() {
 fn a_session_id_of_zero_is_no_panic() {
     // As root, or (most CI runners) as a user in a user namespace of its own.
     let usable = [
-        &["unshare", "--pid", "--fork", "--mount-proc"][..],
+        &["unshare", "--pid", "--fork", "--kill-child", "--mount-proc"][..],
         &[
             "unshare",
             "--user",
             "--map-root-user",
             "--pid",
             "--fork",
+            "--kill-child",
             "--mount-proc",
         ],
     ]

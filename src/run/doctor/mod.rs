@@ -3,9 +3,10 @@
 //!
 //! The order is by kind ([`Kind`]): what blocks git itself first (half-written worktree
 //! registrations make every worktree operation fail), then the leftovers of killed
-//! writes, creations and removals, then the runs themselves, and last the worktrees and then the
+//! writes, creations and removals, then the runs themselves, then the worktrees and then the
 //! branches that belong to no run — a branch cannot be deleted while a worktree has it checked
-//! out.
+//! out — and last a record that lags its state, whose fix is `doctor --fix` itself, which fails
+//! while a finding it may not fix remains.
 //!
 //! A finding is `safe` when its fix cannot lose work: debris of killed creations, temporary
 //! files of killed writes, removals cut short, broken registrations, worktrees and branches that
@@ -688,6 +689,7 @@ mod tests {
             Kind::OrphanedWorktree,
             Kind::StaleRun,
             Kind::HeadlessRun,
+            Kind::UnrecordedState,
             Kind::TemporaryFile,
             Kind::BrokenRegistration,
         ];
@@ -702,7 +704,8 @@ mod tests {
                 "headless_run",
                 "stale_run",
                 "orphaned_worktree",
-                "orphaned_branch"
+                "orphaned_branch",
+                "unrecorded_state"
             ]
         );
         assert_eq!(
