@@ -297,13 +297,18 @@ impl Git {
                 }
             },
         };
-        // With a deadline, nothing waits past it: the writer and the readers are left to end with
-        // the pipes, which a process git left running may hold after git exited. Its group is
-        // not killed then: git, reaped, no longer reserves the group's id.
+        // With a deadline, nothing waits much past it: the writer and the readers are left to
+        // end with the pipes, which a process git left running may hold after git exited (its
+        // group is not killed then: git, reaped, no longer reserves the group's id). A moment's
+        // grace lets the readers of a git that exited just before the deadline finish.
         let collect = |rx: std::sync::mpsc::Receiver<Vec<u8>>| match deadline {
             None => rx.recv().unwrap_or_default(),
             Some(deadline) => rx
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .recv_timeout(
+                    deadline
+                        .saturating_duration_since(Instant::now())
+                        .max(Duration::from_millis(200)),
+                )
                 .unwrap_or_default(),
         };
         if let Some(writer) = writer
