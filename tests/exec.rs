@@ -185,6 +185,8 @@ fn dead(pid: &str) -> bool {
 
 /// Whether `pid` is gone or a zombie right now, without waiting.
 fn ended_now(pid: &str) -> bool {
+    // An empty pid would name `/proc/stat`, which always exists.
+    assert!(pid.trim().parse::<u32>().is_ok(), "not a pid: {pid:?}");
     match fs::read_to_string(format!("/proc/{}/stat", pid.trim())) {
         Err(_) => true,
         Ok(stat) => stat
@@ -626,7 +628,9 @@ fn a_log_that_cannot_take_more_stops_the_attempt() {
     let dir = Dir::new();
     // Every write to /dev/full fails with ENOSPC, like a full disk.
     std::os::unix::fs::symlink("/dev/full", dir.path("stdout.log")).unwrap();
-    let err = case("say hi; pid {worktree}/leader.pid; sleep 30")
+    // The pid first: the failed write of "hi" stops the attempt at once, and once killed
+    // half-way through writing its pid, the agent left an empty file (found by CI, 1 run in 300).
+    let err = case("pid {worktree}/leader.pid; say hi; sleep 30")
         .run(&dir)
         .unwrap_err();
     assert!(matches!(err, ExecError::Log { .. }), "{err:?}");
