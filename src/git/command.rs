@@ -80,6 +80,16 @@ pub fn local_env_vars() -> &'static [&'static str] {
     })
 }
 
+/// The error of a command that ran and exited non-zero.
+pub(super) fn failed(command: String, at: PathBuf, out: &std::process::Output) -> GitError {
+    GitError::Command(Box::new(CommandFailed {
+        command,
+        at,
+        status: out.status.to_string(),
+        stderr: excerpt(&out.stderr),
+    }))
+}
+
 /// Kills `child` and the process group it leads (whose members outlive it, if any, the group
 /// still names), and reaps it.
 fn stop(child: &mut std::process::Child) {
@@ -178,16 +188,7 @@ impl Git {
     /// Runs the command and returns its stdout, trimmed; a failure to start it or a non-zero
     /// exit is an error naming the command.
     pub fn output(self) -> Result<String> {
-        let (command, at, out) = self.finish()?;
-        if !out.status.success() {
-            return Err(GitError::Command(Box::new(CommandFailed {
-                command,
-                at,
-                status: out.status.to_string(),
-                stderr: excerpt(&out.stderr),
-            })));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+        self.output_within(None)
     }
 
     /// Runs the command for its effect.
@@ -197,16 +198,15 @@ impl Git {
 
     /// [`Self::run`], stopped at `deadline` if there is one (see [`Self::finish_within`]).
     pub fn run_within(self, deadline: Option<Instant>) -> Result<()> {
+        self.output_within(deadline).map(drop)
+    }
+
+    fn output_within(self, deadline: Option<Instant>) -> Result<String> {
         let (command, at, out) = self.finish_within(deadline)?;
         if !out.status.success() {
-            return Err(GitError::Command(Box::new(CommandFailed {
-                command,
-                at,
-                status: out.status.to_string(),
-                stderr: excerpt(&out.stderr),
-            })));
+            return Err(failed(command, at, &out));
         }
-        Ok(())
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
     }
 
     /// Runs the command to its end, whatever its exit status: its command line, where it ran,
@@ -352,7 +352,7 @@ fn prefixed(option: &str, path: &Path) -> OsString {
 }
 
 /// The start of what a command wrote to stderr, whole lines where they fit.
-pub(super) fn excerpt(stderr: &[u8]) -> String {
+fn excerpt(stderr: &[u8]) -> String {
     let text = String::from_utf8_lossy(stderr);
     let text = text.trim();
     if text.len() <= STDERR_EXCERPT {

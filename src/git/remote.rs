@@ -110,12 +110,7 @@ impl Repo {
         if !rejected.is_empty() {
             return Ok(Pushed::Rejected { refs: rejected });
         }
-        Err(GitError::Command(Box::new(super::CommandFailed {
-            command,
-            at,
-            status: out.status.to_string(),
-            stderr: super::command::excerpt(&out.stderr),
-        })))
+        Err(super::command::failed(command, at, &out))
     }
 }
 
