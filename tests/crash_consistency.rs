@@ -544,10 +544,9 @@ fn durations() -> BTreeMap<&'static str, Duration> {
     durations
 }
 
-/// One random kill of `command`, then the checks and the recovery.
-fn random_trial(command: &str, window: Duration, rng: &mut Rng, tally: &mut Tally) {
-    let fx = Fixture::new();
-    let args: Vec<String> = match command {
+/// The arguments of `command` in a trial, with the run it needs made in `fx`.
+fn trial_args(fx: &Fixture, command: &str) -> Vec<String> {
+    match command {
         "run" => vec!["run".into(), "plans/fix.md".into()],
         "resume" => vec!["resume".into(), fx.stale_run()],
         "finish" => vec!["finish".into(), fx.reviewed_run()],
@@ -558,7 +557,13 @@ fn random_trial(command: &str, window: Duration, rng: &mut Rng, tally: &mut Tall
             vec!["clean".into(), id]
         }
         _ => unreachable!(),
-    };
+    }
+}
+
+/// One random kill of `command`, then the checks and the recovery.
+fn random_trial(command: &str, window: Duration, rng: &mut Rng, tally: &mut Tally) {
+    let fx = Fixture::new();
+    let args = trial_args(&fx, command);
     let delay = Duration::from_micros(rng.below(window.as_micros() as u64));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut child = fx.spawn(&args, &[]);
@@ -587,17 +592,7 @@ fn random_trial(command: &str, window: Duration, rng: &mut Rng, tally: &mut Tall
 /// finishes; then the recovery completes the command.
 fn point_trial(command: &str, point: &str, kill: bool, tally: &mut Tally) {
     let fx = Fixture::new();
-    let args: Vec<String> = match command {
-        "run" => vec!["run".into(), "plans/fix.md".into()],
-        "finish" => vec!["finish".into(), fx.reviewed_run()],
-        "clean" => {
-            let id = fx.reviewed_run();
-            let finished = fx.baton(&["finish", &id]);
-            assert_eq!(finished.code, 0, "{finished}");
-            vec!["clean".into(), id]
-        }
-        _ => unreachable!(),
-    };
+    let args = trial_args(&fx, command);
     let value = if kill {
         format!("{point}:kill")
     } else {

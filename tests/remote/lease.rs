@@ -59,13 +59,7 @@ fn a_lease_left_by_a_killed_driver_holds_then_expires_and_is_taken_over() {
         "too slow to see the lease hold ({:?}): the machine is overloaded",
         killed_at.elapsed()
     );
-    assert_eq!(refused.code, 3, "{refused}");
-    assert!(
-        refused
-            .stderr
-            .contains(&format!("error: run {id} is leased by ")),
-        "{refused}"
-    );
+    assert_leased(&refused, &id);
     assert_eq!(
         world.origin.rev(&record),
         on_origin,

@@ -293,6 +293,16 @@ fn wait(machine: &TestRepo, child: Child) -> Run {
     machine.baton_wait(child, LIVENESS)
 }
 
+/// `run` was refused with exit 3 because another driver's lease on run `id` holds.
+fn assert_leased(run: &Run, id: &str) {
+    assert_eq!(run.code, 3, "{run}");
+    assert!(
+        run.stderr
+            .contains(&format!("error: run {id} is leased by ")),
+        "{run}"
+    );
+}
+
 /// `machine` resumes run `id` with `finisher` as soon as no other machine's lease keeps it out
 /// (exit 3), trying every quarter second until `deadline`; the last try's result.
 fn resume_once_free(machine: &TestRepo, id: &str, deadline: Instant) -> Run {

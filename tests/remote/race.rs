@@ -169,13 +169,7 @@ fn a_clone_refused_by_the_lease_catches_up_once_the_holder_is_done() {
     let b = world.origin.machine();
     assert_eq!(b.live(["fetch"]).code, 0);
     let refused = b.live(["resume", &id, "--actor", "executor=finisher"]);
-    assert_eq!(refused.code, 3, "{refused}");
-    assert!(
-        refused
-            .stderr
-            .contains(&format!("error: run {id} is leased by ")),
-        "{refused}"
-    );
+    assert_leased(&refused, &id);
     let driven = wait(&a, driver);
     assert_eq!(driven.code, 0, "{driven}");
     assert_eq!(world.state_on_origin(&id)["status"], "review");

@@ -71,13 +71,7 @@ fn clean_remote_is_refused_while_another_machine_drives_the_run() {
     kill9(&driver.id().to_string());
     kill9(&format!("-{agent}"));
     wait(&a, driver);
-    assert_eq!(refused.code, 3, "{refused}");
-    assert!(
-        refused
-            .stderr
-            .contains(&format!("error: run {id} is leased by ")),
-        "{refused}"
-    );
+    assert_leased(&refused, &id);
     let after = world.origin.refs(&prefix);
     assert!(
         before.iter().all(|r| after.contains(r)),

@@ -89,13 +89,7 @@ fn the_worker_script_exits_3_when_another_machine_holds_the_run() {
     kill9(&driver.id().to_string());
     kill9(&format!("-{agent}"));
     wait(&a, driver);
-    assert_eq!(worked.code, 3, "{worked}");
-    assert!(
-        worked
-            .stderr
-            .contains(&format!("error: run {id} is leased by ")),
-        "{worked}"
-    );
+    assert_leased(&worked, &id);
     let state = world.state_on_origin(&id);
     assert_eq!(state["lease"]["holder"], holder, "{state:#}");
     let actors = attempt_field(&state, "executor", "actor");
