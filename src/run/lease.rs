@@ -54,17 +54,12 @@ impl Publisher {
     ) -> Result<Publisher, RunError> {
         let now = store.now();
         let host = crate::state::store::host();
-        let clone = store.clone_id();
-        let holder = format!(
-            "{host}:{clone}:{}:{}",
-            std::process::id(),
-            now.as_millisecond()
-        );
+        let holder = store.holder_here(std::process::id(), now);
         let mut next = state.clone();
         // A lease of a driver of this very clone: the caller holds the run's lock, so that
         // driver is dead, and its lease needs no waiting out (the crash is recorded on resume).
         if let Some(old) = state.lease()
-            && old.holder.starts_with(&format!("{host}:{clone}:"))
+            && store.holds_here(old)
         {
             next = transition::apply(
                 &next,
@@ -187,9 +182,7 @@ impl Publisher {
             return;
         };
         let every = (self.length / 3).max(Duration::from_millis(200));
-        // A driver cut off from the remote stops while its lease still holds, so that the
-        // machine that takes the run over once it expired never drives beside it.
-        let margin = jiff::SignedDuration::try_from(self.length / 4).unwrap_or_default();
+        let margin = self.stop_margin();
         let mut next_renewal = Instant::now() + every;
         while !stop.load(Ordering::Acquire) {
             std::thread::sleep(Duration::from_millis(50).min(every));
@@ -220,6 +213,13 @@ impl Publisher {
         }
     }
 
+    /// How long before the lease ends a driver that could not renew it stops: a driver cut off
+    /// from the remote stops while its lease still holds, so that the machine that takes the
+    /// run over once it expired never drives beside it.
+    fn stop_margin(&self) -> jiff::SignedDuration {
+        jiff::SignedDuration::try_from(self.length / 4).unwrap_or_default()
+    }
+
     /// When a push under this lease must have ended: when [`Self::keep`] stops the driver, a
     /// quarter of the lease before the end last published (`last`'s, read under its lock). git
     /// waits on a remote that hangs for as long as the connection stays open; a push that held
@@ -229,10 +229,9 @@ impl Publisher {
     /// this clone a step behind its own lease, and the release would then lose its race.)
     fn push_deadline(&self, last: &RunState) -> Option<Instant> {
         let until = last.lease()?.until;
-        let margin = jiff::SignedDuration::try_from(self.length / 4).unwrap_or_default();
         let left = until
             .duration_since(self.clock.peek())
-            .saturating_sub(margin);
+            .saturating_sub(self.stop_margin());
         Some(Instant::now() + Duration::try_from(left).unwrap_or(Duration::ZERO))
     }
 

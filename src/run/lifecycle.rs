@@ -290,7 +290,7 @@ pub fn finish_removal(
     // Nothing else writes a run's refs while its lock is held: a lock file there is a killed
     // git's, and would fail the deletion.
     repo.discard_ref_locks(&format!("baton/runs/{id}"))?;
-    repo.delete_refs_under(&format!("refs/baton/runs/{id}/"))?;
+    repo.delete_refs_under(&super::record::refs_prefix(id))?;
     super::create::fail_at("clean:refs")?;
     let aside = store.removal_dir(id);
     // The lock's heartbeat may write its file while the directory is being emptied: try again.

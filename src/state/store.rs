@@ -319,8 +319,26 @@ impl Store {
         let Some(lease) = state.lease() else {
             return false;
         };
-        let ours = format!(":{}:", self.clone_id());
-        !lease.holder.contains(&ours) && lease.until > self.now()
+        !self.holds_here(lease) && lease.until > self.now()
+    }
+
+    /// The holder name of a lease taken by process `pid` of this clone at `at`:
+    /// `host:clone:pid:milliseconds`, unique across machines and clones.
+    pub fn holder_here(&self, pid: u32, at: jiff::Timestamp) -> String {
+        format!(
+            "{}:{}:{pid}:{}",
+            host(),
+            self.clone_id(),
+            at.as_millisecond()
+        )
+    }
+
+    /// Whether `lease` was taken by a driver of this clone on this host (see
+    /// [`Self::holder_here`]).
+    pub fn holds_here(&self, lease: &super::Lease) -> bool {
+        lease
+            .holder
+            .starts_with(&format!("{}:{}:", host(), self.clone_id()))
     }
 
     /// This clone's own name, the same for every process working in it and for no other clone,
