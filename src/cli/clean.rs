@@ -122,25 +122,27 @@ fn clean_here(
 
 /// The run whose removal was cut short that `name` names (its id or a unique prefix).
 fn removal_named(ctx: &Context, name: &str) -> Option<RunId> {
-    let mut found: Vec<RunId> = ctx
-        .store
-        .unfinished()
-        .into_iter()
-        .filter(|(what, id, _)| *what == Unfinished::Removal && id.starts_with(name))
-        .map(|(_, id, _)| id)
-        .collect();
-    (found.len() == 1).then(|| found.remove(0))
+    let removals = ctx.store.unfinished().into_iter();
+    only_one_named(
+        removals
+            .filter(|(what, _, _)| *what == Unfinished::Removal)
+            .map(|(_, id, _)| id),
+        name,
+    )
 }
 
 /// The run directory without `state.json` that `name` names (its id or a unique prefix).
 fn headless_named(ctx: &Context, name: &str) -> Option<RunId> {
-    let mut found: Vec<RunId> = ctx
-        .store
-        .headless()
-        .into_iter()
-        .filter(|(id, _)| id.starts_with(name))
-        .map(|(id, _)| id)
-        .collect();
+    only_one_named(ctx.store.headless().into_iter().map(|(id, _)| id), name)
+}
+
+/// The one id of `ids` that `name` is a prefix of, if exactly one; an empty name names none, as
+/// in [`crate::state::store::Store::resolve`].
+fn only_one_named(ids: impl Iterator<Item = RunId>, name: &str) -> Option<RunId> {
+    if name.is_empty() {
+        return None;
+    }
+    let mut found: Vec<RunId> = ids.filter(|id| id.starts_with(name)).collect();
     (found.len() == 1).then(|| found.remove(0))
 }
 

@@ -734,6 +734,10 @@ fn a_run_directory_without_its_state_is_reported_and_removed() {
         )
     );
     assert!(dir.exists());
+    // An empty name is a prefix of every id, but names no run.
+    let nameless = repo.baton(["clean", "--force", ""]);
+    assert_eq!(nameless.code, 2, "{nameless}");
+    assert!(dir.exists(), "{nameless}");
     let snapshots = format!("refs/baton/runs/{id}/");
     assert_ne!(
         repo.git(["for-each-ref", &snapshots]),
