@@ -309,16 +309,28 @@ impl Listed {
     }
 
     fn json<'a>(&'a self, ctx: &Context) -> JsonView<'a> {
-        let mut view = json_view(&ctx.store, self.state());
-        view.sync = self.sync(&ctx.repo).map(|(_, sync)| sync);
-        if let Listed::OnRemote { remote, .. } = self {
-            view.stale = false;
-            view.lock = None;
-            // The record names the remote as the clone that saved it calls it; here it is this
-            // clone's name for it that says where the run is.
-            view.state.remote = Some(remote);
+        let sync = self.sync(&ctx.repo).map(|(_, sync)| sync);
+        match self {
+            Listed::Here(state) => JsonView {
+                sync,
+                ..json_view(&ctx.store, state)
+            },
+            // Nothing of it is here to hold a lock or to be stale: neither is asked (which
+            // would draw this clone's id in a read-only command).
+            Listed::OnRemote { remote, state } => {
+                let mut view = JsonView {
+                    state: state.view(),
+                    stale: false,
+                    lock: None,
+                    run_dir: ctx.store.run_dir(&state.run_id).display().to_string(),
+                    sync,
+                };
+                // The record names the remote as the clone that saved it calls it; here it is
+                // this clone's name for it that says where the run is.
+                view.state.remote = Some(remote);
+                view
+            }
         }
-        view
     }
 }
 
