@@ -470,15 +470,12 @@ pub fn catch_up(here: &Here, id: &RunId, remote: &str) -> Result<CaughtUp, RunEr
             let ours = store.load(id)?;
             let worktree = Path::new(&ours.worktree);
             let kept = latest_work(&ours, repo.branch_tip(&ours.branch)?);
-            let theirs_state =
-                tracked_state(repo, remote, id)?.ok_or_else(|| RunError::BadRemoteRecord {
-                    run: id.to_string(),
-                    remote: remote.to_owned(),
-                    message: "it has no state.json".into(),
-                })?;
+            // Read and checked before any file moves: a record that names another run or
+            // branch is refused while the worktree is still as it was.
+            let record = RemoteRecord::read(repo, id, remote, theirs)?;
             let their_tip =
-                repo.ref_target(&format!("refs/remotes/{remote}/{}", theirs_state.branch))?;
-            let newest = latest_work(&theirs_state, their_tip);
+                repo.ref_target(&format!("refs/remotes/{remote}/{}", record.state.branch))?;
+            let newest = latest_work(&record.state, their_tip);
             let in_place = worktree.exists();
             if in_place {
                 // The files first, while everything else still says where they came from: a
@@ -511,7 +508,7 @@ pub fn catch_up(here: &Here, id: &RunId, remote: &str) -> Result<CaughtUp, RunEr
                     repo.move_files(worktree, kept, newest)?;
                 }
             }
-            let state = take_record(repo, lock.dir(), id, remote, theirs, local, &ours.worktree)?;
+            let state = record.take(repo, lock.dir(), id, remote, local, &ours.worktree)?;
             if in_place {
                 repo.reset_index(worktree)?;
             } else {
@@ -552,12 +549,11 @@ fn adopt(here: &Here, id: &RunId, remote: &str, theirs: CommitId) -> Result<(), 
         source,
     })?;
     let local = repo.ref_target(&record_ref(id))?;
-    let state = take_record(
+    let state = RemoteRecord::read(repo, id, remote, theirs)?.take(
         repo,
         &staging,
         id,
         remote,
-        theirs,
         local,
         &worktree.display().to_string(),
     )?;
@@ -576,97 +572,122 @@ fn adopt(here: &Here, id: &RunId, remote: &str, theirs: CommitId) -> Result<(), 
     Ok(())
 }
 
-/// Writes `remote`'s record `theirs` of run `id` into `dir` with this machine's `worktree`,
-/// points the local record, snapshots and branch where the remote's are, and returns the state.
-/// The local record stays exactly the remote's: the two local facts (worktree, remote name)
-/// reach it with the next save, which only a driver holding the lease makes.
-fn take_record(
-    repo: &Repo,
-    dir: &Path,
-    id: &RunId,
-    remote: &str,
-    theirs: CommitId,
-    local: Option<CommitId>,
-    worktree: &str,
-) -> Result<RunState, RunError> {
-    // Files are capped at FILE_LIMIT when recorded (plus the marker of the cut); a run holds its
-    // run files and a handful per attempt, for a few thousand attempts at most.
-    let files = repo.read_record(theirs, record::FILE_LIMIT as u64 + 4096, 100_000)?;
-    let bad = |message: String| RunError::BadRemoteRecord {
-        run: id.to_string(),
-        remote: remote.to_owned(),
-        message,
-    };
-    let state_bytes = files
-        .iter()
-        .find(|(path, _)| path == "state.json")
-        .map(|(_, bytes)| bytes.as_slice())
-        .ok_or_else(|| bad("it has no state.json".into()))?;
-    let mut state = store::parse(state_bytes).map_err(bad)?;
-    // A record is data from elsewhere: it may only name its own run and that run's branch,
-    // never a branch of this clone such as `main`.
-    if state.run_id != *id {
-        return Err(bad(format!("it is the record of run {}", state.run_id)));
-    }
-    if state.branch != format!("baton/{id}") {
-        return Err(bad(format!(
-            "it names branch `{}`, not baton/{id}",
-            state.branch
-        )));
-    }
-    if repo.resolve_commit(&state.base.to_string()).is_err() {
-        return Err(bad(format!(
-            "its base commit {} is not in this repository (fetch the branch it came from)",
-            state.base
-        )));
-    }
-    state.worktree = worktree.to_owned();
-    // Remote names are a clone's own: from now on this clone reaches the run through `remote`.
-    if state.remote() != Some(remote) {
-        state = crate::state::transition::apply(
-            &state,
-            crate::state::Event::Published {
-                remote: remote.to_owned(),
-            },
-            state.updated_at(),
-        )?;
+/// A remote's record of a run, read within bounds and checked: its files and the RunState
+/// they hold.
+struct RemoteRecord {
+    commit: CommitId,
+    files: Vec<crate::git::RecordFile>,
+    state: RunState,
+}
+
+impl RemoteRecord {
+    /// Reads `remote`'s record `commit` of run `id`, refusing one that names another run or a
+    /// branch other than the run's, or whose base commit this repository lacks.
+    fn read(repo: &Repo, id: &RunId, remote: &str, commit: CommitId) -> Result<Self, RunError> {
+        // Files are capped at FILE_LIMIT when recorded (plus the marker of the cut); a run holds
+        // its run files and a handful per attempt, for a few thousand attempts at most.
+        let files = repo.read_record(commit, record::FILE_LIMIT as u64 + 4096, 100_000)?;
+        let bad = |message: String| RunError::BadRemoteRecord {
+            run: id.to_string(),
+            remote: remote.to_owned(),
+            message,
+        };
+        let state_bytes = files
+            .iter()
+            .find(|(path, _)| path == "state.json")
+            .map(|(_, bytes)| bytes.as_slice())
+            .ok_or_else(|| bad("it has no state.json".into()))?;
+        let state = store::parse(state_bytes).map_err(bad)?;
+        // A record is data from elsewhere: it may only name its own run and that run's branch,
+        // never a branch of this clone such as `main`.
+        if state.run_id != *id {
+            return Err(bad(format!("it is the record of run {}", state.run_id)));
+        }
+        if state.branch != format!("baton/{id}") {
+            return Err(bad(format!(
+                "it names branch `{}`, not baton/{id}",
+                state.branch
+            )));
+        }
+        if repo.resolve_commit(&state.base.to_string()).is_err() {
+            return Err(bad(format!(
+                "its base commit {} is not in this repository (fetch the branch it came from)",
+                state.base
+            )));
+        }
+        Ok(RemoteRecord {
+            commit,
+            files,
+            state,
+        })
     }
 
-    // The branch: this clone's may only be behind the remote's.
-    let theirs_branch = repo.ref_target(&format!("refs/remotes/{remote}/{}", state.branch))?;
-    let ours_branch = repo.branch_tip(&state.branch)?;
-    let mut refs = Vec::new();
-    match (ours_branch, theirs_branch) {
-        (Some(ours), Some(tip)) if ours != tip && !repo.is_ancestor(ours, tip) => {
-            return Err(RunError::BranchConflict {
-                run: id.to_string(),
-                branch: state.branch.clone(),
-                remote: remote.to_owned(),
-            });
+    /// Writes the record into `dir` with this machine's `worktree`, points the local record
+    /// (last `local`), snapshots and branch where the remote's are, and returns the state. The
+    /// local record stays exactly the remote's: the two local facts (worktree, remote name)
+    /// reach it with the next save, which only a driver holding the lease makes.
+    fn take(
+        self,
+        repo: &Repo,
+        dir: &Path,
+        id: &RunId,
+        remote: &str,
+        local: Option<CommitId>,
+        worktree: &str,
+    ) -> Result<RunState, RunError> {
+        let RemoteRecord {
+            commit: theirs,
+            files,
+            mut state,
+        } = self;
+        state.worktree = worktree.to_owned();
+        // Remote names are a clone's own: from now on this clone reaches the run through `remote`.
+        if state.remote() != Some(remote) {
+            state = crate::state::transition::apply(
+                &state,
+                crate::state::Event::Published {
+                    remote: remote.to_owned(),
+                },
+                state.updated_at(),
+            )?;
         }
-        (_, Some(tip)) => refs.push((format!("refs/heads/{}", state.branch), Some(tip))),
-        (None, None) => {
-            return Err(RunError::BranchGone {
-                run: id.to_string(),
-                branch: state.branch.clone(),
-            });
+
+        // The branch: this clone's may only be behind the remote's.
+        let theirs_branch = repo.ref_target(&format!("refs/remotes/{remote}/{}", state.branch))?;
+        let ours_branch = repo.branch_tip(&state.branch)?;
+        let mut refs = Vec::new();
+        match (ours_branch, theirs_branch) {
+            (Some(ours), Some(tip)) if ours != tip && !repo.is_ancestor(ours, tip) => {
+                return Err(RunError::BranchConflict {
+                    run: id.to_string(),
+                    branch: state.branch.clone(),
+                    remote: remote.to_owned(),
+                });
+            }
+            (_, Some(tip)) => refs.push((format!("refs/heads/{}", state.branch), Some(tip))),
+            (None, None) => {
+                return Err(RunError::BranchGone {
+                    run: id.to_string(),
+                    branch: state.branch.clone(),
+                });
+            }
+            (Some(_), None) => {}
         }
-        (Some(_), None) => {}
+        let tracking_prefix = format!("refs/baton/remotes/{remote}/runs/{id}/");
+        for (name, target) in repo.refs_under(&tracking_prefix)? {
+            if let Some(rest) = name.strip_prefix(&tracking_prefix)
+                && rest != "record"
+            {
+                refs.push((format!("{}{rest}", refs_prefix(id)), Some(target)));
+            }
+        }
+        record::write_files(dir, &files)?;
+        store::save_in(dir, &state)?;
+        repo.set_refs(&refs)?;
+        let refname = record_ref(id);
+        repo.swap_ref(&refname, theirs, local)?;
+        Ok(state)
     }
-    let tracking_prefix = format!("refs/baton/remotes/{remote}/runs/{id}/");
-    for (name, target) in repo.refs_under(&tracking_prefix)? {
-        if let Some(rest) = name.strip_prefix(&tracking_prefix)
-            && rest != "record"
-        {
-            refs.push((format!("{}{rest}", refs_prefix(id)), Some(target)));
-        }
-    }
-    record::write_files(dir, &files)?;
-    store::save_in(dir, &state)?;
-    repo.set_refs(&refs)?;
-    let refname = record_ref(id);
-    repo.swap_ref(&refname, theirs, local)?;
-    Ok(state)
 }
 
 #[cfg(test)]

@@ -84,3 +84,70 @@ fn the_hint_for_work_no_record_has_proposes_only_what_works() {
     let log = a.git(["log", "--format=%s", &format!("baton/{id}")]);
     assert!(log.contains("the hand edit, committed"), "{log}");
 }
+
+/// A remote record is data from elsewhere: one that names a branch other than the run's is
+/// refused before catching up moves a single file, so the worktree keeps what it held.
+#[test]
+fn a_record_naming_another_branch_is_refused_before_any_file_moves() {
+    let world = World::new(Transport::File, "").unwrap();
+    let (a, id) = world.rate_limited_and_pushed();
+    let _b = world.resumed_elsewhere(&id);
+
+    // The origin's record rewritten to name `main` (B's snapshots stay where they are).
+    let record = format!("refs/baton/runs/{id}/record");
+    let mut state = world.state_on_origin(&id);
+    state["branch"] = "main".into();
+    let forged = world.scratch("forged-state.json");
+    std::fs::write(&forged, state.to_string()).unwrap();
+    let bare = world.origin.bare.clone();
+    let index = world.scratch("forged-index");
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(&bare)
+            .args(args)
+            .env("GIT_INDEX_FILE", &index)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    let blob = git(&["hash-object", "-w", forged.to_str().unwrap()]);
+    git(&["read-tree", &record]);
+    git(&[
+        "update-index",
+        "--cacheinfo",
+        &format!("100644,{blob},state.json"),
+    ]);
+    let tree = git(&["write-tree"]);
+    let commit = git(&[
+        "-c",
+        "user.name=Forger",
+        "-c",
+        "user.email=forger@example.com",
+        "commit-tree",
+        &tree,
+        "-p",
+        &record,
+        "-m",
+        "forged",
+    ]);
+    git(&["update-ref", &record, &commit]);
+
+    let worktree = worktree_of(&a, &status(&a, &id));
+    let before = text(&worktree.join("docs/b.md"));
+    assert_eq!(a.live(["fetch"]).code, 0);
+    let refused = a.live(["finish", &id]);
+    assert_eq!(refused.code, 2, "{refused}");
+    assert!(
+        refused
+            .stderr
+            .contains("it names branch `main`, not baton/"),
+        "{refused}"
+    );
+    assert_eq!(
+        text(&worktree.join("docs/b.md")),
+        before,
+        "the worktree was changed before the record was refused"
+    );
+}
