@@ -32,34 +32,16 @@ pub struct PushArgs {
 pub fn cmd_push(cwd: &Path, args: PushArgs, _out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ctx = Context::open(cwd)?;
     let config = ctx.config()?;
-    let ids = match args.runs.is_empty() {
+    let named = !args.runs.is_empty();
+    let ids: Vec<_> = match named {
         // Publishing is a choice made per run: without names, only what is published already.
-        true => {
-            let mut published = Vec::new();
-            for id in ctx.store.list()? {
-                let Some(remote) = ctx
-                    .store
-                    .load(&id)
-                    .ok()
-                    .and_then(|s| s.remote().map(str::to_owned))
-                else {
-                    continue;
-                };
-                // Gone from the remote since (`clean --remote` elsewhere): not brought back
-                // unless named.
-                if remote::sync_of(&ctx.repo, &id, &remote)? == Sync::LocalOnly {
-                    errln!("note: {id} is no longer on {remote}; name it to publish it again");
-                    continue;
-                }
-                published.push(id);
-            }
-            if published.is_empty() {
-                return Err(CliError::input("no run of this clone is published yet")
-                    .hinted("name the runs to publish: `git baton push <RUN>…`"));
-            }
-            published
-        }
-        false => args
+        false => ctx
+            .store
+            .list()?
+            .into_iter()
+            .filter(|id| ctx.store.load(id).is_ok_and(|s| s.remote().is_some()))
+            .collect(),
+        true => args
             .runs
             .iter()
             .map(|name| ctx.resolve(name))
@@ -67,6 +49,7 @@ pub fn cmd_push(cwd: &Path, args: PushArgs, _out: &mut dyn Write) -> Result<Outc
     };
     // Every run is locked, so that no save here slips between the record pushed and the one
     // kept; a run driven here right now is busy (its driver publishes it itself).
+    // How each record stands against its remote, asked once, under the lock.
     let mut held = Vec::new();
     for id in &ids {
         let lock = ctx.store.lock(id, "git baton push")?;
@@ -76,10 +59,21 @@ pub fn cmd_push(cwd: &Path, args: PushArgs, _out: &mut dyn Write) -> Result<Outc
             .clone()
             .or_else(|| state.remote().map(str::to_owned))
             .unwrap_or_else(|| config.remote.clone());
-        held.push((lock, state, remote));
+        let sync = remote::sync_of(&ctx.repo, &state.run_id, &remote)?;
+        // Gone from the remote since (`clean --remote` elsewhere): not brought back unless
+        // named.
+        if !named && sync == Sync::LocalOnly {
+            errln!("note: {id} is no longer on {remote}; name it to publish it again");
+            continue;
+        }
+        held.push((lock, state, remote, sync));
+    }
+    if held.is_empty() {
+        return Err(CliError::input("no run of this clone is published yet")
+            .hinted("name the runs to publish: `git baton push <RUN>…`"));
     }
     let mut by_remote: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
-    for (i, (_, _, remote)) in held.iter().enumerate() {
+    for (i, (_, _, remote, _)) in held.iter().enumerate() {
         by_remote.entry(remote.clone()).or_default().push(i);
     }
     for (remote, indexes) in by_remote {
@@ -87,17 +81,16 @@ pub fn cmd_push(cwd: &Path, args: PushArgs, _out: &mut dyn Write) -> Result<Outc
         let mut states = Vec::new();
         let mut before = Vec::new();
         for &i in &indexes {
-            let (_, state, _) = &held[i];
+            let (_, state, _, sync) = &held[i];
             let run = state.run_id.to_string();
-            let sync = remote::sync_of(&ctx.repo, &state.run_id, &remote)?;
-            match sync {
+            match *sync {
                 Sync::Behind | Sync::RemoteOnly => {
                     return Err(crate::run::RunError::Behind { run, remote }.into());
                 }
                 Sync::Diverged => {
                     return Err(crate::run::RunError::Diverged { run, remote }.into());
                 }
-                _ => before.push(sync),
+                sync => before.push(sync),
             }
             let state = match state.remote() == Some(remote.as_str()) {
                 true => state.clone(),

@@ -79,3 +79,40 @@ fn clean_remote_is_refused_while_another_machine_drives_the_run() {
     );
     assert!(world.state_on_origin(&id)["lease"].is_object());
 }
+
+/// A run removed from the remote by another clone (`clean --remote` there) is not brought back
+/// by a `push` that names no run: it is noted and skipped, and named, it is published again.
+#[test]
+fn push_without_names_does_not_bring_back_a_run_removed_from_the_remote() {
+    let world = World::new(Transport::File, "").unwrap();
+    let a = world.origin.machine();
+    let run = a.live(["run", "plans/fix.md", "--actor", "executor=worker"]);
+    assert_eq!(run.code, 0, "{run}");
+    let id = run.run_id();
+    assert_eq!(a.live(["push", &id]).code, 0);
+    let prefix = format!("refs/baton/runs/{id}/");
+    for name in world.origin.refs(&prefix) {
+        world.origin.git(["update-ref", "-d", &name]);
+    }
+    assert_eq!(a.live(["fetch"]).code, 0);
+
+    let unnamed = a.live(["push"]);
+    assert_eq!(unnamed.code, 2, "{unnamed}");
+    assert!(
+        unnamed.stderr.contains(&format!(
+            "note: {id} is no longer on origin; name it to publish it again"
+        )),
+        "{unnamed}"
+    );
+    assert!(
+        unnamed
+            .stderr
+            .contains("error: no run of this clone is published yet"),
+        "{unnamed}"
+    );
+    assert_eq!(world.origin.refs(&prefix), Vec::<String>::new());
+
+    let named = a.live(["push", &id]);
+    assert_eq!(named.code, 0, "{named}");
+    assert!(!world.origin.refs(&prefix).is_empty());
+}
