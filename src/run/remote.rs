@@ -35,7 +35,7 @@ pub struct Here<'a> {
 
 /// Where the record of run `id` on `remote` is tracked.
 pub fn tracking_record(remote: &str, id: &str) -> String {
-    format!("refs/baton/remotes/{remote}/runs/{id}/record")
+    tracking_of(remote, &record_ref(id))
 }
 
 /// The remote-tracking name of a local ref of a run.
@@ -407,7 +407,7 @@ pub fn check_unleased(
 /// in one atomic push that requires them to hold what this clone last saw (see
 /// [`check_unleased`] for the lease). Returns whether the remote had any.
 pub fn unpublish(repo: &Repo, id: &RunId, remote: &str) -> Result<bool, RunError> {
-    let prefix = format!("refs/baton/remotes/{remote}/runs/{id}/");
+    let prefix = tracking_of(remote, &refs_prefix(id));
     let tracked = repo.refs_under(&prefix)?;
     if tracked.is_empty() {
         return Ok(false);
@@ -673,7 +673,7 @@ impl RemoteRecord {
             }
             (Some(_), None) => {}
         }
-        let tracking_prefix = format!("refs/baton/remotes/{remote}/runs/{id}/");
+        let tracking_prefix = tracking_of(remote, &refs_prefix(id));
         for (name, target) in repo.refs_under(&tracking_prefix)? {
             if let Some(rest) = name.strip_prefix(&tracking_prefix)
                 && rest != "record"
