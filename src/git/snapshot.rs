@@ -179,15 +179,13 @@ impl Repo {
             .run()
     }
 
-    /// Deletes every ref under `prefix` (e.g. a run's snapshots).
+    /// Deletes every ref under `prefix` (e.g. a run's snapshots), in one transaction.
     pub fn delete_refs_under(&self, prefix: &str) -> Result<()> {
-        let git = || Git::at_git_dir(self.common_dir());
-        let refs = git()
-            .args(["for-each-ref", "--format=%(refname)", prefix])
-            .output()?;
-        for name in refs.lines().filter(|l| !l.is_empty()) {
-            git().args(["update-ref", "-d", name]).run()?;
-        }
-        Ok(())
+        let gone: Vec<_> = self
+            .refs_under(prefix)?
+            .into_iter()
+            .map(|(name, _)| (name, None))
+            .collect();
+        self.set_refs(&gone)
     }
 }
