@@ -11,6 +11,7 @@
 //! command layer's decision.
 
 pub mod agent_side;
+mod claims;
 mod create;
 pub mod doctor;
 mod ending;
@@ -244,7 +245,7 @@ impl Driver<'_> {
 
     /// The plan snapshot, read and parsed once per drive: the run follows it, not the plan file.
     fn plan(&self, state: &RunState) -> Result<crate::plan::Plan, RunError> {
-        let path = self.run_dir().join(&state.plan.snapshot);
+        let path = state.plan_snapshot_in(self.run_dir())?;
         let text = std::fs::read_to_string(&path).map_err(|source| RunError::PlanSnapshot {
             run: state.run_id.to_string(),
             path: path.clone(),
@@ -270,7 +271,9 @@ impl Driver<'_> {
         };
         let n = stage.next_attempt();
         let resumed = crate::state::is_resumed(n);
-        let rel_dir = format!("attempts/{stage_name}-{n}");
+        let rel_dir = crate::state::trust::attempt_dir(&stage_name, n);
+        // Before the attempt opens: from then on every way out records its end.
+        let plan_file = state.plan_snapshot_in(self.run_dir())?;
         let dir = self.run_dir().join(&rel_dir);
         std::fs::create_dir_all(&dir).map_err(|source| RunError::Io {
             action: "create",
@@ -340,7 +343,6 @@ impl Driver<'_> {
                     },
                     output: actor.output,
                 };
-                let plan_file = self.run_dir().join(&state.plan.snapshot);
                 let path = |p: &Path| p.display().to_string();
                 let env = vec![
                     ("BATON_RUN_ID".to_string(), state.run_id.to_string()),

@@ -18,6 +18,7 @@ use crate::support::remote::{Origin, Transport};
 use crate::support::{Run, TestRepo, plan_text, text, worktree_of};
 
 mod catch_up;
+mod forged;
 mod handoff;
 mod lease;
 mod race;
