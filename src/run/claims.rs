@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use crate::config::Config;
 use crate::coverage::{self, TargetStatus};
 use crate::git::{CommitId, RecordFile, Repo, Scope};
 use crate::plan::Target;
@@ -34,6 +35,7 @@ pub(super) fn check_record(
     state: &RunState,
     files: &[RecordFile],
     ours: Option<(&RunState, &Path)>,
+    config: &Config,
 ) -> Result<(), RunError> {
     let our_plan = match ours {
         Some((state, dir)) => std::fs::read(state.plan_snapshot_in(dir)?).ok(),
@@ -50,7 +52,16 @@ pub(super) fn check_record(
         state,
         plan: our_plan.as_deref(),
     });
-    trust::check_record(state, &record, ours.as_ref())
+    let configured = trust::Configured {
+        coverage: config.coverage,
+        gated: config
+            .pipeline
+            .iter()
+            .filter(|s| s.gated)
+            .map(|s| s.stage.as_str())
+            .collect(),
+    };
+    trust::check_record(state, &record, ours.as_ref(), &configured)
         .map_err(|broken| untrusted(id, remote, broken))
 }
 

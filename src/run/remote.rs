@@ -482,7 +482,8 @@ pub fn catch_up(here: &Here, id: &RunId, remote: &str) -> Result<CaughtUp, RunEr
             let kept = latest_work(&ours, repo.branch_tip(&ours.branch)?);
             // Read and checked before any file moves: a record that names another run or
             // branch is refused while the worktree is still as it was.
-            let record = RemoteRecord::read(repo, id, remote, theirs, Some((&ours, lock.dir())))?;
+            let mine = Some((&ours, lock.dir()));
+            let record = RemoteRecord::read(here, id, remote, theirs, mine)?;
             let their_tip =
                 repo.ref_target(&format!("refs/remotes/{remote}/{}", record.state.branch))?;
             let newest = latest_work(&record.state, their_tip);
@@ -559,7 +560,7 @@ fn adopt(here: &Here, id: &RunId, remote: &str, theirs: CommitId) -> Result<(), 
         source,
     })?;
     let local = repo.ref_target(&record_ref(id))?;
-    let state = RemoteRecord::read(repo, id, remote, theirs, None)?.take(
+    let state = RemoteRecord::read(here, id, remote, theirs, None)?.take(
         repo,
         &staging,
         id,
@@ -593,15 +594,16 @@ struct RemoteRecord {
 impl RemoteRecord {
     /// Reads `remote`'s record `commit` of run `id`, refusing one that names another run or a
     /// branch other than the run's, whose base commit this repository lacks, or that breaks an
-    /// invariant of creation ([`trust::check_record`]) — against `ours`, this clone's state of
-    /// the run and its directory, when it has one.
+    /// invariant of creation (`claims::check_record`; against `ours`, this clone's state of the
+    /// run and its directory, when it has one).
     fn read(
-        repo: &Repo,
+        here: &Here,
         id: &RunId,
         remote: &str,
         commit: CommitId,
         ours: Option<(&RunState, &Path)>,
     ) -> Result<Self, RunError> {
+        let repo = here.repo;
         // Files are capped at FILE_LIMIT when recorded (plus the marker of the cut); a run holds
         // its run files and a handful per attempt, for a few thousand attempts at most.
         let files = repo.read_record(commit, record::FILE_LIMIT as u64 + 4096, 100_000)?;
@@ -633,7 +635,7 @@ impl RemoteRecord {
                 state.base
             )));
         }
-        super::claims::check_record(id, remote, &state, &files, ours)?;
+        super::claims::check_record(id, remote, &state, &files, ours, here.config)?;
         Ok(RemoteRecord {
             commit,
             files,

@@ -1,5 +1,5 @@
-//! What a RunState must hold before git-baton acts on it, beyond the consistency [`check`]
-//! keeps: the invariants every run is created with.
+//! What a RunState must hold before git-baton acts on it, beyond the consistency every loaded
+//! state is checked for (`check.rs`): the invariants every run is created with.
 //!
 //! A clone trusts its own `state.json`, but a record fetched from a remote is a claim by
 //! whoever could push there (docs/state.md, "Who is trusted for what"). Such a claim is taken
@@ -11,14 +11,12 @@
 //! fresh one would is not a lease ([`lease_in_force`]).
 //!
 //! Everything here is pure: the caller reads the files and passes their bytes.
-//!
-//! [`check`]: super::check
 
 use std::path::{Path, PathBuf};
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::{Attempt, Lease, RunState};
+use super::{Attempt, CoverageMode, Lease, RunState};
 use crate::coverage::{Claim, EvidenceEntry, Report, Source, TargetStatus, check_reason};
 
 /// Where creation puts the plan's snapshot, relative to the run directory.
@@ -64,6 +62,13 @@ pub struct Broken(pub String);
 pub struct RecordFiles<'a> {
     pub names: Vec<&'a str>,
     pub plan: Option<&'a [u8]>,
+}
+
+/// What this repository's configuration says a run is created with: its coverage mode and the
+/// stages it gates. A record may not be weaker than that.
+pub struct Configured<'a> {
+    pub coverage: CoverageMode,
+    pub gated: Vec<&'a str>,
 }
 
 /// This clone's own copy of a run, when it has one: its state and its plan snapshot's bytes.
@@ -223,10 +228,12 @@ fn check_passing_report(state: &RunState, stage: &str, attempt: &Attempt) -> Res
 /// Checks a remote's record — its state, file names and plan snapshot — against the invariants
 /// of creation ([`check_claim`]), and, when this clone has the run (`ours`), against what the
 /// run's creation fixed here: the plan, the pipeline, the policy, and the attempts that ended.
+/// A run this clone never had may not gate less than `configured` does.
 pub fn check_record(
     state: &RunState,
     files: &RecordFiles,
     ours: Option<&Ours>,
+    configured: &Configured,
 ) -> Result<(), Broken> {
     check_claim(state)?;
     let dirs: Vec<String> = state
@@ -249,8 +256,31 @@ pub fn check_record(
         return Err(Broken(format!("it has no plan snapshot `{PLAN_SNAPSHOT}`")));
     };
     check_plan(state, plan)?;
-    if let Some(ours) = ours {
-        check_against_ours(state, plan, ours)?;
+    match ours {
+        Some(ours) => check_against_ours(state, plan, ours)?,
+        None => check_configured(state, configured)?,
+    }
+    Ok(())
+}
+
+/// A run from elsewhere gates at least what this repository's configuration gates: creation
+/// takes the gates and the coverage mode from there, so a weaker record was made weaker later.
+fn check_configured(state: &RunState, configured: &Configured) -> Result<(), Broken> {
+    if state.policy.coverage == CoverageMode::Resume && configured.coverage == CoverageMode::Always
+    {
+        return Err(Broken(
+            "its policy gates only resumed attempts (`coverage: resume`), while .baton.yml gates every one".into(),
+        ));
+    }
+    if let Some(stage) = state
+        .stages
+        .iter()
+        .find(|s| !s.gated && configured.gated.contains(&s.name.as_str()))
+    {
+        return Err(Broken(format!(
+            "its stage `{}` is not gated, while .baton.yml gates it",
+            stage.name
+        )));
     }
     Ok(())
 }

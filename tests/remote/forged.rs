@@ -73,6 +73,10 @@ fn a_record_that_ungates_its_stages_is_not_taken() {
         },
         &[],
     );
+    assert_eq!(b.live(["fetch"]).code, 0);
+    let resumed = b.live(["resume", &id, "--actor", "executor=writer"]);
+    assert_refused(&resumed, &id, "stage `executor` is not gated");
+    assert_not_taken(&b, &id);
     let before = run_refs(&a);
     let resumed = a.live(["resume", &id, "--actor", "executor=writer"]);
     assert_refused(&resumed, &id, "pipeline");
@@ -144,6 +148,23 @@ fn a_forged_review_is_not_finished() {
     let finished = b.live(["finish", &id]);
     assert_refused(&finished, &id, "did not pass");
     assert_not_taken(&b, &id);
+
+    // The policy weakened to gate only resumed attempts, so that the first one needs no report.
+    forge_record(
+        bare,
+        &id,
+        |s| s["policy"]["coverage"] = "resume".into(),
+        &[],
+    );
+    assert_eq!(b.live(["fetch"]).code, 0);
+    assert_refused(&b.live(["finish", &id]), &id, "coverage: resume");
+    assert_not_taken(&b, &id);
+    forge_record(
+        bare,
+        &id,
+        |s| s["policy"]["coverage"] = "always".into(),
+        &[],
+    );
 
     // Placeholder reasons for what the work left alone: refused by the reason checks the gate
     // applies, never committed as trailers.

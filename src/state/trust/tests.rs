@@ -70,6 +70,14 @@ fn files(names: &[&'static str]) -> RecordFiles<'static> {
     }
 }
 
+/// The configuration of the fixture's repository: the executor gated, every attempt.
+fn configured() -> Configured<'static> {
+    Configured {
+        coverage: crate::state::CoverageMode::Always,
+        gated: vec!["executor"],
+    }
+}
+
 fn broken(result: Result<(), Broken>) -> String {
     result.expect_err("refused").0
 }
@@ -82,6 +90,7 @@ fn what_git_baton_writes_is_taken() {
         &passed(),
         &files(&["state.json", "plan.md", "attempts/executor-1/prompt.md"]),
         None,
+        &configured(),
     )
     .unwrap();
     let ours = run();
@@ -92,6 +101,7 @@ fn what_git_baton_writes_is_taken() {
             state: &ours,
             plan: Some(PLAN.as_bytes()),
         }),
+        &configured(),
     )
     .unwrap();
 }
@@ -241,25 +251,28 @@ fn a_record_holds_the_files_of_its_own_attempts_and_its_plan() {
         &passed(),
         &files(&["attempts/executor-2/evidence.json"]),
         None,
+        &configured(),
     ));
     assert!(err.contains("attempts/executor-2/evidence.json"), "{err}");
     let none = RecordFiles {
         names: vec!["state.json"],
         plan: None,
     };
-    assert!(broken(check_record(&passed(), &none, None)).contains("no plan snapshot"));
+    assert!(
+        broken(check_record(&passed(), &none, None, &configured())).contains("no plan snapshot")
+    );
     let other = "---\nid: p\ntargets: [b.md]\n---\n";
     let forged = RecordFiles {
         names: vec![],
         plan: Some(other.as_bytes()),
     };
-    assert!(broken(check_record(&passed(), &forged, None)).contains("plan.targets"));
+    assert!(broken(check_record(&passed(), &forged, None, &configured())).contains("plan.targets"));
     let staged = "---\nid: p\ntargets: [a.md]\nstages: [executor]\n---\n";
     let staged = RecordFiles {
         names: vec![],
         plan: Some(staged.as_bytes()),
     };
-    assert!(broken(check_record(&passed(), &staged, None)).contains("stages"));
+    assert!(broken(check_record(&passed(), &staged, None, &configured())).contains("stages"));
 }
 
 #[test]
@@ -269,8 +282,9 @@ fn a_newer_record_keeps_what_creation_fixed_here() {
         state: &ours,
         plan: Some(plan.as_bytes()),
     };
-    let check =
-        |state: &RunState, ours: &Ours| broken(check_record(state, &files(&[]), Some(ours)));
+    let check = |state: &RunState, ours: &Ours| {
+        broken(check_record(state, &files(&[]), Some(ours), &configured()))
+    };
 
     let mut theirs = passed();
     theirs.stages[1].gated = true;
@@ -341,4 +355,28 @@ fn the_recorded_reasons_are_judged_again() {
     assert!(!again.passed, "a placeholder is refused again");
     let again = crate::coverage::evaluate(&plan.targets, &["a.md".to_string()], &[], &[]);
     assert!(again.passed);
+}
+
+#[test]
+fn a_run_from_elsewhere_gates_at_least_what_the_configuration_gates() {
+    let mut state = passed();
+    state.policy.coverage = crate::state::CoverageMode::Resume;
+    let err = broken(check_record(&state, &files(&[]), None, &configured()));
+    assert!(err.contains("coverage: resume"), "{err}");
+    let lenient = Configured {
+        coverage: crate::state::CoverageMode::Resume,
+        gated: vec!["executor"],
+    };
+    check_record(&state, &files(&[]), None, &lenient).unwrap();
+
+    // The gate moved to a stage the configuration does not gate.
+    let mut state = passed();
+    state.stages[0].gated = false;
+    state.stages[1].gated = true;
+    let err = broken(check_record(&state, &files(&[]), None, &configured()));
+    assert!(err.contains("stage `executor` is not gated"), "{err}");
+    // Gating more than the configuration is no weakening.
+    let mut state = passed();
+    state.stages[1].gated = true;
+    check_record(&state, &files(&[]), None, &configured()).unwrap();
 }
