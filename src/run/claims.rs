@@ -30,6 +30,7 @@ pub(super) fn check_claim(id: &str, remote: &str, state: &RunState) -> Result<()
 /// against the invariants of creation and, when this clone has the run (`ours`: its state and
 /// run directory), against what creation fixed here ([`trust::check_record`]).
 pub(super) fn check_record(
+    repo: &Repo,
     id: &str,
     remote: &str,
     state: &RunState,
@@ -62,7 +63,28 @@ pub(super) fn check_record(
             .collect(),
     };
     trust::check_record(state, &record, ours.as_ref(), &configured)
-        .map_err(|broken| untrusted(id, remote, broken))
+        .map_err(|broken| untrusted(id, remote, broken))?;
+    // Every snapshot is work done on top of the base: a base swapped for another commit would
+    // change what the gate counts as changed.
+    for (stage, attempt) in state
+        .stages()
+        .iter()
+        .flat_map(|s| s.attempts.iter().map(move |a| (s, a)))
+    {
+        if let Some(snapshot) = attempt.snapshot
+            && !repo.is_ancestor(state.base, snapshot)
+        {
+            return Err(untrusted(
+                id,
+                remote,
+                trust::Broken(format!(
+                    "the snapshot {snapshot} of attempt {} of stage `{}` is not work on its base {}",
+                    attempt.n, stage.name, state.base
+                )),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Judges the gate of a run in review again, as `finish` and the push of such a run do: the

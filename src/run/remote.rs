@@ -635,7 +635,7 @@ impl RemoteRecord {
                 state.base
             )));
         }
-        super::claims::check_record(id, remote, &state, &files, ours, here.config)?;
+        super::claims::check_record(repo, id, remote, &state, &files, ours, here.config)?;
         Ok(RemoteRecord {
             commit,
             files,

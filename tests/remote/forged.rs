@@ -100,6 +100,44 @@ fn a_record_that_ungates_its_stages_is_not_taken() {
     let resumed = b.live(["resume", &id, "--actor", "executor=writer"]);
     assert_refused(&resumed, &id, "attempts/executor-2/evidence.json");
     assert_not_taken(&b, &id);
+
+    // Another base, one B has: a base the work does not build on changes what counts as changed.
+    b.write("docs/a.md", "# A\n\nSomething else entirely.\n");
+    b.commit_all("elsewhere");
+    let elsewhere = local_rev(&b, "HEAD").unwrap();
+    forge_record(
+        bare,
+        &id,
+        |s| s["base"] = elsewhere.as_str().into(),
+        &[("attempts/executor-2/evidence.json", None)],
+    );
+    assert_eq!(b.live(["fetch"]).code, 0);
+    let resumed = b.live(["resume", &id, "--actor", "executor=writer"]);
+    assert_refused(&resumed, &id, "is not work on its base");
+    assert_not_taken(&b, &id);
+}
+
+#[test]
+fn a_local_attempt_dir_out_of_the_run_directory_is_refused() {
+    let world = World::new(Transport::File, "").unwrap();
+    let (a, id) = world.rate_limited_and_pushed();
+    let file = a.root.join(".git/baton/runs").join(&id).join("state.json");
+    let mut state: Value = serde_json::from_str(&text(&file)).unwrap();
+    let outside = world.scratch("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("stdout.log"), "not this run's log\n").unwrap();
+    state["stages"][0]["attempts"][0]["dir"] = outside.display().to_string().into();
+    std::fs::write(&file, serde_json::to_vec_pretty(&state).unwrap()).unwrap();
+    let log = a.live(["log", &id]);
+    assert_eq!(log.code, 2, "{log}");
+    assert!(!log.stdout.contains("not this run's log"), "{log}");
+    assert!(
+        log.stderr.contains(&format!(
+            "error: run {id}: the dir of attempt 1 of stage `executor` is `{}`, not `attempts/executor-1`",
+            outside.display()
+        )),
+        "{log}"
+    );
 }
 
 /// A run that machine A drove until the gate blocked it (`finisher` leaves docs/a.md and

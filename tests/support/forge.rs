@@ -5,8 +5,9 @@
 //! moves the ref, the old record as the new commit's parent, so that a clone that fetched the
 //! old one sees the forged one as a newer save. Nothing here goes through git-baton.
 
+use std::io::Write;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
@@ -25,12 +26,17 @@ pub fn forge_record(
     let home = scratch.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
     let index = scratch.path().join("index");
-    let git = |args: &[&str]| -> String {
+    let git_with = |args: &[&str], input: &[u8]| -> String {
         let mut cmd = Command::new("git");
         cmd.arg("--git-dir").arg(bare).args(args);
         hermetic(&mut cmd, &home);
-        cmd.env("GIT_INDEX_FILE", &index);
-        let out = cmd.output().unwrap();
+        cmd.env("GIT_INDEX_FILE", &index)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        let out = child.wait_with_output().unwrap();
         assert!(
             out.status.success(),
             "git {args:?}: {}",
@@ -38,6 +44,7 @@ pub fn forge_record(
         );
         String::from_utf8(out.stdout).unwrap().trim().to_owned()
     };
+    let git = |args: &[&str]| git_with(args, b"");
     let blob = |bytes: &[u8]| -> String {
         let path = scratch.path().join("blob");
         std::fs::write(&path, bytes).unwrap();
@@ -69,7 +76,9 @@ pub fn forge_record(
                 ]);
             }
             None => {
-                git(&["update-index", "--force-remove", path]);
+                // Mode 0 removes the entry; `--force-remove` would want a work tree.
+                let line = format!("0 {}\t{path}\n", "0".repeat(40));
+                git_with(&["update-index", "--index-info"], line.as_bytes());
             }
         }
     }
