@@ -432,9 +432,9 @@ impl RunError {
             | RunError::BadRecord { .. }
             | RunError::BadRemoteRecord { .. } => None,
             RunError::UntrustedRecord { run, remote, .. } => Some(format!(
-                "whoever can push to {remote} wrote it, not git-baton; nothing here took it \
-                 (`git baton status {run}` shows this clone's own record, if any); once {remote} \
-                 holds a record git-baton wrote, `git baton fetch` brings it"
+                "whoever can push to {remote} wrote it, not git-baton, and nothing of it was \
+                 taken here; a run only {remote} has is removed there with `git baton clean \
+                 {run} --remote={remote}`"
             )),
             RunError::BadPath(bad) => Some(format!(
                 "the run's state.json was edited by something other than git-baton; put the \

@@ -43,7 +43,8 @@ pub fn is_stage_name(name: &str) -> bool {
 /// A path field of a RunState that is not what creation writes there.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "run {run}: {field} is `{value}`, not `{expected}`: a run's files stay inside its run directory"
+    "run {run}: {field} is `{}`, not `{expected}`: a run's files stay inside its run directory",
+    .value.escape_debug()
 )]
 pub struct BadPath {
     pub run: String,
@@ -133,7 +134,9 @@ pub fn check_claim(state: &RunState) -> Result<(), Broken> {
     let shape = |e: BadPath| {
         Broken(format!(
             "{} is `{}`, not `{}`",
-            e.field, e.value, e.expected
+            e.field,
+            e.value.escape_debug(),
+            e.expected
         ))
     };
     state.plan_snapshot_in(Path::new("")).map_err(shape)?;

@@ -115,6 +115,16 @@ fn a_record_that_ungates_its_stages_is_not_taken() {
     let resumed = b.live(["resume", &id, "--actor", "executor=writer"]);
     assert_refused(&resumed, &id, "is not work on its base");
     assert_not_taken(&b, &id);
+
+    // What the hint says: a refused record of a run B never had is removed from the remote.
+    let cleaned = b.live(["clean", &id, "--remote=origin"]);
+    assert_eq!(cleaned.code, 0, "{cleaned}");
+    assert!(
+        world
+            .origin
+            .refs(&format!("refs/baton/runs/{id}/"))
+            .is_empty()
+    );
 }
 
 #[test]

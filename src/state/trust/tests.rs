@@ -380,3 +380,18 @@ fn a_run_from_elsewhere_gates_at_least_what_the_configuration_gates() {
     state.stages[1].gated = true;
     check_record(&state, &files(&[]), None, &configured()).unwrap();
 }
+
+#[test]
+fn a_forged_path_is_shown_without_its_control_characters() {
+    let mut state = run();
+    state.plan.snapshot = "\u{1b}]52;c;x\u{7}plan.md".into();
+    let err = state
+        .plan_snapshot_in(Path::new("/r"))
+        .unwrap_err()
+        .to_string();
+    let claim = broken(check_claim(&state));
+    for text in [err, claim] {
+        assert!(!text.chars().any(char::is_control), "{text:?}");
+        assert!(text.contains("\\u{1b}"), "{text}");
+    }
+}
