@@ -97,13 +97,8 @@ pub fn check_verdict(repo: &Repo, run_dir: &Path, state: &RunState) -> Result<()
         return Ok(());
     }
     let run = state.run_id.to_string();
-    let path = state.plan_snapshot_in(run_dir)?;
-    let text = std::fs::read_to_string(&path).map_err(|source| RunError::PlanSnapshot {
-        run: run.clone(),
-        path: path.clone(),
-        source,
-    })?;
-    let plan = crate::plan::parse(&state.plan.path, &text)?;
+    // The targets the run gates, declared or derived again from the snapshot and the base.
+    let plan = super::targets::of_run(repo, state, run_dir)?;
     // The work as the latest attempt left it: what `finish` builds on.
     let Some((last_stage, last)) = state.latest_attempt() else {
         return Ok(());

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::{Attempt, CoverageMode, Lease, RunState};
+use super::{Attempt, CoverageMode, Lease, RunState, TargetSource};
 use crate::coverage::{Claim, EvidenceEntry, Report, Source, TargetStatus, check_reason};
 
 /// Where creation puts the plan's snapshot, relative to the run directory.
@@ -295,15 +295,21 @@ fn check_plan(state: &RunState, plan: &[u8]) -> Result<(), Broken> {
     let parsed = crate::plan::parse(&state.plan.path, text)
         .map_err(|e| Broken(format!("its plan snapshot does not parse: {e}")))?;
     let targets: Vec<&str> = parsed.targets.iter().map(|t| t.spec.as_str()).collect();
-    if parsed.id != state.plan.id
-        || targets
-            != state
-                .plan
-                .targets
-                .iter()
-                .map(String::as_str)
-                .collect::<Vec<_>>()
-    {
+    // Derived targets come from the body and the base; a run that gates them is checked against
+    // both where it is loaded (`run::targets`). Here: the snapshot declares none of its own.
+    let declared = match state.plan.targets_source {
+        TargetSource::Declared => {
+            targets
+                == state
+                    .plan
+                    .targets
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+        }
+        TargetSource::Derived => targets.is_empty(),
+    };
+    if parsed.id != state.plan.id || !declared {
         return Err(Broken(
             "plan.id or plan.targets is not what its plan snapshot declares".into(),
         ));

@@ -395,3 +395,18 @@ fn a_forged_path_is_shown_without_its_control_characters() {
         assert!(text.contains("\\u{1b}"), "{text}");
     }
 }
+
+#[test]
+fn derived_targets_come_from_a_snapshot_that_declares_none() {
+    let mut state = passed();
+    state.plan.targets_source = crate::state::TargetSource::Derived;
+    // The fixture's snapshot declares `a.md`: a run that derived its targets had none declared.
+    let err = broken(check_record(&state, &files(&[]), None, &configured()));
+    assert!(err.contains("plan.targets"), "{err}");
+    let body = "---\nid: p\n---\nEdit a.md.\n";
+    let derived = RecordFiles {
+        names: vec![],
+        plan: Some(body.as_bytes()),
+    };
+    check_record(&state, &derived, None, &configured()).unwrap();
+}
