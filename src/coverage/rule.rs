@@ -34,8 +34,13 @@ pub struct TargetReport {
     /// The target's normalized spec.
     pub target: String,
     pub status: TargetStatus,
-    /// `C(t)`, sorted; empty unless `changed`.
+    /// `C(t)`, sorted; empty unless `changed`. A report kept in a RunState holds only the
+    /// first of them ([`Report::bounded`]).
     pub paths: Vec<String>,
+    /// How many paths of `C(t)` a bounded report left out of `paths`; 0, and not written, in
+    /// a report that has them all.
+    #[serde(default, skip_serializing_if = "super::bounded::is_zero")]
+    pub paths_omitted: usize,
     /// The accepted reason; only for `unchanged`.
     pub reason: Option<String>,
     pub reason_source: Option<Source>,
@@ -79,6 +84,9 @@ pub struct Contradiction {
     pub reason: String,
     /// What the diff changed under the target.
     pub paths: Vec<String>,
+    /// As [`TargetReport::paths_omitted`].
+    #[serde(default, skip_serializing_if = "super::bounded::is_zero")]
+    pub paths_omitted: usize,
 }
 
 /// The outcome of [`evaluate`].
@@ -236,6 +244,7 @@ fn target_row(target: &Target, paths: &[&str], reason: Option<&(String, Source)>
         target: target.spec.clone(),
         status,
         paths: paths.iter().map(|p| (*p).to_owned()).collect(),
+        paths_omitted: 0,
         reason,
         reason_source,
         line: target.line,
@@ -326,6 +335,7 @@ impl Judge<'_> {
                 source: entry.source.clone(),
                 reason: reason.to_owned(),
                 paths: self.covered[ti].iter().map(|p| (*p).to_owned()).collect(),
+                paths_omitted: 0,
             });
             return;
         }
