@@ -19,6 +19,7 @@ use crate::support::{Run, TestRepo, plan_text, text, worktree_of};
 
 mod catch_up;
 mod handoff;
+mod ignored;
 mod lease;
 mod race;
 mod retention;

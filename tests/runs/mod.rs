@@ -41,6 +41,7 @@ mod schemas;
 mod stop_pause;
 mod terminal;
 mod tty;
+mod unrecorded;
 mod worktree_root;
 
 const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/agents/fake-agent.sh");
