@@ -35,6 +35,7 @@ mod debris;
 mod drive;
 mod finish_clean;
 mod gate;
+mod planted;
 mod record;
 mod resume;
 mod schemas;
