@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::support::remote::{Origin, Transport};
 use crate::support::{Run, TestRepo, plan_text, text, worktree_of};
 
+mod big_state;
 mod catch_up;
 mod handoff;
 mod ignored;
