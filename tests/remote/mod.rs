@@ -25,6 +25,7 @@ mod lease;
 mod race;
 mod retention;
 mod sync;
+mod unrecorded;
 mod worker;
 
 const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/agents/fake-agent.sh");
