@@ -34,11 +34,9 @@ pub struct TargetReport {
     /// The target's normalized spec.
     pub target: String,
     pub status: TargetStatus,
-    /// `C(t)`, sorted; empty unless `changed`. A report kept in a RunState holds only the
-    /// first of them ([`Report::bounded`]).
+    /// `C(t)`, sorted; empty unless `changed`. A RunState keeps the first ([`Report::bounded`]).
     pub paths: Vec<String>,
-    /// How many paths of `C(t)` a bounded report left out of `paths`; 0, and not written, in
-    /// a report that has them all.
+    /// How many paths of `C(t)` a bounded report left out (not written when 0).
     #[serde(default, skip_serializing_if = "super::bounded::is_zero")]
     pub paths_omitted: usize,
     /// The accepted reason; only for `unchanged`.

@@ -201,6 +201,13 @@ pub fn bounded(path: &Path, name: &str, bytes: Vec<u8>) -> Result<Vec<u8>, RunEr
     Ok(bytes)
 }
 
+/// The record file `state.json` for `state`, to be saved in the run directory `dir`.
+pub fn state_file(dir: &Path, state: &RunState) -> Result<RecordFile, RunError> {
+    let bytes = store::to_json(state);
+    let bytes = bounded(&dir.join("state.json"), "state.json", bytes)?;
+    Ok(("state.json".to_owned(), bytes))
+}
+
 fn cap(bytes: Vec<u8>) -> Vec<u8> {
     if bytes.len() <= FILE_LIMIT {
         return bytes;

@@ -271,9 +271,7 @@ pub fn publish_within(
         }
         let mut files = record::record_files(run.dir)?;
         files.retain(|(path, _)| path != "state.json");
-        let state = store::to_json(run.state);
-        let state = record::bounded(&run.dir.join("state.json"), "state.json", state)?;
-        files.push(("state.json".into(), state));
+        files.push(record::state_file(run.dir, run.state)?);
         files.sort();
         let message = format!("baton: run {id} is {}", run.state.status());
         // Dated by the state, as every record commit is: the same files on the same parent are
