@@ -94,7 +94,8 @@ pub fn check_recordable(repo: &Repo, state: &RunState) -> Result<Option<(String,
         Err(err) => Err(RunError::Unrecordable {
             run: state.run_id.to_string(),
             worktree: state.worktree.clone(),
-            message: err.to_string(),
+            // git's reason spans lines; an `error:` line is one.
+            message: err.to_string().lines().collect::<Vec<_>>().join("; "),
         }),
     }
 }
