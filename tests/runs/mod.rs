@@ -36,12 +36,14 @@ mod derived;
 mod drive;
 mod finish_clean;
 mod gate;
+mod planted;
 mod record;
 mod resume;
 mod schemas;
 mod stop_pause;
 mod terminal;
 mod tty;
+mod unrecorded;
 mod worktree_root;
 
 const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/agents/fake-agent.sh");
