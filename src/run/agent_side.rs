@@ -160,7 +160,7 @@ impl Current {
             });
         }
         let snapshot = run_dir.join(&state.plan.snapshot);
-        let plan = std::fs::read_to_string(&snapshot)
+        let plan = crate::files::read_regular_string(&snapshot)
             .map_err(|e| e.to_string())
             .and_then(|text| crate::plan::parse(&state.plan.path, &text).map_err(|e| e.to_string()))
             .map_err(|message| AgentSideError::Plan {
@@ -338,7 +338,7 @@ struct StopHookRecord {
 }
 
 fn read_stop_hook(path: &Path) -> Option<StopHookRecord> {
-    let bytes = crate::files::read_limited(path, 64 * 1024).ok()??;
+    let bytes = crate::files::read_limited_regular(path, 64 * 1024).ok()??;
     serde_json::from_slice(&bytes).ok()
 }
 
