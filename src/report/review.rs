@@ -6,7 +6,7 @@ use std::fmt::Write;
 use crate::coverage::TargetStatus;
 use crate::git::Contents;
 use crate::report::status::{duration, word};
-use crate::report::{escape, width};
+use crate::report::{bound, escape, width};
 use crate::state::RunState;
 
 /// One attempt as the review shows it: who, how it ended, and the paths it changed.
@@ -84,7 +84,9 @@ pub fn render(
             let cells = width::widest(targets.iter().map(|t| t.as_ref()));
             for (t, target) in report.targets.iter().zip(&targets) {
                 let detail = match t.status {
-                    TargetStatus::Changed => escape::line(&t.paths.join(", ")).into_owned(),
+                    TargetStatus::Changed => {
+                        bound::joined(&t.paths, |p| escape::line(p).into_owned())
+                    }
                     TargetStatus::Unchanged => format!(
                         "needed no change, because: {}{}",
                         escape::line(t.reason.as_deref().unwrap_or("")),
@@ -106,7 +108,7 @@ pub fn render(
                     escape::line(&c.source.to_string()),
                     escape::line(&c.target),
                     escape::line(&c.reason),
-                    escape::line(&c.paths.join(", "))
+                    bound::joined(&c.paths, |p| escape::line(p).into_owned())
                 );
             }
         }
@@ -121,7 +123,7 @@ pub fn render(
         let changed = match &a.paths {
             None => "no snapshot".to_string(),
             Some(p) if p.is_empty() => "changed nothing".to_string(),
-            Some(p) => escape::line(&p.join(", ")).into_owned(),
+            Some(p) => bound::joined(p, |p| escape::line(p).into_owned()),
         };
         let _ = writeln!(
             out,
