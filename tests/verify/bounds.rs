@@ -67,10 +67,10 @@ fn a_target_replaced_by_a_named_pipe_is_changed_and_never_opened() {
     );
 }
 
-/// A plan, an evidence file or `.baton.yml` that is a named pipe is refused by name and kind,
-/// at once, where reading it would wait for a writer for ever.
+/// A plan, an evidence file, `.baton.yml` or the index that is a named pipe is refused by name
+/// and kind, at once, where reading it would wait for a writer for ever.
 #[test]
-fn a_plan_evidence_or_configuration_that_is_a_named_pipe_is_refused_by_its_kind() {
+fn a_plan_evidence_configuration_or_index_that_is_a_named_pipe_is_refused_by_its_kind() {
     let repo = TestRepo::with()
         .plan("plans/p.md", "Docs", &["docs/a.md"])
         .named(&["docs/a.md"])
@@ -110,6 +110,18 @@ fn a_plan_evidence_or_configuration_that_is_a_named_pipe_is_refused_by_its_kind(
         "{config}"
     );
     assert!(config.stderr.contains(".baton.yml"), "{config}");
+    // The index is the worktree's to write, too.
+    std::fs::remove_file(repo.path(".baton.yml")).unwrap();
+    mkfifo(&repo.path(".git/index"));
+    let index = bounded(&repo, &["verify", "plans/p.md", "--base", "main"]);
+    assert_eq!(index.code, 2, "{index}");
+    assert!(
+        index.stderr.starts_with("error: cannot read the index ")
+            && index
+                .stderr
+                .contains(".git/index: is a named pipe (FIFO), not a regular file"),
+        "{index}"
+    );
 }
 
 /// One target of 40,000 components (an 80 KB plan): the worktree gate's memory grows with its
