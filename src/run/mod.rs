@@ -24,6 +24,7 @@ pub mod record;
 pub mod remote;
 pub mod request;
 pub mod resume;
+mod targets;
 mod worktree_root;
 
 use std::path::{Path, PathBuf};
@@ -244,14 +245,7 @@ impl Driver<'_> {
 
     /// The plan snapshot, read and parsed once per drive: the run follows it, not the plan file.
     fn plan(&self, state: &RunState) -> Result<crate::plan::Plan, RunError> {
-        let path = self.run_dir().join(&state.plan.snapshot);
-        let text =
-            crate::files::read_regular_string(&path).map_err(|source| RunError::PlanSnapshot {
-                run: state.run_id.to_string(),
-                path: path.clone(),
-                source,
-            })?;
-        Ok(crate::plan::parse(&state.plan.path, &text)?)
+        targets::of_run(self.repo, state, self.run_dir())
     }
 
     fn attempt(
