@@ -32,7 +32,7 @@ pub struct PlanFile {
 /// Reads and parses the plan file `named` (relative to `cwd`, as the user named it).
 pub fn read_plan(workdir: &Path, cwd: &Path, named: &Path) -> Result<PlanFile, RunError> {
     let full = cwd.join(named);
-    let bytes = std::fs::read(&full).map_err(|source| RunError::ReadPlan {
+    let bytes = crate::files::read_regular(&full).map_err(|source| RunError::ReadPlan {
         path: named.to_path_buf(),
         source,
     })?;
@@ -174,7 +174,7 @@ pub fn create(
         let snapshot = existing
             .plan_snapshot_in(&store.run_dir(&existing.run_id))
             .ok()
-            .and_then(|path| std::fs::read_to_string(path).ok())
+            .and_then(|path| crate::files::read_regular_string(&path).ok())
             .unwrap_or_default();
         if snapshot != options.plan_text || existing.plan.path != options.plan_path {
             return Err(RunError::KeyConflict {

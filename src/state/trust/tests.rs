@@ -21,6 +21,7 @@ fn report(status: TargetStatus, reason: Option<&str>) -> Report {
                 TargetStatus::Changed => vec!["a.md".into()],
                 _ => Vec::new(),
             },
+            paths_omitted: 0,
             reason: reason.map(String::from),
             reason_source: None,
             line: 4,
