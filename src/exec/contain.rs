@@ -44,7 +44,7 @@ use std::time::{Duration, Instant};
 
 use rustix::process::Signal;
 
-use super::procs::{self, Proc};
+use crate::procs::{self, Proc};
 
 /// The environment variable that marks every process of an attempt. Not a `BATON_*` variable:
 /// it is git-baton's bookkeeping, not information for the actor.

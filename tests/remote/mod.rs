@@ -22,6 +22,7 @@ mod handoff;
 mod lease;
 mod race;
 mod retention;
+mod signals;
 mod sync;
 mod worker;
 
