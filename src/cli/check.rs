@@ -19,8 +19,9 @@ use crate::run::agent_side::{Current, DEFAULT_MAX_BLOCKS, Hook, HookInput, MAX_H
 /// stdin and, while a target is uncovered, prints {"decision":"block","reason":…} so that Claude
 /// keeps working in the same session — at most --max-blocks times per attempt, then it lets
 /// Claude stop. It exits 0 whenever it decides; when it cannot decide (not in a run, unreadable
-/// input) it prints the error and exits 1, which Claude Code treats as a non-blocking error: the
-/// agent stops and the gate decides. It never exits 2, which Claude Code would read as "block".
+/// input, a bad option or hook name) it prints the error and exits 1, which Claude Code treats as
+/// a non-blocking error: the agent stops and the gate decides. It never exits 2, which Claude
+/// Code would read as "block".
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// Print the verdict as JSON.
