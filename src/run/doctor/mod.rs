@@ -240,18 +240,8 @@ fn findings(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
         {
             continue;
         }
-        // The store writes files only; a directory of that name is removed all the same.
-        let (fix, action) = if temp.path.is_dir() {
-            (
-                format!("rm -rf {}", quote(&temp.path)),
-                Action::RemoveDir(temp.path.clone()),
-            )
-        } else {
-            (
-                format!("rm -f {}", quote(&temp.path)),
-                Action::RemoveFile(temp.path.clone(), temp.owner),
-            )
-        };
+        // Only files of the exact name an atomic write gives them are listed: a directory, a
+        // link or a file of another name there is somebody else's.
         found.push(
             Finding::new(
                 Kind::TemporaryFile,
@@ -260,9 +250,9 @@ fn findings(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
                     "{} is left over from a write that did not complete",
                     temp.path.display()
                 ),
-                fix,
+                format!("rm -f {}", quote(&temp.path)),
             )
-            .applied(action, true),
+            .applied(Action::RemoveFile(temp.path.clone(), temp.owner), true),
         );
     }
     for lock in repo.git_locks() {
@@ -587,9 +577,13 @@ fn unkept_in_directory(repo: &Repo, dir: &Path, tip: Option<CommitId>) -> Vec<St
     out
 }
 
-/// `baton/` branches of no run. Deleting one is safe when its tip is reachable from a branch
-/// that stays (or from HEAD), so that no commit is lost; a branch checked out in the main
-/// worktree is someone's work in progress, not debris.
+/// `baton/<run id>` branches of no run. Only a branch git-baton provably made is git-baton's to
+/// remove: its name is a run id and its reflog begins with git-baton's creation of it
+/// ([`Repo::created_here`]); a user's `baton/my-experiment` is not reported at all, and a
+/// branch named like a run id that git-baton did not make is reported for the user to judge,
+/// never deleted by `--fix`. Deleting one of git-baton's own is safe when its tip is reachable
+/// from a branch that stays (or from HEAD), so that no commit is lost; a branch checked out in
+/// the main worktree is someone's work in progress, not debris.
 fn orphaned_branches(
     repo: &Repo,
     owners: &[&str],
@@ -599,7 +593,7 @@ fn orphaned_branches(
     let orphan = |branch: &str| {
         branch
             .strip_prefix("baton/")
-            .is_some_and(|id| !owners.contains(&id))
+            .is_some_and(|id| super::create::is_run_id(id) && !owners.contains(&id))
     };
     let current = repo.head_branch().ok().flatten();
     let kept_tips: Vec<CommitId> = all
@@ -617,10 +611,18 @@ fn orphaned_branches(
             continue;
         };
         let kept_elsewhere = kept_tips.iter().any(|&t| repo.is_ancestor(tip, t));
-        let mut message = format!(
-            "branch {branch} belongs to no run (a creation that was killed, or a run whose \
-             directory was deleted by hand)"
-        );
+        let ours = repo.created_here(branch);
+        let mut message = match ours {
+            true => format!(
+                "branch {branch} belongs to no run (a creation that was killed, or a run whose \
+                 directory was deleted by hand)"
+            ),
+            false => format!(
+                "branch {branch} is named like a run but belongs to no run here, and its reflog \
+                 does not show git-baton creating it (a branch made by hand or fetched from \
+                 elsewhere): `doctor --fix` leaves it; delete it yourself if it is not yours"
+            ),
+        };
         if !kept_elsewhere {
             message.push_str(
                 "; it holds commits no other branch has: merge them first if you want them",
@@ -633,6 +635,10 @@ fn orphaned_branches(
             message,
             format!("git branch -D {branch}"),
         );
+        if !ours {
+            found.push(finding);
+            continue;
+        }
         if let Some((_, worktree)) = kept_worktrees.iter().find(|(name, _)| *name == id) {
             let mut finding = finding;
             finding.message.push_str(&format!(
