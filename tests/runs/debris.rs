@@ -903,6 +903,9 @@ fn a_run_directory_without_its_state_is_reported_and_removed() {
         .arg("--exclusive")
         .arg(run_dir(&repo, held).join("lock"))
         .args(["sleep", "30"])
+        // The repository's HOME: if the test fails before killing it, dropping the repository
+        // does (see `TestRepo`'s `Drop`).
+        .env("HOME", &repo.home)
         .process_group(0)
         .spawn()
         .unwrap();
