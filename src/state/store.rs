@@ -798,36 +798,29 @@ mod tests {
             // Removed with their directories, so not listed:
             store.staging_dir("1abd000000").join(".tmp-plan00"),
             store.removal_dir("1abe000000").join(".tmp-lock00"),
-            // Not the name an atomic write gives: somebody else's.
-            info.join(".tmp-foo"),
-            info.join(".tmp-sparse-drafts"),
-            info.join(".tmp-abcdefg"),
-            info.join(".tmp-abc.ef"),
-            store.run_dir(&id).join(".tmp-state"),
-            attempt.join(".tmp-"),
         ];
-        for file in &files {
+        // Not the name an atomic write gives (somebody else's), or no file: not listed either.
+        let foreign = [
+            ".tmp-foo",
+            ".tmp-sparse-drafts",
+            ".tmp-abcdefg",
+            ".tmp-abc.ef",
+            ".tmp-",
+        ];
+        for file in files.iter().chain(&foreign.map(|name| info.join(name))) {
             std::fs::create_dir_all(file.parent().unwrap()).unwrap();
             std::fs::write(file, "half").unwrap();
         }
-        // Directories and links of the right name are not files a write left either.
-        for dir in [
-            info.join(".tmp-d1r000"),
-            store.runs_dir().join(".tmp-d1r001"),
-        ] {
-            std::fs::create_dir_all(dir.join("inside")).unwrap();
-        }
+        std::fs::create_dir_all(info.join(".tmp-d1r000/inside")).unwrap();
         std::os::unix::fs::symlink(&files[0], info.join(".tmp-l1nk00")).unwrap();
         std::fs::write(attempt.join("prompt.md"), "whole").unwrap();
-        // A real atomic write's temporary file has the shape that is listed.
         let real = crate::files::temporary_in(&info).unwrap();
         let name = real
             .path()
             .file_name()
             .unwrap()
-            .to_str()
-            .unwrap()
-            .to_owned();
+            .to_string_lossy()
+            .into_owned();
         assert!(crate::files::is_temporary_name(&name), "{name}");
         drop(real);
         let run = TempOwner::Run(id);
