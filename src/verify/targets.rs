@@ -25,6 +25,7 @@ pub struct Options {
 
 /// One path of the body, as the outputs show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Named {
     pub target: String,
     pub line: usize,
@@ -70,21 +71,11 @@ pub fn targets(cwd: &Path, options: &Options) -> Result<TargetsReport, VerifyErr
         path: options.plan.clone(),
         source,
     })?;
-    let text = String::from_utf8_lossy(&bytes).into_owned();
     let (path, plan) = parse_plan(&shown, bytes)?;
     let base = repo.resolve_commit(options.base.as_deref().unwrap_or("HEAD"))?;
-    let derivation = derive_at(&repo, base, &path, &text, &plan)?;
+    let derivation = derive_at(&repo, base, &path, &plan)?;
     let declared: Vec<String> = plan.targets.iter().map(|t| t.spec.clone()).collect();
-    let not_covered = if plan.targets.is_empty() {
-        Vec::new()
-    } else {
-        derivation
-            .targets
-            .iter()
-            .filter(|d| !covered(&plan.targets, &d.target.spec))
-            .map(|d| named(&d.mention, &d.target.spec, d.exists))
-            .collect()
-    };
+    let not_covered = not_covered(&plan.targets, &derivation);
     Ok(TargetsReport {
         plan: path,
         base: base.to_string(),
@@ -104,18 +95,15 @@ pub fn targets(cwd: &Path, options: &Options) -> Result<TargetsReport, VerifyErr
 }
 
 /// The targets `plan`'s body names, judged against the tree of `base`. `plan_path` is the
-/// plan's repository-relative path (its directory is where links start); `text` is the whole
-/// plan file.
+/// plan's repository-relative path (its directory is where links start).
 pub fn derive_at(
     repo: &Repo,
     base: CommitId,
     plan_path: &str,
-    text: &str,
     plan: &Plan,
 ) -> Result<Derivation, GitError> {
     let plan_dir = plan_path.rsplit_once('/').map_or("", |(dir, _)| dir);
-    let first_line = derive::body_first_line(text, &plan.body);
-    let mentions = derive::mentions(&plan.body, first_line, plan_dir);
+    let mentions = derive::mentions(&plan.body, plan.body_line, plan_dir);
     let mut failed = None;
     let derivation = derive::derive(&mentions, |path| match existence(repo, base, path) {
         Ok(found) => found,
@@ -144,6 +132,21 @@ fn existence(repo: &Repo, base: CommitId, path: &str) -> Result<Existence, GitEr
             }
         }
     })
+}
+
+/// The paths the body names that no declared target covers (none for a plan without targets,
+/// whose derived targets are all there is).
+#[must_use]
+pub fn not_covered(declared: &[Target], derivation: &Derivation) -> Vec<Named> {
+    if declared.is_empty() {
+        return Vec::new();
+    }
+    derivation
+        .targets
+        .iter()
+        .filter(|d| !covered(declared, &d.target.spec))
+        .map(|d| named(&d.mention, &d.target.spec, d.exists))
+        .collect()
 }
 
 /// Whether a declared target covers a derived one: matches the file, or for a directory
