@@ -187,6 +187,8 @@ impl From<RunError> for CliError {
     fn from(err: RunError) -> CliError {
         let kind = match err {
             RunError::DidNotStop { .. } => ErrorKind::Failed,
+            // The gate, judged again, failed: what `verify` exits with.
+            RunError::GateFails { .. } | RunError::NoFinalSnapshot { .. } => ErrorKind::Failed,
             // Worded, hinted and classed (busy: another driver has the run) as the store's own.
             RunError::Store(store) => return store.into(),
             RunError::LostRace { .. }

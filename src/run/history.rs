@@ -192,11 +192,16 @@ pub fn review(repo: &Repo, state: &RunState) -> Result<ReviewData, RunError> {
 }
 
 /// Where what an actor printed during an attempt is: its logs, read when shown.
-pub fn logs(run_dir: &Path, attempt: &Attempt) -> Logs {
-    let dir = run_dir.join(&attempt.dir);
-    Logs {
+pub fn logs(
+    run_dir: &Path,
+    state: &RunState,
+    stage: &str,
+    attempt: &Attempt,
+) -> Result<Logs, RunError> {
+    let dir = state.attempt_dir_in(run_dir, stage, attempt)?;
+    Ok(Logs {
         stdout: dir.join("stdout.log"),
         stderr: dir.join("stderr.log"),
         dir,
-    }
+    })
 }

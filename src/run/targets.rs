@@ -33,7 +33,7 @@ pub fn for_new_run(
 
 /// The plan a run follows: its snapshot, parsed, with the targets the run gates.
 pub fn of_run(repo: &Repo, state: &RunState, run_dir: &Path) -> Result<Plan, RunError> {
-    let path = run_dir.join(&state.plan.snapshot);
+    let path = state.plan_snapshot_in(run_dir)?;
     let text =
         crate::files::read_regular_string(&path).map_err(|source| RunError::PlanSnapshot {
             run: state.run_id.to_string(),

@@ -18,6 +18,7 @@ use std::time::Duration;
 use git_baton::hermetic::{Hermetic, Person};
 
 mod fixture;
+pub mod forge;
 pub mod remote;
 
 pub use fixture::plan_text;

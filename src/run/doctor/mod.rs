@@ -418,7 +418,13 @@ fn orphaned_actor(store: &Store, state: &RunState) -> String {
     let Some((i, attempt)) = state.open_attempt() else {
         return String::new();
     };
-    let dir = store.run_dir(&state.run_id).join(&attempt.dir);
+    let Ok(dir) = state.attempt_dir_in(
+        &store.run_dir(&state.run_id),
+        &state.stages()[i].name,
+        attempt,
+    ) else {
+        return String::new();
+    };
     let pids = crate::exec::live_leftovers(
         &dir.join(super::ATTEMPT_TOKEN),
         &dir.join(super::ACTOR_PID),
