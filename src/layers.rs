@@ -16,7 +16,8 @@
 //! - `verify`, then `report`, then `run` and `demo`: operations and the renderers of their
 //!   results. `report` renders what `verify` returns and what `run` records; `run` uses its
 //!   status words in messages. `demo` drives the real binary and imports no operation.
-//! - `cli`: the command line, the only module that prints errors and decides exit codes.
+//! - `ops`: one use case per command that changes a run, on the run session of `run`.
+//! - `cli`: the command line, the only module that prints and decides exit codes.
 
 /// Top-level modules, bottom layer first.
 const LAYERS: &[&[&str]] = &[
@@ -29,6 +30,7 @@ const LAYERS: &[&[&str]] = &[
     &["verify"],
     &["report"],
     &["run", "demo"],
+    &["ops"],
     &["cli"],
 ];
 

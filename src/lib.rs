@@ -63,6 +63,7 @@ pub mod exec;
 pub mod files;
 pub mod git;
 pub mod hermetic;
+pub mod ops;
 pub mod plan;
 pub mod report;
 pub mod run;

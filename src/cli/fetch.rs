@@ -5,8 +5,9 @@ use std::path::Path;
 
 use clap::Args;
 
-use super::{CliError, Context, Outcome};
-use crate::run::remote::{self, Fetched};
+use super::{CliError, Outcome};
+use crate::ops::Workspace;
+use crate::run::remote::Fetched;
 use crate::term::errln;
 
 /// Fetch every run a remote holds: records, attempt snapshots and branches.
@@ -23,13 +24,9 @@ pub struct FetchArgs {
 }
 
 pub fn cmd_fetch(cwd: &Path, args: FetchArgs, _out: &mut dyn Write) -> Result<Outcome, CliError> {
-    let ctx = Context::open(cwd)?;
-    let remote = match args.remote {
-        Some(remote) => remote,
-        None => ctx.config()?.remote,
-    };
-    let changes = remote::fetch(&ctx.repo, &remote)?;
-    for (id, change) in &changes {
+    let ws = Workspace::open(cwd)?;
+    let fetched = crate::ops::fetch::fetch(&ws, args.remote.as_deref())?;
+    for (id, change) in &fetched.changes {
         let what = match change {
             Fetched::New => "new",
             Fetched::Updated => "updated",
@@ -37,8 +34,8 @@ pub fn cmd_fetch(cwd: &Path, args: FetchArgs, _out: &mut dyn Write) -> Result<Ou
         };
         errln!("{id}: {what}");
     }
-    if changes.is_empty() {
-        errln!("no run changed on {remote}");
+    if fetched.changes.is_empty() {
+        errln!("no run changed on {}", fetched.remote);
     }
     Ok(Outcome::Done)
 }

@@ -6,8 +6,8 @@ use std::path::Path;
 use clap::Args;
 
 use super::args::RunArg;
-use super::{CliError, Context, Outcome};
-use crate::run::request::{self, Request};
+use super::{CliError, Outcome};
+use crate::ops::Workspace;
 
 /// Pause a run at the next stage boundary.
 ///
@@ -19,9 +19,8 @@ pub struct PauseArgs {
 }
 
 pub fn cmd_pause(cwd: &Path, args: PauseArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    let ctx = Context::open(cwd)?;
-    let id = ctx.resolve(&args.run.run)?;
-    request::send(&ctx.store, &id, Request::Pause)?;
+    let ws = Workspace::open(cwd)?;
+    let id = crate::ops::pause::pause(&ws, &args.run.run)?;
     let _ = writeln!(out, "run {id} will pause after its current stage");
     Ok(Outcome::Done)
 }

@@ -2,16 +2,12 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::time::Duration;
 
 use clap::Args;
 
 use super::args::RunArg;
-use super::{CliError, Context, Outcome};
-use crate::run::request::{self, Request};
-
-/// How long `stop` waits for the driver to act on the request.
-const WAIT: Duration = Duration::from_secs(30);
+use super::{CliError, Outcome};
+use crate::ops::Workspace;
 
 /// Stop a run now, from another terminal.
 ///
@@ -24,10 +20,13 @@ pub struct StopArgs {
 }
 
 pub fn cmd_stop(cwd: &Path, args: StopArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    let ctx = Context::open(cwd)?;
-    let id = ctx.resolve(&args.run.run)?;
-    request::send(&ctx.store, &id, Request::Stop)?;
-    let state = request::wait_released(&ctx.store, &id, WAIT)?;
-    let _ = writeln!(out, "stopped run {id}: {}", ctx.status_label(&state));
+    let ws = Workspace::open(cwd)?;
+    let state = crate::ops::stop::stop(&ws, &args.run.run)?;
+    let _ = writeln!(
+        out,
+        "stopped run {}: {}",
+        state.run_id,
+        ws.status_label(&state)
+    );
     Ok(Outcome::Done)
 }

@@ -254,27 +254,6 @@ impl Store {
             .collect()
     }
 
-    /// The run named by its full id or any unique prefix.
-    pub fn resolve(&self, name: &str) -> Result<RunId> {
-        // Every id starts with the empty string; naming no run is not naming all of them.
-        if name.is_empty() {
-            return Err(StoreError::Unknown(name.into()));
-        }
-        let ids = self.list()?;
-        if let Some(id) = ids.iter().find(|id| *id == name) {
-            return Ok(id.clone());
-        }
-        let mut matches: Vec<RunId> = ids.into_iter().filter(|id| id.starts_with(name)).collect();
-        match matches.len() {
-            0 => Err(StoreError::Unknown(name.into())),
-            1 => Ok(matches.remove(0)),
-            _ => Err(StoreError::Ambiguous {
-                prefix: name.into(),
-                candidates: matches.iter().map(|id| id.to_string()).collect(),
-            }),
-        }
-    }
-
     /// Remembers that run `id` was cleaned on purpose, so that its kept branch is not reported as
     /// a leftover of a failed creation. Once per id, one writer at a time.
     pub fn record_cleaned(&self, id: &str) -> Result<()> {
@@ -714,7 +693,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn resolve_by_unique_prefix() {
+    fn runs_are_listed_by_id_and_only_complete_ones() {
         let tmp = tempfile::tempdir().unwrap();
         let store = Store::new(tmp.path(), Clock::system());
         for id in ["1abc000000", "1abd000000", "2xyz000000", "not-a-run"] {
@@ -726,13 +705,6 @@ mod tests {
             store.list().unwrap(),
             ["1abc000000", "1abd000000", "2xyz000000"]
         );
-        assert_eq!(store.resolve("2").unwrap(), "2xyz000000");
-        assert_eq!(store.resolve("1abc").unwrap(), "1abc000000");
-        assert!(matches!(
-            store.resolve("1ab"),
-            Err(StoreError::Ambiguous { .. })
-        ));
-        assert!(matches!(store.resolve("3"), Err(StoreError::Unknown(_))));
     }
 
     #[test]
