@@ -136,7 +136,7 @@ mod tests {
         for entry in std::fs::read_dir(&src).unwrap() {
             let path = entry.unwrap().path();
             let name = path.file_stem().unwrap().to_string_lossy().to_string();
-            if ["lib", "main", "layers"].contains(&name.as_str()) {
+            if ["lib", "main", "layers", "doors"].contains(&name.as_str()) {
                 continue;
             }
             let mut files = Vec::new();

@@ -74,4 +74,6 @@ pub mod term;
 pub mod verify;
 
 #[cfg(test)]
+mod doors;
+#[cfg(test)]
 mod layers;
