@@ -4,7 +4,9 @@
 //! is killed when, the state on disk says what happened up to that point. It reads nothing but
 //! the RunState and the run directory: everything it needs was recorded at creation.
 //!
-//! Around the pipeline: [`resume`] prepares a run to be driven again, [`request`] carries stop
+//! Every change of a run goes through its [`session`], which also holds the lease of a published
+//! run; what the driver has to say goes to the session's [`note::Sink`]. Around the pipeline:
+//! [`resume`] prepares a run to be driven again, [`request`] carries stop
 //! and pause requests from other processes to the driver, [`lifecycle`] finishes and removes
 //! runs, [`history`] reads the record of attempts back, and [`doctor`] checks every run. Errors
 //! are [`RunError`]s; how driving ended is a [`Driven`]. Neither names an exit code: that is the
