@@ -10,7 +10,8 @@
 //! back by [`Session::release`], or when the session is dropped; the lock goes with the session.
 //!
 //! The lease's half (taking, renewing on a thread of its own, publishing saves, releasing) is in
-//! [`lease`]; it applies its own events through the same private application of the transition function as every other change.
+//! [`lease`]; its own events go through the same private application of the transition function
+//! as every other change.
 
 pub mod lease;
 
