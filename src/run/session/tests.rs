@@ -111,3 +111,48 @@ fn a_commit_applies_the_event_and_persists_file_and_record_at_once() {
     drop(session);
     assert!(Session::open(&repo, &store, &sink, &named, &open).is_ok());
 }
+
+#[test]
+fn a_session_dropped_with_its_lease_gives_the_lease_back_on_the_remote() {
+    let (dir, repo, store) = repo_and_store();
+    let bare = dir.path().join("remote.git");
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q", "--bare", bare.to_str().unwrap()]);
+    git(&["remote", "add", "origin", bare.to_str().unwrap()]);
+    let state = fixture::run();
+    let id = state.run_id.clone();
+    std::fs::create_dir_all(store.run_dir(&id)).unwrap();
+    store::save_in(&store.run_dir(&id), &state).unwrap();
+    let open = Open {
+        command: "test",
+        catch_up: None,
+        caught_up: caught_up_notes,
+        check: any_state,
+    };
+    let sink = super::super::note::Silent;
+    let named = Named::Here(id.clone());
+    let (mut session, mut state) = Session::open(&repo, &store, &sink, &named, &open).unwrap();
+    session
+        .take_lease(&mut state, "origin", Duration::from_secs(60), false)
+        .unwrap();
+    let on_remote = || {
+        remote::tracked_state(&repo, "origin", &id)
+            .unwrap()
+            .unwrap()
+    };
+    assert!(on_remote().lease().is_some(), "the lease was published");
+    assert!(store.load(&id).unwrap().lease().is_some());
+    // A command that fails on the way drops its session without releasing it.
+    drop(session);
+    assert_eq!(on_remote().lease(), None, "the lease went back on drop");
+    assert_eq!(store.load(&id).unwrap().lease(), None);
+}
