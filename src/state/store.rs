@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use super::{Clock, RunId, RunState, SCHEMA_VERSION};
 
 /// How long a heartbeat promises the holder is alive; refreshed at a third of it.
-const LEASE: Duration = Duration::from_secs(30);
+const HEARTBEAT: Duration = Duration::from_secs(30);
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -604,7 +604,7 @@ impl RunLock {
             pid: std::process::id(),
             host: host(),
             since: clock.now().to_string(),
-            lock_until: lease_end(clock),
+            lock_until: heartbeat_end(clock),
             command: command.into(),
         };
         write_holder(dir, &holder)?;
@@ -615,8 +615,8 @@ impl RunLock {
             let (stop, shared_dir, clock) = (stop.clone(), shared_dir.clone(), clock.clone());
             std::thread::spawn(move || {
                 let mut holder = holder;
-                while !sleep_unless(&stop, LEASE / 3) {
-                    holder.lock_until = lease_end(&clock);
+                while !sleep_unless(&stop, HEARTBEAT / 3) {
+                    holder.lock_until = heartbeat_end(&clock);
                     let dir = shared_dir
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
@@ -661,8 +661,8 @@ impl Drop for RunLock {
     }
 }
 
-fn lease_end(clock: &Clock) -> String {
-    let until = clock.peek() + jiff::SignedDuration::try_from(LEASE).unwrap_or_default();
+fn heartbeat_end(clock: &Clock) -> String {
+    let until = clock.peek() + jiff::SignedDuration::try_from(HEARTBEAT).unwrap_or_default();
     until.round(jiff::Unit::Second).unwrap_or(until).to_string()
 }
 
