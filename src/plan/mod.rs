@@ -20,6 +20,7 @@
 //! strict: a plan is a promise about which paths the work touches, so anything ambiguous is an
 //! error pointing at the exact line and column of the plan file rather than a silent guess.
 
+pub mod derive;
 mod frontmatter;
 #[cfg(test)]
 pub(crate) mod schema;

@@ -25,6 +25,7 @@
 //! costs O(changed paths).
 
 mod select;
+pub mod targets;
 
 use std::path::{Path, PathBuf};
 
