@@ -9,6 +9,8 @@ use super::args::RunArg;
 use super::{CliError, Outcome};
 use crate::ops::Workspace;
 use crate::ops::finish::FinishOutcome;
+use crate::run::lifecycle::Finished;
+use crate::state::RunState;
 
 /// Commit what is left in a reviewed run's worktree and mark the run finished.
 ///
@@ -30,6 +32,12 @@ pub fn cmd_finish(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<O
         state,
         finished: done,
     } = crate::ops::finish::finish(&ws, &args.run.run, &sink)?;
+    render(&state, &done, out);
+    Ok(Outcome::Done)
+}
+
+/// What finishing did, on stdout: the commit, the worktree, and the next step.
+fn render(state: &RunState, done: &Finished, out: &mut dyn Write) {
     let id = &state.run_id;
     match &done.commit {
         Some(commit) => {
@@ -79,5 +87,4 @@ pub fn cmd_finish(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<O
         "next: merge branch {} (e.g. `git merge {}`)",
         state.branch, state.branch
     );
-    Ok(Outcome::Done)
 }
