@@ -14,9 +14,9 @@ use crate::{report, verify};
 /// Reads the plan's markdown body for repository paths — in code spans, link destinations and
 /// plain prose — and keeps those that exist at the base, or whose directory does when they are
 /// named deliberately (a new file). For a plan without targets, prints them as a `targets:` block
-/// to paste into its frontmatter, each with the line that names it. For a plan with targets,
-/// warns about each path the body names that no target covers. docs/plan-format.md gives the
-/// rules.
+/// to paste into its frontmatter, each with the line that names it; `derive_targets: body` in
+/// .baton.yml runs such plans with exactly these targets. For a plan with targets, warns about
+/// each path the body names that no target covers. docs/plan-format.md gives the rules.
 #[derive(Debug, Args)]
 pub struct TargetsArgs {
     /// The plan file.

@@ -51,8 +51,8 @@ pub use reasons::{
 };
 pub use rule::{Contradiction, Problem, ProblemKind, Report, TargetReport, TargetStatus, evaluate};
 pub use trailers::{
-    CommitTrailers, PLAN_TRAILER_KEY, RUN_TRAILER_KEY, TRAILER_KEY, is_repo_path,
-    parse_commit_trailers, parse_trailers,
+    CommitTrailers, PLAN_TRAILER_KEY, RUN_TRAILER_KEY, TARGETS_TRAILER_KEY, TRAILER_KEY,
+    is_repo_path, parse_commit_trailers, parse_trailers,
 };
 
 /// Builders shared by the unit tests of every part of the rule.

@@ -23,10 +23,11 @@
 //!   dropped, and so is a `:line` or `:line:column` suffix (`src/lib.rs:42`).
 //! - Which paths are targets: one that exists at the base (a file, or a directory, which
 //!   becomes a `dir/` target); or one that does not exist yet but whose parent directory does,
-//!   when it was named deliberately — in a code span or a link, or as a bare word with a `/` in
-//!   it (a bare `node.js` in prose names a project, not a file to create at the root).
-//!   A deliberate mention that names nothing is reported as not found; a word of prose that
-//!   names nothing is just a word.
+//!   when its directory is named with it (`docs/new.md`), or, at the root, when it is written
+//!   `./NAME` in a code span or linked as `/NAME` — a bare `state.json` names a file that lives
+//!   elsewhere more often than one to create at the root.
+//!   A mention with a directory in it that names nothing is reported as not found; a file name
+//!   without one that names nothing is just a word.
 
 use super::target::{Target, TargetKind};
 
@@ -60,6 +61,8 @@ pub struct Mention {
     /// 1-based column (in characters) in the plan file.
     pub column: usize,
     pub form: Form,
+    /// Written relative to the root explicitly (`./CHANGELOG.md`, a link to `/CHANGELOG.md`).
+    pub rooted: bool,
 }
 
 /// What the base holds at a path.
@@ -141,13 +144,15 @@ pub fn derive(mentions: &[Mention], mut exists: impl FnMut(&str) -> Existence) -
         if !seen.insert(bare.to_owned()) {
             continue;
         }
-        let deliberate = mention.form != Form::Prose || bare.contains('/');
+        // A file the work creates counts only when its directory is named with it: code spans
+        // of bare file names (`state.json`) mostly name files that live elsewhere.
+        let deliberate = bare.contains('/') || mention.rooted;
         let (spec, existed) = match exists(bare) {
             Existence::File if !mention.path.ends_with('/') => (bare.to_owned(), true),
             Existence::Dir => (format!("{bare}/"), true),
             Existence::ParentDir if deliberate => (mention.path.clone(), false),
-            // A word of prose that is no path here (`node.js`, `README.txt` elsewhere) is just
-            // a word; a deliberate mention that names nothing is worth saying.
+            // A file name that is no path here (`node.js`, `state.json` elsewhere) is just a
+            // word; a path with a directory that names nothing is worth saying (a typo).
             _ if !deliberate => continue,
             _ => {
                 out.not_found.push(mention.clone());
@@ -175,7 +180,9 @@ pub fn body_first_line(text: &str, body: &str) -> usize {
 
 fn push(out: &mut Vec<Mention>, raw: &str, line: usize, column: usize, form: Form, dir: &str) {
     if let Some(path) = normalize(raw, form, dir) {
+        let rooted = form != Form::Prose && (raw.starts_with("./") || raw.starts_with('/'));
         out.push(Mention {
+            rooted: rooted && !path.contains('/'),
             path,
             line,
             column,
@@ -357,8 +364,12 @@ fn is_edge_punct(c: char) -> bool {
         || c == '’'
 }
 
+/// Replaces each byte range by one space per character, so that columns stay where they were.
+/// Last range first: a range of wide characters shrinks, which would move the ranges after it.
 fn blank_ranges(line: &mut String, ranges: &[(usize, usize)]) {
-    for &(start, end) in ranges {
+    let mut ranges = ranges.to_vec();
+    ranges.sort_unstable_by_key(|r| std::cmp::Reverse(r.0));
+    for (start, end) in ranges {
         let width = line[start..end].chars().count();
         line.replace_range(start..end, &" ".repeat(width));
     }
@@ -452,6 +463,13 @@ fn is_path_char(c: char) -> bool {
 /// not `e.g`, `1.2.3` or `v2`).
 fn looks_like_path(word: &str) -> bool {
     let trimmed = word.trim_start_matches("./");
+    // `main..HEAD` and `a...b` are revision ranges, not names.
+    if trimmed
+        .split('/')
+        .any(|name| name.contains("..") && name != "..")
+    {
+        return false;
+    }
     if trimmed.is_empty() || trimmed.starts_with("..") && !trimmed.starts_with("../") {
         return false;
     }
@@ -560,7 +578,9 @@ mod tests {
         match path {
             "docs/a.md" | "README.md" => Existence::File,
             "docs" | "src/parser" => Existence::Dir,
-            "docs/new.md" | "node.js" | "CHANGELOG.md" => Existence::ParentDir,
+            "docs/new.md" | "node.js" | "CHANGELOG.md" | "state.json" | "evidence.json" => {
+                Existence::ParentDir
+            }
             _ => Existence::Nothing,
         }
     }
@@ -588,12 +608,24 @@ mod tests {
     fn a_new_file_counts_only_when_named_deliberately() {
         assert_eq!(
             derived(
-                "Create `CHANGELOG.md` and docs/new.md; node.js is the runtime. `docs/x/y.md`\n"
+                "Create `./CHANGELOG.md` and docs/new.md; node.js is the runtime. `docs/x/y.md`\n"
             ),
             (
                 vec!["CHANGELOG.md".into(), "docs/new.md".into()],
                 vec!["docs/x/y.md".into()]
             )
+        );
+    }
+
+    #[test]
+    fn a_bare_file_name_that_is_not_at_the_root_is_no_new_file() {
+        assert_eq!(
+            derived("Each attempt writes `state.json` and `evidence.json`.\n"),
+            (vec![], vec![])
+        );
+        assert_eq!(
+            derived("Compare `main..HEAD` and `a/b...c`.\n"),
+            (vec![], vec![])
         );
     }
 
@@ -610,6 +642,31 @@ mod tests {
         let text = "---\ntargets: []\n---\n# Title\n";
         assert_eq!(body_first_line(text, "# Title\n"), 4);
         assert_eq!(body_first_line("x", "x"), 1);
+    }
+
+    #[test]
+    fn wide_characters_inside_spans_and_links_move_nothing() {
+        let body = "`– (日本) –` then `docs/ä.md` [ü](../x/ö.md) and y/ß.md\n";
+        assert_eq!(
+            paths(body),
+            vec![
+                ("docs/ä.md".into(), 1, 18, Form::CodeSpan),
+                ("x/ö.md".into(), 1, 33, Form::Link),
+                ("y/ß.md".into(), 1, 48, Form::Prose),
+            ]
+        );
+    }
+
+    proptest::proptest! {
+        /// Any text at all: no panic, and every mention points inside its line.
+        #[test]
+        fn any_body_is_read_without_a_panic(body in "(\\PC|[`\\[\\]()<>!#/.:~ -]){0,200}(\n(\\PC|[`\\[\\]()/.]){0,80}){0,4}") {
+            for m in mentions(&body, 1, "plans") {
+                let line = body.lines().nth(m.line - 1).unwrap_or("");
+                proptest::prop_assert!(m.column <= line.chars().count() + 1);
+                proptest::prop_assert!(!m.path.is_empty());
+            }
+        }
     }
 
     #[test]

@@ -22,9 +22,15 @@ pub(super) fn summary_line(plan: &PlanResult) -> String {
     let r = &plan.coverage;
     let total = r.targets.len();
     let uncovered = r.uncovered().count();
+    let derived = plan.targets_source == crate::state::TargetSource::Derived;
     if !r.verified {
         let verdict = if r.passed { "unverified" } else { "failed" };
-        return format!("{verdict}: the plan declares no targets, so nothing was checked");
+        let why = if derived {
+            "the plan declares no targets and its body names no path of the merge base"
+        } else {
+            "the plan declares no targets"
+        };
+        return format!("{verdict}: {why}, so nothing was checked");
     }
     let mut parts = Vec::new();
     let targets = if total == 1 { "target" } else { "targets" };
@@ -39,9 +45,14 @@ pub(super) fn summary_line(plan: &PlanResult) -> String {
         parts.push(format!("{} evidence problem(s)", r.problems.len()));
     }
     format!(
-        "{}: {}",
+        "{}: {}{}",
         if r.passed { "passed" } else { "failed" },
-        parts.join(", ")
+        parts.join(", "),
+        if derived {
+            " (targets derived from the plan's body)"
+        } else {
+            ""
+        }
     )
 }
 

@@ -57,6 +57,9 @@ pub enum RunError {
         #[source]
         source: io::Error,
     },
+    /// A run under `derive_targets: body` whose record and snapshot disagree on its targets.
+    #[error("run {run} gates targets derived from its plan's body, but {problem}")]
+    DerivedTargets { run: String, problem: String },
 
     // --- remotes
     /// The compare-and-swap of a push was lost: the remote moved since this clone last saw it.
@@ -388,6 +391,7 @@ impl RunError {
             | RunError::ReadPlan { .. }
             | RunError::PlanNotUtf8 { .. }
             | RunError::PlanSnapshot { .. }
+            | RunError::DerivedTargets { .. }
             | RunError::Transition(_)
             | RunError::Invalid(_)
             | RunError::Injected { .. }

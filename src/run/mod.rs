@@ -27,6 +27,7 @@ pub mod remote;
 pub mod request;
 pub mod resume;
 pub mod session;
+mod targets;
 mod worktree_root;
 
 use std::path::{Path, PathBuf};
@@ -222,13 +223,7 @@ impl Driver<'_> {
 
     /// The plan snapshot, read and parsed once per drive: the run follows it, not the plan file.
     fn plan(&self, state: &RunState) -> Result<crate::plan::Plan, RunError> {
-        let path = self.run_dir().join(&state.plan.snapshot);
-        let text = std::fs::read_to_string(&path).map_err(|source| RunError::PlanSnapshot {
-            run: state.run_id.to_string(),
-            path: path.clone(),
-            source,
-        })?;
-        Ok(crate::plan::parse(&state.plan.path, &text)?)
+        targets::of_run(self.repo, state, self.run_dir())
     }
 
     fn attempt(

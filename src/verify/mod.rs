@@ -36,6 +36,7 @@ use crate::coverage::{self, EvidenceEntry, EvidenceError, Report};
 use crate::files::io_reason;
 use crate::git::{CommitId, GitError, Repo, Scope};
 use crate::plan::{self, Plan, PlanError};
+use crate::state::TargetSource;
 
 pub use select::{PlanChange, PlanChangeKind};
 
@@ -202,6 +203,10 @@ pub struct PlanResult {
     /// The range deleted the plan; it was checked as it is at the merge base.
     #[serde(skip_serializing_if = "is_false")]
     pub deleted: bool,
+    /// `derived` when the plan declares no targets and `derive_targets: body` gave it those its
+    /// body names (absent when declared).
+    #[serde(skip_serializing_if = "TargetSource::is_declared")]
+    pub targets_source: TargetSource,
     /// The commits whose `Baton-Plan` trailer names this plan, newest first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub named_by: Vec<NamedBy>,
@@ -340,6 +345,18 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
     if options.plans.is_empty() {
         selection.notes.extend(trailers.notes);
     }
+    // The configuration that gates decides, as for everything else: the merge base's in range
+    // mode. Targets are derived against the merge base, the tree the work started from.
+    let mut derived = vec![false; selection.plans.len()];
+    if selection.config.derive_targets {
+        for (selected, derived) in selection.plans.iter_mut().zip(&mut derived) {
+            if selected.plan.targets.is_empty() && !selected.deleted {
+                let found = targets::derive_at(&repo, merge_base, &selected.path, &selected.plan)?;
+                selected.plan.targets = found.targets.into_iter().map(|d| d.target).collect();
+                *derived = true;
+            }
+        }
+    }
     let plans = &selection.plans;
 
     let mut file_entries: Vec<EvidenceEntry> = Vec::new();
@@ -383,6 +400,11 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
                 title: plan.title.clone(),
                 coverage: report,
                 deleted: selected.deleted,
+                targets_source: if derived[i] {
+                    TargetSource::Derived
+                } else {
+                    TargetSource::Declared
+                },
                 named_by: named_plans
                     .iter()
                     .find(|(path, _)| *path == selected.path)

@@ -70,10 +70,9 @@ pub fn targets(cwd: &Path, options: &Options) -> Result<TargetsReport, VerifyErr
         path: options.plan.clone(),
         source,
     })?;
-    let text = String::from_utf8_lossy(&bytes).into_owned();
     let (path, plan) = parse_plan(&shown, bytes)?;
     let base = repo.resolve_commit(options.base.as_deref().unwrap_or("HEAD"))?;
-    let derivation = derive_at(&repo, base, &path, &text, &plan)?;
+    let derivation = derive_at(&repo, base, &path, &plan)?;
     let declared: Vec<String> = plan.targets.iter().map(|t| t.spec.clone()).collect();
     let not_covered = if plan.targets.is_empty() {
         Vec::new()
@@ -104,18 +103,15 @@ pub fn targets(cwd: &Path, options: &Options) -> Result<TargetsReport, VerifyErr
 }
 
 /// The targets `plan`'s body names, judged against the tree of `base`. `plan_path` is the
-/// plan's repository-relative path (its directory is where links start); `text` is the whole
-/// plan file.
+/// plan's repository-relative path (its directory is where links start).
 pub fn derive_at(
     repo: &Repo,
     base: CommitId,
     plan_path: &str,
-    text: &str,
     plan: &Plan,
 ) -> Result<Derivation, GitError> {
     let plan_dir = plan_path.rsplit_once('/').map_or("", |(dir, _)| dir);
-    let first_line = derive::body_first_line(text, &plan.body);
-    let mentions = derive::mentions(&plan.body, first_line, plan_dir);
+    let mentions = derive::mentions(&plan.body, plan.body_line, plan_dir);
     let mut failed = None;
     let derivation = derive::derive(&mentions, |path| match existence(repo, base, path) {
         Ok(found) => found,

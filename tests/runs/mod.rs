@@ -32,6 +32,7 @@ mod contain;
 mod crash;
 mod create;
 mod debris;
+mod derived;
 mod drive;
 mod finish_clean;
 mod gate;
