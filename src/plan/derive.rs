@@ -33,6 +33,7 @@ use super::target::{Target, TargetKind};
 
 /// Where in the markdown a path was named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Form {
     CodeSpan,

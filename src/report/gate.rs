@@ -205,6 +205,11 @@ pub fn text(v: &Verification) -> String {
 }
 
 fn notes(out: &mut String, v: &Verification) {
+    for plan in &v.plans {
+        for named in &plan.untargeted {
+            let _ = writeln!(out, "warning: {}", untargeted_warning(&plan.path, named));
+        }
+    }
     for t in &v.ignored_trailers {
         let _ = writeln!(out, "note: {}", ignored_trailers_note(&t.commit, t.count));
     }
@@ -318,4 +323,15 @@ pub fn json(v: &Verification) -> String {
     let mut text = serde_json::to_string_pretty(&document).expect("verification serializes");
     text.push('\n');
     text
+}
+
+/// `PLAN:LINE:COL: the body names `PATH`, which no target covers`, in every format.
+pub(super) fn untargeted_warning(plan: &str, named: &crate::verify::targets::Named) -> String {
+    format!(
+        "{}:{}:{}: the body names `{}`, which no target covers",
+        escape::line(plan),
+        named.line,
+        named.column,
+        escape::line(&named.target)
+    )
 }

@@ -207,6 +207,9 @@ pub struct PlanResult {
     /// body names (absent when declared).
     #[serde(skip_serializing_if = "TargetSource::is_declared")]
     pub targets_source: TargetSource,
+    /// Paths the plan's body names that no declared target covers: warnings, not failures.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub untargeted: Vec<targets::Named>,
     /// The commits whose `Baton-Plan` trailer names this plan, newest first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub named_by: Vec<NamedBy>,
@@ -347,14 +350,23 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
     }
     // The configuration that gates decides, as for everything else: the merge base's in range
     // mode. Targets are derived against the merge base, the tree the work started from.
+    // A plan that declares targets gets a warning for each path its body names beyond them.
     let mut derived = vec![false; selection.plans.len()];
-    if selection.config.derive_targets {
-        for (selected, derived) in selection.plans.iter_mut().zip(&mut derived) {
-            if selected.plan.targets.is_empty() && !selected.deleted {
-                let found = targets::derive_at(&repo, merge_base, &selected.path, &selected.plan)?;
-                selected.plan.targets = found.targets.into_iter().map(|d| d.target).collect();
-                *derived = true;
-            }
+    let mut untargeted = vec![Vec::new(); selection.plans.len()];
+    for (i, selected) in selection.plans.iter_mut().enumerate() {
+        if selected.deleted {
+            continue;
+        }
+        let declares = !selected.plan.targets.is_empty();
+        if !declares && !selection.config.derive_targets {
+            continue;
+        }
+        let found = targets::derive_at(&repo, merge_base, &selected.path, &selected.plan)?;
+        if declares {
+            untargeted[i] = targets::not_covered(&selected.plan.targets, &found);
+        } else {
+            selected.plan.targets = found.targets.into_iter().map(|d| d.target).collect();
+            derived[i] = true;
         }
     }
     let plans = &selection.plans;
@@ -400,6 +412,7 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
                 title: plan.title.clone(),
                 coverage: report,
                 deleted: selected.deleted,
+                untargeted: std::mem::take(&mut untargeted[i]),
                 targets_source: if derived[i] {
                     TargetSource::Derived
                 } else {

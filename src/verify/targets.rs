@@ -25,6 +25,7 @@ pub struct Options {
 
 /// One path of the body, as the outputs show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Named {
     pub target: String,
     pub line: usize,
@@ -74,16 +75,7 @@ pub fn targets(cwd: &Path, options: &Options) -> Result<TargetsReport, VerifyErr
     let base = repo.resolve_commit(options.base.as_deref().unwrap_or("HEAD"))?;
     let derivation = derive_at(&repo, base, &path, &plan)?;
     let declared: Vec<String> = plan.targets.iter().map(|t| t.spec.clone()).collect();
-    let not_covered = if plan.targets.is_empty() {
-        Vec::new()
-    } else {
-        derivation
-            .targets
-            .iter()
-            .filter(|d| !covered(&plan.targets, &d.target.spec))
-            .map(|d| named(&d.mention, &d.target.spec, d.exists))
-            .collect()
-    };
+    let not_covered = not_covered(&plan.targets, &derivation);
     Ok(TargetsReport {
         plan: path,
         base: base.to_string(),
@@ -140,6 +132,21 @@ fn existence(repo: &Repo, base: CommitId, path: &str) -> Result<Existence, GitEr
             }
         }
     })
+}
+
+/// The paths the body names that no declared target covers (none for a plan without targets,
+/// whose derived targets are all there is).
+#[must_use]
+pub fn not_covered(declared: &[Target], derivation: &Derivation) -> Vec<Named> {
+    if declared.is_empty() {
+        return Vec::new();
+    }
+    derivation
+        .targets
+        .iter()
+        .filter(|d| !covered(declared, &d.target.spec))
+        .map(|d| named(&d.mention, &d.target.spec, d.exists))
+        .collect()
 }
 
 /// Whether a declared target covers a derived one: matches the file, or for a directory

@@ -145,3 +145,56 @@ fn bad_input_is_one_error_line() {
     let run = repo.baton(["targets", "plans/p.md", "--base", "no-such-rev"]);
     assert_eq!(run.code, 2, "{run}");
 }
+
+/// `verify` warns, located, about each path the body names beyond the targets, in every
+/// format, without failing the gate for it.
+#[test]
+fn verify_warns_about_paths_the_body_names_beyond_the_targets() {
+    let repo = repo_with(
+        "---\ntargets: [docs/cdfd-overview.md]\n---\nFix `docs/cdfd-check.md` and docs/cdfd-overview.md.\n",
+    );
+    repo.write("docs/cdfd-overview.md", "edited\n");
+    let run = repo.baton(["verify", "plans/p.md", "--base", "HEAD"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert!(
+        run.stdout.contains(
+            "warning: plans/p.md:4:6: the body names `docs/cdfd-check.md`, which no target covers\n"
+        ),
+        "{run}"
+    );
+    let json = repo
+        .baton(["verify", "plans/p.md", "--base", "HEAD", "--json"])
+        .json();
+    assert_eq!(
+        json["plans"][0]["untargeted"],
+        json!([{"target": "docs/cdfd-check.md", "line": 4, "column": 6, "found_in": "code_span", "exists": true}])
+    );
+    let github = repo.baton([
+        "verify",
+        "plans/p.md",
+        "--base",
+        "HEAD",
+        "--format",
+        "github",
+    ]);
+    assert!(
+        github.stdout.contains(
+            "::warning file=plans/p.md,line=4,col=6,title=path not targeted::the plan's body names `docs/cdfd-check.md`, which no target covers\n"
+        ),
+        "{github}"
+    );
+    let markdown = repo.baton([
+        "verify",
+        "plans/p.md",
+        "--base",
+        "HEAD",
+        "--format",
+        "markdown",
+    ]);
+    assert!(
+        markdown.stdout.contains(
+            "- **warning**: `plans/p.md`:4: the body names `docs/cdfd-check.md`, which no target covers\n"
+        ),
+        "{markdown}"
+    );
+}
