@@ -7,6 +7,7 @@ use clap::Args;
 
 use super::{CliError, Outcome};
 use crate::ops::Workspace;
+use crate::ops::fetch::FetchOptions;
 use crate::run::remote::Fetched;
 use crate::term::errln;
 
@@ -25,7 +26,10 @@ pub struct FetchArgs {
 
 pub fn cmd_fetch(cwd: &Path, args: FetchArgs, _out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ws = Workspace::open(cwd)?;
-    let fetched = crate::ops::fetch::fetch(&ws, args.remote.as_deref())?;
+    let options = FetchOptions {
+        remote: args.remote.as_deref(),
+    };
+    let fetched = crate::ops::fetch::fetch(&ws, &options)?;
     for (id, change) in &fetched.changes {
         let what = match change {
             Fetched::New => "new",

@@ -8,7 +8,7 @@ use clap::Args;
 use super::args::RunArg;
 use super::{CliError, Outcome};
 use crate::ops::Workspace;
-use crate::ops::finish::FinishOutcome;
+use crate::ops::finish::{FinishOptions, FinishOutcome};
 use crate::run::lifecycle::Finished;
 use crate::state::RunState;
 
@@ -31,7 +31,13 @@ pub fn cmd_finish(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<O
     let FinishOutcome {
         state,
         finished: done,
-    } = crate::ops::finish::finish(&ws, &args.run.run, &sink)?;
+    } = crate::ops::finish::finish(
+        &ws,
+        &FinishOptions {
+            name: &args.run.run,
+        },
+        &sink,
+    )?;
     render(&state, &done, out);
     Ok(Outcome::Done)
 }

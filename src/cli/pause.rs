@@ -8,6 +8,7 @@ use clap::Args;
 use super::args::RunArg;
 use super::{CliError, Outcome};
 use crate::ops::Workspace;
+use crate::ops::pause::PauseOptions;
 
 /// Pause a run at the next stage boundary.
 ///
@@ -20,7 +21,12 @@ pub struct PauseArgs {
 
 pub fn cmd_pause(cwd: &Path, args: PauseArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ws = Workspace::open(cwd)?;
-    let id = crate::ops::pause::pause(&ws, &args.run.run)?;
+    let id = crate::ops::pause::pause(
+        &ws,
+        &PauseOptions {
+            name: &args.run.run,
+        },
+    )?;
     let _ = writeln!(out, "run {id} will pause after its current stage");
     Ok(Outcome::Done)
 }

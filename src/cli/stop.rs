@@ -2,12 +2,17 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::time::Duration;
 
 use clap::Args;
 
 use super::args::RunArg;
 use super::{CliError, Outcome};
 use crate::ops::Workspace;
+use crate::ops::stop::StopOptions;
+
+/// How long `stop` waits for the driver to act on the request.
+const WAIT: Duration = Duration::from_secs(30);
 
 /// Stop a run now, from another terminal.
 ///
@@ -21,7 +26,11 @@ pub struct StopArgs {
 
 pub fn cmd_stop(cwd: &Path, args: StopArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
     let ws = Workspace::open(cwd)?;
-    let state = crate::ops::stop::stop(&ws, &args.run.run)?;
+    let options = StopOptions {
+        name: &args.run.run,
+        wait: WAIT,
+    };
+    let state = crate::ops::stop::stop(&ws, &options)?;
     let _ = writeln!(
         out,
         "stopped run {}: {}",

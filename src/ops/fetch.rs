@@ -11,9 +11,14 @@ pub struct FetchOutcome {
     pub changes: Vec<(String, Fetched)>,
 }
 
-/// Fetches every run of `remote` (default: `remote:` of the configuration).
-pub fn fetch(ws: &Workspace, remote: Option<&str>) -> Result<FetchOutcome> {
-    let remote = match remote {
+pub struct FetchOptions<'a> {
+    /// The remote (default: `remote:` of the configuration).
+    pub remote: Option<&'a str>,
+}
+
+/// Fetches every run of the remote.
+pub fn fetch(ws: &Workspace, options: &FetchOptions) -> Result<FetchOutcome> {
+    let remote = match options.remote {
         Some(remote) => remote.to_owned(),
         None => ws.config()?.remote,
     };

@@ -25,9 +25,14 @@ fn newer_taken(remote: &str, caught: CaughtUp) -> Option<Note> {
     }
 }
 
-/// Finishes the run `name` names.
-pub fn finish(ws: &Workspace, name: &str, sink: &dyn Sink) -> Result<FinishOutcome> {
-    let named = session::resolve(&ws.store, &ws.repo, name, Lookup::Remotes)?;
+pub struct FinishOptions<'a> {
+    /// The run: its id or a unique prefix, of this clone or only on a remote.
+    pub name: &'a str,
+}
+
+/// Finishes the run `options` names.
+pub fn finish(ws: &Workspace, options: &FinishOptions, sink: &dyn Sink) -> Result<FinishOutcome> {
+    let named = session::resolve(&ws.store, &ws.repo, options.name, Lookup::Remotes)?;
     // A published run is finished where its newest record is: another machine may have driven
     // it to review since this clone last saw it.
     let published = named.tracked_on().is_some() || ws.store.load(named.id())?.remote().is_some();

@@ -8,16 +8,17 @@ use crate::state::RunState;
 
 use super::{Result, Workspace};
 
-/// How long `stop` waits for the driver to act on the request.
-const WAIT: Duration = Duration::from_secs(30);
+pub struct StopOptions<'a> {
+    /// The run: its id or a unique prefix.
+    pub name: &'a str,
+    /// How long to wait for the driver to act on the request.
+    pub wait: Duration,
+}
 
-/// Stops the run `name` names; returns its state once its driver let go of it.
-pub fn stop(ws: &Workspace, name: &str) -> Result<Box<RunState>> {
-    let named = session::resolve(&ws.store, &ws.repo, name, Lookup::Here)?;
+/// Stops the run `options` names; returns its state once its driver let go of it.
+pub fn stop(ws: &Workspace, options: &StopOptions) -> Result<Box<RunState>> {
+    let named = session::resolve(&ws.store, &ws.repo, options.name, Lookup::Here)?;
     request::send(&ws.store, named.id(), Request::Stop)?;
-    Ok(Box::new(request::wait_released(
-        &ws.store,
-        named.id(),
-        WAIT,
-    )?))
+    let state = request::wait_released(&ws.store, named.id(), options.wait)?;
+    Ok(Box::new(state))
 }
