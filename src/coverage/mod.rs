@@ -34,11 +34,13 @@
 //! The rule lives in `rule`, the parsing of evidence files in `evidence`, commit trailers in
 //! `trailers` and the policy for reasons in `reasons`; their public items are re-exported here.
 
+mod bounded;
 mod evidence;
 mod reasons;
 mod rule;
 mod trailers;
 
+pub use bounded::KEPT_PATHS;
 #[cfg(test)]
 pub(crate) use evidence::json_schema as evidence_schema;
 pub use evidence::{

@@ -67,6 +67,9 @@ pub fn push(ws: &Workspace, options: &PushOptions, sink: &dyn Sink) -> Result<()
             });
             continue;
         }
+        // A run whose latest attempt's work no snapshot holds would be rebuilt elsewhere
+        // without it.
+        crate::run::unrecorded::refuse_handoff(&state, None)?;
         held.push((session, state, remote, sync));
     }
     if held.is_empty() {

@@ -13,12 +13,14 @@
 //! command layer's decision.
 
 pub mod agent_side;
+mod attempt_dir;
 mod create;
 pub mod doctor;
 mod ending;
 mod error;
 mod fallback;
 pub mod history;
+mod in_the_way;
 pub mod lifecycle;
 pub mod note;
 pub mod prompt;
@@ -28,6 +30,7 @@ pub mod request;
 pub mod resume;
 pub mod session;
 mod targets;
+pub mod unrecorded;
 mod worktree_root;
 
 use std::path::{Path, PathBuf};
@@ -245,11 +248,7 @@ impl Driver<'_> {
         let resumed = crate::state::is_resumed(n);
         let rel_dir = format!("attempts/{stage_name}-{n}");
         let dir = self.run_dir().join(&rel_dir);
-        std::fs::create_dir_all(&dir).map_err(|source| RunError::Io {
-            action: "create",
-            path: dir.clone(),
-            source,
-        })?;
+        attempt_dir::create_fresh(state.run_id.as_str(), &format!("{stage_name}-{n}"), &dir)?;
         let worktree = PathBuf::from(&state.worktree);
         let base = state.base;
 
@@ -272,7 +271,6 @@ impl Driver<'_> {
         let prompt_file = dir.join("prompt.md");
         let evidence_file = dir.join("evidence.json");
         let evidence_shown = format!("{rel_dir}/evidence.json");
-        store::write_atomic(&prompt_file, prompt_text.as_bytes())?;
 
         let started_at = self.store.now();
         self.record_at(
@@ -288,11 +286,20 @@ impl Driver<'_> {
         )?;
 
         // From here on the attempt is open in the RunState: every way out records its end.
+        // The prompt is written only now, so that a driver killed before the attempt was
+        // recorded leaves its directory empty (see `attempt_dir`).
+        let prompt_written = store::write_atomic(&prompt_file, prompt_text.as_bytes());
         // The monotonic measurement of the actor, when it ran at all:
         let mut measured = None;
         let mut reset = None;
-        let mut end = match self.config.actors.get(&actor_name) {
-            None => AttemptEnd {
+        let mut end = match (&prompt_written, self.config.actors.get(&actor_name)) {
+            (Err(err), _) => AttemptEnd {
+                outcome: Outcome::Failed,
+                error: Some(format!("cannot write the prompt: {err}")),
+                exec_error: true,
+                ..AttemptEnd::default()
+            },
+            (Ok(()), None) => AttemptEnd {
                 outcome: Outcome::Failed,
                 error: Some(format!(
                     "actor `{actor_name}` is not defined in the configuration"
@@ -300,7 +307,7 @@ impl Driver<'_> {
                 exec_error: true,
                 ..AttemptEnd::default()
             },
-            Some(actor) => {
+            (Ok(()), Some(actor)) => {
                 let spec = exec::ActorSpec {
                     name: actor_name.clone(),
                     command: actor.command.clone(),
@@ -401,7 +408,12 @@ impl Driver<'_> {
                 }
             }
         };
-        end.snapshot = snapshot_for(self.repo, state, &stage_name, n, self.sink());
+        // Work no snapshot holds would be lost to every other machine: such an attempt never
+        // succeeds, and its gate does not run (see `unrecorded`).
+        match unrecorded::snapshot(self.repo, state, &stage_name, n) {
+            Ok(id) => end.snapshot = Some(id),
+            Err(why) => unrecorded::mark(&mut end, &why),
+        }
         end.hook_blocks = agent_side::stop_hook_blocks(&dir);
         let evidence = read_evidence(&evidence_file, &evidence_shown);
         // The agent's own count first; the evidence file's for actors whose output gave none.
@@ -423,7 +435,8 @@ impl Driver<'_> {
                         end.outcome = Outcome::Blocked;
                         end.error = Some(blocked_message(&report));
                     }
-                    end.coverage = Some(report);
+                    // Kept bounded: the RunState travels with every save (`coverage::bounded`).
+                    end.coverage = Some(report.bounded(coverage::KEPT_PATHS));
                 }
                 Err(message) if enforce => {
                     end.outcome = Outcome::Blocked;
@@ -519,8 +532,9 @@ pub(crate) fn worktree_at(repo: &Repo, path: &Path) -> Option<Repo> {
     })
 }
 
-/// Records the worktree as attempt `n` of `stage` left it. A failure is reported to `sink` but
-/// changes no outcome: the work itself is still in the worktree.
+/// Records the worktree as attempt `n` of `stage` left it, for an attempt that ended otherwise
+/// (a crash found on resume). A failure is reported; the attempt is then recorded without a
+/// snapshot, which [`unrecorded`] makes the run refuse to hand on. The failure goes to `sink`.
 pub fn snapshot_for(
     repo: &Repo,
     state: &RunState,
@@ -528,31 +542,15 @@ pub fn snapshot_for(
     n: u32,
     sink: &dyn Sink,
 ) -> Option<CommitId> {
-    let refname = snapshot_ref(&state.run_id, stage, n);
-    let parent = match repo.branch_tip(&state.branch) {
-        Ok(Some(tip)) => tip,
-        _ => state.base,
-    };
-    let message = format!("baton: run {}, stage {stage}, attempt {n}", state.run_id);
-    if let Err(err) = open_run_worktree(repo, state) {
-        sink.note(Note::NoSnapshot {
-            stage: stage.to_owned(),
-            n,
-            reason: err.to_string(),
-        });
-        return None;
-    }
-    match repo.snapshot_worktree(Path::new(&state.worktree), &refname, parent, &message) {
-        Ok(id) => Some(id),
-        Err(err) => {
+    unrecorded::snapshot(repo, state, stage, n)
+        .map_err(|err| {
             sink.note(Note::SnapshotFailed {
                 stage: stage.to_owned(),
                 n,
                 reason: err.to_string(),
-            });
-            None
-        }
-    }
+            })
+        })
+        .ok()
 }
 
 /// The ref that records the worktree as attempt `n` of `stage` left it.
@@ -609,7 +607,8 @@ pub(crate) fn read_evidence(
 /// The text of an evidence file, bounded, as an agent could write any amount (see
 /// coverage::MAX_EVIDENCE_BYTES): `Ok(None)` when there is none.
 pub(crate) fn read_evidence_text(path: &Path, shown: &str) -> Result<Option<String>, String> {
-    match crate::files::read_limited(path, coverage::MAX_EVIDENCE_BYTES) {
+    // An agent could make it a named pipe or a link to a device: regular files only.
+    match crate::files::read_limited_regular(path, coverage::MAX_EVIDENCE_BYTES) {
         Ok(None) => Err(format!(
             "invalid evidence: {shown}: {}",
             coverage::too_large_message()

@@ -53,13 +53,7 @@ pub enum Note {
     },
     /// An ungated (not enforced) coverage report could not be computed.
     CoverageMissing { message: String },
-    /// No snapshot of an attempt: the worktree is not the run's.
-    NoSnapshot {
-        stage: String,
-        n: u32,
-        reason: String,
-    },
-    /// No snapshot of an attempt: writing it failed.
+    /// No snapshot of an attempt that ended otherwise (a crash found on resume).
     SnapshotFailed {
         stage: String,
         n: u32,
@@ -113,7 +107,6 @@ impl Note {
             | Note::NoLongerOn { .. } => Level::Note,
             Note::NotRecordedYet { .. }
             | Note::CoverageMissing { .. }
-            | Note::NoSnapshot { .. }
             | Note::SnapshotFailed { .. }
             | Note::PublishFailed { .. }
             | Note::RenewalNoRepository
@@ -148,9 +141,6 @@ impl fmt::Display for Note {
                 f,
                 "the coverage report of this attempt is missing: {message}"
             ),
-            Note::NoSnapshot { stage, n, reason } => {
-                write!(f, "no snapshot of attempt {n} of stage {stage}: {reason}")
-            }
             Note::SnapshotFailed { stage, n, reason } => write!(
                 f,
                 "could not snapshot attempt {n} of stage {stage}: {reason}"
