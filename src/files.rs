@@ -28,10 +28,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), AtomicWriteError> {
         }
     };
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .tempfile_in(dir)
-        .map_err(failed("create a temporary file in", dir))?;
+    let mut tmp = temporary_in(dir).map_err(failed("create a temporary file in", dir))?;
     tmp.write_all(bytes).map_err(failed("write", tmp.path()))?;
     tmp.as_file()
         .sync_all()
@@ -50,6 +47,28 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), AtomicWriteError> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(failed("sync", dir))
+}
+
+/// How the temporary file of an atomic write is named: this prefix, then exactly
+/// [`TEMP_RANDOM`] ASCII letters and digits, nothing after (tempfile's names, its length pinned
+/// here). `doctor` takes for debris only what has this exact shape.
+pub const TEMP_PREFIX: &str = ".tmp-";
+pub const TEMP_RANDOM: usize = 6;
+
+/// A new temporary file in `dir`, named as [`is_temporary_name`] recognises: every file
+/// git-baton writes in place of another starts as one of these.
+pub fn temporary_in(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .rand_bytes(TEMP_RANDOM)
+        .tempfile_in(dir)
+}
+
+/// Whether `name` is exactly the name of one of git-baton's temporary files ([`temporary_in`]).
+pub fn is_temporary_name(name: &str) -> bool {
+    name.strip_prefix(TEMP_PREFIX).is_some_and(|random| {
+        random.len() == TEMP_RANDOM && random.bytes().all(|b| b.is_ascii_alphanumeric())
+    })
 }
 
 /// Debug builds only: whether `GIT_BATON_FAIL_AT=<point>` asks for a failure at `point`, for

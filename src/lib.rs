@@ -21,6 +21,8 @@
 //!   tests and the benchmarks;
 //! - [`template`] is the `{{name}}` syntax of prompt templates, shared by `config` and `run`;
 //! - [`term`] is git-baton's own stdout and stderr, where no write can panic;
+//! - [`procs`] is the process table and signals that reach no stranger, and [`signals`] is who
+//!   takes SIGINT, SIGTERM and SIGHUP (a driver, or the wait on a child process);
 //! - [`cli`] translates command lines into calls of the above; it alone prints (errors as one
 //!   `error:` line and `hint:` lines, and the notes the layers below hand up), and decides exit
 //!   codes.
@@ -68,8 +70,10 @@ pub mod git;
 pub mod hermetic;
 pub mod ops;
 pub mod plan;
+pub mod procs;
 pub mod report;
 pub mod run;
+pub mod signals;
 pub mod state;
 pub mod suggest;
 pub mod template;

@@ -46,6 +46,13 @@ pub enum GitError {
     Command(Box<CommandFailed>),
     #[error("`{command}` did not finish in time and was stopped")]
     TimedOut { command: String },
+    /// git-baton got a signal while it waited on the command: the command was given the same
+    /// signal (with what it started), waited for and stopped, or was not started at all.
+    #[error("`{command}` was interrupted by {signal}")]
+    Interrupted {
+        command: String,
+        signal: &'static str,
+    },
     #[error(transparent)]
     Index(#[from] IndexError),
     #[error("the {engine} diff engine cannot diff this repository: {why}")]
