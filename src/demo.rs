@@ -24,8 +24,6 @@ use serde_json::Value;
 use crate::exec::ExecError;
 use crate::files::io_reason;
 use crate::hermetic::{Hermetic, Person};
-use crate::term::errln;
-
 /// The plan of the demo, repo-relative.
 pub const PLAN: &str = "plans/cdfd-grade-review.md";
 /// The plan's targets, in its order.
@@ -278,7 +276,13 @@ impl DemoError {
 
 /// Runs the demo, narrating to `out`. `Ok` means every step went as the incident says it
 /// should under git-baton; a step that deviates is [`DemoError::Deviated`], naming the step.
-pub fn replay(options: &Options, out: &mut dyn Write) -> Result<(), DemoError> {
+/// A sandbox that could not be removed after a failed step is told to `warn`: the step's error
+/// is what the demo ends with.
+pub fn replay(
+    options: &Options,
+    out: &mut dyn Write,
+    warn: &mut dyn FnMut(String),
+) -> Result<(), DemoError> {
     let interrupted = crate::exec::interrupt_flag()?;
     let sandbox = Sandbox::create(options.keep)?;
     let mut demo = Demo {
@@ -299,7 +303,7 @@ pub fn replay(options: &Options, out: &mut dyn Write) -> Result<(), DemoError> {
                         *removed = !options.keep;
                     }
                 }
-                Err(problem) => errln!("warning: {problem}"),
+                Err(problem) => warn(problem.to_string()),
             }
             Err(err)
         }

@@ -10,7 +10,9 @@
 //! - [`config`] reads `.baton.yml`;
 //! - [`state`] holds the RunState, its transitions (pure) and its store (atomic writes, locks);
 //! - [`exec`] runs one attempt of an actor: process group, logs, signals, timeouts;
-//! - [`run`] creates runs (one transaction) and drives their stages through the gate;
+//! - [`run`] creates runs (one transaction) and drives their stages through the gate; its
+//!   [`run::session`] is the one way a run changes;
+//! - [`ops`] holds one use case per command that changes a run, on the run session;
 //! - [`report`] renders coverage reports, run status and reviews as text, JSON, GitHub
 //!   annotations and Markdown;
 //! - [`verify`] runs the coverage gate over plans, a diff and evidence;
@@ -21,8 +23,9 @@
 //! - [`term`] is git-baton's own stdout and stderr, where no write can panic;
 //! - [`procs`] is the process table and signals that reach no stranger, and [`signals`] is who
 //!   takes SIGINT, SIGTERM and SIGHUP (a driver, or the wait on a child process);
-//! - [`cli`] translates command lines into calls of the above; it alone prints errors as one
-//!   `error:` line and `hint:` lines, and decides exit codes.
+//! - [`cli`] translates command lines into calls of the above; it alone prints (errors as one
+//!   `error:` line and `hint:` lines, and the notes the layers below hand up), and decides exit
+//!   codes.
 //!
 //! No module uses one above it; the layers, and the test that keeps them, are in `layers.rs`.
 //!
@@ -65,6 +68,7 @@ pub mod exec;
 pub mod files;
 pub mod git;
 pub mod hermetic;
+pub mod ops;
 pub mod plan;
 pub mod procs;
 pub mod report;
@@ -76,5 +80,7 @@ pub mod template;
 pub mod term;
 pub mod verify;
 
+#[cfg(test)]
+mod doors;
 #[cfg(test)]
 mod layers;

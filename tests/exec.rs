@@ -154,7 +154,7 @@ impl Case {
                 prompt_file: &prompt,
                 stdout_log: &stdout_log,
                 stderr_log: &stderr_log,
-                echo: false,
+                echo: &exec::no_echo,
                 stop_requested: &stop_requested,
                 interrupted: &self.interrupted,
                 grace: self.grace,

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use clap::{Args, ValueEnum};
 
-use super::{CliError, Context, Outcome};
+use super::{CliError, Outcome, Workspace};
 use crate::run::agent_side::{Current, DEFAULT_MAX_BLOCKS, Hook, HookInput, MAX_HOOK_INPUT};
 
 /// Show what the coverage gate would say now (for the agent, inside a run's worktree).
@@ -69,7 +69,7 @@ pub fn cmd_check(cwd: &Path, args: CheckArgs, out: &mut dyn Write) -> Result<Out
             }
         },
         None => {
-            let ctx = Context::open(cwd)?;
+            let ctx = Workspace::open(cwd)?;
             let current = Current::find(&ctx.repo, &ctx.store)?;
             let check = current.check(&ctx.repo);
             if args.json {
@@ -91,7 +91,7 @@ fn claude_stop(cwd: &Path, max_blocks: u32, out: &mut dyn Write) -> Result<Outco
         .read_to_string(&mut text)
         .map_err(|e| CliError::input(format!("cannot read the hook's input: {e}")))?;
     let input = HookInput::parse(&text)?;
-    let ctx = Context::open(cwd)?;
+    let ctx = Workspace::open(cwd)?;
     let current = Current::find(&ctx.repo, &ctx.store)?;
     let check = current.check(&ctx.repo);
     let answer = match current.stop_hook(&check, &input, max_blocks)? {

@@ -15,6 +15,9 @@ pub struct DemoArgs {
 }
 
 pub fn cmd_demo(args: DemoArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    crate::demo::replay(&crate::demo::Options { keep: args.keep }, out)?;
+    let options = crate::demo::Options { keep: args.keep };
+    crate::demo::replay(&options, out, &mut |problem| {
+        crate::term::errln!("warning: {problem}")
+    })?;
     Ok(Outcome::Done)
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use clap::Args;
 
 use super::args::{AttemptArgs, RunArg};
-use super::{CliError, Context, Outcome};
+use super::{CliError, Outcome, Workspace};
 
 /// Show what an attempt changed relative to the previous attempt's snapshot (or the base).
 ///
@@ -26,7 +26,7 @@ pub struct DiffArgs {
 }
 
 pub fn cmd_diff(cwd: &Path, args: DiffArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    let ctx = Context::open(cwd)?;
+    let ctx = Workspace::open(cwd)?;
     let state = ctx.load(&args.run.run)?;
     let diff = crate::run::history::attempt_diff(
         &ctx.repo,

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use super::{CliError, Context, Outcome};
+use super::{CliError, Outcome, Workspace};
 use crate::run::doctor::{self, Finding, Fixed};
 
 /// Find stale runs, broken worktree mappings, leftovers of killed creations, removals and writes,
@@ -34,7 +34,7 @@ pub struct DoctorArgs {
 const DOCTOR_SCHEMA_VERSION: u32 = 1;
 
 pub fn cmd_doctor(cwd: &Path, args: DoctorArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    let ctx = Context::open(cwd)?;
+    let ctx = Workspace::open(cwd)?;
     let config = ctx.config()?;
     let root = ctx.main_worktree()?.join(&config.worktree_root);
     let (fixed, findings) = if args.fix {

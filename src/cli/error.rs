@@ -131,6 +131,32 @@ impl CliError {
     }
 }
 
+impl From<crate::ops::Error> for CliError {
+    /// Each domain error as the command line words it on its own; the operations' own refusals
+    /// with the next step to take.
+    fn from(err: crate::ops::Error) -> CliError {
+        use crate::ops::Error;
+        match err {
+            Error::Run(err) => (*err).into(),
+            Error::Store(err) => err.into(),
+            Error::Git(err) => err.into(),
+            Error::Config(err) => err.into(),
+            Error::Exec(err) => err.into(),
+            Error::Clock(err) => CliError::new(ErrorKind::Input, err),
+            Error::NotStarted {
+                run,
+                remote,
+                source,
+            } => CliError::from(*source).hinted(format!(
+                "run {run} exists and waits, pending; `git baton resume {run}` starts it once \
+                 {remote} is in reach"
+            )),
+            Error::NothingPublished => CliError::input(Error::NothingPublished.to_string())
+                .hinted("name the runs to publish: `git baton push <RUN>…`"),
+        }
+    }
+}
+
 impl From<GitError> for CliError {
     fn from(err: GitError) -> CliError {
         let hint = err.hint();

@@ -5,8 +5,10 @@ use std::path::Path;
 
 use clap::Args;
 
-use super::{CliError, Context, Outcome};
-use crate::run::remote::{self, Fetched};
+use super::{CliError, Outcome};
+use crate::ops::Workspace;
+use crate::ops::fetch::FetchOptions;
+use crate::run::remote::Fetched;
 use crate::term::errln;
 
 /// Fetch every run a remote holds: records, attempt snapshots and branches.
@@ -23,13 +25,12 @@ pub struct FetchArgs {
 }
 
 pub fn cmd_fetch(cwd: &Path, args: FetchArgs, _out: &mut dyn Write) -> Result<Outcome, CliError> {
-    let ctx = Context::open(cwd)?;
-    let remote = match args.remote {
-        Some(remote) => remote,
-        None => ctx.config()?.remote,
+    let ws = Workspace::open(cwd)?;
+    let options = FetchOptions {
+        remote: args.remote.as_deref(),
     };
-    let changes = remote::fetch(&ctx.repo, &remote)?;
-    for (id, change) in &changes {
+    let fetched = crate::ops::fetch::fetch(&ws, &options)?;
+    for (id, change) in &fetched.changes {
         let what = match change {
             Fetched::New => "new",
             Fetched::Updated => "updated",
@@ -37,8 +38,8 @@ pub fn cmd_fetch(cwd: &Path, args: FetchArgs, _out: &mut dyn Write) -> Result<Ou
         };
         errln!("{id}: {what}");
     }
-    if changes.is_empty() {
-        errln!("no run changed on {remote}");
+    if fetched.changes.is_empty() {
+        errln!("no run changed on {}", fetched.remote);
     }
     Ok(Outcome::Done)
 }

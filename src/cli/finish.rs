@@ -6,10 +6,11 @@ use std::path::Path;
 use clap::Args;
 
 use super::args::RunArg;
-use super::{CliError, Context, Outcome};
-use crate::run::lease::Publisher;
-use crate::run::remote;
-use crate::term::errln;
+use super::{CliError, Outcome};
+use crate::ops::Workspace;
+use crate::ops::finish::{FinishOptions, FinishOutcome};
+use crate::run::lifecycle::Finished;
+use crate::state::RunState;
 
 /// Commit what is left in a reviewed run's worktree and mark the run finished.
 ///
@@ -25,51 +26,25 @@ pub struct FinishArgs {
 }
 
 pub fn cmd_finish(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    let ctx = Context::open(cwd)?;
-    let (id, tracked_on) = remote::resolve(&ctx.store, &ctx.repo, &args.run.run)?;
-    // A published run is finished where its newest record is: another machine may have driven
-    // it to review since this clone last saw it.
-    if tracked_on.is_some() || ctx.store.load(&id)?.remote().is_some() {
-        let config = ctx.config()?;
-        let main_worktree = ctx.main_worktree()?;
-        let here = ctx.here(&config, &main_worktree);
-        if let Some((remote, remote::CaughtUp::Adopted | remote::CaughtUp::Updated)) =
-            remote::refresh(&here, &id, tracked_on)?
-        {
-            errln!("note: took the newer record of {remote}");
-        }
-    }
-    let lock = ctx.store.lock(&id, "git baton finish")?;
-    let mut state = ctx.store.load(&id)?;
-    // Finishing a published run is driving it one last step: under the lease, taken through
-    // the remote before anything is committed, so that two clones never both finish it.
-    let publisher = match state.remote().map(str::to_owned) {
-        Some(remote) => {
-            crate::state::transition::check_finishable(&state)
-                .map_err(crate::run::RunError::from)?;
-            let config = ctx.config()?;
-            Some(Publisher::take(
-                &ctx.repo,
-                lock.dir(),
-                &mut state,
-                &remote,
-                config.lease,
-                false,
-                &ctx.store,
-            )?)
-        }
-        None => None,
-    };
-    let finished =
-        crate::run::lifecycle::finish(&ctx.repo, lock.dir(), &mut state, ctx.store.now());
-    if let Some(publisher) = &publisher {
-        // Published whether or not the finish worked: the lease is given back either way.
-        publisher.release(&ctx.repo, lock.dir(), &mut state, ctx.store.now())?;
-        if finished.is_ok() {
-            errln!("pushed run {id} to {}", state.remote().unwrap_or_default());
-        }
-    }
-    let done = finished?;
+    let ws = Workspace::open(cwd)?;
+    let sink = super::Terminal::notes();
+    let FinishOutcome {
+        state,
+        finished: done,
+    } = crate::ops::finish::finish(
+        &ws,
+        &FinishOptions {
+            name: &args.run.run,
+        },
+        &sink,
+    )?;
+    render(&state, &done, out);
+    Ok(Outcome::Done)
+}
+
+/// What finishing did, on stdout: the commit, the worktree, and the next step.
+fn render(state: &RunState, done: &Finished, out: &mut dyn Write) {
+    let id = &state.run_id;
     match &done.commit {
         Some(commit) => {
             let _ = writeln!(
@@ -118,5 +93,4 @@ pub fn cmd_finish(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<O
         "next: merge branch {} (e.g. `git merge {}`)",
         state.branch, state.branch
     );
-    Ok(Outcome::Done)
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use super::{CliError, Context, Outcome};
+use super::{CliError, Outcome, Workspace};
 use crate::agent::preset::{self, Preset};
 
 /// Write a commented .baton.yml for the agent CLIs found on PATH.
@@ -27,7 +27,7 @@ pub struct InitArgs {
 }
 
 pub fn cmd_init(cwd: &Path, args: InitArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    let ctx = Context::open(cwd)?;
+    let ctx = Workspace::open(cwd)?;
     let chosen: Vec<&Preset> = match &args.agent {
         Some(name) => vec![preset::find(name).ok_or_else(|| unknown_agent(name))?],
         None => preset::PRESETS

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use super::{CliError, Context, Outcome};
+use super::{CliError, Outcome, Workspace};
 
 /// List the runs of this repository, oldest first, one line each.
 #[derive(Debug, Args)]
@@ -16,7 +16,7 @@ pub struct ListArgs {
 }
 
 pub fn cmd_list(cwd: &Path, args: ListArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    let ctx = Context::open(cwd)?;
+    let ctx = Workspace::open(cwd)?;
     let runs = super::listed_runs(&ctx)?;
     if args.json {
         let views: Vec<_> = runs.iter().map(|run| run.json(&ctx)).collect();

@@ -6,7 +6,7 @@ use std::path::Path;
 use clap::Args;
 
 use super::args::{AttemptArgs, RunArg};
-use super::{CliError, Context, Outcome};
+use super::{CliError, Outcome, Workspace};
 
 /// Show what an actor printed during an attempt.
 ///
@@ -28,7 +28,7 @@ pub struct LogArgs {
 const LOG_SCHEMA_VERSION: u32 = 1;
 
 pub fn cmd_log(cwd: &Path, args: LogArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    let ctx = Context::open(cwd)?;
+    let ctx = Workspace::open(cwd)?;
     let state = ctx.load(&args.run.run)?;
     let id = &state.run_id;
     let (stage, attempt) = crate::run::history::pick_attempt(

@@ -1,6 +1,7 @@
 //! The command line: one file per command, each a clap `Args` struct (its doc comment is the
-//! help text) and a `cmd_<verb>` function: arguments in, a library call, output out. No
-//! business logic lives here. Arguments several commands share are in [`args`]; the CLI error
+//! help text) and a `cmd_<verb>` function: arguments in, one call of [`crate::ops`] (or of a
+//! read-only library function), output out, an outcome for the exit code. No business logic
+//! lives here; all of git-baton's printing does. Arguments several commands share are in [`args`]; the CLI error
 //! is in [`error`], and [`exit`] is the one place where outcomes become exit codes.
 
 mod args;
@@ -32,7 +33,7 @@ mod unchanged;
 mod verify;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -41,11 +42,11 @@ use serde::Serialize;
 pub use error::{CliError, ErrorKind};
 pub use exit::{Exit, Outcome};
 
-use crate::git::Repo;
-use crate::run::Driven;
+use crate::ops::{Drove, Workspace};
+use crate::run::note::{Note, Sink};
+use crate::state::RunState;
 use crate::state::store::{Holder, Store};
 use crate::state::view::RunView;
-use crate::state::{Clock, RunId, RunState};
 
 /// git-baton: a stage of coding-agent work counts as succeeded only when the repository proves it.
 ///
@@ -217,67 +218,42 @@ pub fn dispatch(cli: Cli) -> Result<Outcome, CliError> {
     outcome
 }
 
-/// The repository and its run store, as every run command needs them.
-struct Context {
-    repo: Repo,
-    store: Store,
+/// The command line's side of the notes the operations hand up: each on stderr as it comes,
+/// prefixed by its level; and, while a run is driven, its actors' output echoed and the status
+/// line shown.
+struct Terminal {
+    echo: bool,
 }
 
-impl Context {
-    fn open(cwd: &Path) -> Result<Context, CliError> {
-        let repo = Repo::discover(cwd)?;
-        let clock = Clock::from_env().map_err(|e| CliError::new(ErrorKind::Input, e))?;
-        let store = Store::new(repo.common_dir(), clock);
-        Ok(Context { repo, store })
+impl Terminal {
+    /// For a command that only changes a run's record.
+    fn notes() -> Terminal {
+        Terminal { echo: false }
     }
 
-    /// The configuration, read only by the commands that drive runs: a broken `.baton.yml` must
-    /// not hide the runs from `status` and `list`. It comes from the main worktree, so that every
-    /// worktree of a repository, the runs' own included, drives runs the same way.
-    fn config(&self) -> Result<crate::config::Config, CliError> {
-        Ok(crate::config::load(&self.main_worktree()?)?)
+    /// For a command that drives a run: actors echoed unless `echo` is false or `--quiet`.
+    fn driving(echo: bool) -> Terminal {
+        Terminal {
+            echo: echo && !crate::term::quiet(),
+        }
     }
+}
 
-    fn workdir(&self) -> &Path {
-        self.repo.workdir().unwrap_or(Path::new("."))
-    }
-
-    fn main_worktree(&self) -> Result<PathBuf, CliError> {
-        // The common dir of a non-bare repository is `<main worktree>/.git`.
-        let common = self.repo.common_dir();
-        match common.file_name() {
-            Some(name) if name == ".git" => Ok(common.parent().unwrap_or(common).to_path_buf()),
-            _ => Ok(self.repo.workdir()?.to_path_buf()),
+impl Sink for Terminal {
+    fn note(&self, note: Note) {
+        match note.level().prefix() {
+            Some(prefix) => crate::term::errln!("{prefix}: {note}"),
+            None => crate::term::errln!("{note}"),
         }
     }
 
-    /// The id of the run `name` names: its id or a unique prefix.
-    /// This clone, as catching up with a remote needs it.
-    fn here<'a>(
-        &'a self,
-        config: &'a crate::config::Config,
-        main_worktree: &'a Path,
-    ) -> crate::run::remote::Here<'a> {
-        crate::run::remote::Here {
-            repo: &self.repo,
-            store: &self.store,
-            config,
-            main_worktree,
-        }
+    fn echo(&self, stream: crate::term::Stream) -> Option<Box<dyn Write + Send>> {
+        self.echo.then(|| crate::term::echo(stream))
     }
 
-    fn resolve(&self, name: &str) -> Result<RunId, CliError> {
-        Ok(self.store.resolve(name)?)
-    }
-
-    /// The RunState of the run `name` names.
-    fn load(&self, name: &str) -> Result<RunState, CliError> {
-        Ok(self.store.load(&self.resolve(name)?)?)
-    }
-
-    /// A run's status word, with `(stale)` when it says running but nobody holds the lock.
-    fn status_label(&self, state: &RunState) -> String {
-        crate::report::status::label(state.status(), self.store.is_stale(state))
+    fn running(&self, stage: &str, actor: &str, n: u32) -> Option<Box<dyn Send>> {
+        let shown = crate::term::status::show(stage, actor, n)?;
+        Some(Box::new(shown))
     }
 }
 
@@ -337,7 +313,7 @@ impl Listed {
         }
     }
 
-    fn json<'a>(&'a self, ctx: &Context) -> JsonView<'a> {
+    fn json<'a>(&'a self, ctx: &Workspace) -> JsonView<'a> {
         let sync = self.sync(&ctx.repo).map(|(_, sync)| sync);
         match self {
             Listed::Here(state) => JsonView {
@@ -365,7 +341,7 @@ impl Listed {
 
 /// Every run of this clone, then those only a remote has (as last fetched), oldest first within
 /// each; an unreadable one is a warning, never a reason to hide the others.
-fn listed_runs(ctx: &Context) -> Result<Vec<Listed>, CliError> {
+fn listed_runs(ctx: &Workspace) -> Result<Vec<Listed>, CliError> {
     let mut runs = Vec::new();
     let here = ctx.store.list()?;
     for id in &here {
@@ -398,18 +374,18 @@ fn write_json(out: &mut dyn Write, value: &impl Serialize) {
 /// After driving: the summary on stderr (or the RunState as JSON), and how the drive ended.
 fn print_summary(
     store: &Store,
-    state: &RunState,
-    driven: Driven,
+    drove: Drove,
     json: bool,
     out: &mut dyn Write,
 ) -> Result<Outcome, CliError> {
+    let state = &drove.state;
     if json {
         write_json(out, &json_view(store, state));
     } else {
         let text = crate::report::status::render(state, false, None, store.now());
         crate::term::err!("\n{text}");
     }
-    Ok(Outcome::Driven(driven))
+    Ok(Outcome::Driven(drove.driven))
 }
 
 #[cfg(test)]

@@ -6,8 +6,9 @@ use std::path::Path;
 use clap::Args;
 
 use super::args::RunArg;
-use super::{CliError, Context, Outcome};
-use crate::run::request::{self, Request};
+use super::{CliError, Outcome};
+use crate::ops::Workspace;
+use crate::ops::pause::PauseOptions;
 
 /// Pause a run at the next stage boundary.
 ///
@@ -19,9 +20,13 @@ pub struct PauseArgs {
 }
 
 pub fn cmd_pause(cwd: &Path, args: PauseArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    let ctx = Context::open(cwd)?;
-    let id = ctx.resolve(&args.run.run)?;
-    request::send(&ctx.store, &id, Request::Pause)?;
+    let ws = Workspace::open(cwd)?;
+    let id = crate::ops::pause::pause(
+        &ws,
+        &PauseOptions {
+            name: &args.run.run,
+        },
+    )?;
     let _ = writeln!(out, "run {id} will pause after its current stage");
     Ok(Outcome::Done)
 }

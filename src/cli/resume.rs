@@ -6,12 +6,9 @@ use std::path::Path;
 use clap::Args;
 
 use super::args::{RunArg, parse_actor};
-use super::{CliError, Context, Outcome};
-use crate::run::Driver;
-use crate::run::lease::Publisher;
-use crate::run::remote;
-use crate::run::resume::{self, ResumeOptions};
-use crate::term::errln;
+use super::{CliError, Outcome};
+use crate::ops::Workspace;
+use crate::ops::resume::ResumeOptions;
 
 /// Continue a run from its RunState.
 ///
@@ -40,73 +37,13 @@ pub struct ResumeArgs {
 }
 
 pub fn cmd_resume(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    let ctx = Context::open(cwd)?;
-    let config = ctx.config()?;
-    let (id, tracked_on) = remote::resolve(&ctx.store, &ctx.repo, &args.run.run)?;
-    errln!("run {id}");
-    let main_worktree = ctx.main_worktree()?;
-    if let Some((remote, caught)) =
-        remote::refresh(&ctx.here(&config, &main_worktree), &id, tracked_on)?
-    {
-        match caught {
-            remote::CaughtUp::Adopted => errln!("note: rebuilt the run from {remote}"),
-            remote::CaughtUp::Updated => errln!("note: took the newer record of {remote}"),
-            remote::CaughtUp::Nothing => {}
-        }
-    }
-    let lock = ctx.store.lock(&id, "git baton resume")?;
-    let mut state = ctx.store.load(&id)?;
-    crate::state::transition::check_resumable(&state).map_err(crate::run::RunError::from)?;
-    let publish_to = state
-        .remote()
-        .map(str::to_owned)
-        .or_else(|| config.sync_push.then(|| config.remote.clone()));
-    let publisher = match publish_to {
-        Some(remote) => Some(Publisher::take(
-            &ctx.repo,
-            lock.dir(),
-            &mut state,
-            &remote,
-            config.lease,
-            config.sync_push,
-            &ctx.store,
-        )?),
-        None => None,
-    };
+    let ws = Workspace::open(cwd)?;
     let options = ResumeOptions {
-        actor: args.actor.as_ref(),
+        name: &args.run.run,
+        actor: args.actor,
         recreate_worktree: args.recreate_worktree,
     };
-    let prepared = resume::prepare(
-        &ctx.repo,
-        &config,
-        &lock,
-        &mut state,
-        &options,
-        ctx.store.clock(),
-        &mut |note| errln!("note: {note}"),
-    );
-    if let Some(publisher) = &publisher {
-        publisher.saved(&state);
-        if prepared.is_err() {
-            // Nothing will drive the run: the lease goes back at once, not when it expires.
-            publisher.release(&ctx.repo, lock.dir(), &mut state, ctx.store.now())?;
-        }
-    }
-    prepared?;
-
-    let interrupted = crate::exec::interrupt_flag()?;
-    let driver = Driver {
-        repo: &ctx.repo,
-        store: &ctx.store,
-        config: &config,
-        lock: &lock,
-        interrupted: &interrupted,
-        echo: !args.json && !crate::term::quiet(),
-        actor_override: args.actor.clone(),
-        publisher: publisher.as_ref(),
-    };
-    let driven = driver.drive_published(&mut state)?;
-    drop(lock);
-    super::print_summary(&ctx.store, &state, driven, args.json, out)
+    let sink = super::Terminal::driving(!args.json);
+    let drove = crate::ops::resume::resume(&ws, &options, &sink)?;
+    super::print_summary(&ws.store, drove, args.json, out)
 }

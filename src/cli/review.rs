@@ -6,7 +6,7 @@ use std::path::Path;
 use clap::Args;
 
 use super::args::RunArg;
-use super::{CliError, Context, Outcome};
+use super::{CliError, Outcome, Workspace};
 
 /// The reviewer's page: coverage per target, who changed what in each attempt, and the diffstat.
 ///
@@ -19,7 +19,7 @@ pub struct ReviewArgs {
 }
 
 pub fn cmd_review(cwd: &Path, args: ReviewArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    let ctx = Context::open(cwd)?;
+    let ctx = Workspace::open(cwd)?;
     let state = ctx.load(&args.run.run)?;
     let data = crate::run::history::review(&ctx.repo, &state)?;
     let page = crate::report::review::render(&state, &data.attempts, &data.stats, data.source);

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use clap::Args;
 
-use super::{CliError, Context, Listed, Outcome};
-use crate::run::remote;
+use super::{CliError, Listed, Outcome, Workspace};
+use crate::run::{remote, session};
 
 /// Show one run (without RUN, the most recent).
 ///
@@ -24,9 +24,12 @@ pub struct StatusArgs {
 }
 
 pub fn cmd_status(cwd: &Path, args: StatusArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    let ctx = Context::open(cwd)?;
+    let ctx = Workspace::open(cwd)?;
     let (id, tracked_on) = match &args.run {
-        Some(name) => remote::resolve(&ctx.store, &ctx.repo, name)?,
+        Some(name) => {
+            let named = session::resolve(&ctx.store, &ctx.repo, name, session::Lookup::Remotes)?;
+            (named.id().clone(), named.tracked_on().map(str::to_owned))
+        }
         None => (
             ctx.store.list()?.pop().ok_or_else(|| {
                 CliError::input("there are no runs in this repository")

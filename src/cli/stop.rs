@@ -7,8 +7,9 @@ use std::time::Duration;
 use clap::Args;
 
 use super::args::RunArg;
-use super::{CliError, Context, Outcome};
-use crate::run::request::{self, Request};
+use super::{CliError, Outcome};
+use crate::ops::Workspace;
+use crate::ops::stop::StopOptions;
 
 /// How long `stop` waits for the driver to act on the request.
 const WAIT: Duration = Duration::from_secs(30);
@@ -24,10 +25,17 @@ pub struct StopArgs {
 }
 
 pub fn cmd_stop(cwd: &Path, args: StopArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
-    let ctx = Context::open(cwd)?;
-    let id = ctx.resolve(&args.run.run)?;
-    request::send(&ctx.store, &id, Request::Stop)?;
-    let state = request::wait_released(&ctx.store, &id, WAIT)?;
-    let _ = writeln!(out, "stopped run {id}: {}", ctx.status_label(&state));
+    let ws = Workspace::open(cwd)?;
+    let options = StopOptions {
+        name: &args.run.run,
+        wait: WAIT,
+    };
+    let state = crate::ops::stop::stop(&ws, &options)?;
+    let _ = writeln!(
+        out,
+        "stopped run {}: {}",
+        state.run_id,
+        ws.status_label(&state)
+    );
     Ok(Outcome::Done)
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use super::{CliError, Context, Outcome};
+use super::{CliError, Outcome, Workspace};
 use crate::coverage::TargetStatus;
 use crate::run::agent_side::Current;
 
@@ -32,7 +32,7 @@ pub fn cmd_unchanged(
     args: UnchangedArgs,
     out: &mut dyn Write,
 ) -> Result<Outcome, CliError> {
-    let ctx = Context::open(cwd)?;
+    let ctx = Workspace::open(cwd)?;
     let current = Current::find(&ctx.repo, &ctx.store)?;
     current.record_unchanged(&args.target, &args.reason)?;
     let _ = writeln!(

@@ -112,8 +112,9 @@ pub struct Invocation<'a> {
     /// Created or truncated; they receive every byte the child writes, as it is written.
     pub stdout_log: &'a Path,
     pub stderr_log: &'a Path,
-    /// Also copy the child's output to our stdout and stderr as it arrives.
-    pub echo: bool,
+    /// Where the child's output on each stream is also copied as it arrives, if anywhere: the
+    /// command layer decides (see [`no_echo`]).
+    pub echo: &'a dyn Fn(crate::term::Stream) -> Option<Box<dyn std::io::Write + Send>>,
     /// Polled about every 50 ms: another process asked to stop this run.
     pub stop_requested: &'a dyn Fn() -> bool,
     /// Set by our SIGINT/SIGTERM/SIGHUP handler (see [`interrupt_flag`]).
@@ -276,6 +277,11 @@ impl ExecError {
     }
 }
 
+/// An [`Invocation::echo`] that echoes nothing: the output goes to the logs only.
+pub fn no_echo(_: crate::term::Stream) -> Option<Box<dyn std::io::Write + Send>> {
+    None
+}
+
 /// Runs one attempt of `inv.actor` to its end and classifies it.
 ///
 /// Errors are reserved for attempts that could not be run as asked (bad command, missing
@@ -365,16 +371,12 @@ pub fn run(inv: &Invocation) -> Result<Finished, ExecError> {
 
     let patterns = &actor.rate_limit.patterns;
     let stdout = child.stdout.take().map(|pipe| {
-        let echo = inv
-            .echo
-            .then(|| crate::term::echo(crate::term::Stream::Stdout));
+        let echo = (inv.echo)(crate::term::Stream::Stdout);
         let log = CappedLog::new(inv.stdout_log, stdout_log, inv.log_limit);
         Reader::spawn(pipe, log, echo, Scanner::new(patterns), false)
     });
     let stderr = child.stderr.take().map(|pipe| {
-        let echo = inv
-            .echo
-            .then(|| crate::term::echo(crate::term::Stream::Stderr));
+        let echo = (inv.echo)(crate::term::Stream::Stderr);
         let log = CappedLog::new(inv.stderr_log, stderr_log, inv.log_limit);
         Reader::spawn(pipe, log, echo, Scanner::new(patterns), true)
     });

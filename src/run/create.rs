@@ -145,11 +145,14 @@ pub fn policy(
     ))
 }
 
+/// Creates the run `options` describe, or finds the one its key names. What is worth telling on
+/// the way goes to `sink`.
 pub fn create(
     repo: &Repo,
     store: &Store,
     config: &Config,
     options: &CreateOptions,
+    sink: &dyn super::note::Sink,
 ) -> Result<Created, RunError> {
     let (plan, targets_source) = super::targets::for_new_run(
         repo,
@@ -256,7 +259,10 @@ pub fn create(
     undo.disarm();
     // The run exists from the rename on; a record that fails here is written by the next save.
     if let Err(err) = super::record::record(repo, &final_dir, &state) {
-        crate::term::errln!("warning: run {id}: could not record it in git yet: {err}");
+        sink.note(super::note::Note::NotRecordedYet {
+            run: id.to_string(),
+            reason: err.to_string(),
+        });
     }
     Ok(Created::New(Box::new(state), lock))
 }

@@ -11,6 +11,7 @@ use crate::state::transition::{self, Event};
 use crate::state::{RunId, RunState, RunStatus};
 
 use super::RunError;
+use super::session::Session;
 
 pub struct Finished {
     /// The commit made on the run's branch (always one: it carries the trailers), `None` only
@@ -94,20 +95,21 @@ fn unchanged(state: &RunState) -> Vec<(String, String)> {
 }
 
 /// Commits what is left in the worktree onto the run's branch with `Baton-Run` and
-/// `Baton-Unchanged` trailers, marks the run finished (as of `at`, when it was asked to), and
-/// removes the worktree when nothing is left uncommitted in it.
+/// `Baton-Unchanged` trailers, marks the run finished (as of `at`, when it was asked to) through
+/// its session, and removes the worktree when nothing is left uncommitted in it.
 pub fn finish(
     repo: &Repo,
-    lock_dir: &Path,
+    session: &Session,
     state: &mut RunState,
     at: jiff::Timestamp,
 ) -> Result<Finished, RunError> {
     // Refused before anything is committed: only a run in review may be finished.
-    let finished = transition::apply(state, Event::Finished, at)?;
+    transition::check_finishable(state)?;
     // A status is a claim (a remote's record may say `review`): the gate is judged again.
-    super::claims::check_verdict(repo, lock_dir, state)?;
+    super::claims::check_verdict(repo, session.dir(), state)?;
     super::check_worktree(repo, state)?;
-    let worktree = Path::new(&state.worktree);
+    let worktree = PathBuf::from(&state.worktree);
+    let worktree = worktree.as_path();
     let tip = repo
         .branch_tip(&state.branch)?
         .ok_or_else(|| RunError::NoBranch {
@@ -128,15 +130,13 @@ pub fn finish(
     }
     // The branch has it; the RunState still says `review`.
     super::create::fail_at("finish:save")?;
-    super::write_result(lock_dir, &finished)?;
-    super::record::save(repo, lock_dir, &finished)?;
+    session.commit_with(state, Event::Finished, at, super::write_result)?;
 
     // `git worktree remove` deletes ignored files without asking: a worktree is removed only
     // when nothing at all in it is missing from the branch, and kept when that is unknown.
     let left = left_behind(repo, worktree, commit);
     let worktree_removed = matches!(&left, Ok(paths) if paths.is_empty())
         && repo.remove_worktree(worktree, false).is_ok();
-    *state = finished;
     Ok(Finished {
         commit: committed.then(|| commit.to_string()),
         unchanged_trailers: reasons,

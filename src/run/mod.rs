@@ -4,7 +4,9 @@
 //! is killed when, the state on disk says what happened up to that point. It reads nothing but
 //! the RunState and the run directory: everything it needs was recorded at creation.
 //!
-//! Around the pipeline: [`resume`] prepares a run to be driven again, [`request`] carries stop
+//! Every change of a run goes through its [`session`], which also holds the lease of a published
+//! run; what the driver has to say goes to the session's [`note::Sink`]. Around the pipeline:
+//! [`resume`] prepares a run to be driven again, [`request`] carries stop
 //! and pause requests from other processes to the driver, [`lifecycle`] finishes and removes
 //! runs, [`history`] reads the record of attempts back, and [`doctor`] checks every run. Errors
 //! are [`RunError`]s; how driving ended is a [`Driven`]. Neither names an exit code: that is the
@@ -20,13 +22,14 @@ mod error;
 mod fallback;
 pub mod history;
 mod in_the_way;
-pub mod lease;
 pub mod lifecycle;
+pub mod note;
 pub mod prompt;
 pub mod record;
 pub mod remote;
 pub mod request;
 pub mod resume;
+pub mod session;
 mod targets;
 pub mod unrecorded;
 mod worktree_root;
@@ -35,8 +38,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use jiff::Timestamp;
-
 pub use create::{CreateOptions, Created, PlanFile, create, read_plan};
 pub use error::RunError;
 
@@ -44,10 +45,11 @@ use crate::coverage::{self, Report};
 use crate::exec;
 use crate::git::{CommitId, Repo, Scope};
 use crate::plan::{Plan, Target};
-use crate::state::store::{self, RunLock, Store};
-use crate::state::transition::{self, AttemptEnd, Event};
+use crate::state::store::{self, Store};
+use crate::state::transition::{AttemptEnd, Event};
 use crate::state::{Cause, FallbackFrom, Outcome, RunState, UsageSource};
-use crate::term::errln;
+use note::{Note, Sink};
+use session::Session;
 
 /// How driving a run ended; the command layer decides what each means for its exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,67 +110,44 @@ pub struct Driver<'a> {
     pub repo: &'a Repo,
     pub store: &'a Store,
     pub config: &'a crate::config::Config,
-    pub lock: &'a RunLock,
+    /// The run's session: its lock, its lease when published, and every change of its state.
+    pub session: &'a Session<'a>,
     pub interrupted: &'a AtomicBool,
-    /// Stream actors' output to the terminal.
-    pub echo: bool,
     /// An actor chosen for the next attempt of this stage (`resume --actor`).
     pub actor_override: Option<(String, String)>,
-    /// Set when the run is published and driven under a lease: every save goes through it.
-    pub publisher: Option<&'a lease::Publisher>,
 }
 
 impl Driver<'_> {
     fn run_dir(&self) -> &Path {
-        self.lock.dir()
+        self.session.dir()
     }
 
-    fn save(&self, state: &mut RunState, at: Timestamp) -> Result<(), RunError> {
-        match self.publisher {
-            Some(publisher) => publisher.save(self.repo, self.run_dir(), state, at),
-            None => record::save(self.repo, self.run_dir(), state),
-        }
+    fn sink(&self) -> &dyn Sink {
+        self.session.sink()
     }
 
-    /// Applies `event`, now, and saves the result before anything else happens.
+    /// Commits `event`, now, before anything else happens.
     fn record(&self, state: &mut RunState, event: Event) -> Result<(), RunError> {
-        self.record_at(state, event, self.store.now())
+        self.session.commit(state, event)
     }
 
-    fn record_at(&self, state: &mut RunState, event: Event, at: Timestamp) -> Result<(), RunError> {
-        *state = transition::apply(state, event, at)?;
-        self.save(state, at)
+    fn record_at(
+        &self,
+        state: &mut RunState,
+        event: Event,
+        at: jiff::Timestamp,
+    ) -> Result<(), RunError> {
+        self.session.commit_at(state, event, at)
     }
 
     fn take_request(&self, name: &str) -> bool {
         std::fs::remove_file(self.run_dir().join(name)).is_ok()
     }
 
-    /// [`Driver::drive`], and with a publisher, its lease renewed beside the driver on a thread
-    /// of its own and released at the end.
+    /// [`Driver::drive`], with the lease kept beside it when the run is published.
     pub fn drive_published(&self, state: &mut RunState) -> Result<Driven, RunError> {
-        let Some(publisher) = self.publisher else {
-            return self.drive(state);
-        };
-        let stop = AtomicBool::new(false);
-        let workdir = self.repo.workdir()?.to_path_buf();
-        let (dir, store, interrupted) = (self.run_dir(), self.store, self.interrupted);
-        let result = std::thread::scope(|scope| {
-            scope.spawn(|| publisher.keep(&workdir, dir, store, &stop, interrupted));
-            let result = self.drive(state);
-            stop.store(true, std::sync::atomic::Ordering::Release);
-            result
-        });
-        let released = publisher.release(self.repo, dir, state, self.store.now());
-        let driven = result?;
-        if publisher.lost() {
-            // The attempt was stopped because the lease could not be kept: another machine may
-            // drive the run now.
-            return Err(RunError::LeaseExpired {
-                run: state.run_id.to_string(),
-            });
-        }
-        released.map(|()| driven)
+        self.session
+            .keep_lease_while(state, self.interrupted, |state| self.drive(state))
     }
 
     /// Drives the run from its first unfinished stage until it reaches review, stops at a
@@ -186,7 +165,7 @@ impl Driver<'_> {
                 self.record(state, Event::ReviewEntered)?;
                 write_result(self.run_dir(), state)?;
                 // Once more, so that the record holds the result too.
-                self.save(state, state.updated_at())?;
+                self.session.commit_files(state)?;
                 return Ok(Driven::Review);
             };
             let halted = |message: &str| Event::Halted {
@@ -232,12 +211,11 @@ impl Driver<'_> {
                 }
                 Outcome::RateLimited => match fallback::next_fallback(&state.stages()[index]) {
                     Some(next) => {
-                        errln!(
-                            "note: attempt {} of stage {} was rate limited; falling back to actor `{}`",
-                            next.1.attempt,
-                            state.stages()[index].name,
-                            next.0
-                        );
+                        self.sink().note(Note::FallingBack {
+                            attempt: next.1.attempt,
+                            stage: state.stages()[index].name.clone(),
+                            actor: next.0.clone(),
+                        });
                         fallback = Some(next);
                     }
                     None => return Ok(Driven::StageEnded(Outcome::RateLimited)),
@@ -396,7 +374,7 @@ impl Driver<'_> {
                     prompt_file: &prompt_file,
                     stdout_log: &dir.join("stdout.log"),
                     stderr_log: &dir.join("stderr.log"),
-                    echo: self.echo,
+                    echo: &|stream| self.sink().echo(stream),
                     stop_requested: &stop_requested,
                     interrupted: self.interrupted,
                     grace: GRACE,
@@ -405,7 +383,7 @@ impl Driver<'_> {
                     log_limit: self.config.log_limit,
                 };
                 // Erased when the attempt ends, whichever way it ends.
-                let status_line = crate::term::status::show(&stage_name, &spec.name, n);
+                let status_line = self.sink().running(&stage_name, &spec.name, n);
                 let ran = exec::run(&invocation);
                 drop(status_line);
                 match ran {
@@ -467,7 +445,7 @@ impl Driver<'_> {
                     end.error = Some(message);
                 }
                 Err(message) => {
-                    errln!("warning: the coverage report of this attempt is missing: {message}");
+                    self.sink().note(Note::CoverageMissing { message });
                 }
             }
         }
@@ -558,10 +536,22 @@ pub(crate) fn worktree_at(repo: &Repo, path: &Path) -> Option<Repo> {
 
 /// Records the worktree as attempt `n` of `stage` left it, for an attempt that ended otherwise
 /// (a crash found on resume). A failure is reported; the attempt is then recorded without a
-/// snapshot, which [`unrecorded`] makes the run refuse to hand on.
-pub fn snapshot_for(repo: &Repo, state: &RunState, stage: &str, n: u32) -> Option<CommitId> {
+/// snapshot, which [`unrecorded`] makes the run refuse to hand on. The failure goes to `sink`.
+pub fn snapshot_for(
+    repo: &Repo,
+    state: &RunState,
+    stage: &str,
+    n: u32,
+    sink: &dyn Sink,
+) -> Option<CommitId> {
     unrecorded::snapshot(repo, state, stage, n)
-        .map_err(|err| errln!("warning: could not snapshot attempt {n} of stage {stage}: {err}"))
+        .map_err(|err| {
+            sink.note(Note::SnapshotFailed {
+                stage: stage.to_owned(),
+                n,
+                reason: err.to_string(),
+            })
+        })
         .ok()
 }
 

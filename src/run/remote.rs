@@ -141,38 +141,6 @@ pub fn tracked_state(repo: &Repo, remote: &str, id: &str) -> Result<Option<RunSt
     Ok(Some(state))
 }
 
-/// The run `name` names (an id or a unique prefix): one of this clone, else one only a remote
-/// has, as last fetched — then with that remote's name.
-pub fn resolve(
-    store: &Store,
-    repo: &Repo,
-    name: &str,
-) -> Result<(RunId, Option<String>), RunError> {
-    match store.resolve(name) {
-        Ok(id) => Ok((id, None)),
-        Err(store::StoreError::Unknown(_)) => {
-            let mut found: Vec<(String, RunId)> = tracked_runs(repo)?
-                .into_iter()
-                .filter(|(_, id)| !name.is_empty() && id.starts_with(name))
-                .collect();
-            found.dedup_by(|a, b| a.1 == b.1);
-            match found.len() {
-                1 => {
-                    let (remote, id) = found.remove(0);
-                    Ok((id, Some(remote)))
-                }
-                0 => Err(store::StoreError::Unknown(name.into()).into()),
-                _ => Err(store::StoreError::Ambiguous {
-                    prefix: name.into(),
-                    candidates: found.iter().map(|(_, id)| id.to_string()).collect(),
-                }
-                .into()),
-            }
-        }
-        Err(err) => Err(err.into()),
-    }
-}
-
 /// Before a command changes a published run (or one only a remote has): fetch the remote and
 /// bring the run here up to date with it. Returns the remote and what catching up did.
 pub fn refresh(
@@ -667,15 +635,7 @@ impl RemoteRecord {
         } = self;
         state.worktree = worktree.to_owned();
         // Remote names are a clone's own: from now on this clone reaches the run through `remote`.
-        if state.remote() != Some(remote) {
-            state = crate::state::transition::apply(
-                &state,
-                crate::state::Event::Published {
-                    remote: remote.to_owned(),
-                },
-                state.updated_at(),
-            )?;
-        }
+        state = super::session::published_as(&state, remote, state.updated_at())?;
 
         // The branch: this clone's may only be behind the remote's.
         let theirs_branch = repo.ref_target(&format!("refs/remotes/{remote}/{}", state.branch))?;

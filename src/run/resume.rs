@@ -7,11 +7,12 @@ use std::path::Path;
 
 use crate::config::Config;
 use crate::git::Repo;
-use crate::state::store::RunLock;
-use crate::state::transition::{self, Event};
-use crate::state::{Clock, RunState, RunStatus};
+use crate::state::transition::Event;
+use crate::state::{RunState, RunStatus};
 
 use super::RunError;
+use super::note::Note as Said;
+use super::session::Session;
 
 pub struct ResumeOptions<'a> {
     /// `(stage, actor)`: the actor for the resumed attempt of that stage.
@@ -63,21 +64,19 @@ impl fmt::Display for Note {
     }
 }
 
-/// Prepares a run whose lock the caller holds for [`super::Driver::drive`]; `clock` dates a
-/// crash found. Each note is passed to `note` as soon as it is true, so that it is shown even if
-/// a later check fails.
+/// Prepares a run the session opened (checked resumable) for [`super::Driver::drive`]. Each
+/// note goes to the session's sink as soon as it is true, so that it is shown even if a later
+/// check fails.
 pub fn prepare(
     repo: &Repo,
     config: &Config,
-    lock: &RunLock,
+    session: &Session,
     state: &mut RunState,
     options: &ResumeOptions,
-    clock: &Clock,
-    note: &mut dyn FnMut(Note),
 ) -> Result<(), RunError> {
-    transition::check_resumable(state)?;
+    let note = |note| session.sink().note(Said::Resumed(note));
     if state.status() == RunStatus::Running {
-        recover_crash(repo, lock, state, clock, note)?;
+        recover_crash(repo, session, state, &note)?;
     }
     let next = state.next_stage().map(|i| state.stages()[i].name.clone());
     if let Some((stage, actor)) = options.actor {
@@ -114,14 +113,13 @@ pub fn prepare(
 /// stop it first.
 fn recover_crash(
     repo: &Repo,
-    lock: &RunLock,
+    session: &Session,
     state: &mut RunState,
-    clock: &Clock,
-    note: &mut dyn FnMut(Note),
+    note: &dyn Fn(Note),
 ) -> Result<(), RunError> {
     let open = state.open_attempt().map(|(i, a)| {
         let stage = state.stages()[i].name.clone();
-        let dir = state.attempt_dir_in(lock.dir(), &stage, a);
+        let dir = state.attempt_dir_in(session.dir(), &stage, a);
         (stage, a.n, dir)
     });
     let mut snapshot = None;
@@ -140,17 +138,13 @@ fn recover_crash(
         if killed > 0 {
             note(Note::StoppedLeftovers(killed));
         }
-        snapshot = super::snapshot_for(repo, state, &stage, n);
+        snapshot = super::snapshot_for(repo, state, &stage, n, session.sink());
     }
-    *state = transition::apply(
-        state,
-        Event::CrashFound {
-            snapshot,
-            hook_blocks,
-        },
-        clock.now(),
-    )?;
-    super::record::save(repo, lock.dir(), state)?;
+    let found = Event::CrashFound {
+        snapshot,
+        hook_blocks,
+    };
+    session.commit(state, found)?;
     note(Note::RecordedCrash);
     Ok(())
 }

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use super::{Clock, RunId, RunState, SCHEMA_VERSION};
 
 /// How long a heartbeat promises the holder is alive; refreshed at a third of it.
-const LEASE: Duration = Duration::from_secs(30);
+const HEARTBEAT: Duration = Duration::from_secs(30);
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -252,27 +252,6 @@ impl Store {
             .filter_map(|(name, path)| Some((name.parse::<RunId>().ok()?, path)))
             .filter(|(_, path)| path.is_dir() && !path.join("state.json").exists())
             .collect()
-    }
-
-    /// The run named by its full id or any unique prefix.
-    pub fn resolve(&self, name: &str) -> Result<RunId> {
-        // Every id starts with the empty string; naming no run is not naming all of them.
-        if name.is_empty() {
-            return Err(StoreError::Unknown(name.into()));
-        }
-        let ids = self.list()?;
-        if let Some(id) = ids.iter().find(|id| *id == name) {
-            return Ok(id.clone());
-        }
-        let mut matches: Vec<RunId> = ids.into_iter().filter(|id| id.starts_with(name)).collect();
-        match matches.len() {
-            0 => Err(StoreError::Unknown(name.into())),
-            1 => Ok(matches.remove(0)),
-            _ => Err(StoreError::Ambiguous {
-                prefix: name.into(),
-                candidates: matches.iter().map(|id| id.to_string()).collect(),
-            }),
-        }
     }
 
     /// Remembers that run `id` was cleaned on purpose, so that its kept branch is not reported as
@@ -630,7 +609,7 @@ impl RunLock {
             pid: std::process::id(),
             host: host(),
             since: clock.now().to_string(),
-            lock_until: lease_end(clock),
+            lock_until: heartbeat_end(clock),
             command: command.into(),
         };
         write_holder(dir, &holder)?;
@@ -641,8 +620,8 @@ impl RunLock {
             let (stop, shared_dir, clock) = (stop.clone(), shared_dir.clone(), clock.clone());
             std::thread::spawn(move || {
                 let mut holder = holder;
-                while !sleep_unless(&stop, LEASE / 3) {
-                    holder.lock_until = lease_end(&clock);
+                while !sleep_unless(&stop, HEARTBEAT / 3) {
+                    holder.lock_until = heartbeat_end(&clock);
                     let dir = shared_dir
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
@@ -687,8 +666,8 @@ impl Drop for RunLock {
     }
 }
 
-fn lease_end(clock: &Clock) -> String {
-    let until = clock.peek() + jiff::SignedDuration::try_from(LEASE).unwrap_or_default();
+fn heartbeat_end(clock: &Clock) -> String {
+    let until = clock.peek() + jiff::SignedDuration::try_from(HEARTBEAT).unwrap_or_default();
     until.round(jiff::Unit::Second).unwrap_or(until).to_string()
 }
 
@@ -719,7 +698,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn resolve_by_unique_prefix() {
+    fn runs_are_listed_by_id_and_only_complete_ones() {
         let tmp = tempfile::tempdir().unwrap();
         let store = Store::new(tmp.path(), Clock::system());
         for id in ["1abc000000", "1abd000000", "2xyz000000", "not-a-run"] {
@@ -731,13 +710,6 @@ mod tests {
             store.list().unwrap(),
             ["1abc000000", "1abd000000", "2xyz000000"]
         );
-        assert_eq!(store.resolve("2").unwrap(), "2xyz000000");
-        assert_eq!(store.resolve("1abc").unwrap(), "1abc000000");
-        assert!(matches!(
-            store.resolve("1ab"),
-            Err(StoreError::Ambiguous { .. })
-        ));
-        assert!(matches!(store.resolve("3"), Err(StoreError::Unknown(_))));
     }
 
     #[test]

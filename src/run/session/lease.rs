@@ -1,8 +1,8 @@
-//! Driving a published run: the lease that keeps a second machine out, renewed while the driver
-//! lives, and the saves that go to the remote.
+//! The session's half for a published run: the lease that keeps a second machine out, renewed
+//! while the driver lives, and the saves that go to the remote.
 //!
-//! A [`Publisher`] is made when a driver takes the lease (through the remote's compare-and-swap)
-//! and is then the one way the driver saves: every save with `sync: push`, and a renewal every
+//! A [`Publisher`] is made when a session takes the lease (through the remote's compare-and-swap)
+//! and is then the one way the session persists a commit: every save with `sync: push`, and a renewal every
 //! third of the lease's length, publish the whole record. A save that loses the race means
 //! another machine took the run after this lease expired: the driver is stopped, nothing is
 //! overwritten.
@@ -17,13 +17,14 @@ use jiff::Timestamp;
 use crate::git::Repo;
 use crate::state::clock::Clock;
 use crate::state::store::Store;
-use crate::state::transition::{self, Event};
+use crate::state::transition::Event;
 use crate::state::{Lease, RunState};
-use crate::term::errln;
 
+use super::super::note::{Note, Sink};
+use super::super::record;
+use super::super::remote::{self, Publication};
 use super::RunError;
-use super::record;
-use super::remote::{self, Publication};
+use super::apply;
 
 /// The driver's side of a lease on one published run.
 pub struct Publisher {
@@ -61,7 +62,7 @@ impl Publisher {
         if let Some(old) = state.lease()
             && store.holds_here(old)
         {
-            next = transition::apply(
+            next = apply(
                 &next,
                 Event::LeaseReleased {
                     holder: old.holder.clone(),
@@ -70,7 +71,7 @@ impl Publisher {
             )?;
         }
         if next.remote() != Some(remote) {
-            next = transition::apply(
+            next = apply(
                 &next,
                 Event::Published {
                     remote: remote.to_owned(),
@@ -84,7 +85,7 @@ impl Publisher {
             taken_at: now,
             until: until(now, length),
         };
-        next = transition::apply(&next, Event::LeaseTaken(lease), now)?;
+        next = apply(&next, Event::LeaseTaken(lease), now)?;
         remote::publish(repo, remote, &[Publication { dir, state: &next }])?;
         *state = next.clone();
         Ok(Publisher {
@@ -106,6 +107,7 @@ impl Publisher {
         dir: &Path,
         state: &mut RunState,
         at: Timestamp,
+        sink: &dyn Sink,
     ) -> Result<(), RunError> {
         let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
         // Another machine has the run now: nothing more is saved over its record, here or
@@ -120,7 +122,7 @@ impl Publisher {
             && renewed.holder == ours.holder
             && renewed.until > ours.until
         {
-            *state = transition::apply(
+            *state = apply(
                 state,
                 Event::LeaseRenewed {
                     holder: self.holder.clone(),
@@ -132,7 +134,7 @@ impl Publisher {
         if self.every_save {
             // Read now, under the lock: a renewal may have held it for a while.
             let deadline = self.push_deadline(&last);
-            self.publish(repo, dir, state, deadline)?;
+            self.publish(repo, dir, state, deadline, sink)?;
         } else {
             record::save(repo, dir, state)?;
         }
@@ -140,10 +142,12 @@ impl Publisher {
         Ok(())
     }
 
-    /// Records that `state` was saved by someone else (crash recovery before driving), so that
-    /// a renewal builds on it.
-    pub fn saved(&self, state: &RunState) {
-        *self.last.lock().unwrap_or_else(PoisonError::into_inner) = state.clone();
+    /// The state last saved through the lease.
+    pub fn last_saved(&self) -> RunState {
+        self.last
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     fn publish(
@@ -152,6 +156,7 @@ impl Publisher {
         dir: &Path,
         state: &RunState,
         deadline: Option<Instant>,
+        sink: &dyn Sink,
     ) -> Result<(), RunError> {
         match remote::publish_within(repo, &self.remote, &[Publication { dir, state }], deadline) {
             Ok(()) => Ok(()),
@@ -161,7 +166,10 @@ impl Publisher {
             }
             // The remote cannot be reached: the save stays here, and the next one tries again.
             Err(err) => {
-                errln!("warning: could not publish run {}: {err}", state.run_id);
+                sink.note(Note::PublishFailed {
+                    run: state.run_id.to_string(),
+                    reason: err.to_string(),
+                });
                 record::save(repo, dir, state)
             }
         }
@@ -176,9 +184,10 @@ impl Publisher {
         store: &Store,
         stop: &AtomicBool,
         interrupt: &AtomicBool,
+        sink: &dyn Sink,
     ) {
         let Ok(repo) = Repo::discover(workdir) else {
-            errln!("warning: cannot renew the lease: cannot open the repository");
+            sink.note(Note::RenewalNoRepository);
             return;
         };
         let every = (self.length / 3).max(Duration::from_millis(200));
@@ -189,12 +198,10 @@ impl Publisher {
             let published_until = self.published_until();
             if published_until.is_some_and(|until| store.now() >= until - margin) {
                 self.lost.store(true, Ordering::Release);
-                errln!(
-                    "error: run {}: the lease could not be renewed on {} and is about to expire; \
-                     stopping so that another machine can take the run over",
-                    self.run_id(),
-                    self.remote
-                );
+                sink.note(Note::LeaseExpiring {
+                    run: self.run_id(),
+                    remote: self.remote.clone(),
+                });
                 interrupt.store(true, Ordering::Release);
                 return;
             }
@@ -204,11 +211,15 @@ impl Publisher {
             next_renewal = Instant::now() + every;
             if let Err(err) = self.renew(&repo, dir, store.now()) {
                 if self.lost.load(Ordering::Acquire) {
-                    errln!("error: {err}");
+                    sink.note(Note::LeaseLost {
+                        reason: err.to_string(),
+                    });
                     interrupt.store(true, Ordering::Release);
                     return;
                 }
-                errln!("warning: could not renew the lease: {err}");
+                sink.note(Note::RenewalFailed {
+                    reason: err.to_string(),
+                });
             }
         }
     }
@@ -253,7 +264,7 @@ impl Publisher {
 
     fn renew(&self, repo: &Repo, dir: &Path, now: Timestamp) -> Result<(), RunError> {
         let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
-        let next = transition::apply(
+        let next = apply(
             &last,
             Event::LeaseRenewed {
                 holder: self.holder.clone(),
@@ -286,11 +297,12 @@ impl Publisher {
         dir: &Path,
         state: &mut RunState,
         at: Timestamp,
+        sink: &dyn Sink,
     ) -> Result<(), RunError> {
         if self.lost.load(Ordering::Acquire) {
             return Ok(());
         }
-        let released = transition::apply(
+        let released = apply(
             state,
             Event::LeaseReleased {
                 holder: self.holder.clone(),
@@ -314,10 +326,10 @@ impl Publisher {
             }
             Err(err @ RunError::LostRace { .. }) => Err(err),
             Err(err) => {
-                errln!(
-                    "warning: could not release the lease on run {}: {err}; it expires by itself",
-                    state.run_id
-                );
+                sink.note(Note::ReleaseFailed {
+                    run: state.run_id.to_string(),
+                    reason: err.to_string(),
+                });
                 Ok(())
             }
         }

@@ -1,0 +1,169 @@
+//! The doors, and the tests that keep them: the one way a run changes, and the one module that
+//! prints.
+//!
+//! [`layers`](crate) keeps imports pointing down; these keep two promises the layers alone
+//! cannot. A run changes only through its session (`run::session`): its commit is the one
+//! caller of the transition function, and only the session persists a RunState (through the
+//! store and the record, and under the lease through the remote). And nothing below `cli`
+//! prints: the layers hand typed notes and outcomes up, and the command line decides what is
+//! shown — so a second `error:` policy cannot grow in a background thread.
+//!
+//! Each rule names the files where a use is allowed, with the reason; a use anywhere else fails
+//! the test with its file and line.
+
+/// A rule: code that matches `needle` may appear only in files under one of `allowed`.
+struct Door {
+    needle: &'static str,
+    allowed: &'static [&'static str],
+    why: &'static str,
+}
+
+const DOORS: &[Door] = &[
+    Door {
+        needle: "transition::apply",
+        allowed: &["state/transition", "run/session/mod.rs"],
+        why: "a run changes only through its session's commit",
+    },
+    Door {
+        needle: "transition::{apply",
+        allowed: &["state/transition", "run/session/mod.rs"],
+        why: "a run changes only through its session's commit",
+    },
+    Door {
+        needle: "record::save(",
+        allowed: &["run/session/", "run/record.rs"],
+        why: "only the session persists a RunState",
+    },
+    Door {
+        needle: "remote::publish",
+        allowed: &["run/session/"],
+        why: "only the session publishes a RunState (and so writes it after the push)",
+    },
+    Door {
+        // The store's writer of `state.json`. Creation writes the first state before any
+        // session can exist; `record::save` is the session's own (kept by the door above);
+        // `run::remote` writes what the session's publish pushed, and the record a catch-up
+        // (the session's first step) takes from a remote.
+        needle: "save_in(",
+        allowed: &[
+            "state/store.rs",
+            "run/session/",
+            "run/record.rs",
+            "run/create.rs",
+            "run/remote.rs",
+        ],
+        why: "only the session persists a RunState",
+    },
+    Door {
+        needle: "session::published_as(",
+        allowed: &["run/session/", "run/remote.rs"],
+        why: "a remote's record is renamed for this clone only by catching up",
+    },
+];
+
+/// What prints to the process's streams; only `cli` (and `term`, which implements it) may.
+const PRINTING: &[&str] = &[
+    "errln!",
+    "err!(",
+    "write_err(",
+    "term::stdout(",
+    "term::stderr(",
+    "term::stdout_raw(",
+    "term::echo(",
+    "status::show(",
+];
+
+/// The code of `source`, comments left out, with the line number of each line.
+fn code_lines(source: &str) -> impl Iterator<Item = (usize, &str)> {
+    source.lines().enumerate().filter_map(|(n, line)| {
+        let code = line.split("//").next().unwrap_or(line);
+        (!code.trim().is_empty()).then_some((n + 1, code))
+    })
+}
+
+/// Every use in `source` (the file `file`, relative to `src/`) that a door does not allow.
+fn breaches(file: &str, source: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (n, code) in code_lines(source) {
+        let squeezed: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+        for door in DOORS {
+            if squeezed.contains(door.needle)
+                && !door.allowed.iter().any(|allowed| file.starts_with(allowed))
+            {
+                found.push(format!("{file}:{n}: `{}`: {}", door.needle, door.why));
+            }
+        }
+        let below_cli = !file.starts_with("cli/") && !file.starts_with("term/");
+        if below_cli && let Some(print) = PRINTING.iter().find(|p| squeezed.contains(*p)) {
+            found.push(format!(
+                "{file}:{n}: `{print}`: only cli prints; hand a note or an outcome up"
+            ));
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+
+    fn rust_files(path: &Path, out: &mut Vec<PathBuf>) {
+        if path.is_dir() {
+            for entry in std::fs::read_dir(path).unwrap() {
+                rust_files(&entry.unwrap().path(), out);
+            }
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path.to_path_buf());
+        }
+    }
+
+    #[test]
+    fn runs_change_only_through_their_session_and_only_cli_prints() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        files.sort();
+        let mut problems = Vec::new();
+        for file in files {
+            let shown = file.strip_prefix(&src).unwrap().display().to_string();
+            if ["main.rs", "doors.rs"].contains(&shown.as_str()) {
+                continue;
+            }
+            let source = std::fs::read_to_string(&file).unwrap();
+            problems.extend(breaches(&shown, &source));
+        }
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn a_use_outside_its_door_is_found_and_comments_are_not() {
+        let driver = "\
+// transition::apply is the session's
+fn f() { *state = transition::apply(state, event, at)?; }
+use crate::state::transition::{ apply, Event };
+";
+        assert_eq!(
+            breaches("run/mod.rs", driver),
+            [
+                "run/mod.rs:2: `transition::apply`: a run changes only through its session's commit",
+                "run/mod.rs:3: `transition::{apply`: a run changes only through its session's commit",
+            ]
+        );
+        assert!(breaches("run/session/mod.rs", driver).is_empty());
+        assert_eq!(
+            breaches("run/lease.rs", "    errln!(\"warning: {err}\");"),
+            ["run/lease.rs:1: `errln!`: only cli prints; hand a note or an outcome up"]
+        );
+        assert!(breaches("cli/run.rs", "errln!(\"run {id}\");").is_empty());
+        assert_eq!(
+            breaches("run/create.rs", "store::save_in(&dir, &state)?;").len(),
+            0
+        );
+        assert_eq!(
+            breaches("run/doctor/fix.rs", "store::save_in(&dir, &state)?;").len(),
+            1
+        );
+    }
+}

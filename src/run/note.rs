@@ -1,0 +1,229 @@
+//! What the layers below the command line have to say while they work, and the one way they
+//! say it: a typed [`Note`] handed to the command layer's [`Sink`], which alone decides what
+//! is printed, where and how.
+//!
+//! Notes are handed over as they happen, not collected: a rate-limit fallback belongs between
+//! the two actors' output, a lease that could not be renewed is reported from the renewal
+//! thread while the actor still runs, and a note that precedes an error must still be shown when
+//! the error ends the command.
+
+use std::fmt;
+use std::io::Write;
+
+use crate::term::Stream;
+
+/// How much a note matters: the command layer shows it with this prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// A line of its own, without a prefix (`run <id>`, `pushed … to …`).
+    Plain,
+    Note,
+    Warning,
+    Error,
+}
+
+impl Level {
+    /// The prefix the command layer puts before the note, `note:` and the like.
+    pub fn prefix(self) -> Option<&'static str> {
+        match self {
+            Level::Plain => None,
+            Level::Note => Some("note"),
+            Level::Warning => Some("warning"),
+            Level::Error => Some("error"),
+        }
+    }
+}
+
+/// Something a run's operations report on the way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    /// The run a command works on: the first line it prints.
+    Run { run: String },
+    /// A new run's worktree.
+    Worktree { path: String },
+    /// `--key` named an existing run, with its status label.
+    ExistingKey { key: String, label: String },
+    /// A new run exists, but its first record commit could not be written.
+    NotRecordedYet { run: String, reason: String },
+    /// A rate-limited attempt hands its stage to the `fallback:` actor.
+    FallingBack {
+        attempt: u32,
+        stage: String,
+        actor: String,
+    },
+    /// An ungated (not enforced) coverage report could not be computed.
+    CoverageMissing { message: String },
+    /// No snapshot of an attempt that ended otherwise (a crash found on resume).
+    SnapshotFailed {
+        stage: String,
+        n: u32,
+        reason: String,
+    },
+    /// What preparing a resume did (crash recovery, a re-created worktree, …).
+    Resumed(super::resume::Note),
+    /// Catching up rebuilt a run this clone did not have from a remote.
+    Rebuilt { remote: String },
+    /// Catching up took a remote's newer record.
+    TookNewer { remote: String },
+    /// A save of a published run stayed here: the remote could not be reached.
+    PublishFailed { run: String, reason: String },
+    /// The renewal thread could not open the repository.
+    RenewalNoRepository,
+    /// The lease could not be renewed and is about to expire: the driver stops.
+    LeaseExpiring { run: String, remote: String },
+    /// The lease was lost to another machine: the driver stops.
+    LeaseLost { reason: String },
+    /// One renewal failed; the next one tries again.
+    RenewalFailed { reason: String },
+    /// Giving the lease back failed; it expires by itself.
+    ReleaseFailed { run: String, reason: String },
+    /// `push` without names skips a run the remote no longer has.
+    NoLongerOn { run: String, remote: String },
+    /// `push` published a run.
+    Pushed {
+        run: String,
+        remote: String,
+        status: String,
+    },
+    /// `push` found a run already up to date.
+    UpToDate { run: String, remote: String },
+    /// A published run was finished and pushed.
+    PushedFinished { run: String, remote: String },
+}
+
+impl Note {
+    pub fn level(&self) -> Level {
+        match self {
+            Note::Run { .. }
+            | Note::Worktree { .. }
+            | Note::Pushed { .. }
+            | Note::UpToDate { .. }
+            | Note::PushedFinished { .. } => Level::Plain,
+            Note::ExistingKey { .. }
+            | Note::FallingBack { .. }
+            | Note::Resumed(_)
+            | Note::Rebuilt { .. }
+            | Note::TookNewer { .. }
+            | Note::NoLongerOn { .. } => Level::Note,
+            Note::NotRecordedYet { .. }
+            | Note::CoverageMissing { .. }
+            | Note::SnapshotFailed { .. }
+            | Note::PublishFailed { .. }
+            | Note::RenewalNoRepository
+            | Note::RenewalFailed { .. }
+            | Note::ReleaseFailed { .. } => Level::Warning,
+            Note::LeaseExpiring { .. } | Note::LeaseLost { .. } => Level::Error,
+        }
+    }
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Note::Run { run } => write!(f, "run {run}"),
+            Note::Worktree { path } => write!(f, "worktree {path}"),
+            Note::ExistingKey { key, label } => write!(
+                f,
+                "key `{key}` names this existing run ({label}); not creating another"
+            ),
+            Note::NotRecordedYet { run, reason } => {
+                write!(f, "run {run}: could not record it in git yet: {reason}")
+            }
+            Note::FallingBack {
+                attempt,
+                stage,
+                actor,
+            } => write!(
+                f,
+                "attempt {attempt} of stage {stage} was rate limited; falling back to actor `{actor}`"
+            ),
+            Note::CoverageMissing { message } => write!(
+                f,
+                "the coverage report of this attempt is missing: {message}"
+            ),
+            Note::SnapshotFailed { stage, n, reason } => write!(
+                f,
+                "could not snapshot attempt {n} of stage {stage}: {reason}"
+            ),
+            Note::Resumed(note) => write!(f, "{note}"),
+            Note::Rebuilt { remote } => write!(f, "rebuilt the run from {remote}"),
+            Note::TookNewer { remote } => write!(f, "took the newer record of {remote}"),
+            Note::PublishFailed { run, reason } => {
+                write!(f, "could not publish run {run}: {reason}")
+            }
+            Note::RenewalNoRepository => {
+                write!(f, "cannot renew the lease: cannot open the repository")
+            }
+            Note::LeaseExpiring { run, remote } => write!(
+                f,
+                "run {run}: the lease could not be renewed on {remote} and is about to expire; \
+                 stopping so that another machine can take the run over"
+            ),
+            Note::LeaseLost { reason } => write!(f, "{reason}"),
+            Note::RenewalFailed { reason } => write!(f, "could not renew the lease: {reason}"),
+            Note::ReleaseFailed { run, reason } => write!(
+                f,
+                "could not release the lease on run {run}: {reason}; it expires by itself"
+            ),
+            Note::NoLongerOn { run, remote } => write!(
+                f,
+                "{run} is no longer on {remote}; name it to publish it again"
+            ),
+            Note::Pushed {
+                run,
+                remote,
+                status,
+            } => write!(f, "pushed {run} to {remote} ({status})"),
+            Note::UpToDate { run, remote } => write!(f, "{run} is up to date on {remote}"),
+            Note::PushedFinished { run, remote } => write!(f, "pushed run {run} to {remote}"),
+        }
+    }
+}
+
+/// The command layer's side: where notes go, and the terminal an attempt may show itself on.
+/// It is shared with the lease's renewal thread, hence `Sync`.
+pub trait Sink: Sync {
+    fn note(&self, note: Note);
+
+    /// Where an actor's output on `stream` is echoed as it arrives, if anywhere.
+    fn echo(&self, _stream: Stream) -> Option<Box<dyn Write + Send>> {
+        None
+    }
+
+    /// Shows that attempt `n` of `stage` by `actor` runs, until the returned guard is dropped.
+    fn running(&self, _stage: &str, _actor: &str, _n: u32) -> Option<Box<dyn Send>> {
+        None
+    }
+}
+
+/// A sink that drops every note: for callers with no one to tell (tests, tools).
+pub struct Silent;
+
+impl Sink for Silent {
+    fn note(&self, _note: Note) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notes_word_what_happened_and_say_how_much_it_matters() {
+        let note = Note::FallingBack {
+            attempt: 2,
+            stage: "executor".into(),
+            actor: "spare".into(),
+        };
+        assert_eq!(note.level().prefix(), Some("note"));
+        assert_eq!(
+            note.to_string(),
+            "attempt 2 of stage executor was rate limited; falling back to actor `spare`"
+        );
+        let same = Note::UpToDate {
+            run: "abc".into(),
+            remote: "origin".into(),
+        };
+        assert_eq!(same.level(), Level::Plain);
+        assert_eq!(same.to_string(), "abc is up to date on origin");
+    }
+}
