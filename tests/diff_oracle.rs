@@ -15,6 +15,7 @@ use std::path::Path;
 
 use crate::support::TestRepo;
 
+mod history;
 mod index_formats;
 
 /// Paths the operations pick from: spaces, non-ASCII, a newline, nesting, a fresh directory,
