@@ -257,8 +257,10 @@ impl Repo {
     pub fn tree_changes(&self, from: CommitId, to: CommitId, scope: &Scope) -> Result<Vec<String>> {
         let (a, b) = (self.tree_of(from)?, self.tree_of(to)?);
         let mut out = Vec::new();
+        // One reader for every prefix, so that the trees above them are read once.
+        let mut trees = tree::Trees::new(&self.repo);
         for prefix in scope.prefix_list() {
-            tree::diff_at(&self.repo, a, b, &prefix, &mut out)?;
+            trees.diff_at(a, b, &prefix, &mut out)?;
         }
         out.sort();
         out.dedup();

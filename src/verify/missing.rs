@@ -4,6 +4,7 @@
 //!
 //! Only uncovered targets are looked at, so a gate that passes pays nothing for this.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use crate::coverage::{Report, TargetStatus, closest_name};
@@ -37,11 +38,15 @@ pub fn mark_missing(
         .filter(|(_, row)| row.status == TargetStatus::Uncovered)
         .map(|(i, _)| i)
         .collect();
+    let mut dirs = Dirs {
+        repo,
+        listed: HashMap::new(),
+    };
     for i in uncovered {
         let Some(target) = targets.get(i) else {
             continue;
         };
-        if names_something(repo, target, places)? {
+        if names_something(&mut dirs, target, places)? {
             continue;
         }
         let suggestion = match (target.kind == TargetKind::Glob, places.commits.first()) {
@@ -53,7 +58,31 @@ pub fn mark_missing(
     Ok(())
 }
 
-fn names_something(repo: &Repo, target: &Target, places: &Places<'_>) -> Result<bool, GitError> {
+/// The directories of the commits' trees listed so far, so that many targets in one directory
+/// cost one listing and a lookup each, not a walk from the root each.
+struct Dirs<'r> {
+    repo: &'r Repo,
+    listed: HashMap<(CommitId, String), HashMap<String, PathKind>>,
+}
+
+impl Dirs<'_> {
+    fn kind_at(&mut self, commit: CommitId, path: &str) -> Result<Option<PathKind>, GitError> {
+        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+        let key = (commit, dir.to_owned());
+        if !self.listed.contains_key(&key) {
+            let entries = self.repo.dir_entries_at(commit, dir)?.into_iter().collect();
+            self.listed.insert(key.clone(), entries);
+        }
+        Ok(self.listed[&key].get(name).copied())
+    }
+}
+
+fn names_something(
+    dirs: &mut Dirs<'_>,
+    target: &Target,
+    places: &Places<'_>,
+) -> Result<bool, GitError> {
+    let repo = dirs.repo;
     if target.kind == TargetKind::Glob {
         for &commit in places.commits {
             if glob_matches_at(repo, commit, target)? {
@@ -67,7 +96,7 @@ fn names_something(repo: &Repo, target: &Target, places: &Places<'_>) -> Result<
     let path = target.scope();
     let dir_only = target.kind == TargetKind::Dir;
     for &commit in places.commits {
-        if let Some(kind) = repo.path_kind_at(commit, path)?
+        if let Some(kind) = dirs.kind_at(commit, path)?
             && (!dir_only || kind == PathKind::Dir)
         {
             return Ok(true);
