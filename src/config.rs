@@ -39,6 +39,8 @@ pub struct Config {
     pub prompts: Prompts,
     /// Refuse to run a plan that declares no targets (its work could never be verified).
     pub require_targets: bool,
+    /// Give a plan that declares no targets the paths its body names (`derive_targets: body`).
+    pub derive_targets: bool,
     /// Bytes of each of an attempt's output streams kept in its log (head and tail).
     pub log_limit: u64,
     /// How long a lease on a published run lasts unless renewed (`lease:`).
@@ -85,6 +87,7 @@ impl Default for Config {
             worktree_root: DEFAULT_WORKTREE_ROOT.into(),
             prompts: Prompts::default(),
             require_targets: false,
+            derive_targets: false,
             log_limit: crate::exec::DEFAULT_LOG_LIMIT,
             lease: DEFAULT_LEASE,
             sync_push: false,
@@ -186,6 +189,9 @@ struct RawFile {
     prompts: Option<RawPrompts>,
     /// Refuse to run a plan that declares no targets (default false).
     require_targets: Option<bool>,
+    /// `body`: a plan that declares no targets runs with the paths its body names, as
+    /// `git baton targets` shows them; `off` (the default): it runs unverified.
+    derive_targets: Option<DeriveTargets>,
     /// Bytes of each output stream an attempt's log keeps: bytes, or a number with a binary
     /// unit (`512KiB`, `8MiB`, `1GiB`); default `8MiB`.
     #[cfg_attr(test, schemars(with = "Option<SizeValue>"))]
@@ -210,6 +216,15 @@ struct RawFile {
 enum SyncMode {
     Off,
     Push,
+}
+
+/// Where a plan without `targets` gets them from.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+enum DeriveTargets {
+    Off,
+    Body,
 }
 
 /// Repo-relative template files; `{{name}}` placeholders are expanded.
@@ -411,6 +426,7 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
             ("worktree_root", raw.worktree_root.is_some()),
             ("prompts", raw.prompts.is_some()),
             ("require_targets", raw.require_targets.is_some()),
+            ("derive_targets", raw.derive_targets.is_some()),
             ("log_limit", raw.log_limit.is_some()),
             ("lease", raw.lease.is_some()),
             ("sync", raw.sync.is_some()),
@@ -461,6 +477,9 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
     }
     if let Some(require) = raw.require_targets {
         config.require_targets = require;
+    }
+    if let Some(derive) = raw.derive_targets {
+        config.derive_targets = derive == DeriveTargets::Body;
     }
     if let Some(lease) = raw.lease {
         let value = parse_duration(&lease.value)

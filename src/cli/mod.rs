@@ -27,6 +27,7 @@ mod review;
 mod run;
 mod status;
 mod stop;
+mod targets;
 mod unchanged;
 mod verify;
 
@@ -112,6 +113,7 @@ pub enum Command {
     Init(init::InitArgs),
     Unchanged(unchanged::UnchangedArgs),
     Check(check::CheckArgs),
+    Targets(targets::TargetsArgs),
     Completions(completions::CompletionsArgs),
 }
 
@@ -178,6 +180,7 @@ pub fn dispatch(cli: Cli) -> Result<Outcome, CliError> {
         Command::Init(args) => init::cmd_init(&cwd, args, out),
         Command::Unchanged(args) => unchanged::cmd_unchanged(&cwd, args, out),
         Command::Check(args) => check::cmd_check(&cwd, args, out),
+        Command::Targets(args) => targets::cmd_targets(&cwd, args, out),
         Command::Completions(args) => completions::cmd_completions(args, out),
     };
     // A closed pipe (`| head`, a pager that quit) is not a failure of the command.

@@ -66,6 +66,9 @@ pub fn cmd_push(cwd: &Path, args: PushArgs, _out: &mut dyn Write) -> Result<Outc
             errln!("note: {id} is no longer on {remote}; name it to publish it again");
             continue;
         }
+        // A run whose latest attempt's work no snapshot holds would be rebuilt elsewhere
+        // without it.
+        crate::run::unrecorded::refuse_handoff(&state, None)?;
         held.push((lock, state, remote, sync));
     }
     if held.is_empty() {

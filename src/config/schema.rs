@@ -84,6 +84,7 @@ mod tests {
                 "worktree_root",
                 "prompts",
                 "require_targets",
+                "derive_targets",
                 "log_limit",
                 "lease",
                 "sync",
@@ -130,7 +131,7 @@ mod tests {
     #[test]
     fn typos_get_the_keys_of_their_own_mapping() {
         insta::assert_snapshot!(err("require_target: true\n"), @r"
-        .baton.yml:1:1: unknown field `require_target`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets, log_limit, lease, sync, remote
+        .baton.yml:1:1: unknown field `require_target`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets, derive_targets, log_limit, lease, sync, remote
         hint: did you mean `require_targets`?
         ");
         insta::assert_snapshot!(err("prompts:\n  fresch: prompts/fresh.md\n"), @r"
@@ -163,6 +164,7 @@ mod tests {
             ("worktree_root", "w"),
             ("prompts", "{}"),
             ("require_targets", "true"),
+            ("derive_targets", "body"),
             ("log_limit", "1MiB"),
             ("lease", "5m"),
             ("sync", "push"),

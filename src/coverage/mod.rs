@@ -35,12 +35,14 @@
 //! The rule lives in `rule`, the parsing of evidence files in `evidence`, commit trailers in
 //! `trailers` and the policy for reasons in `reasons`; their public items are re-exported here.
 
+mod bounded;
 mod evidence;
 mod missing;
 mod reasons;
 mod rule;
 mod trailers;
 
+pub use bounded::KEPT_PATHS;
 #[cfg(test)]
 pub(crate) use evidence::json_schema as evidence_schema;
 pub use evidence::{
@@ -54,8 +56,8 @@ pub use reasons::{
 };
 pub use rule::{Contradiction, Problem, ProblemKind, Report, TargetReport, TargetStatus, evaluate};
 pub use trailers::{
-    CommitTrailers, PLAN_TRAILER_KEY, RUN_TRAILER_KEY, TRAILER_KEY, is_repo_path,
-    parse_commit_trailers, parse_trailers,
+    CommitTrailers, PLAN_TRAILER_KEY, RUN_TRAILER_KEY, TARGETS_TRAILER_KEY, TRAILER_KEY,
+    is_repo_path, parse_commit_trailers, parse_trailers,
 };
 
 /// Builders shared by the unit tests of every part of the rule.

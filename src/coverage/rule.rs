@@ -38,8 +38,11 @@ pub struct TargetReport {
     /// The target's normalized spec.
     pub target: String,
     pub status: TargetStatus,
-    /// `C(t)`, sorted; empty unless `changed`.
+    /// `C(t)`, sorted; empty unless `changed`. A RunState keeps the first ([`Report::bounded`]).
     pub paths: Vec<String>,
+    /// How many paths of `C(t)` a bounded report left out (not written when 0).
+    #[serde(default, skip_serializing_if = "super::bounded::is_zero")]
+    pub paths_omitted: usize,
     /// The accepted reason; only for `unchanged`.
     pub reason: Option<String>,
     pub reason_source: Option<Source>,
@@ -86,6 +89,9 @@ pub struct Contradiction {
     pub reason: String,
     /// What the diff changed under the target.
     pub paths: Vec<String>,
+    /// As [`TargetReport::paths_omitted`].
+    #[serde(default, skip_serializing_if = "super::bounded::is_zero")]
+    pub paths_omitted: usize,
 }
 
 /// The outcome of [`evaluate`].
@@ -242,6 +248,7 @@ fn target_row(target: &Target, paths: &[&str], reason: Option<&(String, Source)>
         target: target.spec.clone(),
         status,
         paths: paths.iter().map(|p| (*p).to_owned()).collect(),
+        paths_omitted: 0,
         reason,
         reason_source,
         line: target.line,
@@ -333,6 +340,7 @@ impl Judge<'_> {
                 source: entry.source.clone(),
                 reason: reason.to_owned(),
                 paths: self.covered[ti].iter().map(|p| (*p).to_owned()).collect(),
+                paths_omitted: 0,
             });
             return;
         }

@@ -19,6 +19,8 @@ pub const TRAILER_KEY: &str = "Baton-Unchanged";
 pub const RUN_TRAILER_KEY: &str = "Baton-Run";
 /// The trailer key naming the plan (repo-relative path) a commit is the work of.
 pub const PLAN_TRAILER_KEY: &str = "Baton-Plan";
+/// Says where a finished run's targets came from; informational, no gate reads it.
+pub const TARGETS_TRAILER_KEY: &str = "Baton-Targets";
 
 /// The git-baton trailers of one commit message, each kind in message order.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

@@ -19,7 +19,8 @@ pub type RecordFile = (String, Vec<u8>);
 
 /// How much of a record [`Repo::read_record`] reads at most.
 struct Bounds {
-    limit: u64,
+    /// The most bytes the file at a path may have.
+    limit: fn(&str) -> u64,
     max_files: usize,
 }
 
@@ -117,12 +118,12 @@ impl Repo {
     }
 
     /// Every file of the record commit `commit`, paths `/`-separated, sorted. A record may come
-    /// from another machine: a file larger than `limit` bytes, or more than `max_files` files,
+    /// from another machine: a file larger than `limit(path)` bytes, or more than `max_files` files,
     /// or a tree deeper than a run directory is, is refused before anything more is read.
     pub fn read_record(
         &self,
         commit: CommitId,
-        limit: u64,
+        limit: fn(&str) -> u64,
         max_files: usize,
     ) -> Result<Vec<RecordFile>> {
         let tree = self.tree_of(commit)?;
@@ -172,10 +173,10 @@ impl Repo {
                     .find_header(oid)
                     .map_err(|err| GitError::op(format!("read the record file `{path}`"), err))?
                     .size();
-                if size > bounds.limit {
+                let limit = (bounds.limit)(&path);
+                if size > limit {
                     return Err(refuse(format!(
-                        "`{path}` is {size} bytes, more than a record file may be ({})",
-                        bounds.limit
+                        "`{path}` is {size} bytes, more than a record file may be ({limit})"
                     )));
                 }
                 let blob = self
@@ -277,13 +278,13 @@ mod tests {
             .unwrap();
         let mut expected = files.clone();
         expected.sort();
-        assert_eq!(repo.read_record(first, 1 << 20, 100).unwrap(), expected);
+        assert_eq!(repo.read_record(first, |_| 1 << 20, 100).unwrap(), expected);
         assert!(
-            repo.read_record(first, 3, 100).is_err(),
+            repo.read_record(first, |_| 3, 100).is_err(),
             "a file over the limit"
         );
         assert!(
-            repo.read_record(first, 1 << 20, 3).is_err(),
+            repo.read_record(first, |_| 1 << 20, 3).is_err(),
             "more files than allowed"
         );
         let same = repo.write_record(&expected, Some(first), "again", 1_700_000_001);

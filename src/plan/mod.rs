@@ -20,6 +20,7 @@
 //! strict: a plan is a promise about which paths the work touches, so anything ambiguous is an
 //! error pointing at the exact line and column of the plan file rather than a silent guess.
 
+pub mod derive;
 mod frontmatter;
 #[cfg(test)]
 pub(crate) mod schema;
@@ -52,6 +53,9 @@ pub struct Plan {
     /// The markdown after the closing `---` line, verbatim.
     #[serde(skip)]
     pub body: String,
+    /// The 1-based line of the plan file that `body` starts on.
+    #[serde(skip)]
+    pub body_line: usize,
 }
 
 /// Why a plan was rejected, located in the plan file.
@@ -162,6 +166,7 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
             .unwrap_or_default(),
         stages: stages.map(|list| list.into_iter().map(|(name, _)| name).collect()),
         body: doc.body.to_owned(),
+        body_line: derive::body_first_line(text, doc.body),
     })
 }
 

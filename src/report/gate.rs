@@ -23,9 +23,15 @@ pub(super) fn summary_line(plan: &PlanResult) -> String {
     let total = r.targets.len();
     let uncovered = r.uncovered().count();
     let missing = r.missing().count();
+    let derived = plan.targets_source == crate::state::TargetSource::Derived;
     if !r.verified {
         let verdict = if r.passed { "unverified" } else { "failed" };
-        return format!("{verdict}: the plan declares no targets, so nothing was checked");
+        let why = if derived {
+            "the plan declares no targets and its body names no path of the merge base"
+        } else {
+            "the plan declares no targets"
+        };
+        return format!("{verdict}: {why}, so nothing was checked");
     }
     let mut parts = Vec::new();
     let targets = if total == 1 { "target" } else { "targets" };
@@ -45,9 +51,14 @@ pub(super) fn summary_line(plan: &PlanResult) -> String {
         parts.push(format!("{} evidence problem(s)", r.problems.len()));
     }
     format!(
-        "{}: {}",
+        "{}: {}{}",
         if r.passed { "passed" } else { "failed" },
-        parts.join(", ")
+        parts.join(", "),
+        if derived {
+            " (targets derived from the plan's body)"
+        } else {
+            ""
+        }
     )
 }
 
@@ -200,6 +211,11 @@ pub fn text(v: &Verification) -> String {
 }
 
 fn notes(out: &mut String, v: &Verification) {
+    for plan in &v.plans {
+        for named in &plan.untargeted {
+            let _ = writeln!(out, "warning: {}", untargeted_warning(&plan.path, named));
+        }
+    }
     for t in &v.ignored_trailers {
         let _ = writeln!(out, "note: {}", ignored_trailers_note(&t.commit, t.count));
     }
@@ -337,4 +353,15 @@ pub fn json(v: &Verification) -> String {
     let mut text = serde_json::to_string_pretty(&document).expect("verification serializes");
     text.push('\n');
     text
+}
+
+/// `PLAN:LINE:COL: the body names `PATH`, which no target covers`, in every format.
+pub(super) fn untargeted_warning(plan: &str, named: &crate::verify::targets::Named) -> String {
+    format!(
+        "{}:{}:{}: the body names `{}`, which no target covers",
+        escape::line(plan),
+        named.line,
+        named.column,
+        escape::line(&named.target)
+    )
 }

@@ -105,6 +105,18 @@ pub fn github(v: &Verification) -> String {
                 data(&format!("{}: {}", p.source, p.message))
             ));
         }
+        for named in &plan.untargeted {
+            annotations.push(format!(
+                "::warning file={file},line={},col={},title={}::{}",
+                named.line,
+                named.column,
+                property("path not targeted"),
+                data(&format!(
+                    "the plan's body names `{}`, which no target covers",
+                    named.target
+                ))
+            ));
+        }
         if !r.verified {
             let kind = if r.passed { "warning" } else { "error" };
             annotations.push(format!(

@@ -141,6 +141,18 @@ pub fn markdown(v: &Verification) -> String {
 
 fn notes(out: &mut String, v: &Verification) {
     let mut any = false;
+    for plan in &v.plans {
+        for named in &plan.untargeted {
+            let _ = writeln!(
+                out,
+                "- **warning**: {}:{}: the body names {}, which no target covers",
+                code(&plan.path),
+                named.line,
+                code(&named.target)
+            );
+            any = true;
+        }
+    }
     for t in &v.ignored_trailers {
         let _ = writeln!(out, "- note: {}", ignored_trailers_note(&t.commit, t.count));
         any = true;

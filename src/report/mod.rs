@@ -16,6 +16,7 @@ pub mod log;
 pub mod markdown;
 pub mod review;
 pub mod status;
+pub mod targets;
 pub mod width;
 
 pub use gate::{VERIFY_SCHEMA_VERSION, VerifyJson, json, text};

@@ -50,12 +50,17 @@ pub fn render(
     let _ = writeln!(out, "  plan      {}", escape::line(&state.plan.path));
     crate::report::status::where_lines(&mut out, state);
 
-    let _ = writeln!(out, "\ncoverage");
+    let _ = writeln!(
+        out,
+        "\ncoverage{}",
+        crate::report::status::derived_note(state)
+    );
     match state.coverage() {
         _ if state.plan.targets.is_empty() => {
             let _ = writeln!(
                 out,
-                "  not verified: the plan declares no targets; review the whole diff"
+                "  not verified: {}; review the whole diff",
+                crate::report::status::no_targets(state)
             );
         }
         None => {

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use crate::coverage::TargetStatus;
 use crate::report::{escape, width};
 use crate::state::store::Holder;
-use crate::state::{RunState, RunStatus, StageStatus};
+use crate::state::{RunState, RunStatus, StageStatus, TargetSource};
 
 /// The serde name of a status or outcome (`rate_limited`, not `RateLimited`).
 pub fn word<T: serde::Serialize>(value: T) -> String {
@@ -283,13 +283,10 @@ pub fn render(
         }
     }
     if state.plan.targets.is_empty() {
-        let _ = writeln!(
-            out,
-            "\n  coverage: not verified — the plan declares no targets"
-        );
+        let _ = writeln!(out, "\n  coverage: not verified — {}", no_targets(state));
     } else if let Some(report) = state.coverage() {
         let verdict = if report.passed { "passed" } else { "failed" };
-        let _ = writeln!(out, "\n  coverage: {verdict}");
+        let _ = writeln!(out, "\n  coverage: {verdict}{}", derived_note(state));
         let targets: Vec<_> = report
             .targets
             .iter()
@@ -359,5 +356,25 @@ pub fn next_command(state: &RunState, stale: bool) -> String {
                 "git baton resume {id}   (optionally --actor STAGE=NAME); see `git baton log {id}`"
             )
         }
+    }
+}
+
+/// Why a run without targets checks nothing, as the end of a sentence.
+#[must_use]
+pub fn no_targets(state: &RunState) -> &'static str {
+    match state.plan.targets_source {
+        TargetSource::Declared => "the plan declares no targets",
+        TargetSource::Derived => {
+            "the plan declares no targets and its body names no path of the base (derive_targets: body)"
+        }
+    }
+}
+
+/// ` (targets derived from the plan's body)` for a run gated on derived targets.
+#[must_use]
+pub fn derived_note(state: &RunState) -> &'static str {
+    match state.plan.targets_source {
+        TargetSource::Declared => "",
+        TargetSource::Derived => " (targets derived from the plan's body)",
     }
 }

@@ -159,13 +159,10 @@ impl Current {
                 run: state.run_id.to_string(),
             });
         }
-        let snapshot = run_dir.join(&state.plan.snapshot);
-        let plan = std::fs::read_to_string(&snapshot)
-            .map_err(|e| e.to_string())
-            .and_then(|text| crate::plan::parse(&state.plan.path, &text).map_err(|e| e.to_string()))
-            .map_err(|message| AgentSideError::Plan {
+        let plan =
+            super::targets::of_run(repo, &state, &run_dir).map_err(|err| AgentSideError::Plan {
                 run: state.run_id.to_string(),
-                message,
+                message: err.to_string(),
             })?;
         Ok(Current {
             attempt_dir: run_dir.join(&dir),

@@ -151,9 +151,16 @@ pub fn create(
     config: &Config,
     options: &CreateOptions,
 ) -> Result<Created, RunError> {
+    let (plan, targets_source) = super::targets::for_new_run(
+        repo,
+        options.base,
+        &options.plan_path,
+        options.plan,
+        config.derive_targets,
+    )?;
     let (pipeline, policy) = policy(
         config,
-        options.plan,
+        &plan,
         &options.plan_path,
         options.stop_after,
         options.actors,
@@ -236,12 +243,8 @@ pub fn create(
                 title: options.plan.title.clone(),
                 path: options.plan_path.clone(),
                 snapshot: "plan.md".into(),
-                targets: options
-                    .plan
-                    .targets
-                    .iter()
-                    .map(|t| t.spec.clone())
-                    .collect(),
+                targets: plan.targets.iter().map(|t| t.spec.clone()).collect(),
+                targets_source,
             },
             base: options.base,
             base_rev: options.base_rev.into(),

@@ -57,6 +57,9 @@ pub enum RunError {
         #[source]
         source: io::Error,
     },
+    /// A run under `derive_targets: body` whose record and snapshot disagree on its targets.
+    #[error("run {run} gates targets derived from its plan's body, but {problem}")]
+    DerivedTargets { run: String, problem: String },
 
     // --- remotes
     /// The compare-and-swap of a push was lost: the remote moved since this clone last saw it.
@@ -230,6 +233,61 @@ pub enum RunError {
     #[error("--actor names stage `{stage}`, but the stage to resume is `{}`", .next.as_deref().unwrap_or("none"))]
     NotTheResumedStage { stage: String, next: Option<String> },
 
+    // --- handing a run's work on: every attempt's work recorded, nothing local overwritten
+    /// Something is already where the driver makes the directory of a new attempt.
+    #[error(
+        "run {run}: the directory of attempt {attempt}, {}, exists already: git-baton did not \
+         make it for this attempt (an earlier attempt's agent may have written it), so it is not \
+         used",
+        .path.display()
+    )]
+    AttemptDirExists {
+        run: String,
+        attempt: String,
+        path: PathBuf,
+    },
+    /// The latest attempt ended without a snapshot: its work is only in a worktree.
+    #[error(
+        "run {run}: the work of attempt {n} of stage `{stage}` is not recorded (its snapshot failed)"
+    )]
+    UnrecordedAttempt {
+        run: String,
+        stage: String,
+        n: u32,
+        worktree: String,
+        /// The record came from this remote: the work is on the machine that ran the attempt.
+        remote: Option<String>,
+    },
+    /// The worktree cannot be recorded as a commit now, so no attempt may start in it.
+    #[error("run {run}: its worktree {worktree} cannot be recorded: {message}")]
+    Unrecordable {
+        run: String,
+        worktree: String,
+        message: String,
+    },
+    /// Catching up would write the remote's work over files this clone ignores.
+    #[error(
+        "run {run}: the remote's newer snapshot has files where its worktree {worktree} holds \
+         files this clone ignores, which catching up would overwrite: {}",
+        list_paths(.paths)
+    )]
+    IgnoredInTheWay {
+        run: String,
+        worktree: String,
+        paths: Vec<String>,
+    },
+    /// A file of the record is too large to be recorded whole, and is not recorded cut.
+    #[error(
+        "{} is {size} bytes, more than a run's record holds whole ({limit}); the record is left \
+         as it was",
+        .path.display()
+    )]
+    RecordFileTooLarge {
+        path: PathBuf,
+        size: usize,
+        limit: usize,
+    },
+
     // --- the record of attempts
     #[error("run {run} has no stage `{stage}`")]
     NoStage {
@@ -383,6 +441,40 @@ impl RunError {
                  first; or, to keep this clone's run as it is, leave the remote's alone \
                  (`git baton status {run}` shows both)"
             )),
+            RunError::AttemptDirExists { run, path, .. } => Some(format!(
+                "see what it holds, remove it (`rm -r {}`), then run `git baton resume {run}`",
+                path.display()
+            )),
+            RunError::UnrecordedAttempt {
+                run,
+                worktree,
+                remote: None,
+                ..
+            } => Some(format!(
+                "the work is still in {worktree}: remove or rename what the attempt's error names \
+                 (`git baton status {run}`), then `git baton resume {run}`, whose attempt records it"
+            )),
+            RunError::UnrecordedAttempt {
+                run,
+                remote: Some(remote),
+                ..
+            } => Some(format!(
+                "the work is only in the worktree of the machine that ran the attempt: resume the \
+                 run there (`git baton resume {run}`), then `git baton push {run}`, and fetch from \
+                 {remote} again"
+            )),
+            RunError::Unrecordable { run, .. } => Some(format!(
+                "remove or rename what git refuses in the worktree (named above), then run \
+                 `git baton resume {run}` again"
+            )),
+            RunError::IgnoredInTheWay { worktree, .. } => Some(format!(
+                "move those files out of {worktree} (or stop ignoring them), then run the command \
+                 again; nothing was changed"
+            )),
+            RunError::RecordFileTooLarge { .. } => Some(
+                "state.json stays as it is; `git baton doctor` reports the record lagging it"
+                    .to_string(),
+            ),
             RunError::BranchConflict { branch, remote, .. } => Some(format!(
                 "merge {remote}/{branch} into {branch} (or the other way round) first; git-baton \
                  never moves a branch backwards"
@@ -392,6 +484,7 @@ impl RunError {
             | RunError::ReadPlan { .. }
             | RunError::PlanNotUtf8 { .. }
             | RunError::PlanSnapshot { .. }
+            | RunError::DerivedTargets { .. }
             | RunError::Transition(_)
             | RunError::Invalid(_)
             | RunError::Injected { .. }

@@ -42,6 +42,14 @@ pub fn finish_message(state: &RunState) -> String {
     if is_repo_path(&state.plan.path) {
         message.push_str(&format!("{PLAN_TRAILER_KEY}: {}\n", state.plan.path));
     }
+    // For the reader only: in CI the merge base's configuration decides whether targets are
+    // derived, never a commit of the range.
+    if state.plan.targets_source == crate::state::TargetSource::Derived {
+        message.push_str(&format!(
+            "{}: derived from the plan's body\n",
+            crate::coverage::TARGETS_TRAILER_KEY
+        ));
+    }
     for (target, reason) in unchanged(state) {
         message.push_str(&format!(
             "{}: {}: {}\n",

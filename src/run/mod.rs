@@ -11,12 +11,14 @@
 //! command layer's decision.
 
 pub mod agent_side;
+mod attempt_dir;
 mod create;
 pub mod doctor;
 mod ending;
 mod error;
 mod fallback;
 pub mod history;
+mod in_the_way;
 pub mod lease;
 pub mod lifecycle;
 pub mod prompt;
@@ -24,6 +26,8 @@ pub mod record;
 pub mod remote;
 pub mod request;
 pub mod resume;
+mod targets;
+pub mod unrecorded;
 mod worktree_root;
 
 use std::path::{Path, PathBuf};
@@ -244,13 +248,7 @@ impl Driver<'_> {
 
     /// The plan snapshot, read and parsed once per drive: the run follows it, not the plan file.
     fn plan(&self, state: &RunState) -> Result<crate::plan::Plan, RunError> {
-        let path = self.run_dir().join(&state.plan.snapshot);
-        let text = std::fs::read_to_string(&path).map_err(|source| RunError::PlanSnapshot {
-            run: state.run_id.to_string(),
-            path: path.clone(),
-            source,
-        })?;
-        Ok(crate::plan::parse(&state.plan.path, &text)?)
+        targets::of_run(self.repo, state, self.run_dir())
     }
 
     fn attempt(
@@ -272,11 +270,7 @@ impl Driver<'_> {
         let resumed = crate::state::is_resumed(n);
         let rel_dir = format!("attempts/{stage_name}-{n}");
         let dir = self.run_dir().join(&rel_dir);
-        std::fs::create_dir_all(&dir).map_err(|source| RunError::Io {
-            action: "create",
-            path: dir.clone(),
-            source,
-        })?;
+        attempt_dir::create_fresh(state.run_id.as_str(), &format!("{stage_name}-{n}"), &dir)?;
         let worktree = PathBuf::from(&state.worktree);
         let base = state.base;
 
@@ -299,7 +293,6 @@ impl Driver<'_> {
         let prompt_file = dir.join("prompt.md");
         let evidence_file = dir.join("evidence.json");
         let evidence_shown = format!("{rel_dir}/evidence.json");
-        store::write_atomic(&prompt_file, prompt_text.as_bytes())?;
 
         let started_at = self.store.now();
         self.record_at(
@@ -315,11 +308,20 @@ impl Driver<'_> {
         )?;
 
         // From here on the attempt is open in the RunState: every way out records its end.
+        // The prompt is written only now, so that a driver killed before the attempt was
+        // recorded leaves its directory empty (see `attempt_dir`).
+        let prompt_written = store::write_atomic(&prompt_file, prompt_text.as_bytes());
         // The monotonic measurement of the actor, when it ran at all:
         let mut measured = None;
         let mut reset = None;
-        let mut end = match self.config.actors.get(&actor_name) {
-            None => AttemptEnd {
+        let mut end = match (&prompt_written, self.config.actors.get(&actor_name)) {
+            (Err(err), _) => AttemptEnd {
+                outcome: Outcome::Failed,
+                error: Some(format!("cannot write the prompt: {err}")),
+                exec_error: true,
+                ..AttemptEnd::default()
+            },
+            (Ok(()), None) => AttemptEnd {
                 outcome: Outcome::Failed,
                 error: Some(format!(
                     "actor `{actor_name}` is not defined in the configuration"
@@ -327,7 +329,7 @@ impl Driver<'_> {
                 exec_error: true,
                 ..AttemptEnd::default()
             },
-            Some(actor) => {
+            (Ok(()), Some(actor)) => {
                 let spec = exec::ActorSpec {
                     name: actor_name.clone(),
                     command: actor.command.clone(),
@@ -428,7 +430,12 @@ impl Driver<'_> {
                 }
             }
         };
-        end.snapshot = snapshot_for(self.repo, state, &stage_name, n);
+        // Work no snapshot holds would be lost to every other machine: such an attempt never
+        // succeeds, and its gate does not run (see `unrecorded`).
+        match unrecorded::snapshot(self.repo, state, &stage_name, n) {
+            Ok(id) => end.snapshot = Some(id),
+            Err(why) => unrecorded::mark(&mut end, &why),
+        }
         end.hook_blocks = agent_side::stop_hook_blocks(&dir);
         let evidence = read_evidence(&evidence_file, &evidence_shown);
         // The agent's own count first; the evidence file's for actors whose output gave none.
@@ -450,7 +457,8 @@ impl Driver<'_> {
                         end.outcome = Outcome::Blocked;
                         end.error = Some(blocked_message(&report));
                     }
-                    end.coverage = Some(report);
+                    // Kept bounded: the RunState travels with every save (`coverage::bounded`).
+                    end.coverage = Some(report.bounded(coverage::KEPT_PATHS));
                 }
                 Err(message) if enforce => {
                     end.outcome = Outcome::Blocked;
@@ -552,26 +560,13 @@ pub(crate) fn worktree_at(repo: &Repo, path: &Path) -> Option<Repo> {
     })
 }
 
-/// Records the worktree as attempt `n` of `stage` left it. A failure is reported but changes
-/// no outcome: the work itself is still in the worktree.
+/// Records the worktree as attempt `n` of `stage` left it, for an attempt that ended otherwise
+/// (a crash found on resume). A failure is reported; the attempt is then recorded without a
+/// snapshot, which [`unrecorded`] makes the run refuse to hand on.
 pub fn snapshot_for(repo: &Repo, state: &RunState, stage: &str, n: u32) -> Option<CommitId> {
-    let refname = snapshot_ref(&state.run_id, stage, n);
-    let parent = match repo.branch_tip(&state.branch) {
-        Ok(Some(tip)) => tip,
-        _ => state.base,
-    };
-    let message = format!("baton: run {}, stage {stage}, attempt {n}", state.run_id);
-    if let Err(err) = open_run_worktree(repo, state) {
-        errln!("warning: no snapshot of attempt {n} of stage {stage}: {err}");
-        return None;
-    }
-    match repo.snapshot_worktree(Path::new(&state.worktree), &refname, parent, &message) {
-        Ok(id) => Some(id),
-        Err(err) => {
-            errln!("warning: could not snapshot attempt {n} of stage {stage}: {err}");
-            None
-        }
-    }
+    unrecorded::snapshot(repo, state, stage, n)
+        .map_err(|err| errln!("warning: could not snapshot attempt {n} of stage {stage}: {err}"))
+        .ok()
 }
 
 /// The ref that records the worktree as attempt `n` of `stage` left it.

@@ -159,7 +159,16 @@ fn coverage_section(out: &mut String, report: &Report) {
     for t in &report.targets {
         match t.status {
             TargetStatus::Changed => {
-                let _ = writeln!(out, "- `{}`: changed ({})", t.target, t.paths.join(", "));
+                let more = match t.paths_omitted {
+                    0 => String::new(),
+                    n => format!(" and {n} more"),
+                };
+                let _ = writeln!(
+                    out,
+                    "- `{}`: changed ({}{more})",
+                    t.target,
+                    t.paths.join(", ")
+                );
             }
             TargetStatus::Unchanged => {
                 let _ = writeln!(

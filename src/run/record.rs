@@ -33,6 +33,22 @@ const ATTEMPT_FILES: [&str; 5] = [
 /// The most of one file a record keeps: logs are already capped by `log_limit`, but a record
 /// travels to every clone, so it keeps the head and the tail of anything longer.
 pub const FILE_LIMIT: usize = 1 << 20;
+/// Files git-baton writes as JSON and reads back: cut, they would not parse, and the record
+/// would no longer hold the run. They are recorded whole, up to [`WHOLE_LIMIT`], or not at all.
+const WHOLE_FILES: [&str; 2] = ["state.json", "result.json"];
+/// The most a whole file may have: far beyond what a run's state grows to (its coverage
+/// reports keep a bounded number of paths, see `coverage::Report::bounded`).
+pub const WHOLE_LIMIT: usize = 64 << 20;
+
+/// The most bytes a record's file at `path` may have when read back: a whole file's limit, or
+/// a cut file with the marker of its cut.
+pub fn read_limit(path: &str) -> u64 {
+    let limit = match WHOLE_FILES.contains(&path) {
+        true => WHOLE_LIMIT,
+        false => FILE_LIMIT + 4096,
+    };
+    limit as u64
+}
 
 /// The ref of run `id`'s record.
 pub fn record_ref(id: &str) -> String {
@@ -102,8 +118,9 @@ pub fn recorded(repo: &Repo, dir: &Path, id: &str) -> Result<Recorded, RunError>
 pub fn record_files(dir: &Path) -> Result<Vec<RecordFile>, RunError> {
     let mut files = Vec::new();
     for name in RUN_FILES {
-        if let Some(bytes) = read_if_present(&dir.join(name))? {
-            files.push((name.to_owned(), cap(bytes)));
+        let path = dir.join(name);
+        if let Some(bytes) = read_if_present(&path)? {
+            files.push((name.to_owned(), bounded(&path, name, bytes)?));
         }
     }
     let attempts = dir.join("attempts");
@@ -168,6 +185,29 @@ fn is_record_path(path: &str) -> bool {
     )
 }
 
+/// The bytes of the record file `name` (read from `path`): a whole file, refused above
+/// [`WHOLE_LIMIT`]; any other file cut to [`FILE_LIMIT`].
+pub fn bounded(path: &Path, name: &str, bytes: Vec<u8>) -> Result<Vec<u8>, RunError> {
+    if !WHOLE_FILES.contains(&name) {
+        return Ok(cap(bytes));
+    }
+    if bytes.len() > WHOLE_LIMIT {
+        return Err(RunError::RecordFileTooLarge {
+            path: path.to_path_buf(),
+            size: bytes.len(),
+            limit: WHOLE_LIMIT,
+        });
+    }
+    Ok(bytes)
+}
+
+/// The record file `state.json` for `state`, to be saved in the run directory `dir`.
+pub fn state_file(dir: &Path, state: &RunState) -> Result<RecordFile, RunError> {
+    let bytes = store::to_json(state);
+    let bytes = bounded(&dir.join("state.json"), "state.json", bytes)?;
+    Ok(("state.json".to_owned(), bytes))
+}
+
 fn cap(bytes: Vec<u8>) -> Vec<u8> {
     if bytes.len() <= FILE_LIMIT {
         return bytes;
@@ -220,6 +260,25 @@ mod tests {
         ] {
             assert!(!is_record_path(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_state_is_recorded_whole_or_refused_never_cut() {
+        let path = Path::new("runs/x/state.json");
+        let big = vec![b' '; FILE_LIMIT * 3];
+        assert_eq!(bounded(path, "state.json", big.clone()).unwrap(), big);
+        assert_eq!(bounded(path, "result.json", big.clone()).unwrap(), big);
+        assert!(bounded(path, "stdout.log", big).unwrap().len() < FILE_LIMIT + 100);
+        let huge = vec![b' '; WHOLE_LIMIT + 1];
+        assert!(matches!(
+            bounded(path, "state.json", huge),
+            Err(RunError::RecordFileTooLarge { .. })
+        ));
+        assert_eq!(read_limit("state.json"), WHOLE_LIMIT as u64);
+        assert_eq!(
+            read_limit("attempts/executor-1/evidence.json"),
+            FILE_LIMIT as u64 + 4096
+        );
     }
 
     #[test]

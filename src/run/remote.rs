@@ -271,7 +271,7 @@ pub fn publish_within(
         }
         let mut files = record::record_files(run.dir)?;
         files.retain(|(path, _)| path != "state.json");
-        files.push(("state.json".into(), store::to_json(run.state)));
+        files.push(record::state_file(run.dir, run.state)?);
         files.sort();
         let message = format!("baton: run {id} is {}", run.state.status());
         // Dated by the state, as every record commit is: the same files on the same parent are
@@ -473,6 +473,7 @@ pub fn catch_up(here: &Here, id: &RunId, remote: &str) -> Result<CaughtUp, RunEr
             // Read and checked before any file moves: a record that names another run or
             // branch is refused while the worktree is still as it was.
             let record = RemoteRecord::read(repo, id, remote, theirs)?;
+            super::unrecorded::refuse_handoff(&record.state, Some(remote))?;
             let their_tip =
                 repo.ref_target(&format!("refs/remotes/{remote}/{}", record.state.branch))?;
             let newest = latest_work(&record.state, their_tip);
@@ -505,6 +506,7 @@ pub fn catch_up(here: &Here, id: &RunId, remote: &str) -> Result<CaughtUp, RunEr
                             paths: unrecorded,
                         });
                     }
+                    super::in_the_way::check(repo, id.as_str(), worktree, kept, newest)?;
                     repo.move_files(worktree, kept, newest)?;
                 }
             }
@@ -549,7 +551,9 @@ fn adopt(here: &Here, id: &RunId, remote: &str, theirs: CommitId) -> Result<(), 
         source,
     })?;
     let local = repo.ref_target(&record_ref(id))?;
-    let state = RemoteRecord::read(repo, id, remote, theirs)?.take(
+    let record = RemoteRecord::read(repo, id, remote, theirs)?;
+    super::unrecorded::refuse_handoff(&record.state, Some(remote))?;
+    let state = record.take(
         repo,
         &staging,
         id,
@@ -584,9 +588,9 @@ impl RemoteRecord {
     /// Reads `remote`'s record `commit` of run `id`, refusing one that names another run or a
     /// branch other than the run's, or whose base commit this repository lacks.
     fn read(repo: &Repo, id: &RunId, remote: &str, commit: CommitId) -> Result<Self, RunError> {
-        // Files are capped at FILE_LIMIT when recorded (plus the marker of the cut); a run holds
-        // its run files and a handful per attempt, for a few thousand attempts at most.
-        let files = repo.read_record(commit, record::FILE_LIMIT as u64 + 4096, 100_000)?;
+        // Files are bounded when recorded (`record::read_limit`); a run holds its run files and a
+        // handful per attempt, for a few thousand attempts at most.
+        let files = repo.read_record(commit, record::read_limit, 100_000)?;
         let bad = |message: String| RunError::BadRemoteRecord {
             run: id.to_string(),
             remote: remote.to_owned(),

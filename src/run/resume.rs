@@ -31,6 +31,12 @@ pub enum Note {
         worktree: String,
         branch: String,
     },
+    /// The latest attempt's work was not recorded; the worktree can be now, and the resumed
+    /// attempt's snapshot will hold it.
+    Unrecorded {
+        stage: String,
+        n: u32,
+    },
 }
 
 impl fmt::Display for Note {
@@ -47,6 +53,11 @@ impl fmt::Display for Note {
             Note::RecreatedWorktree { worktree, branch } => write!(
                 f,
                 "re-created the worktree {worktree} from {branch} and the last attempt's snapshot"
+            ),
+            Note::Unrecorded { stage, n } => write!(
+                f,
+                "the work of attempt {n} of stage `{stage}` was not recorded; it is still in the \
+                 worktree, and the attempt that starts now records it"
             ),
         }
     }
@@ -90,7 +101,11 @@ pub fn prepare(
             branch: state.branch.clone(),
         });
     }
-    super::check_worktree(repo, state)
+    super::check_worktree(repo, state)?;
+    if let Some((stage, n)) = super::unrecorded::check_recordable(repo, state)? {
+        note(Note::Unrecorded { stage, n });
+    }
+    Ok(())
 }
 
 /// The caller holds the lock, so whoever left the run running is gone. Its work is still in the

@@ -198,6 +198,29 @@ pub struct PlanRef {
     /// The copy taken at creation, relative to the run directory.
     pub snapshot: String,
     pub targets: Vec<String>,
+    /// Where `targets` came from: the plan's frontmatter, or (`derive_targets: body`) its body.
+    /// Absent in the JSON when declared, as every run before derivation existed has it.
+    #[serde(default, skip_serializing_if = "TargetSource::is_declared")]
+    pub targets_source: TargetSource,
+}
+
+/// Where a run's targets came from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum TargetSource {
+    /// The plan's `targets:`.
+    #[default]
+    Declared,
+    /// The paths the plan's body names, derived against the base (docs/plan-format.md).
+    Derived,
+}
+
+impl TargetSource {
+    #[must_use]
+    pub fn is_declared(&self) -> bool {
+        *self == TargetSource::Declared
+    }
 }
 
 /// Whether attempt number `n` of a stage is a resumed one: every attempt after a stage's
@@ -666,6 +689,7 @@ pub(crate) mod fixture {
                     path: "plans/p.md".into(),
                     snapshot: "plan.md".into(),
                     targets: vec!["a.md".into()],
+                    targets_source: TargetSource::Declared,
                 },
                 base: "0".repeat(40).parse().unwrap(),
                 base_rev: "main".into(),

@@ -27,6 +27,7 @@
 pub mod ignored;
 pub mod missing;
 mod select;
+pub mod targets;
 
 use std::path::{Path, PathBuf};
 
@@ -37,6 +38,7 @@ use crate::coverage::{self, EvidenceEntry, EvidenceError, Report};
 use crate::files::io_reason;
 use crate::git::{CommitId, GitError, Repo, Scope};
 use crate::plan::{self, Plan, PlanError};
+use crate::state::TargetSource;
 
 pub use select::{PlanChange, PlanChangeKind};
 
@@ -206,6 +208,13 @@ pub struct PlanResult {
     /// The range deleted the plan; it was checked as it is at the merge base.
     #[serde(skip_serializing_if = "is_false")]
     pub deleted: bool,
+    /// `derived` when the plan declares no targets and `derive_targets: body` gave it those its
+    /// body names (absent when declared).
+    #[serde(skip_serializing_if = "TargetSource::is_declared")]
+    pub targets_source: TargetSource,
+    /// Paths the plan's body names that no declared target covers: warnings, not failures.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub untargeted: Vec<targets::Named>,
     /// The commits whose `Baton-Plan` trailer names this plan, newest first.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub named_by: Vec<NamedBy>,
@@ -344,6 +353,27 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
     if options.plans.is_empty() {
         selection.notes.extend(trailers.notes);
     }
+    // The configuration that gates decides, as for everything else: the merge base's in range
+    // mode. Targets are derived against the merge base, the tree the work started from.
+    // A plan that declares targets gets a warning for each path its body names beyond them.
+    let mut derived = vec![false; selection.plans.len()];
+    let mut untargeted = vec![Vec::new(); selection.plans.len()];
+    for (i, selected) in selection.plans.iter_mut().enumerate() {
+        if selected.deleted {
+            continue;
+        }
+        let declares = !selected.plan.targets.is_empty();
+        if !declares && !selection.config.derive_targets {
+            continue;
+        }
+        let found = targets::derive_at(&repo, merge_base, &selected.path, &selected.plan)?;
+        if declares {
+            untargeted[i] = targets::not_covered(&selected.plan.targets, &found);
+        } else {
+            selected.plan.targets = found.targets.into_iter().map(|d| d.target).collect();
+            derived[i] = true;
+        }
+    }
     let plans = &selection.plans;
 
     let mut file_entries: Vec<EvidenceEntry> = Vec::new();
@@ -404,6 +434,12 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
                 title: plan.title.clone(),
                 coverage: report,
                 deleted: selected.deleted,
+                untargeted: std::mem::take(&mut untargeted[i]),
+                targets_source: if derived[i] {
+                    TargetSource::Derived
+                } else {
+                    TargetSource::Declared
+                },
                 named_by: named_plans
                     .iter()
                     .find(|(path, _)| *path == selected.path)

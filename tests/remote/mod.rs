@@ -17,12 +17,15 @@ use serde_json::Value;
 use crate::support::remote::{Origin, Transport};
 use crate::support::{Run, TestRepo, plan_text, text, worktree_of};
 
+mod big_state;
 mod catch_up;
 mod handoff;
+mod ignored;
 mod lease;
 mod race;
 mod retention;
 mod sync;
+mod unrecorded;
 mod worker;
 
 const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/agents/fake-agent.sh");

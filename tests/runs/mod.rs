@@ -32,15 +32,18 @@ mod contain;
 mod crash;
 mod create;
 mod debris;
+mod derived;
 mod drive;
 mod finish_clean;
 mod gate;
+mod planted;
 mod record;
 mod resume;
 mod schemas;
 mod stop_pause;
 mod terminal;
 mod tty;
+mod unrecorded;
 mod worktree_root;
 
 const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/agents/fake-agent.sh");

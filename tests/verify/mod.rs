@@ -23,6 +23,7 @@ mod pathspec;
 mod range;
 mod rule;
 mod run_branch;
+mod targets;
 mod worktree;
 
 /// The run with the commit ids of `revs` (full, 12- and 7-character forms) replaced by names.

@@ -1,0 +1,66 @@
+//! The targets a run gates: those its plan snapshot declares, or, under `derive_targets: body`,
+//! those derived from the snapshot's body against the run's base.
+//!
+//! Derived targets are never read back from the RunState as the truth: the snapshot and the
+//! base commit fix them, so every load derives them again and refuses a record whose list
+//! differs (a record edited by hand, or pushed by someone else, cannot change what is gated).
+
+use std::path::Path;
+
+use super::RunError;
+use crate::git::Repo;
+use crate::plan::Plan;
+use crate::state::{RunState, TargetSource};
+
+/// The targets a new run of `plan` gates, and where they came from. A plan that declares
+/// targets keeps them; one that declares none gets its body's paths when `derive` is set (and
+/// records that it tried, so that a run whose body names nothing says why it is unverifiable).
+pub fn for_new_run(
+    repo: &Repo,
+    base: crate::git::CommitId,
+    plan_path: &str,
+    plan: &Plan,
+    derive: bool,
+) -> Result<(Plan, TargetSource), RunError> {
+    if !plan.targets.is_empty() || !derive {
+        return Ok((plan.clone(), TargetSource::Declared));
+    }
+    let derived = crate::verify::targets::derive_at(repo, base, plan_path, plan)?;
+    let mut with = plan.clone();
+    with.targets = derived.targets.into_iter().map(|d| d.target).collect();
+    Ok((with, TargetSource::Derived))
+}
+
+/// The plan a run follows: its snapshot, parsed, with the targets the run gates.
+pub fn of_run(repo: &Repo, state: &RunState, run_dir: &Path) -> Result<Plan, RunError> {
+    let path = run_dir.join(&state.plan.snapshot);
+    let text = std::fs::read_to_string(&path).map_err(|source| RunError::PlanSnapshot {
+        run: state.run_id.to_string(),
+        path: path.clone(),
+        source,
+    })?;
+    let plan = crate::plan::parse(&state.plan.path, &text)?;
+    // Declared targets are the snapshot's own, as they always were.
+    let (plan, _) = match state.plan.targets_source {
+        TargetSource::Declared => return Ok(plan),
+        TargetSource::Derived if !plan.targets.is_empty() => {
+            return Err(RunError::DerivedTargets {
+                run: state.run_id.to_string(),
+                problem: "its plan snapshot declares targets of its own".into(),
+            });
+        }
+        TargetSource::Derived => for_new_run(repo, state.base, &state.plan.path, &plan, true)?,
+    };
+    let specs: Vec<&str> = plan.targets.iter().map(|t| t.spec.as_str()).collect();
+    if specs != state.plan.targets {
+        return Err(RunError::DerivedTargets {
+            run: state.run_id.to_string(),
+            problem: format!(
+                "its RunState lists targets [{}], its plan snapshot gives [{}]",
+                state.plan.targets.join(", "),
+                specs.join(", ")
+            ),
+        });
+    }
+    Ok(plan)
+}
