@@ -172,6 +172,7 @@ pub fn create(
     let ignored = crate::verify::ignored::ignored_targets(
         repo,
         options.main_worktree,
+        options.base,
         &options.plan_path,
         options.plan,
     )?;

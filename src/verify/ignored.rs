@@ -7,7 +7,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::git::{GitError, Repo};
+use super::missing::Dirs;
+use crate::git::{CommitId, GitError, Repo};
 use crate::plan::{Plan, TargetKind};
 
 /// A target the ignore rules exclude.
@@ -46,18 +47,23 @@ impl IgnoredTarget {
 }
 
 /// The targets of `plan` (its file named `plan_path`) that the worktree's ignore rules exclude.
-/// Globs are left alone: what they match is not one path.
+/// Globs are left alone: what they match is not one path. So is a target that `commit` (the
+/// worktree's base or HEAD) has: a tracked path is not subject to ignore rules, and a plan of
+/// many existing targets asks git about none of them.
 pub fn ignored_targets(
     repo: &Repo,
     worktree: &Path,
+    commit: CommitId,
     plan_path: &str,
     plan: &Plan,
 ) -> Result<Vec<IgnoredTarget>, GitError> {
-    let targets: Vec<_> = plan
-        .targets
-        .iter()
-        .filter(|t| t.kind != TargetKind::Glob)
-        .collect();
+    let mut dirs = Dirs::new(repo);
+    let mut targets = Vec::new();
+    for target in &plan.targets {
+        if target.kind != TargetKind::Glob && dirs.kind_at(commit, target.scope())?.is_none() {
+            targets.push(target);
+        }
+    }
     let specs: Vec<&str> = targets.iter().map(|t| t.spec.as_str()).collect();
     let ignored = repo.ignored_untracked(worktree, &specs)?;
     Ok(targets

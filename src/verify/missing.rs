@@ -38,10 +38,7 @@ pub fn mark_missing(
         .filter(|(_, row)| row.status == TargetStatus::Uncovered)
         .map(|(i, _)| i)
         .collect();
-    let mut dirs = Dirs {
-        repo,
-        listed: HashMap::new(),
-    };
+    let mut dirs = Dirs::new(repo);
     for i in uncovered {
         let Some(target) = targets.get(i) else {
             continue;
@@ -60,13 +57,21 @@ pub fn mark_missing(
 
 /// The directories of the commits' trees listed so far, so that many targets in one directory
 /// cost one listing and a lookup each, not a walk from the root each.
-struct Dirs<'r> {
-    repo: &'r Repo,
+pub(super) struct Dirs<'r> {
+    pub(super) repo: &'r Repo,
     listed: HashMap<(CommitId, String), HashMap<String, PathKind>>,
 }
 
-impl Dirs<'_> {
-    fn kind_at(&mut self, commit: CommitId, path: &str) -> Result<Option<PathKind>, GitError> {
+impl<'r> Dirs<'r> {
+    pub(super) fn new(repo: &'r Repo) -> Self {
+        Dirs {
+            repo,
+            listed: HashMap::new(),
+        }
+    }
+
+    /// What `path` is in `commit`, from the listing of its directory.
+    pub(super) fn kind_at(&mut self, commit: CommitId, path: &str) -> Result<Option<PathKind>, GitError> {
         let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
         let key = (commit, dir.to_owned());
         if !self.listed.contains_key(&key) {

@@ -411,6 +411,7 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
             ignored_targets.extend(ignored::ignored_targets(
                 &repo,
                 &workdir,
+                tip,
                 &selected.path,
                 &selected.plan,
             )?);
