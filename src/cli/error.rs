@@ -61,6 +61,14 @@ impl CliError {
         }
     }
 
+    /// git-baton itself was interrupted by `signal`, and nothing else went wrong.
+    pub fn interrupted(signal: i32) -> CliError {
+        CliError::new(
+            ErrorKind::Interrupted,
+            Message(format!("interrupted by {}", crate::signals::name(signal))),
+        )
+    }
+
     /// Bad input or environment, worded by the command layer.
     pub fn input(message: impl Into<String>) -> CliError {
         CliError::new(ErrorKind::Input, Message(message.into()))

@@ -335,7 +335,7 @@ struct StopHookRecord {
 }
 
 fn read_stop_hook(path: &Path) -> Option<StopHookRecord> {
-    let bytes = crate::files::read_limited(path, 64 * 1024).ok()??;
+    let bytes = crate::files::read_limited_regular(path, 64 * 1024).ok()??;
     serde_json::from_slice(&bytes).ok()
 }
 

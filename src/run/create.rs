@@ -32,7 +32,7 @@ pub struct PlanFile {
 /// Reads and parses the plan file `named` (relative to `cwd`, as the user named it).
 pub fn read_plan(workdir: &Path, cwd: &Path, named: &Path) -> Result<PlanFile, RunError> {
     let full = cwd.join(named);
-    let bytes = std::fs::read(&full).map_err(|source| RunError::ReadPlan {
+    let bytes = crate::files::read_regular(&full).map_err(|source| RunError::ReadPlan {
         path: named.to_path_buf(),
         source,
     })?;
@@ -183,8 +183,8 @@ pub fn create(
     if let Some(key) = options.key
         && let Some(existing) = find_by_key(store, key)?
     {
-        let snapshot = std::fs::read_to_string(
-            store
+        let snapshot = crate::files::read_regular_string(
+            &store
                 .run_dir(&existing.run_id)
                 .join(&existing.plan.snapshot),
         )

@@ -623,7 +623,8 @@ pub(crate) fn read_evidence(
 /// The text of an evidence file, bounded, as an agent could write any amount (see
 /// coverage::MAX_EVIDENCE_BYTES): `Ok(None)` when there is none.
 pub(crate) fn read_evidence_text(path: &Path, shown: &str) -> Result<Option<String>, String> {
-    match crate::files::read_limited(path, coverage::MAX_EVIDENCE_BYTES) {
+    // An agent could make it a named pipe or a link to a device: regular files only.
+    match crate::files::read_limited_regular(path, coverage::MAX_EVIDENCE_BYTES) {
         Ok(None) => Err(format!(
             "invalid evidence: {shown}: {}",
             coverage::too_large_message()

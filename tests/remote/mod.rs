@@ -24,6 +24,7 @@ mod ignored;
 mod lease;
 mod race;
 mod retention;
+mod signals;
 mod sync;
 mod unrecorded;
 mod worker;
