@@ -441,7 +441,6 @@ fn common_len(a: &[u8], b: &[u8]) -> usize {
     len
 }
 
-
 /// The number of threads worth running, read once.
 fn parallelism() -> usize {
     static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();

@@ -60,7 +60,12 @@ pub fn ignored_targets(
     let mut dirs = Dirs::new(repo);
     let mut targets = Vec::new();
     for target in &plan.targets {
-        if target.kind != TargetKind::Glob && dirs.kind_at(commit, target.scope())?.is_none() {
+        // A path longer than the system's limit can be no file, ignored or not (and git
+        // refuses to look at it).
+        if target.kind != TargetKind::Glob
+            && target.spec.len() < 4096
+            && dirs.kind_at(commit, target.scope())?.is_none()
+        {
             targets.push(target);
         }
     }

@@ -71,7 +71,11 @@ impl<'r> Dirs<'r> {
     }
 
     /// What `path` is in `commit`, from the listing of its directory.
-    pub(super) fn kind_at(&mut self, commit: CommitId, path: &str) -> Result<Option<PathKind>, GitError> {
+    pub(super) fn kind_at(
+        &mut self,
+        commit: CommitId,
+        path: &str,
+    ) -> Result<Option<PathKind>, GitError> {
         let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
         let key = (commit, dir.to_owned());
         if !self.listed.contains_key(&key) {
