@@ -28,10 +28,13 @@ struct Args {
     runs: usize,
     warmup: usize,
     keep: Option<PathBuf>,
+    /// Only the many-targets case (`--only many-targets`).
+    many_targets_only: bool,
 }
 
 const USAGE: &str = "usage: cargo bench --bench diff [-- --files-per-dir N (default 100, at least 10)] \
-                     [--runs K (default 15)] [--warmup W (default 2)] [--keep DIR]";
+                     [--runs K (default 15)] [--warmup W (default 2)] [--keep DIR] \
+                     [--only many-targets]";
 
 fn parse_args() -> Result<Args> {
     let mut args = Args {
@@ -39,6 +42,7 @@ fn parse_args() -> Result<Args> {
         runs: 15,
         warmup: 2,
         keep: None,
+        many_targets_only: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -63,6 +67,10 @@ fn parse_args() -> Result<Args> {
             "--runs" => args.runs = number(value()?)?,
             "--warmup" => args.warmup = number(value()?)?,
             "--keep" => args.keep = Some(PathBuf::from(value()?)),
+            "--only" => match value()?.as_str() {
+                "many-targets" => args.many_targets_only = true,
+                other => return Err(format!("--only: unknown case `{other}`\n{USAGE}")),
+            },
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -441,6 +449,9 @@ fn run(args: &Args) -> Result<()> {
     let fixture = Fixture::open_or_build(args.keep.as_deref(), args.files_per_dir)?;
     let root = fixture.root.as_path();
     write_plans(root, args.files_per_dir)?;
+    if args.many_targets_only {
+        return many_targets(args, &binary, root, fixture.tracked_files());
+    }
 
     // Before timing anything: git and git-baton agree on the repository's shape.
     let expected_worktree = support::MODIFIED + support::UNTRACKED;
@@ -902,6 +913,69 @@ fn run(args: &Args) -> Result<()> {
 }
 
 /// The absolute path of a program on PATH (GNU time wants one it can exec; so does the fallback).
+const PLAN_MANY: &str = "target/plans/many.md";
+
+/// The many-targets case: a plan whose targets are every tracked text file (100,000 by
+/// default), gated in both modes by the CLI. Matching must cost no more than a sort and a merge
+/// of the targets with the changed paths, so the time per target is what it reports.
+fn many_targets(args: &Args, binary: &Path, root: &Path, tracked: usize) -> Result<()> {
+    let files = support::git(root, ["ls-files", "--", "*.txt"])?;
+    let targets: Vec<&str> = files.lines().collect();
+    let list: String = targets.iter().map(|t| format!("  - {t}\n")).collect();
+    let plan = format!(
+        "---\nid: bench-many\ntitle: Every tracked file\ntargets:\n{list}---\n# Benchmark\n"
+    );
+    std::fs::write(root.join(PLAN_MANY), plan).map_err(|err| err.to_string())?;
+    let worktree = ["verify", PLAN_MANY, "--base", "base"];
+    let range = ["verify", PLAN_MANY, "--base", "base", "--head", "feature"];
+    // The verdict is not what is measured, but it must be one: 1 (uncovered targets), never 2.
+    for cmd in [&worktree[..], &range[..]] {
+        let code = run_quiet(binary, cmd, root)?;
+        if code != 1 {
+            return Err(format!(
+                "`git-baton {}` exited {code}, expected 1",
+                cmd.join(" ")
+            ));
+        }
+    }
+    let mut samples: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
+    for round in 0..args.warmup + args.runs {
+        for (i, cmd) in [&worktree[..], &range[..]].into_iter().enumerate() {
+            let start = Instant::now();
+            run_quiet(binary, cmd, root)?;
+            if round >= args.warmup {
+                samples[i].push(start.elapsed());
+            }
+        }
+    }
+    println!();
+    println!(
+        "many targets: {} targets ({tracked} tracked files), {} runs after {} warm-up",
+        targets.len(),
+        args.runs,
+        args.warmup
+    );
+    for (i, name) in [
+        "worktree (verify --base base)",
+        "range (verify --base base --head feature)",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut kept = samples[i].clone();
+        kept.sort();
+        let median = kept[kept.len() / 2];
+        println!(
+            "  {name:<45} median {:>9}  min {:>9}  max {:>9}  {:.2} µs per target",
+            ms(median),
+            ms(kept[0]),
+            ms(kept[kept.len() - 1]),
+            median.as_secs_f64() * 1e6 / targets.len() as f64
+        );
+    }
+    Ok(())
+}
+
 fn which(program: &Path) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)

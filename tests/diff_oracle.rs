@@ -15,9 +15,12 @@ use std::path::Path;
 
 use crate::support::TestRepo;
 
+mod history;
 mod index_formats;
 
-/// Paths the operations pick from: spaces, non-ASCII, a newline, nesting, a fresh directory.
+/// Paths the operations pick from: spaces, non-ASCII, a newline, nesting, a fresh directory,
+/// and siblings whose names sort around `/` (`s`, `s-t`, `s.b`, `s0`; `dir`, `dir-x`, `dir.old`):
+/// git's index puts `s-t/main.rs` before `s/lib.rs` (`-` < `/`), while a scope lists `s` first.
 const PATHS: &[&str] = &[
     "a.txt",
     "b.sh",
@@ -29,6 +32,24 @@ const PATHS: &[&str] = &[
     "line\nbreak.txt",
     "crlf.txt",
     "id.txt",
+    "s/lib.rs",
+    "s/sub/m.rs",
+    "s-t/main.rs",
+    "s.b/a.md",
+    "s0",
+    "dir-x/y.txt",
+    "dir.old",
+];
+
+/// Paths of [`PATHS`] the base does not have, so that writing one makes a new sibling directory.
+const ABSENT_AT_BASE: &[&str] = &["s-t/main.rs", "dir-x/y.txt"];
+
+/// Scopes of several prefixes that sort around `/`, as plans with sibling targets give them.
+const SIBLING_SCOPES: &[&[&str]] = &[
+    &["s", "s-t", "s.b", "s0"],
+    &["dir", "dir-x", "dir.old"],
+    &["s-t", "s/sub", "s0"],
+    &["dir-x/y.txt", "dir/x.txt", "s-t/main.rs", "s/lib.rs"],
 ];
 const CONTENTS: &[&str] = &["one\n", "two\nlines\n", "one\r\n", "$Id$\nident\n", "", "x"];
 const IGNORES: &[&str] = &["*.log\n", "*.log\nnew/\n", "*.log\ndir/sub/\n", ""];
@@ -76,7 +97,15 @@ enum Op {
     /// Other content of the same size with the old mtime put back: only the ctime (and the
     /// content) tell, whatever the cache-tree says about the index.
     SameSizeRewrite(usize),
+    /// Both paths of a pair whose directories sort around `/` ([`SIBLING_PAIRS`]) written and
+    /// staged, so that one scope meets index entries on both sides of the pair.
+    StageSiblings(usize, usize),
 }
+
+/// Pairs of [`PATHS`] in sibling directories that sort around `/`: the first's directory sorts
+/// before the second's in the index (`s-t/` < `s/`), the second's name before the first's in a
+/// list of prefixes (`s` < `s-t`).
+const SIBLING_PAIRS: &[(usize, usize)] = &[(12, 11), (12, 10), (15, 4), (13, 10), (15, 5)];
 
 /// The cones a sparse checkout keeps (besides the files at the top).
 const CONES: &[&[&str]] = &[&["dir"], &["ünï", "new"], &["dir/sub"]];
@@ -125,6 +154,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::WriteTree),
         1 => p.clone().prop_map(Op::Touch),
         1 => p.clone().prop_map(Op::SameSizeRewrite),
+        2 => (0..SIBLING_PAIRS.len(), 0..CONTENTS.len()).prop_map(|(i, c)| Op::StageSiblings(i, c)),
     ]
 }
 
@@ -151,7 +181,9 @@ fn seeded() -> TestRepo {
         repo.git(["config", key, value]);
     }
     for (i, path) in PATHS.iter().enumerate() {
-        repo.write(path, &format!("base content {i}\n"));
+        if !ABSENT_AT_BASE.contains(path) {
+            repo.write(path, &format!("base content {i}\n"));
+        }
     }
     repo.write(".gitignore", IGNORES[0]);
     repo.commit_all("base");
@@ -349,6 +381,16 @@ fn apply(repo: &TestRepo, op: &Op) {
             std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000)
         }),
         Op::SameSizeRewrite(p) => same_size_rewrite(&repo.path(PATHS[p])),
+        Op::StageSiblings(i, c) => {
+            let (before, after) = SIBLING_PAIRS[i];
+            put(repo, PATHS[before], CONTENTS[c]);
+            put(
+                repo,
+                PATHS[after],
+                &format!("sibling of {}\n", PATHS[before]),
+            );
+            git(&["add", "-A", "--", PATHS[before], PATHS[after]]);
+        }
     }
 }
 
@@ -452,6 +494,7 @@ fn check(repo: &TestRepo, ops: &[Op]) {
         "new/deep",
         "sp ace.txt",
     ]));
+    scopes.extend(SIBLING_SCOPES.iter().map(|list| Scope::prefixes(*list)));
     let got = Ours::compute(&ours, base, &scopes);
     got.assert_git(&repo.oracle(&repo.root, "base"), &ops);
 }
@@ -487,6 +530,29 @@ proptest! {
 fn staged_directory_folded_by_a_sparse_index_over_a_base_file() {
     let repo = seeded();
     let ops = [Op::ReplaceWithDir(0), Op::Stage(0), Op::Sparse(0, true)];
+    for op in &ops {
+        apply(&repo, op);
+    }
+    check(&repo, &ops);
+    check_tree_vs_tree(&repo, &ops);
+}
+
+/// Sibling directories whose names sort around `/` in one scope (`s` and `s-t`, as `grep` and
+/// `grep-searcher`): the index holds `s-t/main.rs` before `s/sub/m.rs`, the scope lists `s` first,
+/// and both differ from the base. The comparison once met them out of order and panicked.
+#[test]
+fn sibling_directories_that_sort_around_a_slash() {
+    let repo = seeded();
+    let ops = [
+        Op::Write(12, 0),
+        Op::Stage(12),
+        Op::Write(11, 1),
+        Op::Stage(11),
+        Op::Write(15, 2),
+        Op::Stage(15),
+        Op::Write(4, 1),
+        Op::Stage(4),
+    ];
     for op in &ops {
         apply(&repo, op);
     }
@@ -559,8 +625,11 @@ fn check_tree_vs_tree(repo: &TestRepo, ops: &[Op]) {
         expected,
         "tree diff differs after {ops:#?}"
     );
-    for prefix in ["dir", "a.txt", "new/deep", "ünï"] {
-        let scope = Scope::prefixes([prefix]);
+    let single = ["dir", "a.txt", "new/deep", "ünï"].map(|prefix| vec![prefix]);
+    let siblings = SIBLING_SCOPES.iter().map(|list| list.to_vec());
+    for prefixes in single.into_iter().chain(siblings) {
+        let scope = Scope::prefixes(&prefixes);
+        let prefix = prefixes.join(", ");
         let want: Vec<String> = expected
             .iter()
             .filter(|p| scope.contains(p))
@@ -648,6 +717,8 @@ fn matches_git(repo: &TestRepo, dir: &Path, prefixes: &[&str]) -> Vec<String> {
     let base = ours.resolve_commit("base").unwrap();
     let mut scopes = vec![Scope::All];
     scopes.extend(prefixes.iter().map(|prefix| Scope::prefixes([prefix])));
+    // And all at once, as one plan's targets: siblings among them then share a scope.
+    scopes.push(Scope::prefixes(prefixes));
     let got = Ours::compute(&ours, base, &scopes);
     let expected = repo.oracle(dir, "base");
     got.assert_git(&expected, &prefixes);

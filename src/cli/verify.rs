@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 
 use super::{CliError, Outcome};
+use crate::term::errln;
 use crate::{report, verify};
 
 /// The coverage gate: every target changed, or a recorded reason.
@@ -84,6 +85,10 @@ pub fn cmd_verify(cwd: &Path, args: VerifyArgs, out: &mut dyn Write) -> Result<O
         require_plans: args.require_plans,
     };
     let result = verify::verify(cwd, &options)?;
+    for ignored in &result.ignored_targets {
+        errln!("warning: {ignored}");
+        errln!("hint: {}", ignored.hint());
+    }
     let format = if args.json { Format::Json } else { args.format };
     let rendered = match format {
         Format::Text => report::text(&result),

@@ -13,9 +13,10 @@
 //!    no evidence is needed when every target changed, evidence cannot undo a change, and a
 //!    `changed` entry cannot make one (it is only checked against `C(t)`).
 //! 2. Otherwise, an `unchanged` entry for `t` with an acceptable reason makes it `unchanged`.
-//! 3. Otherwise it is `uncovered`.
+//! 3. Otherwise it is `uncovered`; and `missing` when the caller finds that the target names
+//!    nothing at all (see [`Report::mark_missing`]).
 //!
-//! The gate passes when no target is uncovered and the evidence has no [`Problem`]. An entry of
+//! The gate passes when no target is uncovered or missing and the evidence has no [`Problem`]. An entry of
 //! an evidence file is a problem when it names a target the plan does not declare (exact match
 //! on the normalized spec, with the closest declared target suggested), when it is the second
 //! entry for a target, when a `changed` entry claims a path outside `C(t)`, or when the reason
@@ -36,6 +37,7 @@
 
 mod bounded;
 mod evidence;
+mod missing;
 mod reasons;
 mod rule;
 mod trailers;
@@ -47,6 +49,7 @@ pub use evidence::{
     Claim, Evidence, EvidenceEntry, EvidenceError, MAX_EVIDENCE_BYTES, Source, Usage,
     parse_evidence, too_large_message,
 };
+pub use missing::closest_name;
 pub use reasons::{
     MAX_REASON_CHARS, MIN_REASON_CHARS, MIN_REASON_WORDS, PLACEHOLDER_REASONS, check_reason,
     control_character, control_character_at,

@@ -322,10 +322,10 @@ mod tests {
             .map(|row| format!("{row:?}"))
             .collect();
         assert_snapshot!(rows.join("\n"), @r#"
-        TargetReport { target: "docs/a.md", status: Uncovered, paths: [], paths_omitted: 0, reason: None, reason_source: None, line: 2 }
-        TargetReport { target: "docs/b.md", status: Uncovered, paths: [], paths_omitted: 0, reason: None, reason_source: None, line: 2 }
-        TargetReport { target: "docs/c.md", status: Uncovered, paths: [], paths_omitted: 0, reason: None, reason_source: None, line: 2 }
-        TargetReport { target: "docs/d.md", status: Uncovered, paths: [], paths_omitted: 0, reason: None, reason_source: None, line: 2 }
+        TargetReport { target: "docs/a.md", status: Uncovered, paths: [], paths_omitted: 0, reason: None, reason_source: None, line: 2, suggestion: None }
+        TargetReport { target: "docs/b.md", status: Uncovered, paths: [], paths_omitted: 0, reason: None, reason_source: None, line: 2, suggestion: None }
+        TargetReport { target: "docs/c.md", status: Uncovered, paths: [], paths_omitted: 0, reason: None, reason_source: None, line: 2, suggestion: None }
+        TargetReport { target: "docs/d.md", status: Uncovered, paths: [], paths_omitted: 0, reason: None, reason_source: None, line: 2, suggestion: None }
         "#);
         let problems: Vec<String> = report
             .problems

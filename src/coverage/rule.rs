@@ -14,7 +14,7 @@ use super::{
     Claim, EvidenceEntry, MAX_REASON_CHARS, MIN_REASON_WORDS, Source, check_reason,
     control_character_at,
 };
-use crate::plan::{Target, TargetKind};
+use crate::plan::Target;
 use crate::suggest::edit_distance;
 
 /// The verdict on one target.
@@ -25,6 +25,10 @@ pub enum TargetStatus {
     Changed,
     Unchanged,
     Uncovered,
+    // Uncovered, and the target names nothing: no path at the base, the head or in the
+    // worktree matches it (see `Report::mark_missing`). Fails the gate like `uncovered`. (A
+    // plain comment: a doc comment would make the schema's enum a `oneOf`.)
+    Missing,
 }
 
 /// One row per declared target, in declaration order.
@@ -44,6 +48,9 @@ pub struct TargetReport {
     pub reason_source: Option<Source>,
     /// Line of the target in the plan file.
     pub line: usize,
+    /// For a `missing` target: the existing path it most likely meant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<String>,
 }
 
 /// Why evidence is invalid.
@@ -217,8 +224,7 @@ pub fn evaluate(
         })
         .collect();
 
-    let passed =
-        judge.problems.is_empty() && rows.iter().all(|r| r.status != TargetStatus::Uncovered);
+    let passed = judge.problems.is_empty() && rows.iter().all(|r| !r.status.fails());
     Report {
         verified: !targets.is_empty(),
         passed,
@@ -246,6 +252,7 @@ fn target_row(target: &Target, paths: &[&str], reason: Option<&(String, Source)>
         reason,
         reason_source,
         line: target.line,
+        suggestion: None,
     }
 }
 
@@ -375,7 +382,7 @@ fn covered_paths<'a>(target: &Target, changed: &'a [String]) -> Vec<&'a str> {
     {
         paths.push(changed[i].as_str());
     }
-    if !matches!(target.kind, TargetKind::File) {
+    {
         // Everything under `scope/` is contiguous; `scope-x` and friends sort outside it.
         let prefix = format!("{scope}/");
         let start = changed.partition_point(|p| p.as_str() < prefix.as_str());

@@ -57,6 +57,10 @@ pub enum GitError {
     Index(#[from] IndexError),
     #[error("the {engine} diff engine cannot diff this repository: {why}")]
     EngineUnsupported { engine: DiffEngine, why: String },
+    /// A broken invariant of git-baton's own code, met in a release build: reported with the
+    /// repository state it met, never as a panic.
+    #[error("internal error: {what} ({state})")]
+    Internal { what: String, state: String },
 }
 
 /// A git child process that ran and failed.
@@ -94,6 +98,11 @@ impl GitError {
             GitError::NoMergeBase { shallow: true, .. } => Some(
                 "this is a shallow clone: fetch more history (`git fetch --unshallow`, or `fetch-depth: 0` \
                  with actions/checkout) so the merge base is reachable"
+                    .into(),
+            ),
+            GitError::Internal { .. } => Some(
+                "this is a bug in git-baton, not in the repository: `git baton doctor` checks the \
+                 repository and the runs; please report the error line above"
                     .into(),
             ),
             GitError::UnsupportedObjectFormat { .. } => Some(

@@ -21,23 +21,29 @@ pub(super) struct IndexVsBase {
     /// those that differ, are `false`.
     pub same: Vec<bool>,
     /// The entries in scope that differ (every stage of an unmerged path), in entry order, with
-    /// the base's leaf at their path (`None`: the base has none).
+    /// the base's leaf at their path (`None`: the base has none). Sorted once every prefix is
+    /// compared: the prefixes come in string order (`a` < `a-b`), their entries in the index's
+    /// (`a-b/x` < `a/x`), so the entries of one prefix can sort before another's.
     pub differ: Vec<(usize, Option<Leaf>)>,
     /// Paths only the base has.
     pub base_only: Vec<String>,
 }
 
 impl IndexVsBase {
-    /// The base's leaf at the path of entry `i`, which is in scope.
-    pub fn base_leaf(&self, index: &gix::index::State, i: usize) -> Option<Leaf> {
+    /// The base's leaf at the path of entry `i`, which is in scope: `Some(leaf)`, or `None`
+    /// when the comparison never met the entry, which breaks its invariant (every entry in scope
+    /// is either the same or differs) and is for the caller to report, never to guess.
+    pub fn base_leaf(&self, index: &gix::index::State, i: usize) -> Option<Option<Leaf>> {
         if self.same[i] {
-            return index_leaf(&index.entries()[i]);
+            return Some(index_leaf(&index.entries()[i]));
         }
-        let at = self
+        let found = self
             .differ
             .binary_search_by_key(&i, |(entry, _)| *entry)
-            .expect("an entry in scope is either the same or differs");
-        self.differ[at].1
+            .ok()
+            .map(|at| self.differ[at].1);
+        debug_assert!(found.is_some(), "index entry {i} in scope was not compared");
+        found
     }
 }
 
@@ -114,6 +120,9 @@ impl Trees {
             }
             self.compare_below(tree, cache, &mut path, dir, 0, &mut compare)?;
         }
+        // An entry is compared once per prefix it is below; prefixes do not nest, so once.
+        result.differ.sort_by_key(|(entry, _)| *entry);
+        result.differ.dedup_by_key(|(entry, _)| *entry);
         Ok(result)
     }
 

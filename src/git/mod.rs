@@ -15,6 +15,7 @@ mod contents;
 mod debris;
 mod error;
 mod id;
+mod ignored;
 mod index;
 mod index_vs_base;
 mod reader;
@@ -42,6 +43,7 @@ pub use debris::BrokenWorktree;
 use error::classify_open_error;
 pub use error::{CommandFailed, GitError, Result};
 pub use id::{BadCommitId, CommitId, blob_id, short_hex};
+pub use ignored::Ignored;
 pub use index::IndexError;
 pub use record::RecordFile;
 pub use remote::{Pushed, RefUpdate};
@@ -257,8 +259,10 @@ impl Repo {
     pub fn tree_changes(&self, from: CommitId, to: CommitId, scope: &Scope) -> Result<Vec<String>> {
         let (a, b) = (self.tree_of(from)?, self.tree_of(to)?);
         let mut out = Vec::new();
+        // One reader for every prefix, so that the trees above them are read once.
+        let mut trees = tree::Trees::new(&self.repo);
         for prefix in scope.prefix_list() {
-            tree::diff_at(&self.repo, a, b, &prefix, &mut out)?;
+            trees.diff_at(a, b, &prefix, &mut out)?;
         }
         out.sort();
         out.dedup();

@@ -28,8 +28,9 @@ impl Scope {
         list.dedup();
         let mut kept: Vec<String> = Vec::with_capacity(list.len());
         for p in list {
-            // Sorted order puts a parent right before the paths below it ("a" < "a/b" < "a0").
-            if kept.last().is_some_and(|parent| is_within(&p, parent)) {
+            // A parent sorts before the paths below it, but not always right before them
+            // ("a" < "a-b" < "a/b"): every ancestor is looked up.
+            if has_ancestor_in(&kept, &p) {
                 continue;
             }
             kept.push(p);
@@ -45,16 +46,27 @@ impl Scope {
         }
     }
 
+    /// Whether `path` is at or below one of the prefixes: a lookup of the path and of each of its
+    /// ancestors in the sorted list, so a scope of many prefixes costs no more than a few.
     pub fn contains(&self, path: &str) -> bool {
         match self {
             Scope::All => true,
-            Scope::Prefixes(list) => list.iter().any(|p| is_within(path, p)),
+            Scope::Prefixes(list) => {
+                let path = path.trim_end_matches('/');
+                list.binary_search_by(|p| p.as_str().cmp(path)).is_ok()
+                    || has_ancestor_in(list, path)
+            }
         }
     }
 }
 
-fn is_within(path: &str, prefix: &str) -> bool {
-    is_within_bytes(path.as_bytes(), prefix.as_bytes())
+/// Whether a proper ancestor directory of `path` is in `sorted`.
+fn has_ancestor_in(sorted: &[String], path: &str) -> bool {
+    path.match_indices('/').any(|(at, _)| {
+        sorted
+            .binary_search_by(|p| p.as_str().cmp(&path[..at]))
+            .is_ok()
+    })
 }
 
 pub(super) fn is_within_bytes(path: &[u8], prefix: &[u8]) -> bool {
@@ -85,5 +97,13 @@ mod tests {
         assert!(!scope.contains("docs/a.mdy"));
         assert!(!scope.contains("src1/x"));
         assert_eq!(Scope::prefixes(["a", ""]), Scope::All);
+        // Siblings that sort between a directory and the paths below it.
+        let scope = Scope::prefixes(["a/b", "a-b", "a", "a.b/c", "a/b/c", "a0"]);
+        assert_eq!(
+            scope,
+            Scope::Prefixes(vec!["a".into(), "a-b".into(), "a.b/c".into(), "a0".into()])
+        );
+        assert!(scope.contains("a/b/c/d") && scope.contains("a-b") && scope.contains("a.b/c/"));
+        assert!(!scope.contains("a.b") && !scope.contains("ab") && !scope.contains("a.b/d"));
     }
 }

@@ -10,6 +10,7 @@
 //! reused level by level, and a path is only built for a leaf that is reported.
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 
 use gix::ObjectId;
 use gix::bstr::{BStr, ByteSlice};
@@ -30,6 +31,9 @@ pub(super) struct Trees {
     bufs: Vec<Vec<u8>>,
     /// The packs, opened on the first diff of two trees.
     packs: Option<packs::Packs>,
+    /// The entries of the trees [`Self::lookup`] went through, by tree: a scope of many prefixes
+    /// below the same directories reads each of them once, not once per prefix.
+    looked_up: HashMap<ObjectId, HashMap<Vec<u8>, (EntryKind, ObjectId)>>,
 }
 
 /// A pair of differing trees at `path`, for the threads of a large diff to share.
@@ -44,6 +48,7 @@ impl Trees {
             objects: repo.objects.clone(),
             bufs: Vec::new(),
             packs: None,
+            looked_up: HashMap::new(),
         }
     }
 
@@ -66,29 +71,33 @@ impl Trees {
         prefix: &str,
     ) -> Result<Option<(EntryKind, ObjectId)>> {
         let mut current = (EntryKind::Tree, root);
-        let mut buf = self.take(0);
-        let result = (|| {
-            for component in prefix.split('/').filter(|c| !c.is_empty()) {
-                if current.0 != EntryKind::Tree {
-                    return Ok(None);
-                }
-                let mut found = None;
-                for entry in read(&self.objects, &current.1, &mut buf)? {
-                    let entry = entry.map_err(|err| decode_error(&current.1, err))?;
-                    if entry.filename == component.as_bytes() {
-                        found = Some((entry.mode.kind(), entry.oid.to_owned()));
-                        break;
-                    }
-                }
-                match found {
-                    Some(entry) => current = entry,
-                    None => return Ok(None),
-                }
+        for component in prefix.split('/').filter(|c| !c.is_empty()) {
+            if current.0 != EntryKind::Tree {
+                return Ok(None);
             }
-            Ok(Some(current))
-        })();
-        self.give(0, buf);
-        result
+            let tree = current.1;
+            if !self.looked_up.contains_key(&tree) {
+                let mut buf = self.take(0);
+                let entries = read(&self.objects, &tree, &mut buf).and_then(|entries| {
+                    entries
+                        .map(|entry| {
+                            let entry = entry.map_err(|err| decode_error(&tree, err))?;
+                            Ok((
+                                entry.filename.to_vec(),
+                                (entry.mode.kind(), entry.oid.to_owned()),
+                            ))
+                        })
+                        .collect::<Result<HashMap<_, _>>>()
+                });
+                self.give(0, buf);
+                self.looked_up.insert(tree, entries?);
+            }
+            match self.looked_up[&tree].get(component.as_bytes()) {
+                Some(&entry) => current = entry,
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(current))
     }
 
     /// Calls `leaf` for every leaf below the tree `id`, whose own path is `path`, in stored order
@@ -226,6 +235,7 @@ impl Trees {
                 objects: self.objects.clone(),
                 bufs: Vec::new(),
                 packs: None,
+                looked_up: HashMap::new(),
             })
             .collect();
         let results = std::thread::scope(|s| {
@@ -429,17 +439,6 @@ fn common_len(a: &[u8], b: &[u8]) -> usize {
         len += 1;
     }
     len
-}
-
-/// Appends every path below (or at) `prefix` whose leaf differs between the trees `a` and `b`.
-pub(super) fn diff_at(
-    repo: &gix::Repository,
-    a: ObjectId,
-    b: ObjectId,
-    prefix: &str,
-    out: &mut Vec<String>,
-) -> Result<()> {
-    Trees::new(repo).diff_at(a, b, prefix, out)
 }
 
 /// The number of threads worth running, read once.

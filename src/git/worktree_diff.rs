@@ -299,7 +299,21 @@ fn decide_all(
             if !is_within_bytes(path, prefix) {
                 continue;
             }
-            if decide.changed(first, path, base.base_leaf(index, first), states[first])? {
+            let base_leaf = base
+                .base_leaf(index, first)
+                .ok_or_else(|| GitError::Internal {
+                    what: format!(
+                        "index entry `{path}` in scope was not compared with the base tree"
+                    ),
+                    state: format!(
+                        "worktree {}, index {} ({} entries), {} scope prefixes",
+                        workdir.display(),
+                        repo.index_path().display(),
+                        entries.len(),
+                        prefixes.len()
+                    ),
+                })?;
+            if decide.changed(first, path, base_leaf, states[first])? {
                 changed.push(path_string(path));
             }
         }

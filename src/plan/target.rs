@@ -1,5 +1,9 @@
 //! Targets: the repository paths a plan says the work must touch, and how changed paths are
 //! matched against them.
+//!
+//! A target names paths the way a git pathspec does: `crates` is the path `crates` and everything
+//! below it (`git diff -- crates`), whether it is a file or a directory; `crates/` is only the
+//! directory's contents; a glob matches what it matches.
 
 use globset::{GlobBuilder, GlobMatcher};
 use serde::{Serialize, Serializer};
@@ -9,8 +13,9 @@ use super::show;
 /// How a target spec matches changed paths.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TargetKind {
-    /// Exactly one path.
-    File,
+    /// A path and everything below it, as git reads a pathspec: the file `src/lib.rs`, or every
+    /// path below the directory `crates`.
+    Path,
     /// Any path below a directory; the spec ends with `/`.
     Dir,
     /// A glob in which `*` stays within one path component and `**` crosses them.
@@ -132,7 +137,7 @@ impl Target {
             let (spec, kind) = if is_dir {
                 (format!("{joined}/"), TargetKind::Dir)
             } else {
-                (joined, TargetKind::File)
+                (joined, TargetKind::Path)
             };
             return Ok(Self {
                 spec,
@@ -174,7 +179,7 @@ impl Target {
     #[must_use]
     pub fn matches(&self, path: &str) -> bool {
         match self.kind {
-            TargetKind::File => path == self.spec,
+            TargetKind::Path => is_at_or_below(path, &self.spec),
             TargetKind::Dir => path.starts_with(&self.spec),
             TargetKind::Glob => {
                 self.matcher.as_ref().is_some_and(|m| m.is_match(path))
@@ -194,12 +199,12 @@ impl Target {
     }
 
     /// The longest literal path prefix that contains every path the target can match: the
-    /// file itself, the directory without its `/`, or a glob's leading literal directories
+    /// path itself, the directory without its `/`, or a glob's leading literal directories
     /// (`""` when the first component already has a glob character).
     #[must_use]
     pub fn scope(&self) -> &str {
         match self.kind {
-            TargetKind::File => &self.spec,
+            TargetKind::Path => &self.spec,
             TargetKind::Dir => self.spec.strip_suffix('/').unwrap_or(&self.spec),
             TargetKind::Glob => {
                 let mut end = 0;
@@ -215,6 +220,12 @@ impl Target {
             }
         }
     }
+}
+
+/// `path` is `spec` or below it (`crates/a.rs` for `crates`, not `crates-old/a.rs`).
+fn is_at_or_below(path: &str, spec: &str) -> bool {
+    path.strip_prefix(spec)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 /// `**`, `**/*` and the like: globs that cover every path, which defeats the purpose of a

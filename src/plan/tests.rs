@@ -84,13 +84,13 @@ Body text.
         stages: Some(["design", "code-1", "re_view"])
         body: "# Parser\n\nBody text.\n"
         5:5 Dir src/parser/
-        6:5 File docs/parser.md
+        6:5 Path docs/parser.md
         7:5 Glob tests/**/*_golden.txt
         8:5 Glob src/*/mod.rs
         9:5 Dir docs/guide/
         10:5 Glob [x]
         11:5 Glob pages/[id].tsx
-        12:5 File données/é t.md
+        12:5 Path données/é t.md
         "##);
 }
 
@@ -139,21 +139,21 @@ fn parses_minimal_and_empty_frontmatter() {
         title: None
         stages: None
         body: "body\r\n"
-        3:5 File a.md
+        3:5 Path a.md
 
         "--- \t\ntargets: [a.md]\n---  \n"
         id: demo
         title: None
         stages: None
         body: ""
-        2:11 File a.md
+        2:11 Path a.md
 
         "---\ntargets:\n- a.md\n- b/\n---\n\n---\nnot frontmatter\n---\n"
         id: demo
         title: None
         stages: None
         body: "\n---\nnot frontmatter\n---\n"
-        3:3 File a.md
+        3:3 Path a.md
         4:3 Dir b/
         "#);
 }
@@ -630,15 +630,28 @@ fn target(spec: &str) -> Target {
     ok(&text).targets.remove(0)
 }
 
+/// A target without a trailing `/` is a path as git reads a pathspec: itself and everything
+/// below it, so `crates` covers `crates/a/lib.rs` and a file `docs/a.md` that became a directory.
 #[test]
-fn file_targets_match_exactly() {
+fn path_targets_match_themselves_and_below() {
     let t = target("docs/a.md");
-    assert_eq!(t.kind, TargetKind::File);
+    assert_eq!(t.kind, TargetKind::Path);
     assert!(t.matches("docs/a.md"));
     assert!(!t.matches("docs/a.mdx"));
     assert!(!t.matches("docs/a.m"));
-    assert!(!t.matches("docs/a.md/x"));
+    assert!(t.matches("docs/a.md/x"));
+    assert!(!t.matches("docs/a.md-x/y"));
     assert!(!t.matches("x/docs/a.md"));
+
+    let t = target("crates");
+    assert!(t.matches("crates"));
+    assert!(t.matches("crates/a/src/lib.rs"));
+    assert!(!t.matches("crates-old/a.rs"));
+    assert!(!t.matches("crates.md"));
+    assert!(!t.matches("cratesx"));
+    assert_eq!(t.scope(), "crates");
+
+    let t = target("docs/a.md");
     assert_eq!(t.scope(), "docs/a.md");
 
     let t = target("données/é t.md");
@@ -824,7 +837,7 @@ fn module_doc_example_parses() {
         stages: Some(["design", "code", "docs"])
         body: "# Free-form markdown for the agent\n"
         5:5 Dir src/parser/
-        6:5 File docs/parser.md
+        6:5 Path docs/parser.md
         7:5 Glob tests/**/*_golden.txt
         8:5 Glob *.md
         "##);

@@ -57,6 +57,7 @@ pub fn text(check: &Check) -> String {
                     escape::line(t.reason.as_deref().unwrap_or(""))
                 ),
                 TargetStatus::Uncovered => "no change and no reason".into(),
+                TargetStatus::Missing => format!("names no path{}", super::gate::did_you_mean(t)),
             };
             let status = super::status::word(t.status);
             let target = escape::line(&t.target);

@@ -22,6 +22,7 @@ pub(super) fn summary_line(plan: &PlanResult) -> String {
     let r = &plan.coverage;
     let total = r.targets.len();
     let uncovered = r.uncovered().count();
+    let missing = r.missing().count();
     let derived = plan.targets_source == crate::state::TargetSource::Derived;
     if !r.verified {
         let verdict = if r.passed { "unverified" } else { "failed" };
@@ -36,6 +37,11 @@ pub(super) fn summary_line(plan: &PlanResult) -> String {
     let targets = if total == 1 { "target" } else { "targets" };
     if uncovered > 0 {
         parts.push(format!("{uncovered} of {total} {targets} uncovered"));
+    }
+    if missing > 0 {
+        parts.push(format!("{missing} of {total} {targets} missing"));
+    }
+    if uncovered > 0 || missing > 0 {
     } else if total == 1 {
         parts.push("1 target covered".into());
     } else {
@@ -274,6 +280,16 @@ fn verdict(out: &mut String, v: &Verification) {
              hint:   an `unchanged` entry with a reason in an --evidence file"
         );
     }
+    if v.plans
+        .iter()
+        .any(|p| p.coverage.missing().next().is_some())
+    {
+        let _ = writeln!(
+            out,
+            "hint: a missing target names no path at the merge base, the head or in the worktree:\n\
+             hint: correct it in the plan, or create the path it names"
+        );
+    }
     if refused > 0 {
         let _ = writeln!(
             out,
@@ -310,11 +326,25 @@ fn target_rows(out: &mut String, plan: &PlanResult) {
                     t.line
                 )
             }
+            TargetStatus::Missing => format!(
+                "names no path ({}:{}){}",
+                escape::line(&plan.path),
+                t.line,
+                did_you_mean(t)
+            ),
         };
         let status = width::status(&crate::report::status::word(t.status), 10);
         let target = width::left(target, cells);
         let _ = writeln!(out, "  {status} {target}  {detail}");
     }
+}
+
+/// `; did you mean `x`?` for a missing target with a suggestion, escaped; else nothing.
+pub(super) fn did_you_mean(t: &crate::coverage::TargetReport) -> String {
+    t.suggestion
+        .as_deref()
+        .map(|s| format!("; did you mean `{}`?", escape::line(s)))
+        .unwrap_or_default()
 }
 
 /// The version of `verify --json`'s layout: raised when a field changes meaning or goes away

@@ -77,6 +77,22 @@ pub fn github(v: &Verification) -> String {
                 ))
             ));
         }
+        for t in r.missing() {
+            let mean = t
+                .suggestion
+                .as_deref()
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            annotations.push(format!(
+                "::error file={file},line={},title={}::{}",
+                t.line,
+                property(&format!("missing target {}", t.target)),
+                data(&format!(
+                    "`{}` names no path at the merge base, the head or in the worktree{mean}",
+                    t.target
+                ))
+            ));
+        }
         for p in &r.problems {
             let line = r
                 .targets

@@ -111,6 +111,13 @@ fn report(v: &Verification) -> String {
                     TargetStatus::Changed => bound::joined(&t.paths, code),
                     TargetStatus::Unchanged => text(t.reason.as_deref().unwrap_or("")),
                     TargetStatus::Uncovered => "**no change and no reason**".into(),
+                    TargetStatus::Missing => format!(
+                        "**names no path**{}",
+                        t.suggestion
+                            .as_deref()
+                            .map(|s| format!("; did you mean {}?", code(s)))
+                            .unwrap_or_default()
+                    ),
                 };
                 let status = crate::report::status::word(t.status);
                 let _ = writeln!(out, "| {} | {status} | {detail} |", code(&t.target));

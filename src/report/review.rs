@@ -101,6 +101,9 @@ pub fn render(
                             .unwrap_or_default()
                     ),
                     TargetStatus::Uncovered => "UNCOVERED".into(),
+                    TargetStatus::Missing => {
+                        format!("MISSING: names no path{}", super::gate::did_you_mean(t))
+                    }
                 };
                 let status = width::status(&word(t.status), 10);
                 let target = width::left(target, cells);

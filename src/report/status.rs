@@ -303,6 +303,9 @@ pub fn render(
                     )
                 }
                 TargetStatus::Uncovered => "no change and no reason".into(),
+                TargetStatus::Missing => {
+                    format!("names no path{}", crate::report::gate::did_you_mean(t))
+                }
             };
             let status = width::status(&word(t.status), 10);
             let target = width::left(target, cells);

@@ -387,6 +387,15 @@ fn block_reason(check: &Check) -> String {
                     uncovered.join(", ")
                 ));
             }
+            let missing: Vec<&str> = report.missing().map(|t| t.target.as_str()).collect();
+            if !missing.is_empty() {
+                text.push_str(&format!(
+                    "{} targets name no path in the repository (a mistake in the plan, for its \
+                     author to correct): {}. ",
+                    missing.len(),
+                    missing.join(", ")
+                ));
+            }
             for p in &report.problems {
                 text.push_str(&format!("Problem: {}. ", p.message));
             }

@@ -170,6 +170,18 @@ pub fn create(
     )?;
     // Before anything is created: a refused root leaves no trace.
     let exclude = super::worktree_root::check(repo, options.main_worktree, config)?;
+    // The run's worktree has the base's files and this repository's ignore rules; a target they
+    // exclude could only end uncovered, after the agent worked for nothing.
+    let ignored = crate::verify::ignored::ignored_targets(
+        repo,
+        options.main_worktree,
+        options.base,
+        &options.plan_path,
+        options.plan,
+    )?;
+    if let Some(first) = ignored.into_iter().next() {
+        return Err(RunError::IgnoredTarget(Box::new(first)));
+    }
     let _creating = store.creation_lock()?;
     if let Some(key) = options.key
         && let Some(existing) = find_by_key(store, key)?

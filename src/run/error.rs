@@ -187,6 +187,9 @@ pub enum RunError {
     },
     #[error("{plan}: the plan declares no targets, and .baton.yml sets `require_targets: true`")]
     NoTargets { plan: String },
+    /// Before the run starts: an agent could only leave such a target uncovered.
+    #[error("{0}")]
+    IgnoredTarget(Box<crate::verify::ignored::IgnoredTarget>),
     #[error(
         "no stage of this run has `gate: coverage`, so the targets of {plan} would never be checked"
     )]
@@ -389,6 +392,7 @@ impl RunError {
             RunError::NoTargets { .. } => {
                 Some("list the paths the work must touch under `targets:`".into())
             }
+            RunError::IgnoredTarget(ignored) => Some(ignored.hint()),
             RunError::Ungated { .. } => Some(
                 "add `gate: coverage` to the stage that does the work in .baton.yml's `pipeline`"
                     .into(),

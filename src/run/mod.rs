@@ -482,16 +482,22 @@ pub(crate) fn gate(
             .map(|e| e.entries.clone())
             .unwrap_or_default(),
     };
-    let changed = if targets.is_empty() {
-        Vec::new()
-    } else {
-        let scope = Scope::prefixes(targets.iter().map(Target::scope));
-        open_run_worktree(repo, state)
-            .map_err(|e| format!("coverage gate: {e}"))?
-            .worktree_changes(state.base, &scope)
-            .map_err(|e| format!("coverage gate: cannot compute the diff: {e}"))?
+    if targets.is_empty() {
+        return Ok(coverage::evaluate(targets, &[], &entries, &[]));
+    }
+    let scope = Scope::prefixes(targets.iter().map(Target::scope));
+    let worktree = open_run_worktree(repo, state).map_err(|e| format!("coverage gate: {e}"))?;
+    let changed = worktree
+        .worktree_changes(state.base, &scope)
+        .map_err(|e| format!("coverage gate: cannot compute the diff: {e}"))?;
+    let mut report = coverage::evaluate(targets, &changed, &entries, &[]);
+    let places = crate::verify::missing::Places {
+        commits: &[state.base],
+        worktree: Some(Path::new(&state.worktree)),
     };
-    Ok(coverage::evaluate(targets, &changed, &entries, &[]))
+    crate::verify::missing::mark_missing(&worktree, &mut report, targets, &places)
+        .map_err(|e| format!("coverage gate: cannot look up the uncovered targets: {e}"))?;
+    Ok(report)
 }
 
 /// The run's own worktree as a repository, refusing anything else: an actor that deleted the
@@ -640,6 +646,15 @@ pub fn blocked_message(report: &Report) -> String {
             uncovered.join(", ")
         ));
     }
+    let missing: Vec<&str> = report.missing().map(|t| t.target.as_str()).collect();
+    if !missing.is_empty() {
+        parts.push(format!(
+            "coverage gate: {} of {} targets name no path: {}",
+            missing.len(),
+            report.targets.len(),
+            missing.join(", ")
+        ));
+    }
     for p in &report.problems {
         parts.push(format!("{}: {}", p.source, p.message));
     }
@@ -695,6 +710,7 @@ pub fn write_result(run_dir: &Path, state: &RunState) -> Result<(), RunError> {
                         text(t.reason.as_deref().unwrap_or(""))
                     ),
                     coverage::TargetStatus::Uncovered => "uncovered".into(),
+                    coverage::TargetStatus::Missing => "names no path".into(),
                 };
                 let status = crate::report::status::word(t.status);
                 md.push_str(&format!("| {} | {status} | {detail} |\n", code(&t.target)));

@@ -181,6 +181,9 @@ fn coverage_section(out: &mut String, report: &Report) {
             TargetStatus::Uncovered => {
                 let _ = writeln!(out, "- `{}`: uncovered", t.target);
             }
+            TargetStatus::Missing => {
+                let _ = writeln!(out, "- `{}`: names no path in the repository", t.target);
+            }
         }
     }
     let _ = writeln!(out);

@@ -24,6 +24,8 @@
 //! range mode without plan arguments the plans are found in the whole diff of the range, which
 //! costs O(changed paths).
 
+pub mod ignored;
+pub mod missing;
 mod select;
 pub mod targets;
 
@@ -190,6 +192,9 @@ pub struct Verification {
     /// Anything else the reader should know about how the gate was evaluated.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Worktree mode: targets the ignore rules exclude, where no new file can count.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ignored_targets: Vec<ignored::IgnoredTarget>,
 }
 
 #[derive(Debug, Serialize)]
@@ -395,6 +400,23 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
         Vec::new()
     };
 
+    let places_commits: Vec<CommitId> = std::iter::once(merge_base).chain(head_commit).collect();
+    let places = missing::Places {
+        commits: &places_commits,
+        worktree: head_commit.is_none().then_some(workdir.as_path()),
+    };
+    let mut ignored_targets = Vec::new();
+    if head_commit.is_none() {
+        for selected in plans {
+            ignored_targets.extend(ignored::ignored_targets(
+                &repo,
+                &workdir,
+                tip,
+                &selected.path,
+                &selected.plan,
+            )?);
+        }
+    }
     let results: Vec<PlanResult> = plans
         .iter()
         .enumerate()
@@ -403,10 +425,11 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
             let plan = &selected.plan;
             let mut report =
                 coverage::evaluate(&plan.targets, &changed, &entries, &trailer_entries);
+            missing::mark_missing(&repo, &mut report, &plan.targets, &places)?;
             if options.require_targets {
                 report.require_targets();
             }
-            PlanResult {
+            Ok(PlanResult {
                 path: selected.path.clone(),
                 id: plan.id.clone(),
                 title: plan.title.clone(),
@@ -423,9 +446,9 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
                     .find(|(path, _)| *path == selected.path)
                     .map(|(_, named)| named.clone())
                     .unwrap_or_default(),
-            }
+            })
         })
-        .collect();
+        .collect::<Result<_, VerifyError>>()?;
 
     Ok(Verification {
         passed: results.iter().all(PlanResult::passed)
@@ -446,6 +469,7 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
         plan_changes: selection.changes,
         ignored_trailers,
         notes: selection.notes,
+        ignored_targets,
     })
 }
 

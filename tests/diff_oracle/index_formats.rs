@@ -13,9 +13,17 @@ fn changes_everywhere(repo: &TestRepo) {
     repo.write("fresh0/inner/file.txt", "untracked directory\n");
     repo.write("dir/ignored.log", "ignored\n");
     std::fs::remove_file(repo.path("new/deep/n.txt")).unwrap();
+    // Siblings that sort around `/`: a new staged directory beside `s`, whose entries the index
+    // puts before those of `s`, a staged change in `s`, an untracked directory beside `dir`.
+    repo.write("s-t/main.rs", "new, staged\n");
+    repo.write("s/sub/m.rs", "changed, staged\n");
+    repo.git(["add", "s-t/main.rs", "s/sub/m.rs"]);
+    repo.write("dir-x/y.txt", "untracked beside dir\n");
 }
 
-const FORMAT_PREFIXES: &[&str] = &["a.txt", "dir", "dir/sub", "fresh0", "new", "ünï"];
+const FORMAT_PREFIXES: &[&str] = &[
+    "a.txt", "dir", "dir/sub", "fresh0", "new", "ünï", "s", "s-t", "s.b", "s0", "dir-x", "dir.old",
+];
 
 #[test]
 fn a_split_index_matches_git() {
@@ -36,10 +44,13 @@ fn a_split_index_matches_git() {
         [
             "a.txt",
             "b.sh",
+            "dir-x/y.txt",
             "dir/sub/new.txt",
             "dir/x.txt",
             "fresh0/inner/file.txt",
-            "new/deep/n.txt"
+            "new/deep/n.txt",
+            "s-t/main.rs",
+            "s/sub/m.rs"
         ]
     );
 }
@@ -52,7 +63,7 @@ fn an_index_without_a_checksum_matches_git() {
     repo.git(["update-index", "--force-write-index"]);
     let index = std::fs::read(repo.path(".git/index")).unwrap();
     assert!(index[index.len() - 20..].iter().all(|b| *b == 0));
-    assert_eq!(matches_git(&repo, &repo.root, FORMAT_PREFIXES).len(), 5);
+    assert_eq!(matches_git(&repo, &repo.root, FORMAT_PREFIXES).len(), 8);
 }
 
 /// The untracked cache records directories' untracked names; git-baton must not be fooled by a
@@ -92,10 +103,21 @@ fn sparse_checkouts_match_git() {
         repo.write("dir/sub/new.txt", "untracked in the cone\n");
         repo.write("a.txt", "changed at the top\n");
         repo.write("ünï/cödé.md", "written outside the cones\n");
+        // Beside the cone `dir`, and a new directory staged beside `s` outside the cones.
+        repo.write("dir-x/y.txt", "untracked beside the cone\n");
+        repo.write("s-t/main.rs", "staged outside the cones\n");
+        repo.git(["add", "--sparse", "s-t/main.rs"]);
         let got = matches_git(&repo, &repo.root, FORMAT_PREFIXES);
         assert_eq!(
             got,
-            ["a.txt", "dir/sub/new.txt", "dir/x.txt", "ünï/cödé.md"],
+            [
+                "a.txt",
+                "dir-x/y.txt",
+                "dir/sub/new.txt",
+                "dir/x.txt",
+                "s-t/main.rs",
+                "ünï/cödé.md"
+            ],
             "sparse index: {sparse_index}"
         );
     }

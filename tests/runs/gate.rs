@@ -345,3 +345,27 @@ fn agent_text_is_bounded_and_escaped() {
         r"| `docs/c.md` | unchanged | needed no change, because: kept as it was ::error::forged \| cell \| \\u{202e}and more words |"
     );
 }
+
+/// A target `.gitignore` ignores is refused when the run is created, at its line and column,
+/// before any agent works: a file the agent created there could never count as a change.
+#[test]
+fn a_run_refuses_an_ignored_target_before_the_agent_starts() {
+    let repo = standard_repo(&[]);
+    repo.write(".gitignore", "build/\n");
+    repo.write(
+        "plans/ignored.md",
+        "---\ntargets:\n  - docs/a.md\n  - build/report.txt\n---\nWrite the report.\n",
+    );
+    repo.commit_all("a plan with an ignored target");
+    let run = repo.baton(["run", "plans/ignored.md"]);
+    assert_eq!(run.code, 2, "{run}");
+    assert_eq!(
+        run.stderr,
+        "error: plans/ignored.md:4:5: target `build/report.txt` is ignored by .gitignore:1 \
+         (`build/`), so no file the work creates there can count as a change\n\
+         hint: un-ignore it (`!build/report.txt` after that rule), track it first (`git add -f`), \
+         or target a tracked path\n"
+    );
+    let list = repo.baton(["list", "--json"]);
+    assert_eq!(list.stdout.trim(), "[]", "no run was created: {list}");
+}

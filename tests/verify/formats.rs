@@ -9,8 +9,10 @@ fn github_format_annotations_and_step_summary() {
     let targets: Vec<String> = (1..=12).map(|i| format!("docs/page-{i:02}.md")).collect();
     let mut targets: Vec<&str> = targets.iter().map(String::as_str).collect();
     targets[1] = "docs/a,b:c.md";
+    // The pages exist, untouched: uncovered, not missing.
     let repo = TestRepo::with()
         .plan("plans/x.md", "Many pages", &targets)
+        .named(&targets)
         .on_feature();
     let summary = repo.tmp().join("summary.md");
     std::fs::write(&summary, "# Earlier step\n\n").unwrap();

@@ -20,6 +20,7 @@ mod discovery;
 mod evidence;
 mod formats;
 mod hostile;
+mod pathspec;
 mod range;
 mod rule;
 mod run_branch;

@@ -87,13 +87,12 @@ fn bad_revisions_and_usage() {
         --- stdout
         verifying the worktree against HEAD (merge base 89e13893e3fb)
 
-        plan plans/p.md (p): failed: 1 of 1 target uncovered
-          uncovered  docs/a.md  no change and no reason (plans/p.md:4)
+        plan plans/p.md (p): failed: 1 of 1 target missing
+          missing    docs/a.md  names no path (plans/p.md:4)
 
         gate failed: 1 of 1 plan(s) not covered
-        hint: change each uncovered target, or record why it needed no change:
-        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
-        hint:   an `unchanged` entry with a reason in an --evidence file
+        hint: a missing target names no path at the merge base, the head or in the worktree:
+        hint: correct it in the plan, or create the path it names
         "#);
 }
 
