@@ -25,6 +25,7 @@ fn report(status: TargetStatus, reason: Option<&str>) -> Report {
             reason: reason.map(String::from),
             reason_source: None,
             line: 4,
+            suggestion: None,
         }],
         problems: Vec::new(),
         contradictions: Vec::new(),
