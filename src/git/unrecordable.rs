@@ -35,8 +35,22 @@ pub(super) fn left_out(
             .env("GIT_INDEX_FILE", scratch)
             .args(args)
     };
+    // Ignored directories (build output) are many files and none of them is recorded anyway:
+    // the walk skips what git lists, collapsed, as ignored.
+    let ignored = raw(git(&[
+        "ls-files",
+        "-z",
+        "--others",
+        "--ignored",
+        "--exclude-standard",
+        "--directory",
+    ]))?;
+    let skip: std::collections::BTreeSet<&str> = split_z(&ignored)
+        .filter_map(|dir| dir.strip_suffix('/'))
+        .collect();
     let mut found: BTreeMap<String, String> = BTreeMap::new();
-    for (path, kind) in not_ignored(git_dir, worktree, scratch, special_files(worktree)?)? {
+    let specials = special_files(worktree, &skip)?;
+    for (path, kind) in not_ignored(git_dir, worktree, scratch, specials)? {
         found.insert(
             path,
             format!("a {kind}: git records only regular files, symbolic links and directories"),
@@ -89,8 +103,11 @@ fn reason_in(stderr: &str, path: &str) -> String {
 
 /// Every FIFO, socket or device file under `worktree`, relative to it, with what it is. Nested
 /// repositories are not entered (git records them as a whole, or names them itself), nor is
-/// any `.git`; symlinks are not followed.
-fn special_files(worktree: &Path) -> Result<Vec<(PathBuf, &'static str)>> {
+/// any `.git`, nor a directory in `skip` (relative, `/`-separated); symlinks are not followed.
+fn special_files(
+    worktree: &Path,
+    skip: &std::collections::BTreeSet<&str>,
+) -> Result<Vec<(PathBuf, &'static str)>> {
     let mut found = Vec::new();
     let mut dirs = vec![PathBuf::new()];
     while let Some(rel) = dirs.pop() {
@@ -109,7 +126,7 @@ fn special_files(worktree: &Path) -> Result<Vec<(PathBuf, &'static str)>> {
                 .file_type()
                 .map_err(|err| GitError::op(format!("read {}", path.display()), err))?;
             if kind.is_dir() {
-                if !entry.path().join(".git").exists() {
+                if !entry.path().join(".git").exists() && !skip.contains(slashed(&path).as_str()) {
                     dirs.push(path);
                 }
             } else if let Some(what) = special_kind(&kind) {
@@ -118,6 +135,15 @@ fn special_files(worktree: &Path) -> Result<Vec<(PathBuf, &'static str)>> {
         }
     }
     Ok(found)
+}
+
+/// A relative path as git prints it, `/`-separated.
+fn slashed(path: &Path) -> String {
+    let parts: Vec<_> = path
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    parts.join("/")
 }
 
 #[cfg(unix)]
@@ -151,13 +177,7 @@ fn not_ignored(
     }
     let files: Vec<(String, &str)> = files
         .into_iter()
-        .map(|(path, kind)| {
-            let parts: Vec<_> = path
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect();
-            (parts.join("/"), kind)
-        })
+        .map(|(path, kind)| (slashed(&path), kind))
         .collect();
     let mut input = Vec::new();
     for (path, _) in &files {
