@@ -376,7 +376,7 @@ pub fn load(workdir: &Path) -> Result<Config, ConfigError> {
 }
 
 fn read_optional(path: &Path, shown: &str) -> Result<Option<String>, ConfigError> {
-    match std::fs::read_to_string(path) {
+    match crate::files::read_regular_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(err) => Err(ConfigError::Read {
@@ -669,17 +669,18 @@ fn load_prompts(config: &mut Config, workdir: &Path, text: &str) -> Result<(), C
     let read = |entry: Option<Spanned<String>>| -> Result<Option<String>, ConfigError> {
         let Some(entry) = entry else { return Ok(None) };
         let path = workdir.join(&entry.value);
-        let template = std::fs::read_to_string(&path).map_err(|err| ConfigError::Invalid {
-            file: FILE_NAME.into(),
-            line: entry.referenced.line(),
-            column: entry.referenced.column(),
-            message: format!(
-                "cannot read the prompt template `{}`: {}",
-                entry.value,
-                crate::files::io_reason(&err)
-            ),
-            hint: Some("give a path relative to the repository root".into()),
-        })?;
+        let template =
+            crate::files::read_regular_string(&path).map_err(|err| ConfigError::Invalid {
+                file: FILE_NAME.into(),
+                line: entry.referenced.line(),
+                column: entry.referenced.column(),
+                message: format!(
+                    "cannot read the prompt template `{}`: {}",
+                    entry.value,
+                    crate::files::io_reason(&err)
+                ),
+                hint: Some("give a path relative to the repository root".into()),
+            })?;
         if let Some((line, column, name)) = crate::template::unknown_placeholder(&template) {
             return Err(ConfigError::Invalid {
                 file: entry.value.clone(),

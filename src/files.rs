@@ -28,10 +28,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), AtomicWriteError> {
         }
     };
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .tempfile_in(dir)
-        .map_err(failed("create a temporary file in", dir))?;
+    let mut tmp = temporary_in(dir).map_err(failed("create a temporary file in", dir))?;
     tmp.write_all(bytes).map_err(failed("write", tmp.path()))?;
     tmp.as_file()
         .sync_all()
@@ -50,6 +47,28 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), AtomicWriteError> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(failed("sync", dir))
+}
+
+/// How the temporary file of an atomic write is named: this prefix, then exactly
+/// [`TEMP_RANDOM`] ASCII letters and digits, nothing after (tempfile's names, its length pinned
+/// here). `doctor` takes for debris only what has this exact shape.
+pub const TEMP_PREFIX: &str = ".tmp-";
+pub const TEMP_RANDOM: usize = 6;
+
+/// A new temporary file in `dir`, named as [`is_temporary_name`] recognises: every file
+/// git-baton writes in place of another starts as one of these.
+pub fn temporary_in(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .rand_bytes(TEMP_RANDOM)
+        .tempfile_in(dir)
+}
+
+/// Whether `name` is exactly the name of one of git-baton's temporary files ([`temporary_in`]).
+pub fn is_temporary_name(name: &str) -> bool {
+    name.strip_prefix(TEMP_PREFIX).is_some_and(|random| {
+        random.len() == TEMP_RANDOM && random.bytes().all(|b| b.is_ascii_alphanumeric())
+    })
 }
 
 /// Debug builds only: whether `GIT_BATON_FAIL_AT=<point>` asks for a failure at `point`, for
@@ -88,6 +107,9 @@ pub fn repo_relative(workdir: &Path, full: &Path) -> Option<String> {
 
 /// An I/O error as a short lowercase phrase, without Rust's "(os error N)".
 pub fn io_reason(err: &std::io::Error) -> String {
+    if let Some(not_a_file) = err.get_ref().and_then(|e| e.downcast_ref::<NotAFile>()) {
+        return not_a_file.to_string();
+    }
     match err.kind() {
         std::io::ErrorKind::NotFound => "no such file".into(),
         std::io::ErrorKind::PermissionDenied => "permission denied".into(),
@@ -100,13 +122,152 @@ pub fn io_reason(err: &std::io::Error) -> String {
     }
 }
 
-/// Reads `path` whole unless it holds more than `limit` bytes: `Ok(None)` then, found from its
-/// size before anything is read, or, for a file that does not know its size (a pipe, a device)
-/// or that grows while it is read, after reading one byte more than the limit.
-pub fn read_limited(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+/// What a path that is not a regular file is, in the words `ls -l` readers use.
+pub fn kind_name(file_type: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "named pipe (FIFO)";
+        }
+        if file_type.is_socket() {
+            return "socket";
+        }
+        if file_type.is_char_device() {
+            return "character device";
+        }
+        if file_type.is_block_device() {
+            return "block device";
+        }
+    }
+    if file_type.is_dir() {
+        "directory"
+    } else if file_type.is_symlink() {
+        "symbolic link"
+    } else if file_type.is_file() {
+        "regular file"
+    } else {
+        "special file"
+    }
+}
+
+/// A path that was to be read as a file and is something else: refused unread.
+#[derive(Debug, thiserror::Error)]
+#[error("is a {kind}, not a regular file")]
+pub struct NotAFile {
+    pub kind: &'static str,
+}
+
+fn not_a_file(file_type: &std::fs::FileType) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        NotAFile {
+            kind: kind_name(file_type),
+        },
+    )
+}
+
+/// Whether opening or reading a file of this type can wait on another process for ever: a
+/// named pipe without a writer blocks its reader's `open`, a socket cannot even be opened.
+fn waits_on_others(file_type: &std::fs::FileType) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        file_type.is_fifo() || file_type.is_socket()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file_type;
+        false
+    }
+}
+
+/// Opens `path` for reading without ever waiting: non-blocking (a named pipe without a writer
+/// opens at once instead of blocking until one comes), and without becoming the controlling
+/// terminal. Symbolic links are followed, as reading a path does.
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    #[cfg(unix)]
+    {
+        use rustix::fs::{Mode, OFlags};
+        let fd = rustix::fs::open(
+            path,
+            OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY,
+            Mode::empty(),
+        )?;
+        Ok(File::from(fd))
+    }
+    #[cfg(not(unix))]
+    {
+        File::open(path)
+    }
+}
+
+/// Opens `path` for reading if it is a regular file (symbolic links followed): a named pipe, a
+/// socket, a device or a directory is refused with a [`NotAFile`] error that names its kind,
+/// before it is opened, and again from the opened file in case it was replaced in between. An
+/// agent can make any path of its worktree one of these, and opening a named pipe blocks for
+/// ever; reading a device may never end.
+pub fn open_regular(path: &Path) -> std::io::Result<File> {
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(not_a_file(&meta.file_type()));
+    }
+    let file = open_nonblocking(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_a_file(&meta.file_type()));
+    }
+    Ok(file)
+}
+
+/// Reads `path` whole if it is a regular file (see [`open_regular`]).
+pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    let file = std::fs::File::open(path)?;
-    if file.metadata()?.len() > limit {
+    let mut file = open_regular(path)?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// [`read_regular`] as UTF-8 text, with the error `std::fs::read_to_string` gives otherwise.
+pub fn read_regular_string(path: &Path) -> std::io::Result<String> {
+    String::from_utf8(read_regular(path)?).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
+/// Reads `path` whole unless it holds more than `limit` bytes: `Ok(None)` then, found from its
+/// size before anything is read, or, for a file that does not know its size (a device) or that
+/// grows while it is read, after reading one byte more than the limit. For files a user names
+/// (`--evidence /dev/zero` is refused as too large, promptly): a named pipe or a socket, whose
+/// reading waits on another process, is refused unread, and no open ever blocks.
+pub fn read_limited(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+    let meta = std::fs::metadata(path)?;
+    if waits_on_others(&meta.file_type()) || meta.is_dir() {
+        return Err(not_a_file(&meta.file_type()));
+    }
+    let file = open_nonblocking(path)?;
+    let meta = file.metadata()?;
+    if waits_on_others(&meta.file_type()) || meta.is_dir() {
+        return Err(not_a_file(&meta.file_type()));
+    }
+    read_bounded(file, meta.len(), limit)
+}
+
+/// [`read_limited`] for files an agent could have put there (an attempt's evidence): regular
+/// files only (see [`open_regular`]).
+pub fn read_limited_regular(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+    let file = open_regular(path)?;
+    let len = file.metadata()?.len();
+    read_bounded(file, len, limit)
+}
+
+fn read_bounded(file: File, len: u64, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    if len > limit {
         return Ok(None);
     }
     let mut bytes = Vec::new();
@@ -133,5 +294,54 @@ mod tests {
         // A device without a size is cut off after the limit, not read forever.
         #[cfg(unix)]
         assert_eq!(read_limited(Path::new("/dev/zero"), 1024).unwrap(), None);
+    }
+
+    /// A named pipe without a writer, a socket and a device: refused at once, by kind, by
+    /// every reader of files an agent could have made (a test that hung here would fail by the
+    /// harness's timeout, not pass).
+    #[cfg(unix)]
+    #[test]
+    fn special_files_are_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        let socket = dir.path().join("socket");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let link = dir.path().join("link-to-fifo");
+        std::os::unix::fs::symlink(&fifo, &link).unwrap();
+        let reason = |err: std::io::Error| io_reason(&err);
+        for (path, kind) in [
+            (&fifo, "named pipe (FIFO)"),
+            (&link, "named pipe (FIFO)"),
+            (&socket, "socket"),
+        ] {
+            let wanted = format!("is a {kind}, not a regular file");
+            assert_eq!(reason(open_regular(path).unwrap_err()), wanted);
+            assert_eq!(reason(read_regular(path).unwrap_err()), wanted);
+            assert_eq!(reason(read_limited(path, 10).unwrap_err()), wanted);
+            assert_eq!(reason(read_limited_regular(path, 10).unwrap_err()), wanted);
+        }
+        let device = Path::new("/dev/null");
+        assert_eq!(
+            reason(read_limited_regular(device, 10).unwrap_err()),
+            "is a character device, not a regular file"
+        );
+        assert_eq!(
+            reason(open_regular(dir.path()).unwrap_err()),
+            "is a directory, not a regular file"
+        );
+        // A symbolic link to a regular file is read through, as reading a path does.
+        let file = dir.path().join("f");
+        std::fs::write(&file, "text").unwrap();
+        let to_file = dir.path().join("link-to-file");
+        std::os::unix::fs::symlink(&file, &to_file).unwrap();
+        assert_eq!(read_regular_string(&to_file).unwrap(), "text");
     }
 }

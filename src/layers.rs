@@ -6,7 +6,8 @@
 //! what starts a cycle, so the test fails on the edge itself, naming the file, before any cycle
 //! can close. The reasons for the order:
 //!
-//! - `files`, `hermetic`, `suggest`, `template`, `term`: helpers with no crate imports.
+//! - `files`, `hermetic`, `procs`, `signals`, `suggest`, `template`, `term`: helpers with no
+//!   crate imports.
 //! - `plan` → `coverage`: the pure domain — a plan's targets, the coverage rule over them.
 //!   `agent` beside `coverage`: what the real agents print, read without I/O, and the presets
 //!   `git baton init` writes for them.
@@ -20,7 +21,9 @@
 
 /// Top-level modules, bottom layer first.
 const LAYERS: &[&[&str]] = &[
-    &["files", "hermetic", "suggest", "template", "term"],
+    &[
+        "files", "hermetic", "procs", "signals", "suggest", "template", "term",
+    ],
     &["plan"],
     &["coverage", "agent"],
     &["git", "exec"],

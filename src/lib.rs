@@ -19,6 +19,8 @@
 //!   tests and the benchmarks;
 //! - [`template`] is the `{{name}}` syntax of prompt templates, shared by `config` and `run`;
 //! - [`term`] is git-baton's own stdout and stderr, where no write can panic;
+//! - [`procs`] is the process table and signals that reach no stranger, and [`signals`] is who
+//!   takes SIGINT, SIGTERM and SIGHUP (a driver, or the wait on a child process);
 //! - [`cli`] translates command lines into calls of the above; it alone prints errors as one
 //!   `error:` line and `hint:` lines, and decides exit codes.
 //!
@@ -64,8 +66,10 @@ pub mod files;
 pub mod git;
 pub mod hermetic;
 pub mod plan;
+pub mod procs;
 pub mod report;
 pub mod run;
+pub mod signals;
 pub mod state;
 pub mod suggest;
 pub mod template;

@@ -19,8 +19,9 @@ use crate::run::agent_side::{Current, DEFAULT_MAX_BLOCKS, Hook, HookInput, MAX_H
 /// stdin and, while a target is uncovered, prints {"decision":"block","reason":…} so that Claude
 /// keeps working in the same session — at most --max-blocks times per attempt, then it lets
 /// Claude stop. It exits 0 whenever it decides; when it cannot decide (not in a run, unreadable
-/// input) it prints the error and exits 1, which Claude Code treats as a non-blocking error: the
-/// agent stops and the gate decides. It never exits 2, which Claude Code would read as "block".
+/// input, a bad option or hook name) it prints the error and exits 1, which Claude Code treats as
+/// a non-blocking error: the agent stops and the gate decides. It never exits 2, which Claude
+/// Code would read as "block".
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// Print the verdict as JSON.
@@ -40,6 +41,22 @@ pub struct CheckArgs {
 pub enum HookKind {
     /// Claude Code's `Stop` hook.
     ClaudeStop,
+}
+
+/// Whether a command line asks for a hook's answer (`check --hook …`), read from the raw
+/// arguments (`args[0]` is the program) before clap parses them: in hook mode every failure,
+/// a command line clap refuses included, is the non-blocking exit (see [`CheckArgs`]).
+pub(super) fn hook_mode(args: &[std::ffi::OsString]) -> bool {
+    let mut in_check = false;
+    for arg in args.iter().skip(1).filter_map(|a| a.to_str()) {
+        match arg {
+            "--" => break,
+            "check" => in_check = true,
+            _ if in_check && (arg == "--hook" || arg.starts_with("--hook=")) => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 pub fn cmd_check(cwd: &Path, args: CheckArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
@@ -84,4 +101,40 @@ fn claude_stop(cwd: &Path, max_blocks: u32, out: &mut dyn Write) -> Result<Outco
     };
     let _ = writeln!(out, "{answer}");
     Ok(Outcome::Done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hook_mode;
+
+    fn line(args: &str) -> Vec<std::ffi::OsString> {
+        std::iter::once("git-baton")
+            .chain(args.split_whitespace())
+            .map(Into::into)
+            .collect()
+    }
+
+    #[test]
+    fn hook_mode_is_told_from_the_raw_arguments() {
+        for hooked in [
+            "check --hook claude-stop",
+            "check --hook=claude-stop --max-blocks 99999999999",
+            "check --hook claude-stpo",
+            "check --max-block 3 --hook claude-stop",
+            "-C /missing check --hook claude-stop",
+            "--color never check --json --hook claude-stop",
+        ] {
+            assert!(hook_mode(&line(hooked)), "{hooked}");
+        }
+        for plain in [
+            "check",
+            "check --json",
+            "--hook claude-stop",
+            "status --hook claude-stop",
+            "check -- --hook",
+            "check --hooks claude-stop",
+        ] {
+            assert!(!hook_mode(&line(plain)), "{plain}");
+        }
+    }
 }

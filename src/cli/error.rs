@@ -61,6 +61,14 @@ impl CliError {
         }
     }
 
+    /// git-baton itself was interrupted by `signal`, and nothing else went wrong.
+    pub fn interrupted(signal: i32) -> CliError {
+        CliError::new(
+            ErrorKind::Interrupted,
+            Message(format!("interrupted by {}", crate::signals::name(signal))),
+        )
+    }
+
     /// Bad input or environment, worded by the command layer.
     pub fn input(message: impl Into<String>) -> CliError {
         CliError::new(ErrorKind::Input, Message(message.into()))
@@ -179,6 +187,8 @@ impl From<RunError> for CliError {
     fn from(err: RunError) -> CliError {
         let kind = match err {
             RunError::DidNotStop { .. } => ErrorKind::Failed,
+            // The gate, judged again, failed: what `verify` exits with.
+            RunError::GateFails { .. } | RunError::NoFinalSnapshot { .. } => ErrorKind::Failed,
             // Worded, hinted and classed (busy: another driver has the run) as the store's own.
             RunError::Store(store) => return store.into(),
             RunError::LostRace { .. }

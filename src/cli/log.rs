@@ -36,7 +36,7 @@ pub fn cmd_log(cwd: &Path, args: LogArgs, out: &mut dyn Write) -> Result<Outcome
         args.attempt.stage.as_deref(),
         args.attempt.attempt,
     )?;
-    let logs = crate::run::history::logs(&ctx.store.run_dir(id), attempt);
+    let logs = crate::run::history::logs(&ctx.store.run_dir(id), &state, &stage.name, attempt)?;
     if args.json {
         let value = serde_json::json!({
             "schema_version": LOG_SCHEMA_VERSION,

@@ -120,7 +120,10 @@ pub enum Command {
 /// Parses the process arguments, runs the command, prints its error if it failed, and exits
 /// with the code [`exit::code`] gives its outcome.
 pub fn main() -> ExitCode {
-    let result = match Cli::try_parse() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // Known before clap parses: a hook's command line that clap refuses fails open too.
+    let hook = check::hook_mode(&args);
+    let result = match Cli::try_parse_from(&args) {
         Ok(cli) => dispatch(cli),
         // clap words usage errors itself; help and version are not errors.
         Err(err) if err.use_stderr() => Err(CliError::usage(err)),
@@ -129,10 +132,33 @@ pub fn main() -> ExitCode {
             Ok(Outcome::Done)
         }
     };
+    let mut result = after_signals(result);
+    if hook && let Err(err) = &result {
+        // Claude Code reads exit 2 as "block": whatever went wrong, the hook fails open.
+        err.print(&mut crate::term::stderr());
+        result = Ok(Outcome::HookFailedOpen);
+    }
     if let Err(err) = &result {
         err.print(&mut crate::term::stderr());
     }
     exit::code(&result).into()
+}
+
+/// A command that a signal reached while it waited on a git command (see [`crate::signals`])
+/// was interrupted, whatever it returned: an error is an interruption (130), and so is success
+/// unless a driver owned the signals and said itself how the run ended.
+fn after_signals(result: Result<Outcome, CliError>) -> Result<Outcome, CliError> {
+    let Some(signal) = crate::signals::received() else {
+        return result;
+    };
+    match result {
+        Err(err) => Err(CliError {
+            kind: ErrorKind::Interrupted,
+            ..err
+        }),
+        Ok(_) if !crate::signals::owned() => Err(CliError::interrupted(signal)),
+        ok => ok,
+    }
 }
 
 /// Runs the command a parsed command line names.

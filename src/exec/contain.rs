@@ -44,7 +44,7 @@ use std::time::{Duration, Instant};
 
 use rustix::process::Signal;
 
-use super::procs::{self, Proc};
+use crate::procs::{self, Proc};
 
 /// The environment variable that marks every process of an attempt. Not a `BATON_*` variable:
 /// it is git-baton's bookkeeping, not information for the actor.
@@ -83,7 +83,7 @@ pub(super) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
+    let mut tmp = crate::files::temporary_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;

@@ -99,7 +99,7 @@ impl CappedLog {
             .parent()
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        let mut new = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
+        let mut new = crate::files::temporary_in(dir)?;
         old.seek(SeekFrom::Start(0))?;
         copy_exactly(&mut old, new.as_file_mut(), self.head)?;
         new.write_all(marker.as_bytes())?;

@@ -36,23 +36,22 @@ mod contain;
 mod group;
 mod log;
 mod output;
-mod procs;
 
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use std::os::fd::AsRawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 
+pub use crate::signals::ignores as ignores_signal;
 pub use command::{PLACEHOLDERS, check_command};
 pub use contain::{TOKEN_VAR, kill_leftovers, live_leftovers};
 pub use log::{DEFAULT_LOG_LIMIT, Shown, copy_log_text, write_json_with_logs};
-pub use procs::ignores as ignores_signal;
 
 use contain::Swept;
 use group::Group;
@@ -361,7 +360,7 @@ pub fn run(inv: &Invocation) -> Result<Finished, ExecError> {
     ]
     .into_iter()
     .flatten()
-    .filter_map(procs::own_pipe)
+    .filter_map(crate::procs::own_pipe)
     .collect();
 
     let patterns = &actor.rate_limit.patterns;
@@ -559,7 +558,8 @@ fn stream<'a>(
     }
 }
 
-/// The flag our SIGINT, SIGTERM and SIGHUP handlers set, registered on the first call.
+/// The flag our SIGINT, SIGTERM and SIGHUP handlers set, registered on the first call
+/// ([`crate::signals::interrupt_flag`]).
 ///
 /// From then on those signals no longer end git-baton: whoever holds the flag must look at it
 /// (as [`run`] does through [`Invocation::interrupted`]) and wind down, so that an interrupted
@@ -571,31 +571,7 @@ fn stream<'a>(
 /// SIGHUP that was already ignored when git-baton started (`nohup git baton run …`) stays
 /// ignored, and the run goes on.
 pub fn interrupt_flag() -> Result<Arc<AtomicBool>, ExecError> {
-    static FLAG: Mutex<Option<Arc<AtomicBool>>> = Mutex::new(None);
-    let mut slot = FLAG.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(flag) = &*slot {
-        return Ok(Arc::clone(flag));
-    }
-    let flag = Arc::new(AtomicBool::new(false));
-    let mut signals = vec![signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM];
-    if !procs::ignores(signal_hook::consts::SIGHUP) {
-        signals.push(signal_hook::consts::SIGHUP);
-    }
-    let mut registered = Vec::new();
-    for signal in signals {
-        match signal_hook::flag::register(signal, Arc::clone(&flag)) {
-            Ok(id) => registered.push(id),
-            Err(source) => {
-                // All or nothing, so that a retry does not stack handlers.
-                for id in registered {
-                    signal_hook::low_level::unregister(id);
-                }
-                return Err(ExecError::Signals { source });
-            }
-        }
-    }
-    *slot = Some(Arc::clone(&flag));
-    Ok(flag)
+    crate::signals::interrupt_flag().map_err(|source| ExecError::Signals { source })
 }
 
 enum Stop {

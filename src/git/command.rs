@@ -90,17 +90,65 @@ pub(super) fn failed(command: String, at: PathBuf, out: &std::process::Output) -
     }))
 }
 
-/// Kills `child` and the process group it leads (whose members outlive it, if any, the group
-/// still names), and reaps it.
-fn stop(child: &mut std::process::Child) {
+/// Kills `child` and, when it leads a process group of its own (`grouped`), that group (whose
+/// members outlive it, if any, the group still names); and reaps it.
+fn stop(child: &mut std::process::Child, grouped: bool) {
     #[cfg(unix)]
-    if let Ok(pid) = i32::try_from(child.id())
+    if grouped
+        && let Ok(pid) = i32::try_from(child.id())
         && let Some(pid) = rustix::process::Pid::from_raw(pid)
     {
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// How long a command that git-baton forwarded a signal to, and what it started, get to end
+/// before they are killed: as long as an actor gets.
+pub const GRACE: Duration = Duration::from_secs(5);
+
+/// Forwards `signal` to `child` and every process it started (its descendants, and its group
+/// when it leads one), waits up to [`GRACE`] for it to end, then kills what is left of all of
+/// them and reaps it. Descendants are looked for until the child ends, so that one started
+/// meanwhile gets the signal too; one that outlived the child was seen before, and is killed.
+fn forward(child: &mut std::process::Child, signal: i32, grouped: bool) {
+    use crate::procs::{self, Proc};
+    use rustix::process::{Pid, Signal};
+    let Some(pid) = i32::try_from(child.id()).ok().and_then(Pid::from_raw) else {
+        stop(child, grouped);
+        return;
+    };
+    let signal = Signal::from_named_raw(signal).unwrap_or(Signal::TERM);
+    let mut seen: Vec<Proc> = Vec::new();
+    let reach = |seen: &mut Vec<Proc>| {
+        for proc in procs::descendants(pid.as_raw_nonzero().get()) {
+            if !seen
+                .iter()
+                .any(|s| s.pid == proc.pid && s.start == proc.start)
+            {
+                procs::signal(&proc, signal);
+                seen.push(proc);
+            }
+        }
+    };
+    reach(&mut seen);
+    // The child is not reaped yet, so its pid still names it.
+    let _ = rustix::process::kill_process(pid, signal);
+    if grouped {
+        let _ = rustix::process::kill_process_group(pid, signal);
+    }
+    let until = Instant::now() + GRACE;
+    while matches!(child.try_wait(), Ok(None)) && Instant::now() < until {
+        reach(&mut seen);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for proc in &seen {
+        if !procs::ended(proc) {
+            procs::signal(proc, Signal::KILL);
+        }
+    }
+    stop(child, grouped);
 }
 
 /// The hooks directory of every git child: a path under which no file can exist, so that git
@@ -119,6 +167,8 @@ pub(super) struct Git {
     input: Option<Vec<u8>>,
     /// Where it runs: the worktree, or the git directory when there is none.
     at: PathBuf,
+    /// Talks to a remote, and so may wait for ever: a signal to git-baton is forwarded to it.
+    network: bool,
 }
 
 impl Git {
@@ -132,6 +182,7 @@ impl Git {
             shown: Vec::new(),
             input: None,
             at: git_dir.to_path_buf(),
+            network: false,
         }
     }
 
@@ -146,6 +197,7 @@ impl Git {
             shown: Vec::new(),
             input: None,
             at: worktree.to_path_buf(),
+            network: false,
         }
     }
 
@@ -175,6 +227,14 @@ impl Git {
     /// identity of a snapshot) are the only environment it adds.
     pub fn env(mut self, key: &str, value: impl AsRef<OsStr>) -> Git {
         self.cmd.env(key, value);
+        self
+    }
+
+    /// Marks a command that talks to a remote (`fetch`, `push`): one that may wait for as long
+    /// as the remote keeps the connection open, and so is given the signals git-baton gets (see
+    /// [`Self::finish_within`]).
+    pub fn network(mut self) -> Git {
+        self.network = true;
         self
     }
 
@@ -220,6 +280,12 @@ impl Git {
     /// as a lease, since git waits on a remote that hangs for as long as the connection stays
     /// open. A stopped command is [`GitError::TimedOut`]; a push may then have reached the
     /// remote or not.
+    ///
+    /// A signal to git-baton while the command runs (see [`crate::signals`]) is forwarded to a
+    /// [network](Self::network) command and what it started, which get [`GRACE`] to end before
+    /// they are killed; a local command, which ends by itself, is waited for. Either is then
+    /// [`GitError::Interrupted`], unless a driver owns the signals and winds down itself: then a
+    /// local command's result stands.
     pub fn finish_within(
         mut self,
         deadline: Option<Instant>,
@@ -229,17 +295,14 @@ impl Git {
             command: command.clone(),
             source,
         };
-        if self.input.is_none() && deadline.is_none() {
-            let out = self
-                .cmd
-                .stdin(Stdio::null())
-                .output()
-                .map_err(spawn_failed)?;
-            return Ok((command, self.at, out));
-        }
+        let interrupted = |signal| GitError::Interrupted {
+            command: command.clone(),
+            signal: crate::signals::name(signal),
+        };
         if deadline.is_some_and(|at| Instant::now() >= at) {
             return Err(GitError::TimedOut { command });
         }
+        let waiting = crate::signals::Waiting::start(self.network).map_err(interrupted)?;
         #[cfg(unix)]
         if deadline.is_some() {
             // A group of its own, so that a stop reaches whatever it started too.
@@ -280,23 +343,42 @@ impl Git {
         };
         let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
         let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
-        let status = match deadline {
-            None => child.wait().map_err(spawn_failed)?,
-            Some(deadline) => loop {
-                match child.try_wait() {
-                    Ok(Some(status)) => break status,
-                    Ok(None) if Instant::now() >= deadline => {
-                        stop(&mut child);
-                        return Err(GitError::TimedOut { command });
-                    }
-                    Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-                    Err(err) => {
-                        stop(&mut child);
-                        return Err(spawn_failed(err));
-                    }
+        // A local command ends by itself: waited for as it is. One that may wait for ever is
+        // polled, from every millisecond up to every 50, so that a signal or the deadline is
+        // seen within 50 ms.
+        let polled = self.network || deadline.is_some();
+        let mut pause = Duration::from_millis(1);
+        let status = loop {
+            if !polled {
+                break child.wait().map_err(spawn_failed)?;
+            }
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) => {}
+                Err(err) => {
+                    stop(&mut child, deadline.is_some());
+                    return Err(spawn_failed(err));
                 }
-            },
+            }
+            if self.network
+                && let Some(signal) = waiting.since()
+            {
+                forward(&mut child, signal, deadline.is_some());
+                return Err(interrupted(signal));
+            }
+            if deadline.is_some_and(|at| Instant::now() >= at) {
+                stop(&mut child, true);
+                return Err(GitError::TimedOut { command });
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(50));
         };
+        if let Some(signal) = waiting.since()
+            && !crate::signals::owned()
+        {
+            return Err(interrupted(signal));
+        }
+        drop(waiting);
         // With a deadline, nothing waits much past it: the writer and the readers are left to
         // end with the pipes, which a process git left running may hold after git exited (its
         // group is not killed then: git, reaped, no longer reserves the group's id). A moment's

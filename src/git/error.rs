@@ -15,6 +15,11 @@ pub enum GitError {
     DubiousOwnership { path: PathBuf },
     #[error("cannot open the repository at '{}': {message}", .path.display())]
     Open { path: PathBuf, message: String },
+    #[error(
+        "the repository at '{}' uses the {format} object format, which git-baton does not support",
+        .path.display()
+    )]
+    UnsupportedObjectFormat { path: PathBuf, format: String },
     #[error("`{path}` is a bare repository; git-baton needs a worktree")]
     Bare { path: String },
     #[error("unknown revision `{rev}`")]
@@ -41,6 +46,13 @@ pub enum GitError {
     Command(Box<CommandFailed>),
     #[error("`{command}` did not finish in time and was stopped")]
     TimedOut { command: String },
+    /// git-baton got a signal while it waited on the command: the command was given the same
+    /// signal (with what it started), waited for and stopped, or was not started at all.
+    #[error("`{command}` was interrupted by {signal}")]
+    Interrupted {
+        command: String,
+        signal: &'static str,
+    },
     #[error(transparent)]
     Index(#[from] IndexError),
     #[error("the {engine} diff engine cannot diff this repository: {why}")]
@@ -84,6 +96,11 @@ impl GitError {
                  with actions/checkout) so the merge base is reachable"
                     .into(),
             ),
+            GitError::UnsupportedObjectFormat { .. } => Some(
+                "git-baton reads SHA-1 repositories, git's default; `git rev-parse \
+                 --show-object-format` says which one a repository uses"
+                    .into(),
+            ),
             GitError::UnknownRevision { .. } => {
                 Some("name a branch, tag or commit that exists here; in CI, fetch it first".into())
             }
@@ -115,6 +132,17 @@ pub(super) fn classify_open_error(dir: &Path, err: gix::Error) -> GitError {
             path: dir.to_path_buf(),
         };
     }
+    if let Some(format) = unsupported_object_format(&err) {
+        // The repository by its top, as git names it, rather than where the command started.
+        let path = gix::discover::upwards(dir)
+            .ok()
+            .and_then(|(path, _)| {
+                let (git_dir, workdir) = path.into_repository_and_work_tree_directories();
+                workdir.or(Some(git_dir))
+            })
+            .unwrap_or_else(|| dir.to_path_buf());
+        return GitError::UnsupportedObjectFormat { path, format };
+    }
     // One line for the `error:` line: gix's own first line, without its cause chain.
     let message = err
         .to_string()
@@ -126,5 +154,72 @@ pub(super) fn classify_open_error(dir: &Path, err: gix::Error) -> GitError {
     GitError::Open {
         path: dir.to_path_buf(),
         message,
+    }
+}
+
+/// The object format a repository's `extensions.objectFormat` names when gix refused to open it
+/// for that (this build knows SHA-1 only): gix says "Repository configuration could not be
+/// loaded", and only its cause names the key and the value.
+fn unsupported_object_format(err: &gix::Error) -> Option<String> {
+    let mut cause: Option<&dyn std::error::Error> = Some(err);
+    while let Some(error) = cause {
+        let text = error.to_string();
+        if text
+            .to_ascii_lowercase()
+            .contains("extensions.objectformat")
+        {
+            let format = text
+                .split_once("input=\"")
+                .and_then(|(_, rest)| rest.split_once('"'))
+                .map(|(value, _)| value.to_ascii_uppercase().replace("SHA", "SHA-"))
+                .unwrap_or_else(|| "configured".into());
+            return Some(format);
+        }
+        cause = error.source();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A SHA-256 repository (valid for git) is refused as what it is, with a hint, for every
+    /// way git-baton opens a repository.
+    #[test]
+    fn a_sha256_repository_is_named_as_unsupported() {
+        let dir = tempfile::tempdir().unwrap();
+        let init = std::process::Command::new("git")
+            .args(["init", "-q", "--object-format=sha256"])
+            .arg(dir.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .unwrap();
+        assert!(init.success());
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let top = gix::path::realpath(dir.path()).unwrap();
+        for err in [
+            crate::git::Repo::discover(&dir.path().join("sub"))
+                .err()
+                .unwrap(),
+            crate::git::Repo::open_worktree(dir.path()).err().unwrap(),
+        ] {
+            assert!(
+                matches!(&err, GitError::UnsupportedObjectFormat { format, path }
+                    if format == "SHA-256" && gix::path::realpath(path).unwrap() == top),
+                "{err:?}"
+            );
+            assert!(err.hint().unwrap().contains("SHA-1"));
+        }
+        let err = crate::git::Repo::discover(&top).err().unwrap();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "the repository at '{}' uses the SHA-256 object format, which git-baton does not \
+                 support",
+                top.display()
+            )
+        );
     }
 }

@@ -11,6 +11,7 @@
 
 mod at_commit;
 mod command;
+mod contents;
 mod debris;
 mod error;
 mod id;
@@ -37,6 +38,7 @@ use gix::bstr::ByteSlice;
 
 pub use at_commit::PathKind;
 pub use command::{LOCAL_ENV_VARS, local_env_vars};
+pub use contents::{CONTENTS_LIMIT, Contents, worktree_contents};
 pub use debris::BrokenWorktree;
 use error::classify_open_error;
 pub use error::{CommandFailed, GitError, Result};

@@ -98,7 +98,19 @@ impl<'a> Reader<'a> {
             // Without core.fileMode git keeps the bit the index has.
             self.index_entry_kind(path) == Some(EntryKind::BlobExecutable)
         };
-        let file = std::fs::File::open(&full).map_err(read_err)?;
+        // Never a blocking open: the path may have become a named pipe since it was looked at.
+        let file = match crate::files::open_regular(&full) {
+            Ok(file) => file,
+            Err(err) if is_not_a_file(&err) => return Ok(Worktree::Unaddable),
+            Err(err)
+                if err.kind() == std::io::ErrorKind::NotFound
+                    || err.kind() == std::io::ErrorKind::NotADirectory =>
+            {
+                return Ok(Worktree::Absent);
+            }
+            Err(err) => return Err(read_err(err)),
+        };
+        let len = file.metadata().map_err(read_err)?.len();
         self.buf.clear();
         let converted = self
             .pipeline
@@ -108,17 +120,23 @@ impl<'a> Reader<'a> {
             })?;
         use gix::filter::plumbing::pipeline::convert::ToGitOutcome;
         use std::io::Read;
-        match converted {
-            ToGitOutcome::Unchanged(mut r) => {
-                r.read_to_end(&mut self.buf).map_err(read_err)?;
-            }
+        let id = match converted {
+            // No filter applies: hashed as it streams by, so that a large file costs no memory.
+            ToGitOutcome::Unchanged(mut r) => gix::objs::compute_stream_hash(
+                self.hash_kind,
+                gix::objs::Kind::Blob,
+                &mut r,
+                len,
+                &mut gix::progress::Discard,
+                &std::sync::atomic::AtomicBool::new(false),
+            )
+            .map_err(|err| GitError::op(format!("read `{}`", full.display()), err))?,
             ToGitOutcome::Process(mut r) => {
                 r.read_to_end(&mut self.buf).map_err(read_err)?;
+                hash_blob(self.hash_kind, &self.buf)?
             }
-            ToGitOutcome::Buffer(bytes) => self.buf.extend_from_slice(bytes),
-        }
-        let id = gix::objs::compute_hash(self.hash_kind, gix::objs::Kind::Blob, &self.buf)
-            .map_err(|err| GitError::op("hash a file", err))?;
+            ToGitOutcome::Buffer(bytes) => hash_blob(self.hash_kind, bytes)?,
+        };
         let kind = if executable {
             EntryKind::BlobExecutable
         } else {
@@ -131,6 +149,17 @@ impl<'a> Reader<'a> {
         let entry = self.index.entry_by_path(path)?;
         index_leaf(entry).map(|(kind, _)| kind)
     }
+}
+
+fn hash_blob(kind: gix::hash::Kind, data: &[u8]) -> Result<gix::ObjectId> {
+    gix::objs::compute_hash(kind, gix::objs::Kind::Blob, data)
+        .map_err(|err| GitError::op("hash a file", err))
+}
+
+/// The path is no regular file (any more): git cannot store it.
+fn is_not_a_file(err: &std::io::Error) -> bool {
+    err.get_ref()
+        .is_some_and(|e| e.is::<crate::files::NotAFile>())
 }
 
 /// Git records a file as executable when its owner may execute it.

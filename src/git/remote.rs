@@ -48,7 +48,8 @@ impl Repo {
             .run_in(&absolute(self.workdir()?))
             // Pushes also happen beside a running agent (lease renewals): git must never stop
             // to ask for a password on the terminal; a credential helper answers, or it fails.
-            .env("GIT_TERMINAL_PROMPT", "0"))
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .network())
     }
     /// Fetches `refspecs` from `remote`, deleting local refs under their destinations that the
     /// remote no longer has; stopped at `deadline`, if there is one.

@@ -122,7 +122,9 @@ impl Repo {
         // Starting from the worktree's own index reuses its stat cache: only changed files are hashed.
         let git_dir = Repo::git_dir_of(worktree)?;
         let real_index = git_dir.join("index");
-        if real_index.exists() {
+        // Only a real file: copying a named pipe the agent left there would wait for ever; git
+        // then builds the scratch index from nothing.
+        if std::fs::symlink_metadata(&real_index).is_ok_and(|meta| meta.is_file()) {
             std::fs::copy(&real_index, &index).map_err(|err| {
                 GitError::op(
                     format!("copy the index {} for a snapshot", real_index.display()),

@@ -13,18 +13,45 @@ use gix::refs::transaction::PreviousValue;
 use super::command::Git;
 use super::{CommitId, GitError, Repo, Result};
 
+/// The reflog message of a branch git-baton creates.
+fn creation_message(branch: &str) -> String {
+    format!("baton: create {branch}")
+}
+
 impl Repo {
-    /// Creates `refs/heads/<branch>` at `commit`; fails if it exists.
+    /// Creates `refs/heads/<branch>` at `commit`; fails if it exists. Its reflog's first entry
+    /// says git-baton made it ([`Self::created_here`]).
     pub fn create_branch(&self, branch: &str, commit: CommitId) -> Result<()> {
         self.repo
             .reference(
                 format!("refs/heads/{branch}").as_str(),
                 commit.gix(),
                 PreviousValue::MustNotExist,
-                format!("baton: create {branch}"),
+                creation_message(branch),
             )
             .map(|_| ())
             .map_err(|err| GitError::op(format!("create branch `{branch}`"), err))
+    }
+
+    /// Whether `refs/heads/<branch>` is provably the branch [`Self::create_branch`] made: its
+    /// reflog begins with that creation (from nothing, with git-baton's message). A branch made
+    /// by any other means, or whose reflog is gone or was never kept
+    /// (`core.logAllRefUpdates=false`), is not.
+    pub fn created_here(&self, branch: &str) -> bool {
+        let name = format!("refs/heads/{branch}");
+        let Ok(Some(reference)) = self.repo.try_find_reference(name.as_str()) else {
+            return false;
+        };
+        let mut log = reference.log_iter();
+        let Ok(Some(mut lines)) = log.all() else {
+            return false;
+        };
+        lines.next().is_some_and(|first| {
+            first.is_ok_and(|line| {
+                line.previous_oid().is_null()
+                    && line.message.trim() == creation_message(branch).as_bytes()
+            })
+        })
     }
 
     /// Deletes `refs/heads/<branch>` if it exists.
@@ -245,6 +272,51 @@ mod tests {
 
     fn unused(_: &str) -> bool {
         false
+    }
+
+    /// Only a branch whose reflog begins with git-baton's creation of it counts as made here.
+    #[test]
+    fn a_branch_is_made_here_only_by_its_reflog() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@e.x"])
+                .args(args)
+                .current_dir(dir.path())
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{args:?}: {out:?}");
+        };
+        git(&["init", "-q"]);
+        let repo = Repo::discover(dir.path()).unwrap();
+        let files = vec![("f".to_owned(), b"x".to_vec())];
+        let (commit, _) = repo.write_record(&files, None, "c", 1_700_000_000).unwrap();
+        repo.create_branch("baton/0aaaaaaaaa", commit).unwrap();
+        assert!(repo.created_here("baton/0aaaaaaaaa"));
+        // Moved afterwards: still the branch git-baton made.
+        git(&["branch", "-f", "baton/0aaaaaaaaa", &commit.to_string()]);
+        assert!(repo.created_here("baton/0aaaaaaaaa"));
+        // Made by git, under any name; gone; or recreated by hand after git-baton's was deleted.
+        git(&["branch", "baton/0bbbbbbbbb", &commit.to_string()]);
+        assert!(!repo.created_here("baton/0bbbbbbbbb"));
+        assert!(!repo.created_here("baton/0ccccccccc"));
+        git(&["branch", "-D", "baton/0aaaaaaaaa"]);
+        git(&["branch", "baton/0aaaaaaaaa", &commit.to_string()]);
+        assert!(!repo.created_here("baton/0aaaaaaaaa"));
+        // A message that merely looks like ours, written by someone else, names another branch.
+        git(&[
+            "update-ref",
+            "-m",
+            "baton: create baton/0ddddddddd",
+            "refs/heads/baton/0eeeeeeeee",
+            &commit.to_string(),
+        ]);
+        assert!(!repo.created_here("baton/0eeeeeeeee"));
+        // Without reflogs nothing is provable.
+        git(&["config", "core.logAllRefUpdates", "false"]);
+        let repo = Repo::discover(dir.path()).unwrap();
+        repo.create_branch("baton/0fffffffff", commit).unwrap();
+        assert!(!repo.created_here("baton/0fffffffff"));
     }
 
     #[test]

@@ -58,7 +58,7 @@ mod state {
     pub const SUBMODULE: u8 = 5;
     #[cfg(not(unix))]
     pub const UNADDABLE: u8 = 6;
-    /// A submodule gix's status found modified.
+    /// A submodule gix's status found dirty in any way: git's ignore rules then decide.
     pub const SUBMODULE_MODIFIED: u8 = 7;
 }
 
@@ -313,7 +313,7 @@ struct Decide<'a> {
     workdir: &'a Path,
     index: &'a gix::index::File,
     reader: Option<Reader<'a>>,
-    submodules: Option<gix::status::index_worktree::BuiltinSubmoduleStatus>,
+    submodules: Option<Vec<gix::Submodule<'a>>>,
 }
 
 impl<'a> Decide<'a> {
@@ -327,8 +327,7 @@ impl<'a> Decide<'a> {
             state::REMOVED => Ok(base.is_some()),
             state::UNADDABLE => Ok(true),
             state::SUBMODULE | state::SUBMODULE_MODIFIED => {
-                let modified =
-                    state == state::SUBMODULE_MODIFIED || self.submodule_modified(entry, path)?;
+                let modified = self.submodule_modified(path)?;
                 match (modified, staged) {
                     (false, _) => Ok(staged),
                     (true, false) => Ok(true),
@@ -356,24 +355,64 @@ impl<'a> Decide<'a> {
         })
     }
 
-    /// gix's submodule status, as its index→worktree status computes it.
-    fn submodule_modified(&mut self, entry: &gix::index::Entry, path: &BStr) -> Result<bool> {
-        use gix::status::plumbing::index_as_worktree::traits::SubmoduleStatus;
+    /// Whether the submodule at `path` is modified as `git diff` sees it: its checked-out
+    /// commit differs from the index's, or it has dirty content that its ignore rule counts.
+    fn submodule_modified(&mut self, path: &BStr) -> Result<bool> {
         let action = || format!("compute the status of submodule `{path}`");
+        let diff_ignore = self.diff_ignore_submodules()?;
         let submodules = match &mut self.submodules {
             Some(s) => s,
             None => self.submodules.insert(
-                gix::status::index_worktree::BuiltinSubmoduleStatus::new(
-                    self.repo.clone().into_sync(),
-                    gix::status::Submodule::AsConfigured { check_dirty: false },
-                )
-                .map_err(|err| GitError::op(action(), err))?,
+                self.repo
+                    .submodules()
+                    .map_err(|err| GitError::op(action(), err))?
+                    .map(Iterator::collect)
+                    .unwrap_or_default(),
             ),
         };
-        Ok(submodules
-            .status(entry, path)
-            .map_err(|err| GitError::op(action(), err))?
-            .is_some())
+        let Some(submodule) = submodules
+            .iter()
+            .find(|sm| sm.path().is_ok_and(|p| p.as_bstr() == path))
+        else {
+            return Ok(false);
+        };
+        let configured = submodule
+            .ignore()
+            .map_err(|err| GitError::op(action(), err))?;
+        let ignore = submodule_ignore(configured, diff_ignore);
+        let status = submodule
+            .status(ignore, true)
+            .map_err(|err| GitError::op(action(), err))?;
+        Ok(status.is_dirty() == Some(true))
+    }
+
+    /// `diff.ignoreSubmodules`, which a submodule's own `ignore` overrides.
+    fn diff_ignore_submodules(&self) -> Result<Option<SubmoduleIgnore>> {
+        use gix::config::tree::Diff;
+        self.repo
+            .config_snapshot()
+            .string(Diff::IGNORE_SUBMODULES)
+            .map(|value| Diff::IGNORE_SUBMODULES.try_into_ignore(value))
+            .transpose()
+            .map_err(|err| GitError::op("read diff.ignoreSubmodules", err))
+    }
+}
+
+use gix::submodule::config::Ignore as SubmoduleIgnore;
+
+/// What of a submodule's worktree counts as a change, as `git diff` decides it: the submodule's
+/// own `ignore` (`.git/config` over `.gitmodules`), else `diff.ignoreSubmodules`, else
+/// untracked content does not count — `git diff` lists a submodule for modified content but not
+/// for untracked files alone, which no commit of the superproject can carry. `all` hides the
+/// submodule from `git diff` altogether; here its checked-out commit still counts, as a new commit
+/// is work whatever the configuration says, and only its content is ignored.
+fn submodule_ignore(
+    own: Option<SubmoduleIgnore>,
+    diff: Option<SubmoduleIgnore>,
+) -> SubmoduleIgnore {
+    match own.or(diff).unwrap_or(SubmoduleIgnore::Untracked) {
+        SubmoduleIgnore::All => SubmoduleIgnore::Dirty,
+        ignore => ignore,
     }
 }
 
@@ -407,7 +446,12 @@ fn gix_status_changes(
         .map_err(|err| GitError::op("start the worktree status", err))?
         .index(gix::worktree::IndexPersistedOrInMemory::InMemory(for_gix))
         .untracked_files(gix::status::UntrackedFiles::Files)
-        .index_worktree_submodules(gix::status::Submodule::AsConfigured { check_dirty: false })
+        // Every dirty submodule is reported, whatever its configuration: which dirt counts is
+        // decided below with git's precedence, which is not gix's.
+        .index_worktree_submodules(gix::status::Submodule::Given {
+            ignore: SubmoduleIgnore::None,
+            check_dirty: true,
+        })
         .index_worktree_rewrites(None)
         .into_index_worktree_iter(patterns)
         .map_err(|err| GitError::op("start the worktree status", err))?;

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use super::escape;
+use super::{bound, escape};
 use crate::coverage::{Report, TargetStatus};
 
 /// The version of `check --json`'s layout: raised when a field changes meaning or goes away
@@ -51,7 +51,7 @@ pub fn text(check: &Check) -> String {
             .unwrap_or(0);
         for t in &report.targets {
             let detail = match t.status {
-                TargetStatus::Changed => escape::line(&t.paths.join(", ")).into_owned(),
+                TargetStatus::Changed => bound::joined(&t.paths, |p| escape::line(p).into_owned()),
                 TargetStatus::Unchanged => format!(
                     "because: {}",
                     escape::line(t.reason.as_deref().unwrap_or(""))

@@ -1,6 +1,8 @@
 //! What one attempt changed: the summary line, and unified diffs of each file between two
 //! snapshots, rendered with `similar`.
 
+use crate::git::Contents;
+use crate::report::review::size;
 use crate::report::status::duration;
 use crate::state::Attempt;
 
@@ -17,13 +19,14 @@ pub enum Against {
     Base(String),
 }
 
-/// One changed file of an attempt; the contents are read only when asked for.
+/// One changed file of an attempt; the contents are read only when asked for, and only up to
+/// [`crate::git::CONTENTS_LIMIT`].
 #[derive(Debug)]
 pub struct FileChange {
     pub path: String,
     /// `None`: the file is absent on that side (or its contents were not asked for).
-    pub before: Option<Vec<u8>>,
-    pub after: Option<Vec<u8>>,
+    pub before: Option<Contents>,
+    pub after: Option<Contents>,
 }
 
 /// What one attempt changed relative to the snapshot before it.
@@ -63,8 +66,8 @@ pub fn attempt(diff: &AttemptDiff, name_only: bool) -> String {
         } else {
             out.push_str(&render(
                 &file.path,
-                file.before.as_deref(),
-                file.after.as_deref(),
+                file.before.as_ref(),
+                file.after.as_ref(),
             ));
         }
     }
@@ -72,18 +75,41 @@ pub fn attempt(diff: &AttemptDiff, name_only: bool) -> String {
 }
 
 /// A git-style unified diff of `path` from `before` to `after` (`None`: the file is absent).
-pub fn render(path: &str, before: Option<&[u8]>, after: Option<&[u8]>) -> String {
+pub fn render(path: &str, before: Option<&Contents>, after: Option<&Contents>) -> String {
     let (a, b) = (
         before.map_or("/dev/null".to_string(), |_| format!("a/{path}")),
         after.map_or("/dev/null".to_string(), |_| format!("b/{path}")),
     );
-    let is_binary = |data: Option<&[u8]>| data.is_some_and(|d| d.contains(&0));
-    if is_binary(before) || is_binary(after) {
+    let sides = [before, after];
+    if let Some(kind) = sides.iter().flatten().find_map(|c| match c {
+        Contents::Special(kind) => Some(*kind),
+        _ => None,
+    }) {
+        return format!("diff {a} {b}\n({kind}: not a file git can store)\n");
+    }
+    if sides.iter().flatten().any(|c| c.is_binary()) {
         return format!("diff {a} {b}\nBinary files differ\n");
     }
-    let old = String::from_utf8_lossy(before.unwrap_or_default());
-    let new = String::from_utf8_lossy(after.unwrap_or_default());
-    let diff = similar::TextDiff::from_lines(old.as_ref(), new.as_ref());
+    if let Some(bytes) = sides
+        .iter()
+        .flatten()
+        .filter_map(|c| match c {
+            Contents::Large(bytes) => Some(*bytes),
+            _ => None,
+        })
+        .max()
+    {
+        return format!(
+            "diff {a} {b}\n(a side of {} is too large to show here; `git diff` shows it)\n",
+            size(bytes)
+        );
+    }
+    let text = |side: Option<&Contents>| match side {
+        Some(Contents::Bytes(bytes)) => String::from_utf8_lossy(bytes).into_owned(),
+        _ => String::new(),
+    };
+    let (old, new) = (text(before), text(after));
+    let diff = similar::TextDiff::from_lines(old.as_str(), new.as_str());
     let body = diff
         .unified_diff()
         .context_radius(3)
@@ -99,10 +125,15 @@ pub fn render(path: &str, before: Option<&[u8]>, after: Option<&[u8]>) -> String
 #[cfg(test)]
 mod tests {
     use super::render;
+    use crate::git::Contents;
+
+    fn bytes(text: &[u8]) -> Contents {
+        Contents::Bytes(text.to_vec())
+    }
 
     #[test]
     fn renders_added_changed_and_deleted_files() {
-        insta::assert_snapshot!(render("docs/a.md", Some(b"one\ntwo\n"), Some(b"one\n2\n")), @r"
+        insta::assert_snapshot!(render("docs/a.md", Some(&bytes(b"one\ntwo\n")), Some(&bytes(b"one\n2\n"))), @r"
         --- a/docs/a.md
         +++ b/docs/a.md
         @@ -1,2 +1,2 @@
@@ -110,15 +141,19 @@ mod tests {
         -two
         +2
         ");
-        insta::assert_snapshot!(render("new.md", None, Some(b"x\n")), @r"
+        insta::assert_snapshot!(render("new.md", None, Some(&bytes(b"x\n"))), @r"
         --- /dev/null
         +++ b/new.md
         @@ -0,0 +1 @@
         +x
         ");
-        insta::assert_snapshot!(render("bin", Some(b"\0"), None), @r"
+        insta::assert_snapshot!(render("bin", Some(&bytes(b"\0")), None), @r"
         diff a/bin /dev/null
         Binary files differ
+        ");
+        insta::assert_snapshot!(render("big", Some(&bytes(b"x\n")), Some(&Contents::Large(3 << 30))), @r"
+        diff a/big b/big
+        (a side of 3.0 GiB is too large to show here; `git diff` shows it)
         ");
     }
 }

@@ -18,12 +18,30 @@
 //!
 //! Everything else, backslashes included, is printed as it is: the escapes are for reading,
 //! and JSON is the exact form. A string that needs no escape is returned borrowed.
+//!
+//! And it keeps the text bounded: past [`MAX_SHOWN_CHARS`] characters (more than any path a
+//! file system takes) a string is cut and the rest counted, so that a 100 KB target name costs
+//! a report a few kilobytes, however many times the report shows it.
 
 use std::borrow::Cow;
 
-/// `text` on one line, with every character listed in the module documentation escaped.
+/// The most characters of one untrusted string a human format shows; the rest is counted.
+pub const MAX_SHOWN_CHARS: usize = 4096;
+
+/// `text` on one line, with every character listed in the module documentation escaped, cut
+/// after [`MAX_SHOWN_CHARS`] characters.
 #[must_use]
 pub fn line(text: &str) -> Cow<'_, str> {
+    let Some((cut, _)) = text.char_indices().nth(MAX_SHOWN_CHARS) else {
+        return escape(text);
+    };
+    let rest = text[cut..].chars().count();
+    let mut out = escape(&text[..cut]).into_owned();
+    out.push_str(&format!("… ({rest} more characters)"));
+    Cow::Owned(out)
+}
+
+fn escape(text: &str) -> Cow<'_, str> {
     if !text
         .char_indices()
         .any(|(i, c)| needs_escape(c) || starts_runner_command(&text[i..]))
@@ -131,6 +149,21 @@ mod tests {
         );
         assert_eq!(line("###[x]"), r"##\u{23}[x]");
         assert_eq!(line("##teamcity[message]"), r"#\u{23}teamcity[message]");
+    }
+
+    #[test]
+    fn long_text_is_cut_and_the_rest_counted() {
+        let exact = "é".repeat(MAX_SHOWN_CHARS);
+        assert!(matches!(line(&exact), Cow::Borrowed(_)));
+        let long = format!("{exact}\u{1b}abc");
+        let shown = line(&long);
+        assert_eq!(shown, format!("{exact}… (4 more characters)"));
+        // Escapes before the cut are still made.
+        let hostile = format!("\u{1b}{}", "a".repeat(100_000));
+        let shown = line(&hostile);
+        assert!(shown.starts_with("\\u{1b}aaa"), "{shown:.20}");
+        assert!(shown.ends_with("… (95905 more characters)"), "{shown}");
+        assert!(shown.len() < MAX_SHOWN_CHARS + 100);
     }
 
     #[test]

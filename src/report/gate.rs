@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use super::{escape, width};
+use super::{bound, escape, width};
 use crate::coverage::TargetStatus;
 use crate::report::status::short;
 use crate::verify::{PlanChangeKind, PlanResult, Verification};
@@ -118,8 +118,24 @@ pub(super) fn named_by(plan: &PlanResult) -> Vec<String> {
         .collect()
 }
 
-/// The human report.
+/// The human report: at most [`bound::MAX_TEXT_BYTES`] before its verdict, which is always
+/// printed whole.
 pub fn text(v: &Verification) -> String {
+    let (body, verdict) = text_parts(v);
+    let mut out = bound::cap(body, bound::MAX_TEXT_BYTES, |lines, bytes| {
+        format!(
+            "… {lines} more line(s) ({}) left out: the report is cut at {}; `--format json` \
+             prints the whole verification",
+            crate::report::review::size(bytes as u64),
+            crate::report::review::size(bound::MAX_TEXT_BYTES as u64)
+        )
+    });
+    out.push_str(&verdict);
+    out
+}
+
+/// The report before its verdict, and the verdict.
+fn text_parts(v: &Verification) -> (String, String) {
     let mut out = String::new();
     if v.plans.is_empty() && v.plan_changes.is_empty() {
         if nothing_checked(v) {
@@ -137,7 +153,7 @@ pub fn text(v: &Verification) -> String {
             );
         }
         notes(&mut out, v);
-        return out;
+        return (out, String::new());
     }
     let _ = writeln!(
         out,
@@ -196,12 +212,13 @@ pub fn text(v: &Verification) -> String {
                 "  note       {} says `{}` is unchanged, but the diff changed {}; the diff wins",
                 escape::line(&c.source.to_string()),
                 escape::line(&c.target),
-                escape::line(&c.paths.join(", "))
+                bound::joined(&c.paths, |p| escape::line(p).into_owned())
             );
         }
     }
-    verdict(&mut out, v);
-    out
+    let mut tail = String::new();
+    verdict(&mut tail, v);
+    (out, tail)
 }
 
 fn notes(out: &mut String, v: &Verification) {
@@ -277,7 +294,7 @@ fn target_rows(out: &mut String, plan: &PlanResult) {
     let cells = width::widest(targets.iter().map(|t| t.as_ref()));
     for (t, target) in plan.coverage.targets.iter().zip(&targets) {
         let detail = match t.status {
-            TargetStatus::Changed => escape::line(&t.paths.join(", ")).into_owned(),
+            TargetStatus::Changed => bound::joined(&t.paths, |p| escape::line(p).into_owned()),
             TargetStatus::Unchanged => format!(
                 "because: {}{}",
                 escape::line(t.reason.as_deref().unwrap_or("")),

@@ -48,6 +48,7 @@ fn table<const N: usize>(header: [&str; N], rows: Vec<[String; N]>) -> String {
                 .chain([width::width(header[i])])
                 .max()
                 .unwrap_or(0)
+                .min(width::MAX_COLUMN)
         })
         .collect();
     let mut out = String::new();

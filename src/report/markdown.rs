@@ -9,12 +9,13 @@
 
 use std::fmt::Write;
 
-use super::escape;
 use super::gate::{
     REQUIRE_PLANS_HINT, change_word, changes_heading, ignored_trailers_note, named_by,
     nothing_checked, range, summary_line, why_no_plans,
 };
+use super::{bound, escape};
 use crate::coverage::{Report, TargetStatus};
+use crate::report::review::size;
 use crate::report::status::short;
 use crate::verify::Verification;
 
@@ -46,8 +47,20 @@ pub fn code(s: &str) -> String {
     }
 }
 
-/// A Markdown report: one table per plan, for job summaries and pull-request comments.
+/// A Markdown report: one table per plan, for job summaries and pull-request comments; at most
+/// [`bound::MAX_MARKDOWN_BYTES`], whatever the plans and the diff hold.
 pub fn markdown(v: &Verification) -> String {
+    bound::cap(report(v), bound::MAX_MARKDOWN_BYTES, |lines, bytes| {
+        format!(
+            "\n_… {lines} more line(s) ({}) left out: this summary is cut at {}; `--format \
+             json` prints the whole verification._",
+            size(bytes as u64),
+            size(bound::MAX_MARKDOWN_BYTES as u64)
+        )
+    })
+}
+
+fn report(v: &Verification) -> String {
     let mut out = String::new();
     let verdict = if v.passed { "passed" } else { "failed" };
     let _ = writeln!(out, "## git-baton coverage: {verdict}\n");
@@ -95,12 +108,7 @@ pub fn markdown(v: &Verification) -> String {
             let _ = writeln!(out, "| target | status | paths or reason |\n|---|---|---|");
             for t in &r.targets {
                 let detail = match t.status {
-                    TargetStatus::Changed => t
-                        .paths
-                        .iter()
-                        .map(|p| code(p))
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    TargetStatus::Changed => bound::joined(&t.paths, code),
                     TargetStatus::Unchanged => text(t.reason.as_deref().unwrap_or("")),
                     TargetStatus::Uncovered => "**no change and no reason**".into(),
                 };

@@ -6,6 +6,7 @@
 //! pass it through [`escape::line`], Markdown through [`markdown::text`] and [`markdown::code`],
 //! GitHub workflow commands through their own escaping as well; JSON is exact.
 
+pub mod bound;
 pub mod check;
 pub mod diff;
 pub mod escape;

@@ -4,8 +4,9 @@
 use std::fmt::Write;
 
 use crate::coverage::TargetStatus;
+use crate::git::Contents;
 use crate::report::status::{duration, word};
-use crate::report::{escape, width};
+use crate::report::{bound, escape, width};
 use crate::state::RunState;
 
 /// One attempt as the review shows it: who, how it ended, and the paths it changed.
@@ -22,9 +23,22 @@ pub struct AttemptChanges {
 /// Lines added and removed per path, base → worktree now.
 pub struct Stat {
     pub path: String,
-    pub added: usize,
-    pub removed: usize,
-    pub binary: bool,
+    pub lines: Lines,
+}
+
+/// What the diffstat says of one path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lines {
+    Counted {
+        added: usize,
+        removed: usize,
+    },
+    /// Either side is binary (git's rule: a NUL in its first 8,000 bytes).
+    Binary,
+    /// Either side is larger than [`crate::git::CONTENTS_LIMIT`]: the larger side's size.
+    Large(u64),
+    /// The worktree holds something git cannot store there: its kind.
+    Special(&'static str),
 }
 
 /// `stats_source` says what the diffstat compares (`worktree now`, `branch`).
@@ -75,7 +89,9 @@ pub fn render(
             let cells = width::widest(targets.iter().map(|t| t.as_ref()));
             for (t, target) in report.targets.iter().zip(&targets) {
                 let detail = match t.status {
-                    TargetStatus::Changed => escape::line(&t.paths.join(", ")).into_owned(),
+                    TargetStatus::Changed => {
+                        bound::joined(&t.paths, |p| escape::line(p).into_owned())
+                    }
                     TargetStatus::Unchanged => format!(
                         "needed no change, because: {}{}",
                         escape::line(t.reason.as_deref().unwrap_or("")),
@@ -97,7 +113,7 @@ pub fn render(
                     escape::line(&c.source.to_string()),
                     escape::line(&c.target),
                     escape::line(&c.reason),
-                    escape::line(&c.paths.join(", "))
+                    bound::joined(&c.paths, |p| escape::line(p).into_owned())
                 );
             }
         }
@@ -112,7 +128,7 @@ pub fn render(
         let changed = match &a.paths {
             None => "no snapshot".to_string(),
             Some(p) if p.is_empty() => "changed nothing".to_string(),
-            Some(p) => escape::line(&p.join(", ")).into_owned(),
+            Some(p) => bound::joined(p, |p| escape::line(p).into_owned()),
         };
         let _ = writeln!(
             out,
@@ -132,12 +148,18 @@ pub fn render(
     let cells = width::widest(paths.iter().map(|p| p.as_ref()));
     let (mut added, mut removed) = (0, 0);
     for (s, path) in stats.iter().zip(&paths) {
-        added += s.added;
-        removed += s.removed;
-        let detail = if s.binary {
-            "binary".to_string()
-        } else {
-            format!("+{} -{}", s.added, s.removed)
+        let detail = match &s.lines {
+            Lines::Counted {
+                added: a,
+                removed: r,
+            } => {
+                added += a;
+                removed += r;
+                format!("+{a} -{r}")
+            }
+            Lines::Binary => "binary".to_string(),
+            Lines::Large(bytes) => format!("{}, lines not counted", size(*bytes)),
+            Lines::Special(kind) => format!("{kind}: not a file git can store"),
         };
         let _ = writeln!(out, "  {} | {detail}", width::left(path, cells));
     }
@@ -156,32 +178,104 @@ pub fn render(
     out
 }
 
-/// Lines added and removed between two versions of a file.
-pub fn stat(path: &str, before: Option<&[u8]>, after: Option<&[u8]>) -> Stat {
-    let binary = before.is_some_and(|d| d.contains(&0)) || after.is_some_and(|d| d.contains(&0));
-    if binary {
-        return Stat {
-            path: path.into(),
-            added: 0,
-            removed: 0,
-            binary,
+/// A size in bytes as people read it: `1.0 GiB`, `9.5 MiB`, `812 bytes`.
+pub fn size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} bytes");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+/// Lines added and removed between two versions of a file (`None`: absent on that side), as
+/// far as they were read (see [`Contents`]).
+pub fn stat(path: &str, before: Option<&Contents>, after: Option<&Contents>) -> Stat {
+    let sides = [before, after];
+    let lines = if let Some(kind) = sides.iter().flatten().find_map(|c| match c {
+        Contents::Special(kind) => Some(*kind),
+        _ => None,
+    }) {
+        Lines::Special(kind)
+    } else if sides.iter().flatten().any(|c| c.is_binary()) {
+        Lines::Binary
+    } else if let Some(bytes) = sides
+        .iter()
+        .flatten()
+        .filter_map(|c| match c {
+            Contents::Large(bytes) => Some(*bytes),
+            _ => None,
+        })
+        .max()
+    {
+        Lines::Large(bytes)
+    } else {
+        let text = |side: Option<&Contents>| match side {
+            Some(Contents::Bytes(bytes)) => String::from_utf8_lossy(bytes).into_owned(),
+            _ => String::new(),
         };
-    }
-    let old = String::from_utf8_lossy(before.unwrap_or_default());
-    let new = String::from_utf8_lossy(after.unwrap_or_default());
-    let diff = similar::TextDiff::from_lines(old.as_ref(), new.as_ref());
-    let (mut added, mut removed) = (0, 0);
-    for change in diff.iter_all_changes() {
-        match change.tag() {
-            similar::ChangeTag::Insert => added += 1,
-            similar::ChangeTag::Delete => removed += 1,
-            similar::ChangeTag::Equal => {}
+        let (old, new) = (text(before), text(after));
+        let diff = similar::TextDiff::from_lines(old.as_str(), new.as_str());
+        let (mut added, mut removed) = (0, 0);
+        for change in diff.iter_all_changes() {
+            match change.tag() {
+                similar::ChangeTag::Insert => added += 1,
+                similar::ChangeTag::Delete => removed += 1,
+                similar::ChangeTag::Equal => {}
+            }
         }
-    }
+        Lines::Counted { added, removed }
+    };
     Stat {
         path: path.into(),
-        added,
-        removed,
-        binary,
+        lines,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_diffstat_counts_lines_only_of_what_was_read() {
+        let bytes = |s: &str| Contents::Bytes(s.as_bytes().to_vec());
+        fn lines(before: Option<&Contents>, after: Option<&Contents>) -> Lines {
+            stat("p", before, after).lines
+        }
+        assert_eq!(
+            lines(Some(&bytes("a\nb\n")), Some(&bytes("a\nc\nd\n"))),
+            Lines::Counted {
+                added: 2,
+                removed: 1
+            }
+        );
+        assert_eq!(
+            lines(None, Some(&bytes("x\n"))),
+            Lines::Counted {
+                added: 1,
+                removed: 0
+            }
+        );
+        assert_eq!(lines(Some(&bytes("a\0")), None), Lines::Binary);
+        assert_eq!(lines(None, Some(&Contents::Binary)), Lines::Binary);
+        assert_eq!(
+            lines(Some(&bytes("a\n")), Some(&Contents::Large(1 << 30))),
+            Lines::Large(1 << 30)
+        );
+        assert_eq!(
+            lines(
+                Some(&bytes("a\n")),
+                Some(&Contents::Special("named pipe (FIFO)"))
+            ),
+            Lines::Special("named pipe (FIFO)")
+        );
+        assert_eq!(size(812), "812 bytes");
+        assert_eq!(size(9 * 1024 * 1024 + 512 * 1024), "9.5 MiB");
+        assert_eq!(size(1 << 30), "1.0 GiB");
     }
 }

@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use crate::coverage::TargetStatus;
-use crate::report::{escape, width};
+use crate::report::{bound, escape, width};
 use crate::state::store::Holder;
 use crate::state::{RunState, RunStatus, StageStatus, TargetSource};
 
@@ -307,7 +307,7 @@ pub fn render(
         let cells = width::widest(targets.iter().map(|t| t.as_ref()));
         for (t, target) in report.targets.iter().zip(&targets) {
             let detail = match t.status {
-                TargetStatus::Changed => escape::line(&t.paths.join(", ")).into_owned(),
+                TargetStatus::Changed => bound::joined(&t.paths, |p| escape::line(p).into_owned()),
                 TargetStatus::Unchanged => {
                     format!(
                         "because: {}",

@@ -1,6 +1,10 @@
 //! Columns measured in terminal cells, not bytes or chars: a wide character (日本語, most
 //! emoji) takes two cells and a combining accent none, so `{:<w$}` padding misaligns any table
 //! holding them. And a painted status word padded after painting would count its escapes.
+//!
+//! A column is as wide as its widest cell up to [`MAX_COLUMN`] cells: a longer cell (a target
+//! a pull request made 100 KB long) overflows its own line and pads no other, which would
+//! otherwise repeat its width on every line of the report.
 
 use unicode_width::UnicodeWidthStr;
 
@@ -30,9 +34,17 @@ pub fn status(word: &str, cells: usize) -> String {
     )
 }
 
-/// The widest of `texts`, in cells.
+/// The widest a column is padded to, in cells.
+pub const MAX_COLUMN: usize = 60;
+
+/// The width of a column holding `texts`: the widest of them, in cells, up to [`MAX_COLUMN`].
 pub fn widest<'a>(texts: impl IntoIterator<Item = &'a str>) -> usize {
-    texts.into_iter().map(width).max().unwrap_or(0)
+    texts
+        .into_iter()
+        .map(width)
+        .max()
+        .unwrap_or(0)
+        .min(MAX_COLUMN)
 }
 
 #[cfg(test)]
@@ -48,5 +60,8 @@ mod tests {
         assert_eq!(left("toolong", 3), "toolong");
         assert_eq!(status("blocked", 10), "blocked   ");
         assert_eq!(widest(["a", "日本", "abc"]), 4);
+        let long = "a/".repeat(50_000);
+        assert_eq!(widest(["a", long.as_str()]), MAX_COLUMN);
+        assert_eq!(left("a", widest(["a", long.as_str()])).len(), MAX_COLUMN);
     }
 }

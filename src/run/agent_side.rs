@@ -145,7 +145,10 @@ impl Current {
             .find(|state| Path::new(&state.worktree).canonicalize().ok() == Some(workdir.clone()))
             .ok_or_else(not_in_run)?;
         let run_dir = store.run_dir(&state.run_id);
-        let open = state.open_attempt().map(|(i, a)| (i, a.n, a.dir.clone()));
+        let open = state.open_attempt().map(|(i, a)| {
+            let dir = state.attempt_dir_in(&run_dir, &state.stages()[i].name, a);
+            (i, a.n, dir)
+        });
         let Some((stage, attempt, dir)) = open else {
             return Err(AgentSideError::NoOpenAttempt {
                 run: state.run_id.to_string(),
@@ -164,8 +167,12 @@ impl Current {
                 run: state.run_id.to_string(),
                 message: err.to_string(),
             })?;
+        let attempt_dir = dir.map_err(|e| AgentSideError::Plan {
+            run: state.run_id.to_string(),
+            message: e.to_string(),
+        })?;
         Ok(Current {
-            attempt_dir: run_dir.join(&dir),
+            attempt_dir,
             run_dir,
             state,
             stage,
@@ -335,7 +342,7 @@ struct StopHookRecord {
 }
 
 fn read_stop_hook(path: &Path) -> Option<StopHookRecord> {
-    let bytes = crate::files::read_limited(path, 64 * 1024).ok()??;
+    let bytes = crate::files::read_limited_regular(path, 64 * 1024).ok()??;
     serde_json::from_slice(&bytes).ok()
 }
 

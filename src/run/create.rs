@@ -32,7 +32,7 @@ pub struct PlanFile {
 /// Reads and parses the plan file `named` (relative to `cwd`, as the user named it).
 pub fn read_plan(workdir: &Path, cwd: &Path, named: &Path) -> Result<PlanFile, RunError> {
     let full = cwd.join(named);
-    let bytes = std::fs::read(&full).map_err(|source| RunError::ReadPlan {
+    let bytes = crate::files::read_regular(&full).map_err(|source| RunError::ReadPlan {
         path: named.to_path_buf(),
         source,
     })?;
@@ -171,12 +171,11 @@ pub fn create(
     if let Some(key) = options.key
         && let Some(existing) = find_by_key(store, key)?
     {
-        let snapshot = std::fs::read_to_string(
-            store
-                .run_dir(&existing.run_id)
-                .join(&existing.plan.snapshot),
-        )
-        .unwrap_or_default();
+        let snapshot = existing
+            .plan_snapshot_in(&store.run_dir(&existing.run_id))
+            .ok()
+            .and_then(|path| crate::files::read_regular_string(&path).ok())
+            .unwrap_or_default();
         if snapshot != options.plan_text || existing.plan.path != options.plan_path {
             return Err(RunError::KeyConflict {
                 key: key.into(),
@@ -201,7 +200,10 @@ pub fn create(
     std::fs::create_dir_all(&staging).map_err(io_err("create", &staging))?;
     undo.staging = Some(staging.clone());
     fail_at("snapshot")?;
-    store::write_atomic(&staging.join("plan.md"), options.plan_text.as_bytes())?;
+    store::write_atomic(
+        &staging.join(crate::state::trust::PLAN_SNAPSHOT),
+        options.plan_text.as_bytes(),
+    )?;
 
     fail_at("branch")?;
     repo.create_branch(&branch, options.base)?;
@@ -231,7 +233,7 @@ pub fn create(
                 id: options.plan.id.clone(),
                 title: options.plan.title.clone(),
                 path: options.plan_path.clone(),
-                snapshot: "plan.md".into(),
+                snapshot: crate::state::trust::PLAN_SNAPSHOT.into(),
                 targets: plan.targets.iter().map(|t| t.spec.clone()).collect(),
                 targets_source,
             },

@@ -101,6 +101,37 @@ pub enum RunError {
         remote: String,
         message: String,
     },
+    /// A remote's record that git-baton could not have written: it breaks an invariant every
+    /// run is created with (docs/state.md, "Who is trusted for what").
+    #[error("run {run}: the record {remote} holds is refused: {broken}")]
+    UntrustedRecord {
+        run: String,
+        remote: String,
+        broken: String,
+    },
+    /// A path field of a RunState that points outside the run directory.
+    #[error(transparent)]
+    BadPath(#[from] crate::state::BadPath),
+    /// `finish` (or the push of a run in review) judged the gate again, on the final snapshot
+    /// and the recorded reasons, and it does not pass.
+    #[error("run {run}: the coverage gate of stage {stage} does not pass on the run's final snapshot{}{}",
+        if .uncovered.is_empty() { String::new() } else { format!(": uncovered {}", list_paths(.uncovered)) },
+        .problem.as_ref().map(|p| format!("; {p}")).unwrap_or_default())]
+    GateFails {
+        run: String,
+        stage: String,
+        uncovered: Vec<String>,
+        problem: Option<String>,
+    },
+    /// The gate's verdict cannot be judged again: no snapshot records the run's final work.
+    #[error(
+        "run {run}: no snapshot records the work of attempt {attempt} of stage {stage}, so its gate cannot be checked"
+    )]
+    NoFinalSnapshot {
+        run: String,
+        stage: String,
+        attempt: u32,
+    },
     /// A record (from a remote, perhaps) names a file no run directory holds.
     #[error("a run record holds `{path}`, which is not a file of a run")]
     BadRecord { path: String },
@@ -493,6 +524,24 @@ impl RunError {
             | RunError::NoSnapshot { .. }
             | RunError::BadRecord { .. }
             | RunError::BadRemoteRecord { .. } => None,
+            RunError::UntrustedRecord { run, remote, .. } => Some(format!(
+                "whoever can push to {remote} wrote it, not git-baton, and nothing of it was \
+                 taken here; a run only {remote} has is removed there with `git baton clean \
+                 {run} --remote={remote}`"
+            )),
+            RunError::BadPath(bad) => Some(format!(
+                "the run's state.json was edited by something other than git-baton; put the \
+                 field back, or remove the run with `git baton clean --force {}`",
+                bad.run
+            )),
+            RunError::GateFails { run, .. } => Some(format!(
+                "`git baton review {run}` shows the work against the plan's targets: a run is \
+                 finished only when the gate passes on what its attempts recorded"
+            )),
+            RunError::NoFinalSnapshot { run, .. } => Some(format!(
+                "the work is still in the run's worktree; `git baton status {run}` shows its \
+                 attempts"
+            )),
         };
         hint.into_iter().collect()
     }

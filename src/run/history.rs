@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use crate::git::{Repo, Scope};
+use crate::git::{CONTENTS_LIMIT, Repo, Scope};
 use crate::report::diff::{Against, AttemptDiff, FileChange};
 use crate::report::log::Logs;
 use crate::report::review::{AttemptChanges, Stat, stat};
@@ -108,8 +108,8 @@ pub fn attempt_diff(
     for path in repo.tree_changes(old, new, &Scope::All)? {
         let (before, after) = if contents {
             (
-                repo.read_file_at(old, &path)?,
-                repo.read_file_at(new, &path)?,
+                repo.contents_at(old, &path, CONTENTS_LIMIT)?,
+                repo.contents_at(new, &path, CONTENTS_LIMIT)?,
             )
         } else {
             (None, None)
@@ -170,17 +170,18 @@ pub fn review(repo: &Repo, state: &RunState) -> Result<ReviewData, RunError> {
     let worktree = Path::new(&state.worktree);
     if let Ok(wt) = Repo::open_worktree(worktree) {
         for path in wt.worktree_changes(base, &Scope::All)? {
-            let before = repo.read_file_at(base, &path)?;
-            let after = std::fs::read(worktree.join(&path)).ok();
-            stats.push(stat(&path, before.as_deref(), after.as_deref()));
+            let before = repo.contents_at(base, &path, CONTENTS_LIMIT)?;
+            // Bounded, and never opened when it is no file (a named pipe would block the read).
+            let after = crate::git::worktree_contents(worktree, &path, CONTENTS_LIMIT)?;
+            stats.push(stat(&path, before.as_ref(), after.as_ref()));
         }
     } else if let Some(tip) = repo.branch_tip(&state.branch)? {
         // A finished run's worktree is gone; its work is on the branch.
         source = "branch";
         for path in repo.tree_changes(base, tip, &Scope::All)? {
-            let before = repo.read_file_at(base, &path)?;
-            let after = repo.read_file_at(tip, &path)?;
-            stats.push(stat(&path, before.as_deref(), after.as_deref()));
+            let before = repo.contents_at(base, &path, CONTENTS_LIMIT)?;
+            let after = repo.contents_at(tip, &path, CONTENTS_LIMIT)?;
+            stats.push(stat(&path, before.as_ref(), after.as_ref()));
         }
     }
     Ok(ReviewData {
@@ -191,11 +192,16 @@ pub fn review(repo: &Repo, state: &RunState) -> Result<ReviewData, RunError> {
 }
 
 /// Where what an actor printed during an attempt is: its logs, read when shown.
-pub fn logs(run_dir: &Path, attempt: &Attempt) -> Logs {
-    let dir = run_dir.join(&attempt.dir);
-    Logs {
+pub fn logs(
+    run_dir: &Path,
+    state: &RunState,
+    stage: &str,
+    attempt: &Attempt,
+) -> Result<Logs, RunError> {
+    let dir = state.attempt_dir_in(run_dir, stage, attempt)?;
+    Ok(Logs {
         stdout: dir.join("stdout.log"),
         stderr: dir.join("stderr.log"),
         dir,
-    }
+    })
 }

@@ -104,6 +104,8 @@ pub fn finish(
 ) -> Result<Finished, RunError> {
     // Refused before anything is committed: only a run in review may be finished.
     let finished = transition::apply(state, Event::Finished, at)?;
+    // A status is a claim (a remote's record may say `review`): the gate is judged again.
+    super::claims::check_verdict(repo, lock_dir, state)?;
     super::check_worktree(repo, state)?;
     let worktree = Path::new(&state.worktree);
     let tip = repo

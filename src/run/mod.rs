@@ -12,6 +12,7 @@
 
 pub mod agent_side;
 mod attempt_dir;
+mod claims;
 mod create;
 pub mod doctor;
 mod ending;
@@ -268,7 +269,9 @@ impl Driver<'_> {
         };
         let n = stage.next_attempt();
         let resumed = crate::state::is_resumed(n);
-        let rel_dir = format!("attempts/{stage_name}-{n}");
+        let rel_dir = crate::state::trust::attempt_dir(&stage_name, n);
+        // Before the attempt opens: from then on every way out records its end.
+        let plan_file = state.plan_snapshot_in(self.run_dir())?;
         let dir = self.run_dir().join(&rel_dir);
         attempt_dir::create_fresh(state.run_id.as_str(), &format!("{stage_name}-{n}"), &dir)?;
         let worktree = PathBuf::from(&state.worktree);
@@ -342,7 +345,6 @@ impl Driver<'_> {
                     },
                     output: actor.output,
                 };
-                let plan_file = self.run_dir().join(&state.plan.snapshot);
                 let path = |p: &Path| p.display().to_string();
                 let env = vec![
                     ("BATON_RUN_ID".to_string(), state.run_id.to_string()),
@@ -623,7 +625,8 @@ pub(crate) fn read_evidence(
 /// The text of an evidence file, bounded, as an agent could write any amount (see
 /// coverage::MAX_EVIDENCE_BYTES): `Ok(None)` when there is none.
 pub(crate) fn read_evidence_text(path: &Path, shown: &str) -> Result<Option<String>, String> {
-    match crate::files::read_limited(path, coverage::MAX_EVIDENCE_BYTES) {
+    // An agent could make it a named pipe or a link to a device: regular files only.
+    match crate::files::read_limited_regular(path, coverage::MAX_EVIDENCE_BYTES) {
         Ok(None) => Err(format!(
             "invalid evidence: {shown}: {}",
             coverage::too_large_message()

@@ -221,7 +221,7 @@ fn cap(bytes: Vec<u8>) -> Vec<u8> {
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, RunError> {
-    std::fs::read(path).map_err(|source| RunError::Io {
+    crate::files::read_regular(path).map_err(|source| RunError::Io {
         action: "read",
         path: path.to_path_buf(),
         source,
@@ -229,7 +229,7 @@ fn read(path: &Path) -> Result<Vec<u8>, RunError> {
 }
 
 fn read_if_present(path: &Path) -> Result<Option<Vec<u8>>, RunError> {
-    match std::fs::read(path) {
+    match crate::files::read_regular(path) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(RunError::Io {

@@ -131,13 +131,14 @@ pub fn tracked_state(repo: &Repo, remote: &str, id: &str) -> Result<Option<RunSt
     let Some(bytes) = repo.read_file_at(commit, "state.json")? else {
         return Ok(None);
     };
-    store::parse(&bytes)
-        .map(Some)
-        .map_err(|message| RunError::BadRemoteRecord {
-            run: id.to_owned(),
-            remote: remote.to_owned(),
-            message,
-        })
+    let state = store::parse(&bytes).map_err(|message| RunError::BadRemoteRecord {
+        run: id.to_owned(),
+        remote: remote.to_owned(),
+        message,
+    })?;
+    // A claim, shown or compared only once git-baton could have written it.
+    super::claims::check_claim(id, remote, &state)?;
+    Ok(Some(state))
 }
 
 /// The run `name` names (an id or a unique prefix): one of this clone, else one only a remote
@@ -240,6 +241,10 @@ pub struct Publication<'a> {
 /// this clone last saw. Then, and only then, each state is saved and recorded here and the
 /// tracking refs are moved. A lost race changes nothing here and names who advanced the run.
 pub fn publish(repo: &Repo, remote: &str, runs: &[Publication]) -> Result<(), RunError> {
+    // A run published as in review must pass its gate, judged again, on what it recorded.
+    for run in runs {
+        super::claims::check_verdict(repo, run.dir, run.state)?;
+    }
     publish_within(repo, remote, runs, None)
 }
 
@@ -389,8 +394,13 @@ pub fn check_unleased(
     now: Timestamp,
 ) -> Result<(), RunError> {
     fetch(repo, remote)?;
+    // A record git-baton could not have written holds no lease that keeps anyone out.
+    let theirs = match tracked_state(repo, remote, id) {
+        Err(RunError::UntrustedRecord { .. }) => None,
+        theirs => theirs?,
+    };
     if !force
-        && let Some(theirs) = tracked_state(repo, remote, id)?
+        && let Some(theirs) = theirs
         && let Some(lease) = theirs.lease()
         && lease.until > now
     {
@@ -472,7 +482,8 @@ pub fn catch_up(here: &Here, id: &RunId, remote: &str) -> Result<CaughtUp, RunEr
             let kept = latest_work(&ours, repo.branch_tip(&ours.branch)?);
             // Read and checked before any file moves: a record that names another run or
             // branch is refused while the worktree is still as it was.
-            let record = RemoteRecord::read(repo, id, remote, theirs)?;
+            let mine = Some((&ours, lock.dir()));
+            let record = RemoteRecord::read(here, id, remote, theirs, mine)?;
             super::unrecorded::refuse_handoff(&record.state, Some(remote))?;
             let their_tip =
                 repo.ref_target(&format!("refs/remotes/{remote}/{}", record.state.branch))?;
@@ -551,7 +562,7 @@ fn adopt(here: &Here, id: &RunId, remote: &str, theirs: CommitId) -> Result<(), 
         source,
     })?;
     let local = repo.ref_target(&record_ref(id))?;
-    let record = RemoteRecord::read(repo, id, remote, theirs)?;
+    let record = RemoteRecord::read(here, id, remote, theirs, None)?;
     super::unrecorded::refuse_handoff(&record.state, Some(remote))?;
     let state = record.take(
         repo,
@@ -586,8 +597,17 @@ struct RemoteRecord {
 
 impl RemoteRecord {
     /// Reads `remote`'s record `commit` of run `id`, refusing one that names another run or a
-    /// branch other than the run's, or whose base commit this repository lacks.
-    fn read(repo: &Repo, id: &RunId, remote: &str, commit: CommitId) -> Result<Self, RunError> {
+    /// branch other than the run's, whose base commit this repository lacks, or that breaks an
+    /// invariant of creation (`claims::check_record`; against `ours`, this clone's state of the
+    /// run and its directory, when it has one).
+    fn read(
+        here: &Here,
+        id: &RunId,
+        remote: &str,
+        commit: CommitId,
+        ours: Option<(&RunState, &Path)>,
+    ) -> Result<Self, RunError> {
+        let repo = here.repo;
         // Files are bounded when recorded (`record::read_limit`); a run holds its run files and a
         // handful per attempt, for a few thousand attempts at most.
         let files = repo.read_record(commit, record::read_limit, 100_000)?;
@@ -619,6 +639,7 @@ impl RemoteRecord {
                 state.base
             )));
         }
+        super::claims::check_record(repo, id, remote, &state, &files, ours, here.config)?;
         Ok(RemoteRecord {
             commit,
             files,

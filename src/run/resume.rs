@@ -141,12 +141,15 @@ fn recover_crash(
     clock: &Clock,
     note: &mut dyn FnMut(Note),
 ) -> Result<(), RunError> {
-    let open = state
-        .open_attempt()
-        .map(|(i, a)| (state.stages()[i].name.clone(), a.n, lock.dir().join(&a.dir)));
+    let open = state.open_attempt().map(|(i, a)| {
+        let stage = state.stages()[i].name.clone();
+        let dir = state.attempt_dir_in(lock.dir(), &stage, a);
+        (stage, a.n, dir)
+    });
     let mut snapshot = None;
     let mut hook_blocks = None;
     if let Some((stage, n, dir)) = open {
+        let dir = dir?;
         // The Stop hook counted its blocks in the attempt's own file; a crash is one more way
         // the attempt ends, and its record keeps the count.
         hook_blocks = super::agent_side::stop_hook_blocks(&dir);

@@ -33,12 +33,13 @@ pub fn for_new_run(
 
 /// The plan a run follows: its snapshot, parsed, with the targets the run gates.
 pub fn of_run(repo: &Repo, state: &RunState, run_dir: &Path) -> Result<Plan, RunError> {
-    let path = run_dir.join(&state.plan.snapshot);
-    let text = std::fs::read_to_string(&path).map_err(|source| RunError::PlanSnapshot {
-        run: state.run_id.to_string(),
-        path: path.clone(),
-        source,
-    })?;
+    let path = state.plan_snapshot_in(run_dir)?;
+    let text =
+        crate::files::read_regular_string(&path).map_err(|source| RunError::PlanSnapshot {
+            run: state.run_id.to_string(),
+            path: path.clone(),
+            source,
+        })?;
     let plan = crate::plan::parse(&state.plan.path, &text)?;
     // Declared targets are the snapshot's own, as they always were.
     let (plan, _) = match state.plan.targets_source {

@@ -18,6 +18,7 @@ pub mod clock;
 mod id;
 pub mod store;
 pub mod transition;
+pub mod trust;
 mod v1;
 pub mod view;
 
@@ -31,6 +32,7 @@ pub use check::InvalidState;
 pub use clock::Clock;
 pub use id::{BadRunId, RunId};
 pub use transition::{Event, TransitionError};
+pub use trust::BadPath;
 
 /// The version `state.json` is written with; [`store`] also reads version 1.
 pub const SCHEMA_VERSION: u32 = 2;

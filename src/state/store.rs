@@ -15,9 +15,9 @@
 //! baton/create.lock                   serializes creations and changes to `cleaned`
 //! ```
 //!
-//! Every file is replaced through an atomic write, whose temporary file (`.tmp-*`, beside the
-//! file) a kill can leave behind; [`Store::temporary_files`] finds those, with the lock that
-//! says whether their writer still lives.
+//! Every file is replaced through an atomic write, whose temporary file (`.tmp-` and six letters
+//! or digits, beside the file) a kill can leave behind; [`Store::temporary_files`] finds those,
+//! and nothing else, with the lock that says whether their writer still lives.
 //!
 //! The OS lock (`File::try_lock`, released by the kernel when the holder dies) is the truth
 //! about liveness, so a crashed runner is detected without trusting pids, which get reused.
@@ -411,7 +411,7 @@ impl Store {
         // whole directories: whatever temporary is there is debris of the store's.
         for dir in [self.root.clone(), self.runs_dir(), common.join("info")] {
             for (name, path) in sorted_entries(&dir) {
-                if name.starts_with(TEMP_PREFIX) && (path.is_file() || path.is_dir()) {
+                if is_temporary(&name, &path) {
                     found.push(TempFile {
                         path,
                         owner: TempOwner::Store,
@@ -434,8 +434,13 @@ impl Store {
     }
 }
 
-/// How an atomic write names its temporary file (see [`crate::files::write_atomic`]).
-const TEMP_PREFIX: &str = ".tmp-";
+/// Whether the entry `name` at `path` is the temporary file of one of git-baton's atomic writes
+/// ([`crate::files::temporary_in`]): a regular file, not a link to one, of exactly that name's
+/// shape. `.git/info` is shared with git and other tools; nothing else there is ours.
+fn is_temporary(name: &str, path: &Path) -> bool {
+    crate::files::is_temporary_name(name)
+        && std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_file())
+}
 
 /// A run whose creation or removal started and did not finish.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -480,7 +485,7 @@ fn temporaries_under(dir: &Path, out: &mut Vec<PathBuf>) {
         };
         if meta.is_dir() {
             temporaries_under(&path, out);
-        } else if meta.is_file() && name.starts_with(TEMP_PREFIX) {
+        } else if meta.is_file() && crate::files::is_temporary_name(&name) {
             out.push(path);
         }
     }
@@ -783,21 +788,41 @@ mod tests {
         let store = Store::new(&tmp.path().join(".git"), Clock::system());
         let id: RunId = "1abc000000".parse().unwrap();
         let attempt = store.run_dir(&id).join("attempts/executor-1");
+        let info = tmp.path().join(".git/info");
         let files = [
-            store.runs_dir().parent().unwrap().join(".tmp-cleaned"),
-            store.runs_dir().join(".tmp-0123"),
-            tmp.path().join(".git/info/.tmp-exclude"),
-            store.run_dir(&id).join(".tmp-state"),
-            attempt.join(".tmp-prompt"),
+            store.runs_dir().parent().unwrap().join(".tmp-a1B2c3"),
+            store.runs_dir().join(".tmp-012345"),
+            info.join(".tmp-XyZ789"),
+            store.run_dir(&id).join(".tmp-aaaaaa"),
+            attempt.join(".tmp-Prompt"),
             // Removed with their directories, so not listed:
-            store.staging_dir("1abd000000").join(".tmp-plan"),
-            store.removal_dir("1abe000000").join(".tmp-lock"),
+            store.staging_dir("1abd000000").join(".tmp-plan00"),
+            store.removal_dir("1abe000000").join(".tmp-lock00"),
         ];
-        for file in &files {
+        // Not the name an atomic write gives (somebody else's), or no file: not listed either.
+        let foreign = [
+            ".tmp-foo",
+            ".tmp-sparse-drafts",
+            ".tmp-abcdefg",
+            ".tmp-abc.ef",
+            ".tmp-",
+        ];
+        for file in files.iter().chain(&foreign.map(|name| info.join(name))) {
             std::fs::create_dir_all(file.parent().unwrap()).unwrap();
             std::fs::write(file, "half").unwrap();
         }
+        std::fs::create_dir_all(info.join(".tmp-d1r000/inside")).unwrap();
+        std::os::unix::fs::symlink(&files[0], info.join(".tmp-l1nk00")).unwrap();
         std::fs::write(attempt.join("prompt.md"), "whole").unwrap();
+        let real = crate::files::temporary_in(&info).unwrap();
+        let name = real
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        assert!(crate::files::is_temporary_name(&name), "{name}");
+        drop(real);
         let run = TempOwner::Run(id);
         assert_eq!(
             store.temporary_files(),

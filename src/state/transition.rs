@@ -14,7 +14,7 @@
 //! | `ReviewEntered` | not in review or finished, every stage succeeded | `review` |
 //! | `Finished` | `review` | `finished` |
 //! | `Published` | always | (unchanged) the remote is recorded |
-//! | `LeaseTaken` | no other holder's lease in force | (unchanged) an expired lease of another holder is recorded as a takeover |
+//! | `LeaseTaken` | no other holder's lease in force (one ending further out than the new lease's length is not: [`super::trust::lease_in_force`]) | (unchanged) an expired lease of another holder is recorded as a takeover |
 //! | `LeaseRenewed` | the lease is the renewer's | (unchanged) |
 //! | `LeaseReleased` | always | (unchanged) the renewer's lease is gone |
 //!
@@ -351,7 +351,10 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
         }
         Event::LeaseTaken(lease) => {
             if let Some(old) = state.lease.as_ref().filter(|l| l.holder != lease.holder) {
-                if old.until > at {
+                // The longest lease there is, is the one being taken (this clone's `lease:`):
+                // one that ends further out than that was never a lease, and is taken over.
+                let longest = lease.until.duration_since(lease.taken_at);
+                if super::trust::lease_in_force(old, at, longest) {
                     return Err(TransitionError::LeaseHeld {
                         run: state.run_id.clone(),
                         lease: Box::new(old.clone()),

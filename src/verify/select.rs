@@ -563,7 +563,7 @@ fn relative_to(workdir: &Path, full: &Path) -> Option<String> {
 }
 
 fn read_named(full: &Path, arg: &Path) -> Result<Vec<u8>, VerifyError> {
-    std::fs::read(full).map_err(|source| VerifyError::ReadNamed {
+    crate::files::read_regular(full).map_err(|source| VerifyError::ReadNamed {
         what: "plan",
         path: arg.to_path_buf(),
         source,
@@ -571,7 +571,7 @@ fn read_named(full: &Path, arg: &Path) -> Result<Vec<u8>, VerifyError> {
 }
 
 fn read_optional(path: &Path) -> Result<Option<Vec<u8>>, VerifyError> {
-    match std::fs::read(path) {
+    match crate::files::read_regular(path) {
         Ok(bytes) => Ok(Some(bytes)),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(VerifyError::Read {

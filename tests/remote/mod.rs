@@ -19,11 +19,13 @@ use crate::support::{Run, TestRepo, plan_text, text, worktree_of};
 
 mod big_state;
 mod catch_up;
+mod forged;
 mod handoff;
 mod ignored;
 mod lease;
 mod race;
 mod retention;
+mod signals;
 mod sync;
 mod unrecorded;
 mod worker;

@@ -79,6 +79,13 @@ impl Waiting {
         hook_in(&self.repo, &self.worktree, input, args)
     }
 
+    /// A file outside every repository holding `bytes`.
+    fn scratch_file(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let path = self._scratch.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
     /// Lets the agent exit 0 and waits for the driver.
     fn release(self) -> (TestRepo, String, Run) {
         std::fs::write(&self.go, "").unwrap();
@@ -346,6 +353,88 @@ fn outside_an_attempt_the_commands_refuse() {
              hint: reasons are recorded by the agent while its attempt runs; resume the run with `git baton resume {id}`\n"
         )
     );
+}
+
+/// `git baton ARGS` (all of them) in `dir` with `stdin` as its standard input.
+fn baton_with_stdin(repo: &TestRepo, dir: &Path, args: &[&str], stdin: Stdio) -> Run {
+    let mut cmd = repo.baton_command(dir, &[], args);
+    cmd.stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    repo.baton_wait(cmd.spawn().unwrap(), LIVENESS)
+}
+
+/// In hook mode every failure is the non-blocking exit 1, never 2 (which Claude Code reads as
+/// "block" and feeds to the agent): a command line clap refuses (a value out of range, a
+/// misspelt flag or hook name, conflicting flags), a directory that is not there, and stdin
+/// that cannot be read. Each prints its error on stderr and nothing on stdout; the same command
+/// line without `--hook` is still a usage error (2).
+#[test]
+fn the_stop_hook_fails_open_whatever_fails() {
+    let w = Waiting::start();
+    let input = r#"{"session_id": "s", "stop_hook_active": false}"#;
+    let bad_lines: [&[&str]; 8] = [
+        &[
+            "check",
+            "--hook",
+            "claude-stop",
+            "--max-blocks",
+            "99999999999",
+        ],
+        &["check", "--hook", "claude-stop", "--max-blocks", "-1"],
+        &["check", "--hook", "claude-stop", "--max-block", "3"],
+        &["check", "--hook", "claude-stpo"],
+        &["check", "--hook=claude-stop", "--json"],
+        &["check", "--hook", "claude-stop", "extra"],
+        &["check", "--hook"],
+        &["-C", "/missing/dir", "check", "--hook", "claude-stop"],
+    ];
+    for args in bad_lines {
+        let run = baton_with_stdin(&w.repo, &w.worktree, args, Stdio::piped());
+        assert_eq!(run.code, 1, "{args:?}: {run}");
+        assert_eq!(run.stdout, "", "{args:?}: {run}");
+        assert!(run.stderr.starts_with("error: "), "{args:?}: {run}");
+    }
+    let missing = baton_with_stdin(
+        &w.repo,
+        &w.worktree,
+        &["-C", "/missing/dir", "check", "--hook", "claude-stop"],
+        Stdio::null(),
+    );
+    assert!(
+        missing.stderr.contains("cannot change to `/missing/dir`"),
+        "{missing}"
+    );
+    // Stdin that cannot be read: a directory, and bytes that are not UTF-8.
+    let hook = ["check", "--hook", "claude-stop"];
+    let dir = std::fs::File::open(&w.worktree).unwrap();
+    let unreadable = baton_with_stdin(&w.repo, &w.worktree, &hook, Stdio::from(dir));
+    assert_eq!(unreadable.code, 1, "{unreadable}");
+    assert!(
+        unreadable
+            .stderr
+            .starts_with("error: cannot read the hook's input"),
+        "{unreadable}"
+    );
+    let binary = w.scratch_file("binary", b"{\"session_id\": \"\xff\"}");
+    let garbled = baton_with_stdin(
+        &w.repo,
+        &w.worktree,
+        &hook,
+        Stdio::from(std::fs::File::open(binary).unwrap()),
+    );
+    assert_eq!(garbled.code, 1, "{garbled}");
+    assert_eq!(garbled.stdout, "", "{garbled}");
+
+    // Outside hook mode the same mistakes are usage errors, as ever.
+    let plain = w.baton(&["check", "--max-blocks", "3"]);
+    assert_eq!(plain.code, 2, "{plain}");
+    let plain = w.baton(&["check", "--jsn"]);
+    assert_eq!(plain.code, 2, "{plain}");
+    // And a good hook command line answers as before.
+    let good = w.hook(input, &["--max-blocks", "5"]);
+    assert_eq!(good.code, 0, "{good}");
+    assert!(good.stdout.contains(r#""decision":"block""#), "{good}");
 }
 
 /// An open attempt whose driver died (killed here) is never gated, so `unchanged` and `check`

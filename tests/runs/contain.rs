@@ -120,3 +120,31 @@ fn a_session_id_of_zero_is_no_panic() {
     assert_eq!(run.code, 0, "{run}");
     assert_eq!(status(&repo, &run.run_id())["status"], "review");
 }
+
+/// Whatever a test starts ends with the test, even when it never waits for it (a test that
+/// failed or panicked): dropping the repository kills every process started in it — here a
+/// driver and its actor, which would otherwise sleep on for a minute.
+#[test]
+fn a_dropped_test_repository_ends_what_it_started() {
+    let out = scratch();
+    let pid_file = outside(&out, "agent.pid");
+    let repo = repo_running(&[worker().pid(&pid_file).sleep("60")], "");
+    let mut driver = spawn(&repo, &["run", "plans/fix.md"]);
+    let agent: i32 = wait_for_line(&pid_file).parse().unwrap();
+    let driver_pid = driver.id() as i32;
+    let started: Vec<git_baton::procs::Proc> = [driver_pid, agent]
+        .into_iter()
+        .filter_map(git_baton::procs::stat)
+        .collect();
+    assert_eq!(started.len(), 2, "{started:?}");
+    drop(repo);
+    for proc in &started {
+        let deadline = Instant::now() + LIVENESS;
+        while !git_baton::procs::ended(proc) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(git_baton::procs::ended(proc), "{proc:?} outlived its test");
+    }
+    // Reaped: killed, it is a zombie child of the test until then.
+    let _ = driver.wait();
+}

@@ -443,7 +443,7 @@ fn make_debris(repo: &TestRepo, rng: &mut Rng) -> BTreeMap<String, usize> {
     // the runs directory.
     let headless = reviewed(repo);
     std::fs::remove_file(run_dir(repo, &headless).join("state.json")).unwrap();
-    std::fs::write(runs_dir(repo).join(".tmp-0123456789"), "half").unwrap();
+    std::fs::write(runs_dir(repo).join(".tmp-012345"), "half").unwrap();
     let registration = repo.path(".git/worktrees/0abcdefghj");
     std::fs::create_dir_all(&registration).unwrap();
     std::fs::write(registration.join("gitdir"), "").unwrap();
@@ -501,16 +501,21 @@ fn doctor_fix_applies_only_what_cannot_lose_work() {
     let mut rng = Rng::seeded("doctor --fix");
     let repo = standard_repo(&[]);
     make_debris(&repo, &mut rng);
-    // A branch of no run with a commit of its own.
-    repo.git(["branch", "baton/0zzzzzzzzz", "main"]);
+    // A branch of no run with a commit of its own: a creation killed after it made the branch,
+    // whose branch then got a commit.
+    let before = branches(&repo);
+    assert!(killed(
+        &repo,
+        &["run", "plans/fix.md"],
+        &Kill::At("worktree")
+    ));
+    let lone = branches(&repo)
+        .lines()
+        .map(|b| b.trim_start_matches(['*', '+', ' ']).to_owned())
+        .find(|b| !before.contains(b.as_str()))
+        .expect("the killed creation's branch");
     let extra = repo.tmp().join("extra");
-    repo.git([
-        "worktree",
-        "add",
-        "-q",
-        extra.to_str().unwrap(),
-        "baton/0zzzzzzzzz",
-    ]);
+    repo.git(["worktree", "add", "-q", extra.to_str().unwrap(), &lone]);
     std::fs::write(extra.join("extra.md"), "only here\n").unwrap();
     repo.git_in(&extra, ["add", "extra.md"]);
     repo.git_in(&extra, ["commit", "-q", "-m", "extra"]);
@@ -566,10 +571,7 @@ fn doctor_fix_applies_only_what_cannot_lose_work() {
         .contains(&f["kind"].as_str().unwrap())),
         "{left:#?}"
     );
-    assert!(
-        repo.git(["branch", "--list", "baton/0zzzzzzzzz"])
-            .contains("0zzzzzzzzz")
-    );
+    assert!(repo.git(["branch", "--list", &lone]).contains(&lone));
     assert_eq!(text(&dirty.join("docs/a.md")), "uncommitted work\n");
     assert!(repo.git(["branch", "--list"]).contains(&dirty_id));
     assert!(temporary_files(&repo).is_empty());
@@ -579,10 +581,10 @@ fn doctor_fix_applies_only_what_cannot_lose_work() {
     assert!(
         forced
             .stdout
-            .contains("fixed orphaned_branch: git branch -D baton/0zzzzzzzzz"),
+            .contains(&format!("fixed orphaned_branch: git branch -D {lone}")),
         "{forced}"
     );
-    assert_eq!(repo.git(["branch", "--list", "baton/0zzzzzzzzz"]), "");
+    assert_eq!(repo.git(["branch", "--list", &lone]), "");
     assert_eq!(
         text(&dirty.join("docs/a.md")),
         "uncommitted work\n",
@@ -592,6 +594,127 @@ fn doctor_fix_applies_only_what_cannot_lose_work() {
         repo.git(["branch", "--list"]).contains(&dirty_id),
         "nor its branch"
     );
+}
+
+/// `doctor --fix` removes only what git-baton provably made, even with `--force`: a `baton/`
+/// branch only when its name is a run id and its reflog shows git-baton creating it (a user's
+/// `baton/my-experiment` is not even reported; a run-id-like branch made by hand is reported,
+/// never deleted), and in the store and `.git/info` only files named exactly as an atomic write
+/// names its temporary file (never a directory, a link, or another `.tmp-` name).
+#[test]
+fn doctor_fix_removes_only_what_git_baton_made() {
+    let repo = standard_repo(&[]);
+    let before = branches(&repo);
+    assert!(killed(
+        &repo,
+        &["run", "plans/fix.md"],
+        &Kill::At("worktree")
+    ));
+    let ours = branches(&repo)
+        .lines()
+        .map(|b| b.trim_start_matches(['*', '+', ' ']).to_owned())
+        .find(|b| !before.contains(b.as_str()))
+        .expect("the killed creation's branch");
+    let theirs = [
+        "baton/my-experiment",
+        "baton/0qqqqqqqqq",
+        "baton/0123456789/x",
+        "baton/0QQQQQQQQQ",
+    ];
+    for branch in theirs {
+        repo.git(["branch", branch, "main"]);
+    }
+    // Named like a run, but made by hand: no trace of git-baton in its reflog.
+    repo.git(["branch", "baton/0rrrrrrrrr", "main"]);
+    let info = repo.path(".git/info");
+    let store = repo.path(".git/baton");
+    std::fs::create_dir_all(info.join(".tmp-sparse-drafts")).unwrap();
+    std::fs::write(info.join(".tmp-sparse-drafts/v2"), "hand-written rules\n").unwrap();
+    std::fs::create_dir_all(info.join(".tmp-abcdef")).unwrap();
+    std::fs::write(info.join(".tmp-abcdef/keep"), "x").unwrap();
+    let foreign_files = [
+        info.join(".tmp-foo"),
+        info.join(".tmp-abcdefg"),
+        info.join(".tmp-ab-def"),
+        store.join(".tmp-notes"),
+        runs_dir(&repo).join(".tmp-x"),
+    ];
+    for file in &foreign_files {
+        std::fs::write(file, "not git-baton's\n").unwrap();
+    }
+    std::os::unix::fs::symlink(&foreign_files[0], info.join(".tmp-l1nk00")).unwrap();
+    let debris = [info.join(".tmp-Q1w2E3"), store.join(".tmp-000aaa")];
+    for file in &debris {
+        std::fs::write(file, "half").unwrap();
+    }
+
+    let findings = doctor_findings(&repo);
+    let about = |needle: &str| {
+        findings
+            .iter()
+            .filter(|f| f["message"].as_str().unwrap().contains(needle))
+            .count()
+    };
+    for name in ["my-experiment", "baton/0123456789/x", "0QQQQQQQQQ"] {
+        assert_eq!(about(name), 0, "{name}: {findings:#?}");
+    }
+    for foreign in [
+        ".tmp-sparse-drafts",
+        ".tmp-abcdef",
+        ".tmp-foo",
+        ".tmp-abcdefg",
+        ".tmp-ab-def",
+        ".tmp-notes",
+        ".tmp-x",
+        ".tmp-l1nk00",
+    ] {
+        assert_eq!(about(foreign), 0, "{foreign}: {findings:#?}");
+    }
+    for hand_made in ["baton/0qqqqqqqqq", "baton/0rrrrrrrrr"] {
+        let finding = findings
+            .iter()
+            .find(|f| {
+                f["kind"] == "orphaned_branch" && f["fix"].as_str().unwrap().ends_with(hand_made)
+            })
+            .unwrap_or_else(|| panic!("{hand_made}: {findings:#?}"));
+        assert_eq!(finding["safe"], false, "{finding:#}");
+        assert!(
+            finding["message"]
+                .as_str()
+                .unwrap()
+                .contains("does not show git-baton creating it"),
+            "{finding:#}"
+        );
+    }
+
+    for args in [&["doctor", "--fix"][..], &["doctor", "--fix", "--force"]] {
+        let fixed = repo.baton(args);
+        assert!(fixed.code == 0 || fixed.code == 1, "{fixed}");
+        for branch in theirs
+            .iter()
+            .chain(&["baton/0qqqqqqqqq", "baton/0rrrrrrrrr"])
+        {
+            assert!(
+                repo.git(["branch", "--list", branch]).contains(branch),
+                "{args:?} deleted {branch}: {fixed}"
+            );
+        }
+        assert_eq!(
+            text(&info.join(".tmp-sparse-drafts/v2")),
+            "hand-written rules\n"
+        );
+        assert!(info.join(".tmp-abcdef/keep").is_file());
+        assert!(info.join(".tmp-l1nk00").is_symlink());
+        for file in &foreign_files {
+            assert!(file.is_file(), "{args:?} removed {}", file.display());
+        }
+    }
+    // What git-baton made went with the first `--fix`: the killed creation's branch (its tip is
+    // main's) and the temporary files of the right name.
+    assert_eq!(repo.git(["branch", "--list", &ours]), "");
+    for file in &debris {
+        assert!(!file.exists(), "{} was kept", file.display());
+    }
 }
 
 /// `doctor` never touches what a live process holds: a temporary file in the directory of a run
@@ -606,7 +729,7 @@ fn doctor_leaves_what_a_live_process_holds_alone() {
     let child = spawn(&repo, &["run", "plans/fix.md"]);
     wait_for_line(&pid_file);
     let id = wait_for_run(&repo);
-    let planted = run_dir(&repo, &id).join("attempts/executor-1/.tmp-planted");
+    let planted = run_dir(&repo, &id).join("attempts/executor-1/.tmp-pLant3");
     std::fs::write(&planted, "half").unwrap();
 
     let fixed = repo.baton(["doctor", "--fix"]);
@@ -780,6 +903,9 @@ fn a_run_directory_without_its_state_is_reported_and_removed() {
         .arg("--exclusive")
         .arg(run_dir(&repo, held).join("lock"))
         .args(["sleep", "30"])
+        // The repository's HOME: if the test fails before killing it, dropping the repository
+        // does (see `TestRepo`'s `Drop`).
+        .env("HOME", &repo.home)
         .process_group(0)
         .spawn()
         .unwrap();

@@ -27,6 +27,7 @@ use crate::support::{Run, TestRepo, text, worktree_of};
 mod actors;
 mod agent_side;
 mod agents;
+mod bounds;
 mod concurrency;
 mod contain;
 mod crash;

@@ -18,6 +18,7 @@ use std::time::Duration;
 use git_baton::hermetic::{Hermetic, Person};
 
 mod fixture;
+pub mod forge;
 pub mod remote;
 
 pub use fixture::plan_text;
@@ -38,6 +39,40 @@ pub struct TestRepo {
     pub home: PathBuf,
     /// git-baton commands started so far.
     commands: AtomicU32,
+}
+
+/// Whatever a test started through its repository ends with it, whether the test passed,
+/// failed or panicked: every process whose environment names this repository's HOME (which
+/// every git, git-baton, actor and daemon started here inherits; nothing else has it) is killed
+/// before the temporary directory goes.
+impl Drop for TestRepo {
+    fn drop(&mut self) {
+        end_processes_of(&self.home);
+    }
+}
+
+/// Kills every live process of ours whose environment has `HOME=<home>`, in bounded rounds
+/// (one may have started another meanwhile), and waits (boundedly) until they are gone.
+pub fn end_processes_of(home: &Path) {
+    use git_baton::procs;
+    let entry = format!("HOME={}", home.display());
+    for _ in 0..5 {
+        let Ok(all) = procs::list() else { return };
+        let found: Vec<procs::Proc> = all
+            .into_iter()
+            .filter(|p| !p.zombie && procs::environ_has(p.pid, &entry))
+            .collect();
+        if found.is_empty() {
+            return;
+        }
+        for proc in &found {
+            procs::signal(proc, rustix::process::Signal::KILL);
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while !found.iter().all(procs::ended) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
 }
 
 impl TestRepo {

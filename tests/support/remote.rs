@@ -77,6 +77,11 @@ impl Origin {
         })
     }
 
+    /// The pid of the `git daemon` serving the origin, if one does.
+    pub fn daemon_pid(&self) -> Option<u32> {
+        self._daemon.as_ref().map(Daemon::pid)
+    }
+
     /// A new machine: a clone of the origin in a temporary directory of its own.
     pub fn machine(&self) -> TestRepo {
         TestRepo::clone_of(&self.url)
@@ -220,9 +225,10 @@ impl Daemon {
                 let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
                 listener.local_addr().map_err(|e| e.to_string())?.port()
             };
-            let mut cmd = Command::new("git");
+            // `git-daemon` itself, not `git daemon`: the `git` wrapper would be the child we
+            // know, and killing it would leave the daemon serving on.
+            let mut cmd = Command::new(exec_path.join("git-daemon"));
             cmd.args([
-                "daemon",
                 "--reuseaddr",
                 "--export-all",
                 "--enable=receive-pack",
@@ -235,6 +241,9 @@ impl Daemon {
             .stdout(Stdio::null())
             .stderr(Stdio::null());
             hermetic(&mut cmd, home);
+            // A group of its own, with the children it forks for each connection: dropping the
+            // daemon kills the whole group.
+            std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
             let child = cmd.spawn().map_err(|e| format!("git daemon: {e}"))?;
             let mut daemon = Daemon { child, port };
             match daemon.wait_listening() {
@@ -266,9 +275,92 @@ impl Daemon {
     }
 }
 
+impl Daemon {
+    /// The daemon's pid, which is also its process group's id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+/// Kills the daemon's process group (the daemon and what it forked for its connections), then
+/// reaps the daemon: nothing it started outlives the test, even one that panicked.
 impl Drop for Daemon {
     fn drop(&mut self) {
+        kill_group(self.child.id());
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// SIGKILL to the process group `pgid`.
+pub fn kill_group(pgid: u32) {
+    if let Some(pid) = i32::try_from(pgid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+/// A remote that accepts every connection on 127.0.0.1 and never answers: git waits on it for
+/// as long as the connection stays open. Dropped, it closes the connections and stops
+/// listening.
+pub struct Silent {
+    pub port: u16,
+    accepted: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Silent {
+    pub fn new() -> Silent {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (accepted, stop) = (Arc::clone(&accepted), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let mut held = Vec::new();
+                for conn in listener.incoming() {
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    if let Ok(conn) = conn {
+                        held.push(conn);
+                        accepted.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+            })
+        };
+        Silent {
+            port,
+            accepted,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// `git://127.0.0.1:<port>/origin.git`.
+    pub fn url(&self) -> String {
+        format!("git://127.0.0.1:{}/origin.git", self.port)
+    }
+
+    /// Connections accepted so far.
+    pub fn accepted(&self) -> usize {
+        self.accepted.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Drop for Silent {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Wakes the accepting thread, which then sees `stop`.
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 }

@@ -79,3 +79,39 @@ fn bad_config_is_located() {
         hint: did you mean `plans_dir`?
         "#);
 }
+
+/// A SHA-256 repository, valid for git, is refused as one for every command, with the
+/// repository named and a hint, not as a configuration git-baton "could not load".
+#[test]
+fn a_sha256_repository_is_refused_as_an_unsupported_object_format() {
+    let repo = TestRepo::new();
+    repo.git(["init", "-q", "--object-format=sha256", "sha256"]);
+    let sha256 = repo.path("sha256");
+    std::fs::create_dir_all(sha256.join("docs")).unwrap();
+    std::fs::write(sha256.join("docs/a.md"), "a\n").unwrap();
+    repo.git_in(&sha256, ["add", "-A"]);
+    repo.git_in(&sha256, ["commit", "-q", "-m", "a"]);
+    let verify = repo.baton_in(
+        &sha256.join("docs"),
+        ["verify", "plans/p.md", "--base", "main", "--head", "main"],
+    );
+    assert_snapshot!(verify.to_string(), @r"
+        exit: 2
+        --- stderr
+        error: the repository at '$TMP/repo/sha256' uses the SHA-256 object format, which git-baton does not support
+        hint: git-baton reads SHA-1 repositories, git's default; `git rev-parse --show-object-format` says which one a repository uses
+        ");
+    for args in [
+        &["list"][..],
+        &["run", "plans/p.md"],
+        &["doctor"],
+        &["init"],
+    ] {
+        let other = repo.baton_in(&sha256, args);
+        assert_eq!(
+            other.to_string(),
+            verify.to_string(),
+            "{args:?} says the same"
+        );
+    }
+}

@@ -14,6 +14,7 @@ use serde_json::json;
 use crate::support::{Run, TestRepo, plan_text as plan};
 
 mod bad_input;
+mod bounds;
 mod bypass;
 mod discovery;
 mod evidence;

@@ -121,6 +121,12 @@ pub(super) fn load(
 ) -> Result<Loaded, IndexError> {
     let verification = started.unwrap_or_else(|| start(repo));
     let path = repo.index_path();
+    // gix would open a named pipe there and wait for ever; this refuses it without opening.
+    if let Err(source) = crate::files::open_regular(&path)
+        && source.kind() != std::io::ErrorKind::NotFound
+    {
+        return Err(IndexError::Io { path, source });
+    }
     // One thread: gix's parallel decoder trusts the index's entry offset table (IEOT) and
     // panics on offsets outside the file, which a damaged index can hold; the single-threaded
     // decoder does not use the table. Found by `fuzz_git_index`.
@@ -161,7 +167,8 @@ pub(super) fn load_scoped(
     let path = repo.index_path();
     let kind = repo.object_hash();
     let verification = started.unwrap_or_else(|| start(repo));
-    let file = match std::fs::File::open(&path) {
+    // The worktree's git directory is the agent's to write: its index could be a named pipe.
+    let file = match crate::files::open_regular(&path) {
         Ok(file) => file,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
             let index = gix::index::File::from_state(gix::index::State::new(kind), path);

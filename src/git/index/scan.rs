@@ -48,34 +48,52 @@ pub(super) fn read(
     Ok(Some((state, checksum)))
 }
 
+/// The length from which an entry's path is left to gix: git stores 4095 and more as 0xfff.
+const MAX_PATH: usize = 0xfff;
+
 /// Which entries [`read`] keeps. All lists are sorted, and entries arrive sorted, so each is
 /// matched by a cursor that only moves forward.
-struct Selection {
+///
+/// The ancestors of a prefix are slices of it, not copies: a prefix of `n` components has `n`
+/// ancestors, and copying each would cost memory quadratic in its length (a target of 40,000
+/// components, 80 KB, would take gigabytes).
+struct Selection<'p> {
     /// `p/` for each prefix: every entry starting with one is kept.
     below: Vec<Vec<u8>>,
     /// Each prefix and each ancestor of one: entries at exactly these paths are kept.
-    exact: Vec<Vec<u8>>,
+    exact: Vec<&'p [u8]>,
     /// `a/` for each ancestor `a`: the first entry starting with one is kept.
-    first_below: Vec<Vec<u8>>,
+    first_below: Vec<&'p [u8]>,
 }
 
-impl Selection {
-    fn new(prefixes: &[String]) -> Self {
+impl<'p> Selection<'p> {
+    fn new(prefixes: &'p [String]) -> Self {
         let mut below = Vec::new();
         let mut exact = Vec::new();
         let mut first_below = Vec::new();
         for prefix in prefixes {
             let prefix = prefix.as_bytes();
-            exact.push(prefix.to_vec());
+            exact.push(prefix);
             let mut dir = prefix.to_vec();
             dir.push(b'/');
             below.push(dir);
-            for (at, _) in prefix.iter().enumerate().filter(|(_, b)| **b == b'/') {
-                exact.push(prefix[..at].to_vec());
-                first_below.push(prefix[..=at].to_vec());
+            // An ancestor as long as the longest path kept can neither be an entry nor hold
+            // one: a target of 200,000 components sorts 2,000 of them, not 200,000.
+            for (at, _) in prefix
+                .iter()
+                .enumerate()
+                .take(MAX_PATH - 1)
+                .filter(|(_, b)| **b == b'/')
+            {
+                exact.push(&prefix[..at]);
+                first_below.push(&prefix[..=at]);
             }
         }
-        for list in [&mut below, &mut exact, &mut first_below] {
+        below.sort();
+        below.dedup();
+        // Each prefix's ancestors come in order already (a path sorts before its extensions),
+        // which the sort finds as runs.
+        for list in [&mut exact, &mut first_below] {
             list.sort();
             list.dedup();
         }
@@ -88,27 +106,22 @@ impl Selection {
 }
 
 #[derive(Default)]
-struct Cursors {
+struct Cursors<'s> {
     below: usize,
     exact: usize,
     first_below: usize,
     /// The smallest key the cursors point at: a path below it is kept only for its name.
     /// `None` until computed, and once every key is passed.
-    horizon: Option<Vec<u8>>,
+    horizon: Option<&'s [u8]>,
     done: bool,
 }
 
-impl Selection {
+impl<'p> Selection<'p> {
     /// Called for every entry; most are before the next key, and cost one comparison.
     #[inline]
-    fn keeps(&self, at: &mut Cursors, path: &[u8]) -> bool {
+    fn keeps<'s>(&'s self, at: &mut Cursors<'s>, path: &[u8]) -> bool {
         let keep = is_attribute_or_ignore_file(path);
-        if at.done
-            || at
-                .horizon
-                .as_deref()
-                .is_some_and(|h| compare(path, h).is_lt())
-        {
+        if at.done || at.horizon.is_some_and(|h| compare(path, h).is_lt()) {
             return keep;
         }
         self.keeps_at_key(at, path) || keep
@@ -116,7 +129,7 @@ impl Selection {
 
     /// [`Self::keeps`] for an entry at or past the next key: moves the cursors.
     #[inline(never)]
-    fn keeps_at_key(&self, at: &mut Cursors, path: &[u8]) -> bool {
+    fn keeps_at_key<'s>(&'s self, at: &mut Cursors<'s>, path: &[u8]) -> bool {
         let mut keep = false;
         // Blocks of entries below `p/` are contiguous and, prefixes not being nested, disjoint.
         while let Some(dir) = self.below.get(at.below)
@@ -129,31 +142,27 @@ impl Selection {
             .below
             .get(at.below)
             .is_some_and(|dir| path.starts_with(dir));
-        while self
-            .exact
-            .get(at.exact)
-            .is_some_and(|p| p.as_slice() < path)
-        {
+        while self.exact.get(at.exact).is_some_and(|p| *p < path) {
             at.exact += 1;
         }
-        keep |= self.exact.get(at.exact).is_some_and(|p| p == path);
+        keep |= self.exact.get(at.exact).is_some_and(|p| *p == path);
         // The first entry at or after `a/` is below `a/` if anything is.
         while let Some(dir) = self.first_below.get(at.first_below)
-            && dir.as_slice() <= path
+            && *dir <= path
         {
             keep |= path.starts_with(dir);
             at.first_below += 1;
         }
         let horizon = [
-            self.below.get(at.below),
-            self.exact.get(at.exact),
-            self.first_below.get(at.first_below),
+            self.below.get(at.below).map(Vec::as_slice),
+            self.exact.get(at.exact).copied(),
+            self.first_below.get(at.first_below).copied(),
         ]
         .into_iter()
         .flatten()
         .min();
         match horizon {
-            Some(key) => at.horizon = Some(key.clone()),
+            Some(key) => at.horizon = Some(key),
             None => at.done = true,
         }
         keep
@@ -255,11 +264,15 @@ fn scan(
             let order = compare(suffix, &path[keep..]);
             path.truncate(keep);
             path.extend_from_slice(suffix);
+            if path.len() >= MAX_PATH {
+                // As in versions 2 and 3, which cannot say how long it is.
+                return Ok(None);
+            }
             let kept = selection.keeps(&mut cursors, &path);
             (entry, end + 1, order, kept)
         } else {
             let path_len = usize::from(stored & 0x0fff);
-            if path_len == 0x0fff {
+            if path_len == MAX_PATH {
                 // gix reads such long paths without the padding git writes; leave them to gix.
                 return Ok(None);
             }
@@ -491,7 +504,8 @@ mod tests {
 
     #[test]
     fn selection_keeps_what_the_scoped_diff_consults() {
-        let selection = Selection::new(&["a/b/c".to_string(), "d".to_string()]);
+        let prefixes = ["a/b/c".to_string(), "d".to_string()];
+        let selection = Selection::new(&prefixes);
         let paths: &[&str] = &[
             ".gitignore",
             "a/0",
@@ -530,6 +544,26 @@ mod tests {
                 "d/e/f",
             ]
         );
+    }
+
+    /// A prefix of 100,000 components: its ancestors are slices of it (no copy each), and only
+    /// those short enough to be or hold an entry are kept, which are still found.
+    #[test]
+    fn a_deep_prefix_costs_its_length() {
+        let prefixes = [format!("{}x", "a/".repeat(100_000))];
+        let selection = Selection::new(&prefixes);
+        assert!(
+            selection.exact.len() <= MAX_PATH / 2 + 1,
+            "{}",
+            selection.exact.len()
+        );
+        assert!(selection.first_below.len() <= MAX_PATH / 2);
+        let mut at = Cursors::default();
+        let kept: Vec<&str> = ["a/a", "a/a/a/b", "b"]
+            .into_iter()
+            .filter(|p| selection.keeps(&mut at, p.as_bytes()))
+            .collect();
+        assert_eq!(kept, ["a/a", "a/a/a/b"]);
     }
 
     #[test]

@@ -70,7 +70,7 @@ fn verify_trailer(path: &Path) -> Result<Seen, IndexError> {
         path: path.to_path_buf(),
         source,
     };
-    let mut file = match std::fs::File::open(path) {
+    let mut file = match crate::files::open_regular(path) {
         Ok(file) => file,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Seen::Missing),
         Err(err) => return Err(io(err)),

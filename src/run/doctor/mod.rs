@@ -15,6 +15,7 @@
 //! anything its HEAD does not. Everything `doctor` looks at and changes is examined while no run
 //! is being created (it holds the creation lock), and nothing a live process holds is touched.
 
+mod branches;
 mod fix;
 
 use std::path::{Path, PathBuf};
@@ -240,18 +241,8 @@ fn findings(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
         {
             continue;
         }
-        // The store writes files only; a directory of that name is removed all the same.
-        let (fix, action) = if temp.path.is_dir() {
-            (
-                format!("rm -rf {}", quote(&temp.path)),
-                Action::RemoveDir(temp.path.clone()),
-            )
-        } else {
-            (
-                format!("rm -f {}", quote(&temp.path)),
-                Action::RemoveFile(temp.path.clone(), temp.owner),
-            )
-        };
+        // Only files of the exact name an atomic write gives them are listed: a directory, a
+        // link or a file of another name there is somebody else's.
         found.push(
             Finding::new(
                 Kind::TemporaryFile,
@@ -260,9 +251,9 @@ fn findings(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
                     "{} is left over from a write that did not complete",
                     temp.path.display()
                 ),
-                fix,
+                format!("rm -f {}", quote(&temp.path)),
             )
-            .applied(action, true),
+            .applied(Action::RemoveFile(temp.path.clone(), temp.owner), true),
         );
     }
     for lock in repo.git_locks() {
@@ -324,7 +315,7 @@ fn findings(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
         .copied()
         .chain(cleaned.iter().map(String::as_str))
         .collect();
-    found.extend(orphaned_branches(repo, &branch_owners, &kept_worktrees));
+    found.extend(branches::orphaned(repo, &branch_owners, &kept_worktrees));
 
     found.sort_by_key(|f| f.kind);
     found
@@ -427,7 +418,13 @@ fn orphaned_actor(store: &Store, state: &RunState) -> String {
     let Some((i, attempt)) = state.open_attempt() else {
         return String::new();
     };
-    let dir = store.run_dir(&state.run_id).join(&attempt.dir);
+    let Ok(dir) = state.attempt_dir_in(
+        &store.run_dir(&state.run_id),
+        &state.stages()[i].name,
+        attempt,
+    ) else {
+        return String::new();
+    };
     let pids = crate::exec::live_leftovers(
         &dir.join(super::ATTEMPT_TOKEN),
         &dir.join(super::ACTOR_PID),
@@ -585,72 +582,6 @@ fn unkept_in_directory(repo: &Repo, dir: &Path, tip: Option<CommitId>) -> Vec<St
     let mut out = Vec::new();
     walk(repo, dir, "", tip, &mut out);
     out
-}
-
-/// `baton/` branches of no run. Deleting one is safe when its tip is reachable from a branch
-/// that stays (or from HEAD), so that no commit is lost; a branch checked out in the main
-/// worktree is someone's work in progress, not debris.
-fn orphaned_branches(
-    repo: &Repo,
-    owners: &[&str],
-    kept_worktrees: &[(String, PathBuf)],
-) -> Vec<Finding> {
-    let all = repo.branches_with_prefix("").unwrap_or_default();
-    let orphan = |branch: &str| {
-        branch
-            .strip_prefix("baton/")
-            .is_some_and(|id| !owners.contains(&id))
-    };
-    let current = repo.head_branch().ok().flatten();
-    let kept_tips: Vec<CommitId> = all
-        .iter()
-        .filter(|b| !orphan(b))
-        .filter_map(|b| repo.branch_tip(b).ok().flatten())
-        .chain(repo.head_commit())
-        .collect();
-    let mut found = Vec::new();
-    for branch in all.iter().filter(|b| orphan(b)) {
-        if current.as_deref() == Some(branch.as_str()) {
-            continue;
-        }
-        let Ok(Some(tip)) = repo.branch_tip(branch) else {
-            continue;
-        };
-        let kept_elsewhere = kept_tips.iter().any(|&t| repo.is_ancestor(tip, t));
-        let mut message = format!(
-            "branch {branch} belongs to no run (a creation that was killed, or a run whose \
-             directory was deleted by hand)"
-        );
-        if !kept_elsewhere {
-            message.push_str(
-                "; it holds commits no other branch has: merge them first if you want them",
-            );
-        }
-        let id = branch.trim_start_matches("baton/").to_string();
-        let finding = Finding::new(
-            Kind::OrphanedBranch,
-            None,
-            message,
-            format!("git branch -D {branch}"),
-        );
-        if let Some((_, worktree)) = kept_worktrees.iter().find(|(name, _)| *name == id) {
-            let mut finding = finding;
-            finding.message.push_str(&format!(
-                "; it is checked out in {}, which the fix before this one removes",
-                worktree.display()
-            ));
-            found.push(finding);
-            continue;
-        }
-        found.push(finding.applied(
-            Action::DeleteBranch {
-                branch: branch.clone(),
-                id,
-            },
-            kept_elsewhere,
-        ));
-    }
-    found
 }
 
 /// A path as one shell word.

@@ -5,8 +5,9 @@
 //! field 22), and a signal is only sent after checking, through a pidfd where the kernel has
 //! them, that the pid still names the process that was seen.
 //!
-//! Only processes of our own effective uid are listed: nothing an attempt starts can be anyone
-//! else's unless it ran a setuid program, and those we could not signal anyway.
+//! Only processes of our own effective uid are listed: nothing git-baton starts (an attempt's
+//! actor, a git command) can be anyone else's unless it ran a setuid program, and those we could
+//! not signal anyway.
 
 use std::io;
 use std::os::unix::fs::MetadataExt;
@@ -16,7 +17,7 @@ use rustix::process::{Pid, Signal};
 
 /// One live or zombie process, as seen at one moment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(super) struct Proc {
+pub struct Proc {
     pub pid: i32,
     pub ppid: i32,
     pub pgrp: i32,
@@ -29,7 +30,7 @@ pub(super) struct Proc {
 
 /// Every process of our effective uid except ourselves. `Err` when `/proc` cannot be read
 /// (not Linux, or not mounted): the caller falls back to what needs no process table.
-pub(super) fn list() -> io::Result<Vec<Proc>> {
+pub fn list() -> io::Result<Vec<Proc>> {
     let me = std::process::id() as i32;
     let uid = rustix::process::geteuid().as_raw();
     let mut procs = Vec::new();
@@ -53,8 +54,32 @@ pub(super) fn list() -> io::Result<Vec<Proc>> {
     Ok(procs)
 }
 
+/// The processes descended from `root` (its children, theirs, and so on; not `root` itself),
+/// as the process table shows them now. Empty where `/proc` cannot be read. An orphan that
+/// re-parented elsewhere is no longer found: a caller that must reach what a child started
+/// looks before the child ends.
+pub fn descendants(root: i32) -> Vec<Proc> {
+    let Ok(all) = list() else {
+        return Vec::new();
+    };
+    let mut found: Vec<Proc> = Vec::new();
+    let mut parents = vec![root];
+    // Each round adds the children of the last round's processes; a pid is never its own
+    // ancestor, so this ends after at most as many rounds as there are processes.
+    while !parents.is_empty() {
+        let children: Vec<Proc> = all
+            .iter()
+            .filter(|p| parents.contains(&p.ppid) && !found.iter().any(|f| f.pid == p.pid))
+            .copied()
+            .collect();
+        parents = children.iter().map(|p| p.pid).collect();
+        found.extend(children);
+    }
+    found
+}
+
 /// The process now at `pid`, if any.
-pub(super) fn stat(pid: i32) -> Option<Proc> {
+pub fn stat(pid: i32) -> Option<Proc> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // `pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime
     // stime cutime cstime priority nice threads itrealvalue starttime …`; comm may contain
@@ -72,13 +97,13 @@ pub(super) fn stat(pid: i32) -> Option<Proc> {
 }
 
 /// Whether `proc` has ended: gone, a zombie, or its pid already names another process.
-pub(super) fn ended(proc: &Proc) -> bool {
+pub fn ended(proc: &Proc) -> bool {
     stat(proc.pid).is_none_or(|now| now.zombie || now.start != proc.start)
 }
 
 /// Whether the environment `pid` was started with holds `entry` (`NAME=value`) exactly.
 /// Unreadable (gone, or not ours to read) counts as no.
-pub(super) fn environ_has(pid: i32, entry: &str) -> bool {
+pub fn environ_has(pid: i32, entry: &str) -> bool {
     let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
         return false;
     };
@@ -86,7 +111,7 @@ pub(super) fn environ_has(pid: i32, entry: &str) -> bool {
 }
 
 /// Whether `pid` has a file descriptor open on one of the pipes with these inode numbers.
-pub(super) fn holds_pipe(pid: i32, inodes: &[u64]) -> bool {
+pub fn holds_pipe(pid: i32, inodes: &[u64]) -> bool {
     if inodes.is_empty() {
         return false;
     }
@@ -98,7 +123,7 @@ pub(super) fn holds_pipe(pid: i32, inodes: &[u64]) -> bool {
 }
 
 /// The inode number of the pipe that our file descriptor `fd` is open on.
-pub(super) fn own_pipe(fd: std::os::fd::RawFd) -> Option<u64> {
+pub fn own_pipe(fd: std::os::fd::RawFd) -> Option<u64> {
     pipe_at(Path::new(&format!("/proc/self/fd/{fd}")))
 }
 
@@ -114,12 +139,12 @@ fn pipe_at(link: &Path) -> Option<u64> {
 }
 
 /// The current directory of `pid`.
-pub(super) fn cwd(pid: i32) -> Option<PathBuf> {
+pub fn cwd(pid: i32) -> Option<PathBuf> {
     std::fs::read_link(format!("/proc/{pid}/cwd")).ok()
 }
 
 /// Sends `signal` to `proc` if its pid still names it; says whether it was sent.
-pub(super) fn signal(proc: &Proc, signal: Signal) -> bool {
+pub fn signal(proc: &Proc, signal: Signal) -> bool {
     let Some(pid) = Pid::from_raw(proc.pid) else {
         return false;
     };
@@ -145,7 +170,7 @@ pub(super) fn signal(proc: &Proc, signal: Signal) -> bool {
 
 /// Reaps `proc` if it is a zombie child of ours (an orphan that re-parented to us as the
 /// subreaper); nobody else could, and an unreaped zombie lingers until we exit.
-pub(super) fn reap_orphan(proc: &Proc) {
+pub fn reap_orphan(proc: &Proc) {
     let me = std::process::id() as i32;
     let ours =
         stat(proc.pid).is_some_and(|now| now.zombie && now.ppid == me && now.start == proc.start);
@@ -154,34 +179,9 @@ pub(super) fn reap_orphan(proc: &Proc) {
     }
 }
 
-/// Whether this process ignores `signal` (`SIG_IGN`), as it inherited it through `exec`: how
-/// `nohup` asks a program to outlive its terminal. Read from `/proc/self/status`; where that
-/// cannot be read, nothing counts as ignored.
-pub fn ignores(signal: i32) -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| ignored_mask(&status))
-        .is_some_and(|mask| (1..=64).contains(&signal) && mask & (1 << (signal - 1)) != 0)
-}
-
-/// The `SigIgn:` mask of a `/proc/<pid>/status` text: bit n-1 is signal n.
-fn ignored_mask(status: &str) -> Option<u64> {
-    let hex = status.lines().find_map(|l| l.strip_prefix("SigIgn:"))?;
-    u64::from_str_radix(hex.trim(), 16).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_ignored_mask_has_bit_n_minus_1_for_signal_n() {
-        let status = "Name:\tsh\nSigBlk:\t0000000000000000\nSigIgn:\t0000000000000005\n";
-        assert_eq!(ignored_mask(status), Some(0b101));
-        assert_eq!(ignored_mask("Name:\tsh\n"), None);
-        // Every Rust program ignores SIGPIPE from its start.
-        assert!(ignores(signal_hook::consts::SIGPIPE));
-    }
 
     #[test]
     fn a_child_is_listed_with_its_parent_and_group() {
@@ -206,6 +206,42 @@ mod tests {
             !signal(seen, Signal::KILL),
             "a reaped pid is never signalled"
         );
+    }
+
+    #[test]
+    fn descendants_are_children_and_theirs() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("grandchild");
+        let mut child = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "sleep 30 & echo $! > '{}'; wait",
+                pid_file.display()
+            ))
+            .spawn()
+            .unwrap();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::fs::read_to_string(&pid_file).map_or(true, |t| !t.ends_with('\n'))
+            && std::time::Instant::now() < until
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let grandchild: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let found = descendants(child.id() as i32);
+        assert!(found.iter().any(|p| p.pid == grandchild), "{found:?}");
+        assert!(found.iter().all(|p| p.pid != child.id() as i32));
+        let me = descendants(std::process::id() as i32);
+        assert!(me.iter().any(|p| p.pid == child.id() as i32));
+        assert!(me.iter().any(|p| p.pid == grandchild));
+        for p in &found {
+            signal(p, Signal::KILL);
+        }
+        let _ = child.kill();
+        child.wait().unwrap();
     }
 
     #[test]

@@ -1,0 +1,203 @@
+//! File contents read for people — the diffstat of a review, the diff of an attempt — with a
+//! bound on what is read: an agent can leave a file of any size (a 1 GB sparse file costs it
+//! nothing) or a named pipe where a file was, and neither may cost the reader memory or block it.
+//!
+//! Whether a file is binary is git's rule: a NUL byte within its first 8,000 bytes, which is all
+//! that is read of a larger worktree file to decide it. A blob is measured by its object header
+//! before it is read.
+
+use std::path::Path;
+
+use super::{CommitId, GitError, Repo, Result};
+
+/// The most bytes of one side of a file that are read to count or show its lines.
+pub const CONTENTS_LIMIT: u64 = 8 * 1024 * 1024;
+
+/// How much of a file git looks at to decide that it is binary (`buffer_is_binary`).
+pub const BINARY_PREFIX: usize = 8000;
+
+/// One side of a changed file, as far as it was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Contents {
+    /// Read whole (at most [`CONTENTS_LIMIT`] bytes): for a symbolic link, its target, as git
+    /// stores it.
+    Bytes(Vec<u8>),
+    /// A NUL byte within the first [`BINARY_PREFIX`] bytes, found without reading the rest.
+    Binary,
+    /// Larger than [`CONTENTS_LIMIT`]: this many bytes, not read.
+    Large(u64),
+    /// Something git cannot store (a named pipe, a socket, a device), never opened: its kind.
+    Special(&'static str),
+}
+
+impl Contents {
+    /// Whether git would call these contents binary (a NUL in the first 8,000 bytes).
+    pub fn is_binary(&self) -> bool {
+        match self {
+            Contents::Bytes(bytes) => bytes[..bytes.len().min(BINARY_PREFIX)].contains(&0),
+            Contents::Binary => true,
+            Contents::Large(_) | Contents::Special(_) => false,
+        }
+    }
+}
+
+impl Repo {
+    /// The contents of `path` in `commit`, or `None` when it is not a file there; a blob over
+    /// `limit` bytes is measured, not read.
+    pub fn contents_at(
+        &self,
+        commit: CommitId,
+        path: &str,
+        limit: u64,
+    ) -> Result<Option<Contents>> {
+        let tree = self.tree_of(commit)?;
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .map_err(|err| GitError::op(format!("read the tree of commit {commit}"), err))?;
+        let entry = tree
+            .lookup_entry_by_path(path)
+            .map_err(|err| GitError::op(format!("look up `{path}` in commit {commit}"), err))?;
+        let Some(entry) = entry.filter(|e| e.mode().is_blob_or_symlink()) else {
+            return Ok(None);
+        };
+        let read = |err: &dyn std::fmt::Display| {
+            GitError::op(format!("read `{path}` in commit {commit}"), err)
+        };
+        let header = self
+            .repo
+            .find_header(entry.object_id())
+            .map_err(|err| read(&err))?;
+        if header.size() > limit {
+            return Ok(Some(Contents::Large(header.size())));
+        }
+        let blob = entry.object().map_err(|err| read(&err))?;
+        Ok(Some(Contents::Bytes(blob.detach().data)))
+    }
+}
+
+/// What the worktree at `root` holds at the repo-relative `path`, read as [`Contents`]: `None`
+/// when there is no file there (nothing, or a directory). A symbolic link is not followed.
+pub fn worktree_contents(root: &Path, path: &str, limit: u64) -> Result<Option<Contents>> {
+    use std::io::Read;
+    let full = root.join(path);
+    let failed = |err: std::io::Error| GitError::op(format!("read `{}`", full.display()), err);
+    let meta = match std::fs::symlink_metadata(&full) {
+        Ok(meta) => meta,
+        Err(err) if is_missing(&err) => return Ok(None),
+        Err(err) => return Err(failed(err)),
+    };
+    let file_type = meta.file_type();
+    if file_type.is_dir() {
+        return Ok(None);
+    }
+    if file_type.is_symlink() {
+        let target = std::fs::read_link(&full).map_err(failed)?;
+        let bytes = gix::path::into_bstr(target)
+            .map_err(|err| GitError::op(format!("read the symlink `{}`", full.display()), err))?;
+        return Ok(Some(Contents::Bytes(bytes.into_owned().into())));
+    }
+    if !file_type.is_file() {
+        return Ok(Some(Contents::Special(crate::files::kind_name(&file_type))));
+    }
+    let file = match crate::files::open_regular(&full) {
+        Ok(file) => file,
+        Err(err) => {
+            // Replaced since it was looked at.
+            return match err
+                .get_ref()
+                .and_then(|e| e.downcast_ref::<crate::files::NotAFile>())
+            {
+                Some(not_a_file) => Ok(Some(Contents::Special(not_a_file.kind))),
+                None if is_missing(&err) => Ok(None),
+                None => Err(failed(err)),
+            };
+        }
+    };
+    let len = file.metadata().map_err(failed)?.len();
+    let mut bytes = Vec::new();
+    let mut file = file.take(limit.saturating_add(1));
+    (&mut file)
+        .take(BINARY_PREFIX as u64)
+        .read_to_end(&mut bytes)
+        .map_err(failed)?;
+    if bytes.contains(&0) {
+        return Ok(Some(Contents::Binary));
+    }
+    if len > limit {
+        return Ok(Some(Contents::Large(len)));
+    }
+    file.read_to_end(&mut bytes).map_err(failed)?;
+    // It grew while it was read.
+    if bytes.len() as u64 > limit {
+        return Ok(Some(Contents::Large(bytes.len() as u64)));
+    }
+    Ok(Some(Contents::Bytes(bytes)))
+}
+
+fn is_missing(err: &std::io::Error) -> bool {
+    err.kind() == std::io::ErrorKind::NotFound || err.kind() == std::io::ErrorKind::NotADirectory
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_sparse_file_is_binary_from_its_first_bytes_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let sparse = std::fs::File::create(dir.path().join("sparse")).unwrap();
+        sparse.set_len(1024 * 1024 * 1024).unwrap();
+        assert_eq!(
+            worktree_contents(dir.path(), "sparse", CONTENTS_LIMIT).unwrap(),
+            Some(Contents::Binary)
+        );
+        std::fs::write(dir.path().join("text"), "a\n".repeat(600)).unwrap();
+        assert_eq!(
+            worktree_contents(dir.path(), "text", 1000).unwrap(),
+            Some(Contents::Large(1200))
+        );
+        assert_eq!(
+            worktree_contents(dir.path(), "text", 1200).unwrap(),
+            Some(Contents::Bytes("a\n".repeat(600).into_bytes()))
+        );
+        // git's rule: a NUL after the first 8,000 bytes does not make a file binary.
+        let mut late = vec![b'x'; BINARY_PREFIX];
+        late.push(0);
+        assert!(!Contents::Bytes(late).is_binary());
+        assert_eq!(worktree_contents(dir.path(), "missing", 10).unwrap(), None);
+        assert_eq!(
+            worktree_contents(dir.path(), "text/below", 10).unwrap(),
+            None
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn special_files_are_named_never_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            dir.path().join("fifo"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        let _socket = std::os::unix::net::UnixListener::bind(dir.path().join("socket")).unwrap();
+        std::os::unix::fs::symlink("fifo", dir.path().join("link")).unwrap();
+        assert_eq!(
+            worktree_contents(dir.path(), "fifo", 10).unwrap(),
+            Some(Contents::Special("named pipe (FIFO)"))
+        );
+        assert_eq!(
+            worktree_contents(dir.path(), "socket", 10).unwrap(),
+            Some(Contents::Special("socket"))
+        );
+        // A link is what git stores: its target, whatever that names.
+        assert_eq!(
+            worktree_contents(dir.path(), "link", 10).unwrap(),
+            Some(Contents::Bytes(b"fifo".to_vec()))
+        );
+    }
+}
