@@ -393,7 +393,14 @@ mod tests {
         let marker = Marker::new(&token).with_leader(leader.id() as i32, Vec::new());
         let deadline = Instant::now() + Duration::from_secs(10);
         let mut members = marker.members().unwrap();
-        while members.len() < 3 && Instant::now() < deadline {
+        // Until `env -i` has exec'd `sleep`, its process still carries the token: wait for the
+        // scrubbed environment, not only for the third process.
+        let scrubbed_yet = |members: &[procs::Proc]| {
+            members
+                .iter()
+                .any(|p| !procs::environ_has(p.pid, &marker.entry))
+        };
+        while (members.len() < 3 || !scrubbed_yet(&members)) && Instant::now() < deadline {
             std::thread::sleep(POLL);
             members = marker.members().unwrap();
         }

@@ -25,6 +25,7 @@ mod scope;
 mod snapshot;
 mod sparse;
 mod tree;
+mod unrecordable;
 mod untracked;
 #[cfg(unix)]
 mod walk;
@@ -49,6 +50,7 @@ pub use record::RecordFile;
 pub use remote::{Pushed, RefUpdate};
 pub use scope::Scope;
 pub use snapshot::Identity;
+pub use unrecordable::Unrecorded;
 pub use worktree_diff::DiffEngine;
 
 /// A repository opened at one of its worktrees.

@@ -9,6 +9,7 @@
 use std::path::Path;
 
 use super::command::Git;
+use super::unrecordable::{self, Unrecorded};
 use super::{CommitId, GitError, Repo, Result};
 
 /// The identity snapshot commits are made with, so they work where no user is configured.
@@ -39,6 +40,13 @@ impl Identity {
     }
 }
 
+/// A commit made of a worktree.
+struct Recorded {
+    commit: CommitId,
+    changed: bool,
+    unrecorded: Vec<Unrecorded>,
+}
+
 /// A commit id git printed.
 fn printed_id(hex: &str, what: &str) -> Result<CommitId> {
     hex.parse()
@@ -52,25 +60,28 @@ impl Repo {
         Ok(Repo::open_worktree(worktree)?.git_dir().to_path_buf())
     }
 
-    /// Commits everything in `worktree` (tracked and untracked-not-ignored files, as they are
-    /// now) on top of `parent` and points `refname` at it. Returns the commit id.
+    /// Commits everything in `worktree` that git can record (tracked and untracked-not-ignored
+    /// files, as they are now) on top of `parent` and points `refname` at it. Returns the commit
+    /// id and the paths it does not hold, each with git's reason; a path left out keeps, in the
+    /// commit, what the worktree's index has there (usually `parent`'s).
     pub fn snapshot_worktree(
         &self,
         worktree: &Path,
         refname: &str,
         parent: CommitId,
         message: &str,
-    ) -> Result<CommitId> {
-        let (commit, _) = self.commit_worktree(worktree, parent, message, Identity::Baton, true)?;
+    ) -> Result<(CommitId, Vec<Unrecorded>)> {
+        let made = self.record_worktree(worktree, parent, message, Identity::Baton, true)?;
         Git::at_git_dir(self.common_dir())
-            .args(["update-ref", refname, &commit.to_string()])
+            .args(["update-ref", refname, &made.commit.to_string()])
             .run()?;
-        Ok(commit)
+        Ok((made.commit, made.unrecorded))
     }
 
     /// A commit object of the worktree's files on top of `parent`, and whether its tree differs
     /// from the parent's. Nothing but the object database changes. With `always` false and no
-    /// difference, no commit is made and `parent` is returned.
+    /// difference, no commit is made and `parent` is returned. A path git cannot record is an
+    /// error naming every such path.
     pub fn commit_worktree(
         &self,
         worktree: &Path,
@@ -79,6 +90,30 @@ impl Repo {
         identity: Identity,
         always: bool,
     ) -> Result<(CommitId, bool)> {
+        let made = self.record_worktree(worktree, parent, message, identity, always)?;
+        if made.unrecorded.is_empty() {
+            return Ok((made.commit, made.changed));
+        }
+        let named: Vec<String> = made
+            .unrecorded
+            .iter()
+            .map(|u| format!("{}: {}", u.path, u.reason))
+            .collect();
+        Err(GitError::op(
+            format!("record the worktree {}", worktree.display()),
+            format!("git cannot record {}", named.join("; ")),
+        ))
+    }
+
+    /// [`Repo::commit_worktree`], recording all it can and naming the rest.
+    fn record_worktree(
+        &self,
+        worktree: &Path,
+        parent: CommitId,
+        message: &str,
+        identity: Identity,
+        always: bool,
+    ) -> Result<Recorded> {
         let scratch = tempfile::Builder::new()
             .prefix("baton-snapshot-")
             .tempdir_in(self.common_dir())
@@ -103,13 +138,27 @@ impl Repo {
                 .args(args)
                 .output()
         };
-        scratch_git(&["add", "-A", "--", "."])?;
+        // Past a path it cannot add, git goes on with the others and exits 1; what it left out
+        // is then read back from git (see `unrecordable`). Any other failure is one.
+        let (command, at, out) = Git::at_worktree(&git_dir, worktree)
+            .env("GIT_INDEX_FILE", &index)
+            .args(["add", "-A", "--ignore-errors", "--", "."])
+            .finish()?;
+        if !matches!(out.status.code(), Some(0 | 1)) {
+            return Err(super::command::failed(command, at, &out));
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let unrecorded = unrecordable::left_out(&git_dir, worktree, &index, &stderr)?;
         let tree = scratch_git(&["write-tree"])?;
         let tree_id = gix::ObjectId::from_hex(tree.as_bytes())
             .map_err(|err| GitError::op("read the tree id git write-tree printed", err))?;
         let changed = self.tree_of(parent)? != tree_id;
         if !changed && !always {
-            return Ok((parent, false));
+            return Ok(Recorded {
+                commit: parent,
+                changed,
+                unrecorded,
+            });
         }
         let commit = identity
             .apply(Git::at_worktree(&git_dir, worktree))
@@ -122,10 +171,11 @@ impl Repo {
                 message,
             ])
             .output()?;
-        Ok((
-            printed_id(&commit, "the commit id git commit-tree printed")?,
+        Ok(Recorded {
+            commit: printed_id(&commit, "the commit id git commit-tree printed")?,
             changed,
-        ))
+            unrecorded,
+        })
     }
 
     /// Moves `refs/heads/<branch>` from `old` to `new` (refusing if it moved meanwhile) and

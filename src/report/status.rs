@@ -206,6 +206,18 @@ pub fn render(
                 );
             }
         }
+        // What the snapshot left out is only in the worktree the attempt ran in.
+        for a in &s.attempts {
+            for left in &a.unrecorded {
+                let _ = writeln!(
+                    out,
+                    "    #{} not recorded: {} ({})",
+                    a.n,
+                    escape::line(&left.path),
+                    escape::line(&left.reason)
+                );
+            }
+        }
         // What the agent's output said beyond the outcome: when its limit lifts, or that it
         // could not be read.
         for a in &s.attempts {

@@ -79,6 +79,7 @@ pub(super) fn attempt_end(f: &exec::Finished, format: Format) -> (AttemptEnd, Op
         exec_error: false,
         snapshot: None,
         hook_blocks: None,
+        unrecorded: Vec::new(),
     };
     (end, reset)
 }

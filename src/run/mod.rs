@@ -412,10 +412,10 @@ impl Driver<'_> {
         };
         // Work no snapshot holds would be lost to every other machine: such an attempt never
         // succeeds, and its gate does not run (see `unrecorded`).
-        match unrecorded::snapshot(self.repo, state, &stage_name, n) {
-            Ok(id) => end.snapshot = Some(id),
-            Err(why) => unrecorded::mark(&mut end, &why),
-        }
+        unrecorded::record(
+            &mut end,
+            unrecorded::snapshot(self.repo, state, &stage_name, n),
+        );
         end.hook_blocks = agent_side::stop_hook_blocks(&dir);
         let evidence = read_evidence(&evidence_file, &evidence_shown);
         // The agent's own count first; the evidence file's for actors whose output gave none.
@@ -541,15 +541,16 @@ pub(crate) fn worktree_at(repo: &Repo, path: &Path) -> Option<Repo> {
 }
 
 /// Records the worktree as attempt `n` of `stage` left it, for an attempt that ended otherwise
-/// (a crash found on resume). A failure is reported; the attempt is then recorded without a
-/// snapshot, which [`unrecorded`] makes the run refuse to hand on. The failure goes to `sink`.
+/// (a crash found on resume), with the paths it does not hold. A failure is reported to `sink`;
+/// the attempt is then recorded without a snapshot, which [`unrecorded`] makes the run refuse
+/// to hand on.
 pub fn snapshot_for(
     repo: &Repo,
     state: &RunState,
     stage: &str,
     n: u32,
     sink: &dyn Sink,
-) -> Option<CommitId> {
+) -> Option<(CommitId, Vec<crate::state::UnrecordedPath>)> {
     unrecorded::snapshot(repo, state, stage, n)
         .map_err(|err| {
             sink.note(Note::SnapshotFailed {

@@ -38,6 +38,12 @@ pub enum Note {
         stage: String,
         n: u32,
     },
+    /// The latest attempt's snapshot, which the worktree was made from, lacks these paths.
+    PartlyRecorded {
+        stage: String,
+        n: u32,
+        paths: Vec<crate::state::UnrecordedPath>,
+    },
 }
 
 impl fmt::Display for Note {
@@ -60,6 +66,19 @@ impl fmt::Display for Note {
                 "the work of attempt {n} of stage `{stage}` was not recorded; it is still in the \
                  worktree, and the attempt that starts now records it"
             ),
+            Note::PartlyRecorded { stage, n, paths } => {
+                let named: Vec<String> = paths
+                    .iter()
+                    .map(|p| format!("{} ({})", p.path, p.reason))
+                    .collect();
+                write!(
+                    f,
+                    "the snapshot of attempt {n} of stage `{stage}` does not hold {} path(s) git \
+                     could not record, which only the worktree that attempt ran in has: {}",
+                    paths.len(),
+                    named.join("; ")
+                )
+            }
         }
     }
 }
@@ -104,6 +123,9 @@ pub fn prepare(
     if let Some((stage, n)) = super::unrecorded::check_recordable(repo, state)? {
         note(Note::Unrecorded { stage, n });
     }
+    if let Some((stage, n, paths)) = super::unrecorded::latest_partial(state) {
+        note(Note::PartlyRecorded { stage, n, paths });
+    }
     Ok(())
 }
 
@@ -140,9 +162,14 @@ fn recover_crash(
         }
         snapshot = super::snapshot_for(repo, state, &stage, n, session.sink());
     }
+    let (snapshot, unrecorded) = match snapshot {
+        Some((commit, paths)) => (Some(commit), paths),
+        None => (None, Vec::new()),
+    };
     let found = Event::CrashFound {
         snapshot,
         hook_blocks,
+        unrecorded,
     };
     session.commit(state, found)?;
     note(Note::RecordedCrash);

@@ -279,6 +279,33 @@ pub struct Attempt {
     /// working during this attempt; absent when the hook never ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hook_blocks: Option<u32>,
+    /// The paths of the worktree this attempt's snapshot does not hold (git refused them), each
+    /// with git's reason. Empty, and omitted from the file, when the snapshot holds everything.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unrecorded: Vec<UnrecordedPath>,
+}
+
+/// A path of the worktree that an attempt's snapshot does not hold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct UnrecordedPath {
+    /// Relative to the worktree's root, `/`-separated; a directory ends with `/`.
+    pub path: String,
+    /// git's reason, or what the file is when git says nothing.
+    pub reason: String,
+}
+
+/// What an attempt's error says of the paths its snapshot does not hold.
+pub fn unrecorded_message(paths: &[UnrecordedPath]) -> String {
+    let named: Vec<String> = paths
+        .iter()
+        .map(|p| format!("{} ({})", p.path, p.reason))
+        .collect();
+    format!(
+        "its snapshot does not hold {} path(s) git cannot record, which are only in the worktree: {}",
+        paths.len(),
+        named.join("; ")
+    )
 }
 
 impl Attempt {

@@ -51,6 +51,8 @@ pub enum Event {
         snapshot: Option<CommitId>,
         /// How often the open attempt's Stop hook blocked before the crash, when it ran.
         hook_blocks: Option<u32>,
+        /// What `snapshot` does not hold.
+        unrecorded: Vec<super::UnrecordedPath>,
     },
     /// Stopped at a stage boundary on request.
     Paused,
@@ -89,6 +91,8 @@ pub struct AttemptEnd {
     pub snapshot: Option<CommitId>,
     /// How often the agent's Stop hook blocked, when it ran.
     pub hook_blocks: Option<u32>,
+    /// What `snapshot` does not hold.
+    pub unrecorded: Vec<super::UnrecordedPath>,
 }
 
 impl Default for AttemptEnd {
@@ -107,7 +111,18 @@ impl Default for AttemptEnd {
             exec_error: false,
             snapshot: None,
             hook_blocks: None,
+            unrecorded: Vec::new(),
         }
+    }
+}
+
+/// The error of an attempt its driver's crash ended, naming what its snapshot does not hold.
+fn crash_error(unrecorded: &[super::UnrecordedPath]) -> String {
+    let died = "the process driving the run died during this attempt";
+    if unrecorded.is_empty() {
+        died.to_string()
+    } else {
+        format!("{died}; {}", super::unrecorded_message(unrecorded))
     }
 }
 
@@ -245,6 +260,7 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
                 agent: None,
                 fallback_from,
                 hook_blocks: None,
+                unrecorded: Vec::new(),
             });
             next.status = RunStatus::Running;
             next.halt = None;
@@ -261,6 +277,7 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
         Event::CrashFound {
             snapshot,
             hook_blocks,
+            unrecorded,
         } => {
             if state.status != RunStatus::Running {
                 return Err(TransitionError::NotRunning {
@@ -275,9 +292,10 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
                     AttemptEnd {
                         outcome: Outcome::Interrupted,
                         cause: Some(Cause::Crash),
-                        error: Some("the process driving the run died during this attempt".into()),
+                        error: Some(crash_error(&unrecorded)),
                         snapshot,
                         hook_blocks,
+                        unrecorded,
                         ..AttemptEnd::default()
                     },
                     at,
@@ -441,6 +459,7 @@ fn end_open_attempt(next: &mut RunState, stage: usize, end: AttemptEnd, at: Time
     attempt.coverage = end.coverage;
     attempt.snapshot = end.snapshot;
     attempt.hook_blocks = end.hook_blocks;
+    attempt.unrecorded = end.unrecorded;
     next.status = match end.outcome {
         // Between two stages the run is still running: the driver goes on to the next one.
         Outcome::Succeeded => RunStatus::Running,

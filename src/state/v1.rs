@@ -135,6 +135,7 @@ pub(super) fn read(bytes: &[u8]) -> Result<RunState, String> {
                     agent: None,
                     fallback_from: None,
                     hook_blocks: None,
+                    unrecorded: Vec::new(),
                 })
                 .collect();
             (

@@ -8,7 +8,8 @@ use serde::Serialize;
 
 use super::{
     AgentOutput, Attempt, Cause, CommitId, FallbackFrom, Lease, Outcome, PlanRef, RunError, RunId,
-    RunState, RunStatus, Stage, StagePolicy, StageStatus, Takeover, UsageSource, UsageTotals,
+    RunState, RunStatus, Stage, StagePolicy, StageStatus, Takeover, UnrecordedPath, UsageSource,
+    UsageTotals,
 };
 use crate::coverage::{Report, Usage};
 
@@ -90,6 +91,8 @@ pub struct AttemptView<'a> {
     pub fallback_from: &'a Option<FallbackFrom>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hook_blocks: Option<u32>,
+    #[serde(skip_serializing_if = "<[UnrecordedPath]>::is_empty")]
+    pub unrecorded: &'a [UnrecordedPath],
 }
 
 impl<'a> RunView<'a> {
@@ -159,6 +162,7 @@ impl<'a> AttemptView<'a> {
             agent: &a.agent,
             fallback_from: &a.fallback_from,
             hook_blocks: a.hook_blocks,
+            unrecorded: &a.unrecorded,
         }
     }
 }

@@ -1,27 +1,37 @@
-//! An attempt whose work cannot be recorded is not a passing attempt. When the snapshot fails —
-//! git refuses a path the agent left — the attempt fails with git's reason naming the path, the
-//! worktree keeps everything, `push` refuses to publish the run, and `resume` refuses to start an
-//! agent in a worktree that still cannot be recorded; once the path is gone, the next attempt
-//! records the work and the run goes on.
+//! An attempt whose work cannot be wholly recorded is not a passing attempt, and loses nothing.
+//! When git refuses paths the agent left, the snapshot holds every other path and the attempt
+//! fails naming each refused one with git's reason; the worktree keeps everything, `push`
+//! publishes the run (its snapshot holds the recorded work), and once the paths are gone the
+//! next attempt records the rest and the run goes on.
 
 use super::*;
 
-/// Ways an agent leaves a worktree git cannot commit, each with the path git names.
-const UNRECORDABLE: [(&str, &str, &str); 3] = [
+/// Ways an agent leaves paths git cannot record, each with the paths git's refusal names.
+const UNRECORDABLE: [(&str, &str, &[&str]); 5] = [
     (
         "an untracked docs/.GIT, a name git refuses",
         "printf 'cache\\n' > docs/.GIT",
-        "docs/.GIT",
+        &["docs/.GIT"],
     ),
     (
         "a tracked file turned into a FIFO",
         "rm docs/c.md && mkfifo docs/c.md",
-        "docs/c.md",
+        &["docs/c.md"],
+    ),
+    (
+        "an untracked FIFO, which git does not even list (one in an ignored directory is no work)",
+        "mkfifo docs/pipe && printf 'build/\\n' > .gitignore && mkdir build && mkfifo build/p",
+        &["docs/pipe"],
     ),
     (
         "a nested repository without a commit",
         "mkdir vendor && git -C vendor init -q",
-        "vendor",
+        &["vendor/"],
+    ),
+    (
+        "two at once",
+        "printf 'cache\\n' > docs/.GIT && rm docs/c.md && mkfifo docs/c.md",
+        &["docs/.GIT", "docs/c.md"],
     ),
 ];
 
@@ -33,11 +43,25 @@ fn worker_then(bad: &str) -> Actor {
     )
 }
 
+/// Removes what `paths` name from `worktree`, putting a tracked docs/c.md back as a file.
+fn remove(worktree: &Path, paths: &[&str]) {
+    for path in paths {
+        let gone = worktree.join(path.trim_end_matches('/'));
+        match std::fs::symlink_metadata(&gone).unwrap().is_dir() {
+            true => std::fs::remove_dir_all(&gone).unwrap(),
+            false => std::fs::remove_file(&gone).unwrap(),
+        }
+        if *path == "docs/c.md" {
+            std::fs::write(&gone, "# C\n\nrule: new\n").unwrap();
+        }
+    }
+}
+
 #[test]
-fn an_attempt_whose_work_cannot_be_recorded_fails_and_is_not_handed_on() {
-    for (name, bad, path) in UNRECORDABLE {
+fn an_attempt_whose_paths_git_refuses_fails_naming_each_and_its_other_work_is_recorded() {
+    for (name, bad, paths) in UNRECORDABLE {
         let idle = Actor::agent("idle");
-        let repo = repo_running(&[worker_then(bad), idle, worker()], "");
+        let repo = repo_running(&[worker_then(bad), idle], "");
         let remote = repo.tmp().join("remote.git");
         repo.git(["init", "-q", "--bare", remote.to_str().unwrap()]);
         repo.git(["remote", "add", "origin", remote.to_str().unwrap()]);
@@ -49,73 +73,90 @@ fn an_attempt_whose_work_cannot_be_recorded_fails_and_is_not_handed_on() {
         assert_eq!(state["status"], "failed", "{name}");
         let error = state["error"]["message"].as_str().unwrap();
         assert!(
-            error.starts_with("its work could not be recorded") && error.contains(path),
+            error.starts_with("its snapshot does not hold"),
             "{name}: {error}"
         );
-        assert_eq!(attempt_field(&state, "executor", "snapshot"), [Value::Null]);
+        let listed: Vec<&str> = attempts(&state, "executor")[0]["unrecorded"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name}: no unrecorded paths in {state:#}"))
+            .iter()
+            .map(|u| {
+                assert!(!u["reason"].as_str().unwrap().is_empty(), "{name}: {u}");
+                u["path"].as_str().unwrap()
+            })
+            .collect();
+        assert_eq!(listed, paths, "{name}");
+        for path in paths {
+            assert!(error.contains(path), "{name}: {error}");
+        }
+        // The gate did not run: an unrecorded path never counts as changed.
         assert_eq!(attempt_field(&state, "executor", "coverage"), [Value::Null]);
+        // The snapshot holds the rest of the work, and none of the refused paths as they are.
+        let snapshot = attempt_field(&state, "executor", "snapshot")[0].clone();
+        let snapshot = snapshot
+            .as_str()
+            .unwrap_or_else(|| panic!("{name}: no snapshot"));
+        let recorded = repo.git(["show", &format!("{snapshot}:docs/a.md")]);
+        assert!(recorded.contains("rule: new"), "{name}: {recorded}");
+        let tree = repo.git(["ls-tree", "-r", "--name-only", snapshot]);
+        assert!(
+            !tree.contains("docs/.GIT") && !tree.contains("docs/pipe"),
+            "{tree}"
+        );
+        if paths.contains(&"docs/c.md") {
+            let c = repo.git(["show", &format!("{snapshot}:docs/c.md")]);
+            assert!(
+                !c.contains("rule: new"),
+                "{name}: the FIFO is no change: {c}"
+            );
+        }
         // Nothing in the worktree was touched.
         let worktree = worktree_of(&repo, &state);
         assert!(
             text(&worktree.join("docs/a.md")).contains("rule: new"),
             "{name}"
         );
-        assert!(
-            std::fs::symlink_metadata(worktree.join(path)).is_ok(),
-            "{name}"
-        );
+        for path in paths {
+            assert!(
+                std::fs::symlink_metadata(worktree.join(path.trim_end_matches('/'))).is_ok(),
+                "{name}: {path}"
+            );
+        }
+        let shown = repo.baton(["status", &id]);
+        for path in paths {
+            assert!(
+                shown.stdout.contains(&format!("#1 not recorded: {path} (")),
+                "{name}: {shown}"
+            );
+        }
 
+        // What is recorded travels: the run is published.
         let push = repo.baton(["push", &id]);
-        assert_eq!(push.code, 2, "{name}: {push}");
+        assert_eq!(push.code, 0, "{name}: {push}");
         assert!(
-            push.stderr.contains(&format!(
-                "error: run {id}: the work of attempt 1 of stage `executor` is not recorded"
-            )) && push.stderr.contains("hint: the work is still in"),
-            "{name}: {push}"
-        );
-        assert_eq!(
-            repo.git(["ls-remote", "origin"]),
-            "",
-            "{name}: nothing published"
+            repo.git(["ls-remote", "origin"]).contains(snapshot),
+            "{name}: the snapshot is published"
         );
 
-        // No agent starts in a worktree whose work would be lost again.
-        let resumed = repo.baton(["resume", &id, "--actor", "executor=idle"]);
-        assert_eq!(resumed.code, 2, "{name}: {resumed}");
-        assert!(
-            resumed.stderr.contains("cannot be recorded") && resumed.stderr.contains(path),
-            "{name}: {resumed}"
-        );
-        assert_eq!(attempts(&status(&repo, &id), "executor").len(), 1, "{name}");
-
-        // The path gone (as the hint says), the next attempt records the work and passes.
-        let gone = worktree.join(path);
-        match std::fs::symlink_metadata(&gone).unwrap().is_dir() {
-            true => std::fs::remove_dir_all(&gone).unwrap(),
-            false => std::fs::remove_file(&gone).unwrap(),
-        }
-        if path == "docs/c.md" {
-            std::fs::write(&gone, "# C\n\nrule: new\n").unwrap();
-        }
+        // The paths gone, the next attempt records everything and the run goes on.
+        remove(&worktree, paths);
         let resumed = repo.baton(["resume", &id, "--actor", "executor=idle"]);
         assert_eq!(resumed.code, 0, "{name}: {resumed}");
         assert!(
-            resumed.stderr.contains(
-                "note: the work of attempt 1 of stage `executor` was not recorded; it is still in \
-                 the worktree"
-            ),
+            resumed
+                .stderr
+                .contains("note: the snapshot of attempt 1 of stage `executor` does not hold")
+                && paths.iter().all(|p| resumed.stderr.contains(p)),
             "{name}: {resumed}"
         );
         let state = status(&repo, &id);
         assert_eq!(state["status"], "review", "{name}");
-        let snapshot = attempt_field(&state, "executor", "snapshot")[1].clone();
-        let recorded = repo.git(["show", &format!("{}:docs/a.md", snapshot.as_str().unwrap())]);
-        assert!(recorded.contains("rule: new"), "{name}: {recorded}");
+        assert_eq!(attempts(&state, "executor")[1].get("unrecorded"), None);
         assert_eq!(repo.baton(["push", &id]).code, 0, "{name}");
     }
 }
 
-/// A failed snapshot never turns a worse outcome into a better one: a rate-limited attempt stays
+/// Paths left out never turn a worse outcome into a better one: a rate-limited attempt stays
 /// rate limited, and its error says both.
 #[test]
 fn an_unrecorded_attempt_keeps_the_outcome_it_had() {
@@ -130,9 +171,6 @@ fn an_unrecorded_attempt_keeps_the_outcome_it_had() {
     let state = status(&repo, &run.run_id());
     assert_eq!(state["status"], "rate_limited");
     let error = state["error"]["message"].as_str().unwrap();
-    assert!(
-        error.contains("; its work could not be recorded"),
-        "{error}"
-    );
+    assert!(error.contains("; its snapshot does not hold"), "{error}");
     assert!(error.contains("docs/.GIT"), "{error}");
 }

@@ -341,6 +341,7 @@ fn a_crash_closes_the_open_attempt_without_a_duration() {
         Event::CrashFound {
             snapshot: None,
             hook_blocks: None,
+            unrecorded: Vec::new(),
         },
         at(90),
     )
@@ -358,6 +359,7 @@ fn a_crash_closes_the_open_attempt_without_a_duration() {
             Event::CrashFound {
                 snapshot: None,
                 hook_blocks: None,
+                unrecorded: Vec::new(),
             },
             at(91)
         )
@@ -378,6 +380,7 @@ fn a_crash_between_stages_leaves_the_next_stage_current() {
         Event::CrashFound {
             snapshot: None,
             hook_blocks: None,
+            unrecorded: Vec::new(),
         },
         at(30),
     )
@@ -401,6 +404,7 @@ fn a_crash_after_the_last_stage_halts_without_naming_a_stage() {
         Event::CrashFound {
             snapshot: None,
             hook_blocks: None,
+            unrecorded: Vec::new(),
         },
         at(30),
     )
@@ -555,6 +559,7 @@ fn a_crash_of_a_run_that_is_not_running_is_refused() {
                 Event::CrashFound {
                     snapshot: None,
                     hook_blocks: None,
+                    unrecorded: Vec::new(),
                 },
                 at(1)
             ),
@@ -695,6 +700,7 @@ mod properties {
             Just(Event::CrashFound {
                 snapshot: None,
                 hook_blocks: None,
+                unrecorded: Vec::new(),
             }),
             Just(Event::Paused),
             Just(Event::Halted {
