@@ -34,6 +34,12 @@ pub fn run(ws: &Workspace, options: &RunOptions, sink: &dyn Sink) -> Result<RunO
     let config = ws.config()?;
     let plan = crate::run::read_plan(ws.workdir(), options.cwd, options.plan)?;
     let base = ws.repo.resolve_commit(options.base)?;
+    let untargeted = if plan.plan.targets.is_empty() {
+        Vec::new()
+    } else {
+        let found = crate::verify::targets::derive_at(&ws.repo, base, &plan.path, &plan.plan)?;
+        crate::verify::targets::not_covered(&plan.plan.targets, &found)
+    };
     // Before anything is created: a signal from here on stops the run at a boundary.
     let interrupted = crate::exec::interrupt_flag()?;
     let created = crate::run::create(
@@ -73,6 +79,15 @@ pub fn run(ws: &Workspace, options: &RunOptions, sink: &dyn Sink) -> Result<RunO
     sink.note(Note::Worktree {
         path: state.worktree.clone(),
     });
+    // Said before the agent starts, so that the plan's author sees a gap before an agent does.
+    for named in untargeted {
+        sink.note(Note::Untargeted {
+            plan: plan.path.clone(),
+            line: named.line,
+            column: named.column,
+            target: crate::report::escape::line(&named.target).into_owned(),
+        });
+    }
     let mut session = Session::locked(&ws.repo, &ws.store, sink, lock);
     // `sync: push` publishes the run from its start, and drives it under a lease.
     if config.sync_push {

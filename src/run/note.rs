@@ -41,6 +41,13 @@ pub enum Note {
     Run { run: String },
     /// A new run's worktree.
     Worktree { path: String },
+    /// A path the plan's body names that no declared target covers (`PLAN:LINE:COL`).
+    Untargeted {
+        plan: String,
+        line: usize,
+        column: usize,
+        target: String,
+    },
     /// `--key` named an existing run, with its status label.
     ExistingKey { key: String, label: String },
     /// A new run exists, but its first record commit could not be written.
@@ -106,6 +113,7 @@ impl Note {
             | Note::TookNewer { .. }
             | Note::NoLongerOn { .. } => Level::Note,
             Note::NotRecordedYet { .. }
+            | Note::Untargeted { .. }
             | Note::CoverageMissing { .. }
             | Note::SnapshotFailed { .. }
             | Note::PublishFailed { .. }
@@ -125,6 +133,15 @@ impl fmt::Display for Note {
             Note::ExistingKey { key, label } => write!(
                 f,
                 "key `{key}` names this existing run ({label}); not creating another"
+            ),
+            Note::Untargeted {
+                plan,
+                line,
+                column,
+                target,
+            } => write!(
+                f,
+                "{plan}:{line}:{column}: the body names `{target}`, which no target covers"
             ),
             Note::NotRecordedYet { run, reason } => {
                 write!(f, "run {run}: could not record it in git yet: {reason}")

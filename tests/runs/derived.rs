@@ -192,3 +192,25 @@ fn verify_gates_the_derived_targets_in_range_mode() {
         ]
     );
 }
+
+/// `run` warns, before the agent starts, about each path the body names beyond the targets.
+#[test]
+fn run_warns_about_paths_the_body_names_beyond_the_targets() {
+    let repo = standard_repo(&[]);
+    repo.write(
+        "plans/fix.md",
+        "---\ntargets: [docs/a.md, docs/b.md, docs/c.md]\n---\nAlso check `docs/extra.md` and docs/a.md.\n",
+    );
+    repo.write("docs/extra.md", "x\n");
+    repo.commit_all("a plan naming one more path");
+    let run = repo.baton(["run", "plans/fix.md"]);
+    assert_eq!(run.code, 0, "{run}");
+    let id = run.run_id();
+    assert!(
+        run.stderr.starts_with(&format!(
+            "run {id}\nworktree $TMP/repo/.baton/worktrees/{id}\n\
+             warning: plans/fix.md:4:13: the body names `docs/extra.md`, which no target covers\n"
+        )),
+        "{run}"
+    );
+}
