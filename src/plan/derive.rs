@@ -310,7 +310,13 @@ fn take_links(line: &mut String) -> Vec<(String, usize)> {
             break;
         };
         let inside = &line[open..open + len];
-        let start = line[..search + found].rfind('[').unwrap_or(search + found);
+        // The link's text starts after the previous link ended: ranges never overlap, so that
+        // blanking one cannot move another into the middle of a character.
+        let Some(start) = line[search..search + found].rfind('[').map(|i| search + i) else {
+            // `](` with no `[` before it since the last link is no link.
+            search = open;
+            continue;
+        };
         let image = start > 0 && line.as_bytes()[start - 1] == b'!';
         let dest = inside.split_whitespace().next().unwrap_or("");
         let dest = dest
@@ -655,6 +661,20 @@ mod tests {
                 ("x/ö.md".into(), 1, 33, Form::Link),
                 ("y/ß.md".into(), 1, 48, Form::Prose),
             ]
+        );
+    }
+
+    #[test]
+    fn links_and_images_on_one_line_never_overlap() {
+        // Two image links after wide characters: the second one's text once reached back into
+        // the first's range, and blanking it cut a character in half.
+        assert_eq!(paths("![€€é](a)](b)é\n"), vec![]);
+        assert_eq!(
+            paths("![a](x.png) [b](../docs/b.md) ![€](y.png) [c](c.md)\n")
+                .into_iter()
+                .map(|p| p.0)
+                .collect::<Vec<_>>(),
+            vec!["docs/b.md", "plans/c.md"]
         );
     }
 

@@ -92,18 +92,44 @@ pub(super) fn check_record(
 /// run's final snapshot, with the reasons its gated attempts recorded, each checked again.
 /// Whatever the status or a report says, a run whose gate does not pass so is refused.
 pub fn check_verdict(repo: &Repo, run_dir: &Path, state: &RunState) -> Result<(), RunError> {
-    let verdicts = trust::gated_verdicts(state);
-    if verdicts.is_empty() || !matches!(state.status(), RunStatus::Review) {
+    check_verdict_on(repo, run_dir, state, None)
+}
+
+/// [`check_verdict`] on the commit `work` instead of the final snapshot: `finish` judges the
+/// commit it is about to put on the branch, which holds the worktree as it is now.
+pub fn check_verdict_on(
+    repo: &Repo,
+    run_dir: &Path,
+    state: &RunState,
+    work: Option<CommitId>,
+) -> Result<(), RunError> {
+    if !matches!(state.status(), RunStatus::Review) {
         return Ok(());
     }
     let run = state.run_id.to_string();
-    // The targets the run gates, declared or derived again from the snapshot and the base.
+    // The targets the run gates, declared or derived again from the snapshot and the base —
+    // before anything else, since a record that lists none can still have a plan that has some.
     let plan = super::targets::of_run(repo, state, run_dir)?;
+    if !plan.targets.is_empty() && !state.stages().iter().any(|s| s.gated) {
+        return Err(RunError::GateFails {
+            run,
+            stage: state
+                .stages()
+                .last()
+                .map_or_else(String::new, |s| s.name.clone()),
+            uncovered: plan.targets.iter().map(|t| t.spec.clone()).collect(),
+            problem: Some("the plan has targets and no stage of the run is gated".into()),
+        });
+    }
+    let verdicts = trust::gated_verdicts(state);
+    if verdicts.is_empty() {
+        return Ok(());
+    }
     // The work as the latest attempt left it: what `finish` builds on.
     let Some((last_stage, last)) = state.latest_attempt() else {
         return Ok(());
     };
-    let Some(snapshot) = last.snapshot else {
+    let Some(snapshot) = work.or(last.snapshot) else {
         return Err(RunError::NoFinalSnapshot {
             run,
             stage: state.stages()[last_stage].name.clone(),

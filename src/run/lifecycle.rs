@@ -122,6 +122,9 @@ pub fn finish(
     // commit, then): CI reads the reasons, and the plan to check from `Baton-Plan`.
     let (commit, _) =
         repo.commit_worktree(worktree, tip, &finish_message(state), Identity::User, true)?;
+    // What the branch will hold is the worktree as it is now, which may have lost work since
+    // the last attempt's snapshot: the gate is judged on it before the branch moves.
+    super::claims::check_verdict_on(repo, session.dir(), state, Some(commit))?;
     let committed = commit != tip;
     // The commit exists; the branch does not have it yet.
     super::create::fail_at("finish:committed")?;

@@ -237,3 +237,29 @@ fn control_characters_never_pass_the_gate_nor_break_finish() {
         "the rule\tis already stated in section 3"
     );
 }
+
+/// Work undone in the worktree after review (a target reverted by hand, or by a later stage)
+/// is not finished: `finish` judges the gate on the commit it would put on the branch.
+#[test]
+fn finish_refuses_a_worktree_that_lost_a_target_since_review() {
+    let repo = standard_repo(&[]);
+    let run = repo.baton(["run", "plans/fix.md"]);
+    assert_eq!(run.code, 0, "{run}");
+    let id = run.run_id();
+    let state = status(&repo, &id);
+    assert_eq!(state["status"], "review");
+    let worktree = worktree_of(&repo, &state);
+    repo.git_in(&worktree, ["checkout", "HEAD", "--", "docs/b.md"]);
+
+    let finish = repo.baton(["finish", &id]);
+    assert_eq!(finish.code, 1, "{finish}");
+    assert!(
+        finish.stderr.contains(&format!(
+            "error: run {id}: the coverage gate of stage executor does not pass on the run's final snapshot: uncovered docs/b.md"
+        )),
+        "{finish}"
+    );
+    assert_eq!(status(&repo, &id)["status"], "review");
+    let log = repo.git(["log", "--format=%B", &format!("baton/{id}"), "--"]);
+    assert!(!log.contains("Baton-Run:"), "{log}");
+}
