@@ -30,6 +30,37 @@ pub enum Contents {
     Special(&'static str),
 }
 
+/// Why the two sides of a changed file cannot be shown as lines, in the order the readers
+/// decide it: something git cannot store, then binary, then too large (the larger side's size).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unshowable {
+    Special(&'static str),
+    Binary,
+    Large(u64),
+}
+
+/// [`Unshowable`] for a file's two sides (`None`: absent on that side), or `None` when both can
+/// be shown as text.
+pub fn unshowable(sides: [Option<&Contents>; 2]) -> Option<Unshowable> {
+    let present = || sides.iter().flatten();
+    if let Some(kind) = present().find_map(|c| match c {
+        Contents::Special(kind) => Some(*kind),
+        _ => None,
+    }) {
+        return Some(Unshowable::Special(kind));
+    }
+    if present().any(|c| c.is_binary()) {
+        return Some(Unshowable::Binary);
+    }
+    present()
+        .filter_map(|c| match c {
+            Contents::Large(bytes) => Some(*bytes),
+            _ => None,
+        })
+        .max()
+        .map(Unshowable::Large)
+}
+
 impl Contents {
     /// Whether git would call these contents binary (a NUL in the first 8,000 bytes).
     pub fn is_binary(&self) -> bool {
@@ -50,14 +81,7 @@ impl Repo {
         path: &str,
         limit: u64,
     ) -> Result<Option<Contents>> {
-        let tree = self.tree_of(commit)?;
-        let tree = self
-            .repo
-            .find_tree(tree)
-            .map_err(|err| GitError::op(format!("read the tree of commit {commit}"), err))?;
-        let entry = tree
-            .lookup_entry_by_path(path)
-            .map_err(|err| GitError::op(format!("look up `{path}` in commit {commit}"), err))?;
+        let entry = self.entry_at(commit, path)?;
         let Some(entry) = entry.filter(|e| e.mode().is_blob_or_symlink()) else {
             return Ok(None);
         };

@@ -39,7 +39,7 @@ use gix::bstr::ByteSlice;
 
 pub use at_commit::PathKind;
 pub use command::{LOCAL_ENV_VARS, local_env_vars};
-pub use contents::{CONTENTS_LIMIT, Contents, worktree_contents};
+pub use contents::{CONTENTS_LIMIT, Contents, Unshowable, unshowable, worktree_contents};
 pub use debris::BrokenWorktree;
 use error::classify_open_error;
 pub use error::{CommandFailed, GitError, Result};
@@ -295,17 +295,24 @@ impl Repo {
             .map_err(|err| index::damage(&self.repo).map_or(err, GitError::from))
     }
 
-    /// The contents of `path` in `commit`, or `None` when it is not a file there.
-    pub fn read_file_at(&self, commit: CommitId, path: &str) -> Result<Option<Vec<u8>>> {
+    /// The tree entry at `path` in `commit`, or `None` when the tree has nothing there.
+    fn entry_at(
+        &self,
+        commit: CommitId,
+        path: &str,
+    ) -> Result<Option<gix::object::tree::Entry<'_>>> {
         let tree = self.tree_of(commit)?;
         let tree = self
             .repo
             .find_tree(tree)
             .map_err(|err| GitError::op(format!("read the tree of commit {commit}"), err))?;
-        let entry = tree
-            .lookup_entry_by_path(path)
-            .map_err(|err| GitError::op(format!("look up `{path}` in commit {commit}"), err))?;
-        match entry {
+        tree.lookup_entry_by_path(path)
+            .map_err(|err| GitError::op(format!("look up `{path}` in commit {commit}"), err))
+    }
+
+    /// The contents of `path` in `commit`, or `None` when it is not a file there.
+    pub fn read_file_at(&self, commit: CommitId, path: &str) -> Result<Option<Vec<u8>>> {
+        match self.entry_at(commit, path)? {
             Some(entry) if entry.mode().is_blob() => {
                 let blob = entry.object().map_err(|err| {
                     GitError::op(format!("read `{path}` in commit {commit}"), err)

@@ -1,7 +1,7 @@
 //! What one attempt changed: the summary line, and unified diffs of each file between two
 //! snapshots, rendered with `similar`.
 
-use crate::git::Contents;
+use crate::git::{Contents, Unshowable, unshowable};
 use crate::report::review::size;
 use crate::report::status::duration;
 use crate::state::Attempt;
@@ -80,29 +80,18 @@ pub fn render(path: &str, before: Option<&Contents>, after: Option<&Contents>) -
         before.map_or("/dev/null".to_string(), |_| format!("a/{path}")),
         after.map_or("/dev/null".to_string(), |_| format!("b/{path}")),
     );
-    let sides = [before, after];
-    if let Some(kind) = sides.iter().flatten().find_map(|c| match c {
-        Contents::Special(kind) => Some(*kind),
-        _ => None,
-    }) {
-        return format!("diff {a} {b}\n({kind}: not a file git can store)\n");
-    }
-    if sides.iter().flatten().any(|c| c.is_binary()) {
-        return format!("diff {a} {b}\nBinary files differ\n");
-    }
-    if let Some(bytes) = sides
-        .iter()
-        .flatten()
-        .filter_map(|c| match c {
-            Contents::Large(bytes) => Some(*bytes),
-            _ => None,
-        })
-        .max()
-    {
-        return format!(
-            "diff {a} {b}\n(a side of {} is too large to show here; `git diff` shows it)\n",
-            size(bytes)
-        );
+    match unshowable([before, after]) {
+        Some(Unshowable::Special(kind)) => {
+            return format!("diff {a} {b}\n({kind}: not a file git can store)\n");
+        }
+        Some(Unshowable::Binary) => return format!("diff {a} {b}\nBinary files differ\n"),
+        Some(Unshowable::Large(bytes)) => {
+            return format!(
+                "diff {a} {b}\n(a side of {} is too large to show here; `git diff` shows it)\n",
+                size(bytes)
+            );
+        }
+        None => {}
     }
     let text = |side: Option<&Contents>| match side {
         Some(Contents::Bytes(bytes)) => String::from_utf8_lossy(bytes).into_owned(),

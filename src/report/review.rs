@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use crate::coverage::TargetStatus;
-use crate::git::Contents;
+use crate::git::{Contents, Unshowable, unshowable};
 use crate::report::status::{duration, word};
 use crate::report::{bound, escape, width};
 use crate::state::RunState;
@@ -199,40 +199,27 @@ pub fn size(bytes: u64) -> String {
 /// Lines added and removed between two versions of a file (`None`: absent on that side), as
 /// far as they were read (see [`Contents`]).
 pub fn stat(path: &str, before: Option<&Contents>, after: Option<&Contents>) -> Stat {
-    let sides = [before, after];
-    let lines = if let Some(kind) = sides.iter().flatten().find_map(|c| match c {
-        Contents::Special(kind) => Some(*kind),
-        _ => None,
-    }) {
-        Lines::Special(kind)
-    } else if sides.iter().flatten().any(|c| c.is_binary()) {
-        Lines::Binary
-    } else if let Some(bytes) = sides
-        .iter()
-        .flatten()
-        .filter_map(|c| match c {
-            Contents::Large(bytes) => Some(*bytes),
-            _ => None,
-        })
-        .max()
-    {
-        Lines::Large(bytes)
-    } else {
-        let text = |side: Option<&Contents>| match side {
-            Some(Contents::Bytes(bytes)) => String::from_utf8_lossy(bytes).into_owned(),
-            _ => String::new(),
-        };
-        let (old, new) = (text(before), text(after));
-        let diff = similar::TextDiff::from_lines(old.as_str(), new.as_str());
-        let (mut added, mut removed) = (0, 0);
-        for change in diff.iter_all_changes() {
-            match change.tag() {
-                similar::ChangeTag::Insert => added += 1,
-                similar::ChangeTag::Delete => removed += 1,
-                similar::ChangeTag::Equal => {}
+    let lines = match unshowable([before, after]) {
+        Some(Unshowable::Special(kind)) => Lines::Special(kind),
+        Some(Unshowable::Binary) => Lines::Binary,
+        Some(Unshowable::Large(bytes)) => Lines::Large(bytes),
+        None => {
+            let text = |side: Option<&Contents>| match side {
+                Some(Contents::Bytes(bytes)) => String::from_utf8_lossy(bytes).into_owned(),
+                _ => String::new(),
+            };
+            let (old, new) = (text(before), text(after));
+            let diff = similar::TextDiff::from_lines(old.as_str(), new.as_str());
+            let (mut added, mut removed) = (0, 0);
+            for change in diff.iter_all_changes() {
+                match change.tag() {
+                    similar::ChangeTag::Insert => added += 1,
+                    similar::ChangeTag::Delete => removed += 1,
+                    similar::ChangeTag::Equal => {}
+                }
             }
+            Lines::Counted { added, removed }
         }
-        Lines::Counted { added, removed }
     };
     Stat {
         path: path.into(),
