@@ -89,6 +89,20 @@ fn nul_list(out: &str) -> Vec<String> {
         .collect()
 }
 
+/// `git diff --no-renames --name-only -z REVS…` in `dir`: the oracle of both modes.
+fn git_changed(harness: &TestRepo, dir: &Path, revs: &[&str]) -> Vec<String> {
+    let mut args = vec![
+        "-c",
+        "core.quotePath=false",
+        "diff",
+        "--no-renames",
+        "--name-only",
+        "-z",
+    ];
+    args.extend_from_slice(revs);
+    nul_list(&harness.git_in(dir, args))
+}
+
 /// Targets for the top-level entries of the given commits' trees, as a plan lists them: each
 /// name without a trailing slash, so that it covers the directory's contents as git's pathspec
 /// does. Names a plan cannot hold as a plain path (globs, `: `) are left out.
@@ -177,18 +191,7 @@ fn a_real_history_diffs_like_git() {
     for _ in 0..count("GIT_BATON_HISTORY_PAIRS", PAIRS) {
         let (x, y) = pick(&mut rng);
         let context = format!("{} ({REPO_VAR}), seed {seed}: {x}...{y}", src.display());
-        let git = nul_list(&harness.git_in(
-            &src,
-            [
-                "-c",
-                "core.quotePath=false",
-                "diff",
-                "--no-renames",
-                "--name-only",
-                "-z",
-                &format!("{x}...{y}"),
-            ],
-        ));
+        let git = git_changed(&harness, &src, &[&format!("{x}...{y}")]);
         let (cx, cy) = (
             ours.resolve_commit(&x).unwrap(),
             ours.resolve_commit(&y).unwrap(),
@@ -238,19 +241,7 @@ fn worktree_state(
         ],
     );
     harness.git_in(&clone, ["checkout", "-q", "--detach", x]);
-    let mut paths = nul_list(&harness.git_in(
-        &clone,
-        [
-            "-c",
-            "core.quotePath=false",
-            "diff",
-            "--no-renames",
-            "--name-only",
-            "-z",
-            x,
-            y,
-        ],
-    ));
+    let mut paths = git_changed(harness, &clone, &[x, y]);
     while paths.len() > PATHS_PER_STATE {
         paths.swap_remove(rng.below(paths.len()));
     }
