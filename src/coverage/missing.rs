@@ -11,7 +11,10 @@ impl TargetStatus {
     /// Whether a target with this status fails the gate.
     #[must_use]
     pub fn fails(self) -> bool {
-        matches!(self, TargetStatus::Uncovered | TargetStatus::Missing)
+        matches!(
+            self,
+            TargetStatus::Uncovered | TargetStatus::Missing | TargetStatus::Touched
+        )
     }
 }
 
@@ -23,7 +26,7 @@ impl Report {
             .filter(|row| row.status == TargetStatus::Missing)
     }
 
-    /// Every target that fails the gate: uncovered or missing.
+    /// Every target that fails the gate: uncovered, missing or touched.
     pub fn failing(&self) -> impl Iterator<Item = &TargetReport> {
         self.targets.iter().filter(|row| row.status.fails())
     }

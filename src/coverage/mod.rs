@@ -15,8 +15,11 @@
 //! 2. Otherwise, an `unchanged` entry for `t` with an acceptable reason makes it `unchanged`.
 //! 3. Otherwise it is `uncovered`; and `missing` when the caller finds that the target names
 //!    nothing at all (see [`Report::mark_missing`]).
+//! 4. A `changed` target whose every path changed only in whitespace, line endings or file mode
+//!    is `touched` when the caller has compared the sides (see [`Report::mark_touched`] and
+//!    `trivial`), unless the plan says `trivial: counts`; it is then judged as if unchanged.
 //!
-//! The gate passes when no target is uncovered or missing and the evidence has no [`Problem`]. An entry of
+//! The gate passes when no target is uncovered, missing or touched and the evidence has no [`Problem`]. An entry of
 //! an evidence file is a problem when it names a target the plan does not declare (exact match
 //! on the normalized spec, with the closest declared target suggested), when it is the second
 //! entry for a target, when a `changed` entry claims a path outside `C(t)`, or when the reason
@@ -41,6 +44,7 @@ mod missing;
 mod reasons;
 mod rule;
 mod trailers;
+mod trivial;
 
 pub use bounded::KEPT_PATHS;
 #[cfg(test)]
@@ -59,6 +63,7 @@ pub use trailers::{
     CommitTrailers, PLAN_TRAILER_KEY, RUN_TRAILER_KEY, TARGETS_TRAILER_KEY, TRAILER_KEY,
     is_repo_path, parse_commit_trailers, parse_trailers,
 };
+pub use trivial::{FileKind, Side, is_trivial};
 
 /// Builders shared by the unit tests of every part of the rule.
 #[cfg(test)]

@@ -29,6 +29,9 @@ pub enum TargetStatus {
     // worktree matches it (see `Report::mark_missing`). Fails the gate like `uncovered`. (A
     // plain comment: a doc comment would make the schema's enum a `oneOf`.)
     Missing,
+    // Changed, but only in whitespace, line endings or file mode, where the plan does not let
+    // that count (see `Report::mark_touched`). Fails the gate like `uncovered`.
+    Touched,
 }
 
 /// One row per declared target, in declaration order.

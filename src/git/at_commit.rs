@@ -21,7 +21,7 @@ pub enum PathKind {
 }
 
 impl PathKind {
-    fn of(kind: EntryKind) -> PathKind {
+    pub(super) fn of(kind: EntryKind) -> PathKind {
         match kind {
             EntryKind::Blob | EntryKind::BlobExecutable => PathKind::File,
             EntryKind::Link => PathKind::Symlink,

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use super::{CommitId, GitError, Repo, Result};
+use super::{CommitId, GitError, PathKind, Repo, Result};
 
 /// The most bytes of one side of a file that are read to count or show its lines.
 pub const CONTENTS_LIMIT: u64 = 8 * 1024 * 1024;
@@ -97,6 +97,42 @@ impl Repo {
         }
         let blob = entry.object().map_err(|err| read(&err))?;
         Ok(Some(Contents::Bytes(blob.detach().data)))
+    }
+}
+
+/// A path as one commit's tree has it, for comparing the two sides of a change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileAt {
+    /// Never [`PathKind::Dir`].
+    pub kind: PathKind,
+    /// A regular file whose mode is 100755.
+    pub executable: bool,
+    /// The blob as [`Repo::contents_at`] reads it; a submodule's is its commit id in hex.
+    pub contents: Contents,
+}
+
+impl Repo {
+    /// What `path` is in `commit`, or `None` when it is nothing there or a directory; a blob
+    /// over `limit` bytes is measured, not read.
+    pub fn file_at(&self, commit: CommitId, path: &str, limit: u64) -> Result<Option<FileAt>> {
+        let Some(entry) = self.entry_at(commit, path)? else {
+            return Ok(None);
+        };
+        let mode = entry.mode();
+        let kind = PathKind::of(mode.kind());
+        let contents = match kind {
+            PathKind::Dir => return Ok(None),
+            PathKind::Submodule => Contents::Bytes(entry.object_id().to_string().into_bytes()),
+            PathKind::File | PathKind::Symlink => match self.contents_at(commit, path, limit)? {
+                Some(contents) => contents,
+                None => return Ok(None),
+            },
+        };
+        Ok(Some(FileAt {
+            kind,
+            executable: mode.kind() == gix::objs::tree::EntryKind::BlobExecutable,
+            contents,
+        }))
     }
 }
 

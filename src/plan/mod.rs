@@ -12,6 +12,7 @@
 //!   - tests/**/*_golden.txt     # a glob: `*` stays within a directory, `**` crosses them
 //!   - "*.md"                    # quoted, because YAML reads a leading `*` as an alias
 //! stages: [design, code, docs]  # optional
+//! trivial: counts               # optional: whitespace-only changes are the work (see `trivial`)
 //! ---
 //! # Free-form markdown for the agent
 //! ```
@@ -27,6 +28,7 @@ pub(crate) mod schema;
 mod target;
 #[cfg(test)]
 mod tests;
+mod trivial;
 
 use std::collections::HashMap;
 
@@ -36,6 +38,7 @@ use serde_saphyr::Spanned;
 use crate::suggest::edit_distance;
 use frontmatter::{Document, Node, Pos};
 pub use target::{Target, TargetKind};
+pub use trivial::Trivial;
 
 /// A parsed plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -56,6 +59,18 @@ pub struct Plan {
     /// The 1-based line of the plan file that `body` starts on.
     #[serde(skip)]
     pub body_line: usize,
+    /// The frontmatter's `trivial:`, for every target that does not say its own
+    /// ([`Target::trivial`]).
+    #[serde(skip)]
+    pub trivial: Trivial,
+}
+
+impl Plan {
+    /// Whether a change of only whitespace, line endings or file mode counts for `target`.
+    #[must_use]
+    pub fn trivial_counts(&self, target: &Target) -> bool {
+        target.trivial.unwrap_or(self.trivial).counts()
+    }
 }
 
 /// Why a plan was rejected, located in the plan file.
@@ -88,7 +103,7 @@ impl PlanError {
     }
 }
 
-const KNOWN_KEYS: [&str; 4] = ["id", "title", "targets", "stages"];
+const KNOWN_KEYS: [&str; 5] = ["id", "title", "targets", "stages", "trivial"];
 const MAX_ID_LEN: usize = 64;
 
 /// Parses a plan file. `file` is only used in error messages and for the default id.
@@ -118,6 +133,7 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
     let mut title = None;
     let mut targets = None;
     let mut stages = None;
+    let mut trivial = None;
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (key, value) in &entries {
         let Node::Str(name) = &key.value else {
@@ -148,6 +164,7 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
             "title" => title = Some(expect_string(&doc, "title", key_pos, value)?),
             "targets" => targets = Some(parse_targets(&doc, key_pos, value)?),
             "stages" => stages = Some(parse_stages(&doc, key_pos, value)?),
+            "trivial" => trivial = Some(trivial::parse_value(&doc, key_pos, value)?),
             _ => return Err(unknown_key(&doc, key_pos, name)),
         }
     }
@@ -167,6 +184,7 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
         stages: stages.map(|list| list.into_iter().map(|(name, _)| name).collect()),
         body: doc.body.to_owned(),
         body_line: derive::body_first_line(text, doc.body),
+        trivial: trivial.unwrap_or_default(),
     })
 }
 
@@ -182,7 +200,7 @@ fn unknown_key(doc: &Document<'_>, pos: Pos, name: &str) -> PlanError {
 }
 
 fn known_keys_hint() -> String {
-    "known keys are `id`, `title`, `targets` and `stages`".to_owned()
+    "known keys are `id`, `title`, `targets`, `stages` and `trivial`".to_owned()
 }
 
 /// The known key a typo most likely meant, if any is close enough to be a useful suggestion.
@@ -275,13 +293,22 @@ fn parse_targets(
     let mut targets: Vec<Target> = Vec::with_capacity(items.len());
     let mut by_spec: HashMap<String, (usize, String)> = HashMap::new();
     for item in items {
-        let pos = doc.pos(item);
-        let raw = match &item.value {
+        // A mapping is a target with options of its own; its path node is where it is.
+        let in_mapping = matches!(item.value, Node::Map(_));
+        let (node, own_trivial) = match &item.value {
+            Node::Map(entries) => trivial::parse_target_map(doc, item, entries)?,
+            _ => (item, None),
+        };
+        let pos = doc.pos(node);
+        let raw = match &node.value {
             Node::Str(s) => s,
             Node::Null => return Err(doc.error(pos, "target is empty")),
-            _ => return Err(wrong_type(doc, item, "target", "a path string", true)),
+            _ if in_mapping => {
+                return Err(wrong_type(doc, node, "`path`", "a path string", true));
+            }
+            _ => return Err(wrong_type(doc, node, "target", "a path string", true)),
         };
-        let target = Target::parse(raw, pos.line, pos.column).map_err(|rejection| {
+        let mut target = Target::parse(raw, pos.line, pos.column).map_err(|rejection| {
             let error = doc.error(pos, rejection.message);
             match rejection.hint {
                 Some(hint) => error.with_hint(hint),
@@ -304,6 +331,7 @@ fn parse_targets(
             return Err(doc.error(pos, message).with_hint("list each path once"));
         }
         by_spec.insert(target.spec.clone(), (pos.line, raw.clone()));
+        target.trivial = own_trivial;
         targets.push(target);
     }
     Ok(targets)

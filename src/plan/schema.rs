@@ -19,9 +19,40 @@ pub struct Frontmatter {
     title: Option<String>,
     /// The repository paths the work must touch: files, directories (ending with `/`) and
     /// globs (`*` within a path component, `**` across them).
-    targets: Option<Vec<String>>,
+    targets: Option<Vec<TargetEntry>>,
     /// The pipeline stages this plan runs, by name (default: all of them).
     stages: Option<Vec<String>>,
+    /// Whether a change of only whitespace, line endings or file mode counts as a change of a
+    /// target (`counts`), or leaves it `touched`, which fails the gate (`touched`, the default).
+    trivial: Option<TrivialValue>,
+}
+
+/// One target: its path, or a mapping that gives the path options of its own.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum TargetEntry {
+    Path(String),
+    WithOptions(TargetOptions),
+}
+
+/// A target with options of its own.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct TargetOptions {
+    /// The target's path, directory or glob, as a plain target writes it.
+    path: String,
+    /// This target's own `trivial`, over the plan's.
+    trivial: Option<TrivialValue>,
+}
+
+#[derive(JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum TrivialValue {
+    Counts,
+    Touched,
 }
 
 #[cfg(test)]

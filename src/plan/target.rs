@@ -32,6 +32,9 @@ pub struct Target {
     pub line: usize,
     /// 1-based column (in characters) of the entry's value.
     pub column: usize,
+    /// The target's own `trivial:` (a target written as a mapping), over the plan's; `None`
+    /// when it says none. See [`super::Plan::trivial_counts`].
+    pub trivial: Option<super::Trivial>,
     /// Compiled once at parse time so that an invalid glob is a plan error, not a runtime one.
     matcher: Option<GlobMatcher>,
 }
@@ -144,6 +147,7 @@ impl Target {
                 kind,
                 line,
                 column,
+                trivial: None,
                 matcher: None,
             });
         }
@@ -171,6 +175,7 @@ impl Target {
             kind: TargetKind::Glob,
             line,
             column,
+            trivial: None,
             matcher: Some(glob.compile_matcher()),
         })
     }
@@ -245,6 +250,7 @@ impl PartialEq for Target {
             && self.kind == other.kind
             && self.line == other.line
             && self.column == other.column
+            && self.trivial == other.trivial
     }
 }
 

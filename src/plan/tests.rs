@@ -309,19 +309,19 @@ fn rejects_unknown_keys() {
 
         "---\nfiles: [a.md]\n---\n"
         plans/demo.md:2:1: unknown key `files` in plan frontmatter
-        hint: known keys are `id`, `title`, `targets` and `stages`
+        hint: known keys are `id`, `title`, `targets`, `stages` and `trivial`
 
         "---\nx: 1\n---\n"
         plans/demo.md:2:1: unknown key `x` in plan frontmatter
-        hint: known keys are `id`, `title`, `targets` and `stages`
+        hint: known keys are `id`, `title`, `targets`, `stages` and `trivial`
 
         "---\n? [a]\n: b\n---\n"
         plans/demo.md:2:3: plan frontmatter keys must be strings, found a list
-        hint: known keys are `id`, `title`, `targets` and `stages`
+        hint: known keys are `id`, `title`, `targets`, `stages` and `trivial`
 
         "---\n1: x\n---\n"
         plans/demo.md:2:1: plan frontmatter keys must be strings, found an integer
-        hint: known keys are `id`, `title`, `targets` and `stages`
+        hint: known keys are `id`, `title`, `targets`, `stages` and `trivial`
         "#);
 }
 
@@ -376,7 +376,8 @@ fn rejects_non_string_targets() {
         plans/demo.md:4:5: target must be a path string, found a list
 
         - a: b
-        plans/demo.md:4:5: target must be a path string, found a mapping
+        plans/demo.md:4:5: unknown key `a` in a target mapping
+        hint: a target is a path string, or a mapping with `path` and `trivial`: `{path: docs/a.md, trivial: counts}`
         "#);
 }
 
@@ -841,4 +842,100 @@ fn module_doc_example_parses() {
         7:5 Glob tests/**/*_golden.txt
         8:5 Glob *.md
         "##);
+}
+
+#[test]
+fn trivial_per_plan_and_per_target() {
+    let plan = ok("---\n\
+         trivial: counts\n\
+         targets:\n  \
+           - a.md\n  \
+           - {path: b.md, trivial: touched}\n  \
+           - path: ./c/\n    \
+             trivial: counts\n  \
+           - {path: d.md}\n\
+         ---\n");
+    assert_eq!(plan.trivial, Trivial::Counts);
+    let rows: Vec<(String, usize, usize, Option<Trivial>, bool)> = plan
+        .targets
+        .iter()
+        .map(|t| {
+            (
+                t.spec.clone(),
+                t.line,
+                t.column,
+                t.trivial,
+                plan.trivial_counts(t),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("a.md".into(), 4, 5, None, true),
+            ("b.md".into(), 5, 12, Some(Trivial::Touched), false),
+            ("c/".into(), 6, 11, Some(Trivial::Counts), true),
+            ("d.md".into(), 8, 12, None, true),
+        ]
+    );
+    // Without the key, a trivial change counts for no target; the JSON view is the specs.
+    let plain = ok("---\ntargets: [a.md, {path: b.md, trivial: counts}]\n---\n");
+    assert_eq!(plain.trivial, Trivial::Touched);
+    assert!(!plain.trivial_counts(&plain.targets[0]));
+    assert!(plain.trivial_counts(&plain.targets[1]));
+    assert_eq!(
+        serde_json::to_string(&plain).unwrap(),
+        r#"{"id":"demo","title":null,"targets":["a.md","b.md"]}"#
+    );
+}
+
+#[test]
+fn rejects_malformed_trivial() {
+    insta::assert_snapshot!(errs(&[
+        "---\ntrivial: yes\n---\n",
+        "---\ntrivial: count\n---\n",
+        "---\ntrivial:\n---\n",
+        "---\ntargets:\n  - {path: a.md, trivial: [counts]}\n---\n",
+        "---\ntargets:\n  - {trivial: counts}\n---\n",
+        "---\ntargets:\n  - {path: a.md, trivia: counts}\n---\n",
+        "---\ntargets:\n  - {path: 12}\n---\n",
+        "---\ntargets:\n  - {path: /etc/x}\n---\n",
+        "---\ntargets:\n  - a.md\n  - {path: ./a.md}\n---\n",
+    ]), @r#"
+        "---\ntrivial: yes\n---\n"
+        plans/demo.md:2:10: `trivial` must be `counts` or `touched`, found a boolean `yes`
+        hint: `trivial` is `counts` (a change of only whitespace, line endings or file mode is the work) or `touched` (it is not, the default)
+
+        "---\ntrivial: count\n---\n"
+        plans/demo.md:2:10: `trivial` must be `counts` or `touched`, found `count`
+        hint: `trivial` is `counts` (a change of only whitespace, line endings or file mode is the work) or `touched` (it is not, the default)
+
+        "---\ntrivial:\n---\n"
+        plans/demo.md:2:1: `trivial` has no value
+        hint: `trivial` is `counts` (a change of only whitespace, line endings or file mode is the work) or `touched` (it is not, the default)
+
+        "---\ntargets:\n  - {path: a.md, trivial: [counts]}\n---\n"
+        plans/demo.md:3:27: `trivial` must be `counts` or `touched`, found a list
+        hint: `trivial` is `counts` (a change of only whitespace, line endings or file mode is the work) or `touched` (it is not, the default)
+
+        "---\ntargets:\n  - {trivial: counts}\n---\n"
+        plans/demo.md:3:5: target mapping has no `path`
+        hint: a target is a path string, or a mapping with `path` and `trivial`: `{path: docs/a.md, trivial: counts}`
+
+        "---\ntargets:\n  - {path: a.md, trivia: counts}\n---\n"
+        plans/demo.md:3:18: unknown key `trivia` in a target mapping
+        hint: a target is a path string, or a mapping with `path` and `trivial`: `{path: docs/a.md, trivial: counts}`
+
+        "---\ntargets:\n  - {path: 12}\n---\n"
+        plans/demo.md:3:12: `path` must be a path string, found an integer `12`
+        hint: quote it to make it a string: `"12"`
+
+        "---\ntargets:\n  - {path: /etc/x}\n---\n"
+        plans/demo.md:3:12: target `/etc/x` is an absolute path
+        hint: targets are relative to the repository root: `etc/x`
+
+        "---\ntargets:\n  - a.md\n  - {path: ./a.md}\n---\n"
+        plans/demo.md:4:12: duplicate target `./a.md`: line 3 already lists it as `a.md`
+        hint: list each path once
+        "#);
 }

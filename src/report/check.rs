@@ -58,6 +58,11 @@ pub fn text(check: &Check) -> String {
                 ),
                 TargetStatus::Uncovered => "no change and no reason".into(),
                 TargetStatus::Missing => format!("names no path{}", super::gate::did_you_mean(t)),
+                TargetStatus::Touched => format!(
+                    "{}: {}",
+                    super::gate::TOUCHED_DETAIL,
+                    bound::joined(&t.paths, |p| escape::line(p).into_owned())
+                ),
             };
             let status = super::status::word(t.status);
             let target = escape::line(&t.target);

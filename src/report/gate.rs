@@ -23,6 +23,7 @@ pub(super) fn summary_line(plan: &PlanResult) -> String {
     let total = r.targets.len();
     let uncovered = r.uncovered().count();
     let missing = r.missing().count();
+    let touched = r.touched().count();
     let derived = plan.targets_source == crate::state::TargetSource::Derived;
     if !r.verified {
         let verdict = if r.passed { "unverified" } else { "failed" };
@@ -41,7 +42,12 @@ pub(super) fn summary_line(plan: &PlanResult) -> String {
     if missing > 0 {
         parts.push(format!("{missing} of {total} {targets} missing"));
     }
-    if uncovered > 0 || missing > 0 {
+    if touched > 0 {
+        parts.push(format!(
+            "{touched} of {total} {targets} touched only in whitespace or mode"
+        ));
+    }
+    if uncovered > 0 || missing > 0 || touched > 0 {
     } else if total == 1 {
         parts.push("1 target covered".into());
     } else {
@@ -290,6 +296,12 @@ fn verdict(out: &mut String, v: &Verification) {
              hint: correct it in the plan, or create the path it names"
         );
     }
+    if v.plans
+        .iter()
+        .any(|p| p.coverage.touched().next().is_some())
+    {
+        let _ = writeln!(out, "{TOUCHED_HINT}");
+    }
     if refused > 0 {
         let _ = writeln!(
             out,
@@ -332,12 +344,30 @@ fn target_rows(out: &mut String, plan: &PlanResult) {
                 t.line,
                 did_you_mean(t)
             ),
+            TargetStatus::Touched => format!(
+                "{} ({}:{}): {}",
+                TOUCHED_DETAIL,
+                escape::line(&plan.path),
+                t.line,
+                bound::joined(&t.paths, |p| escape::line(p).into_owned())
+            ),
         };
         let status = width::status(&crate::report::status::word(t.status), 10);
         let target = width::left(target, cells);
         let _ = writeln!(out, "  {status} {target}  {detail}");
     }
 }
+
+/// The hint under a verdict with a touched target.
+pub(super) const TOUCHED_HINT: &str = "hint: a touched target changed only in whitespace, line endings or file mode, which \
+     does not count:\n\
+     hint: make the change the plan asks for, record why it needed none, or write `trivial: \
+     counts` in the plan\n\
+     hint: (for the plan, or for the target: `{path: <target>, trivial: counts}`) when such a \
+     change is the work";
+
+/// What every human format says of a touched target, before its paths.
+pub(super) const TOUCHED_DETAIL: &str = "only whitespace, line endings or mode changed";
 
 /// `; did you mean `x`?` for a missing target with a suggestion, escaped; else nothing.
 pub(super) fn did_you_mean(t: &crate::coverage::TargetReport) -> String {

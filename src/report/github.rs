@@ -93,6 +93,20 @@ pub fn github(v: &Verification) -> String {
                 ))
             ));
         }
+        for t in r.touched() {
+            annotations.push(format!(
+                "::error file={file},line={},title={}::{}",
+                t.line,
+                property(&format!("touched target {}", t.target)),
+                data(&format!(
+                    "`{}` changed only in whitespace, line endings or file mode in {}, which does \
+                     not count as a change ({})",
+                    t.target,
+                    range(v),
+                    super::bound::joined(&t.paths, str::to_owned)
+                ))
+            ));
+        }
         for p in &r.problems {
             let line = r
                 .targets

@@ -118,6 +118,11 @@ fn report(v: &Verification) -> String {
                             .map(|s| format!("; did you mean {}?", code(s)))
                             .unwrap_or_default()
                     ),
+                    TargetStatus::Touched => format!(
+                        "**{}**: {}",
+                        super::gate::TOUCHED_DETAIL,
+                        bound::joined(&t.paths, code)
+                    ),
                 };
                 let status = crate::report::status::word(t.status);
                 let _ = writeln!(out, "| {} | {status} | {detail} |", code(&t.target));

@@ -104,6 +104,11 @@ pub fn render(
                     TargetStatus::Missing => {
                         format!("MISSING: names no path{}", super::gate::did_you_mean(t))
                     }
+                    TargetStatus::Touched => format!(
+                        "TOUCHED: {}: {}",
+                        super::gate::TOUCHED_DETAIL,
+                        bound::joined(&t.paths, |p| escape::line(p).into_owned())
+                    ),
                 };
                 let status = width::status(&word(t.status), 10);
                 let target = width::left(target, cells);

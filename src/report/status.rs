@@ -318,6 +318,11 @@ pub fn render(
                 TargetStatus::Missing => {
                     format!("names no path{}", crate::report::gate::did_you_mean(t))
                 }
+                TargetStatus::Touched => format!(
+                    "{}: {}",
+                    crate::report::gate::TOUCHED_DETAIL,
+                    bound::joined(&t.paths, |p| escape::line(p).into_owned())
+                ),
             };
             let status = width::status(&word(t.status), 10);
             let target = width::left(target, cells);

@@ -279,7 +279,7 @@ impl Current {
         let stage = &self.state.stages()[self.stage];
         let enforced = stage.gated && self.state.gate_enforced(self.attempt);
         let result = if stage.gated {
-            super::gate(repo, &self.state, &self.plan.targets, &evidence)
+            super::gate(repo, &self.state, &self.plan, &evidence)
         } else {
             Err(format!("stage `{}` has no coverage gate", stage.name))
         };
@@ -394,6 +394,15 @@ fn block_reason(check: &Check) -> String {
                      author to correct): {}. ",
                     missing.len(),
                     missing.join(", ")
+                ));
+            }
+            let touched: Vec<&str> = report.touched().map(|t| t.target.as_str()).collect();
+            if !touched.is_empty() {
+                text.push_str(&format!(
+                    "{} targets changed only in whitespace, line endings or file mode, which does \
+                     not count: {}. ",
+                    touched.len(),
+                    touched.join(", ")
                 ));
             }
             for p in &report.problems {

@@ -137,10 +137,28 @@ pub fn check_verdict_on(
         });
     };
     let changed = changed(repo, state.base, snapshot, &plan.targets)?;
+    let mut verdicts_of_paths = crate::verify::trivial::Verdicts::new();
     for (stage, attempt) in verdicts {
         let reasons = trust::recorded_reasons(attempt.coverage.as_ref(), &attempt.dir);
-        let report = coverage::evaluate(&plan.targets, &changed, &reasons, &[]);
+        let mut report = coverage::evaluate(&plan.targets, &changed, &reasons, &[]);
+        // A change of only whitespace or mode does not count on the snapshot either.
+        crate::verify::trivial::mark_touched(
+            repo,
+            &mut report,
+            &plan,
+            state.base,
+            crate::verify::trivial::NewSide::Commit(snapshot),
+            &mut verdicts_of_paths,
+        )
+        .map_err(|err| match err {
+            crate::verify::VerifyError::Git(err) => RunError::Git(err),
+            other => RunError::Git(crate::git::GitError::Operation {
+                action: "compare the changed targets".into(),
+                message: other.to_string(),
+            }),
+        })?;
         if !report.passed {
+            let touched: Vec<&str> = report.touched().map(|t| t.target.as_str()).collect();
             return Err(RunError::GateFails {
                 run,
                 stage: state.stages()[stage].name.clone(),
@@ -150,7 +168,18 @@ pub fn check_verdict_on(
                     .filter(|row| row.status == TargetStatus::Uncovered)
                     .map(|row| row.target.clone())
                     .collect(),
-                problem: report.problems.first().map(|p| p.message.clone()),
+                problem: report
+                    .problems
+                    .first()
+                    .map(|p| p.message.clone())
+                    .or_else(|| {
+                        (!touched.is_empty()).then(|| {
+                            format!(
+                                "touched only in whitespace, line endings or file mode: {}",
+                                touched.join(", ")
+                            )
+                        })
+                    }),
             });
         }
     }

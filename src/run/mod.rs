@@ -431,7 +431,7 @@ impl Driver<'_> {
             // The gate applies to every attempt, or (`coverage: resume`) to resumed ones; its
             // report is recorded either way, so what was not enforced is still visible.
             let enforce = state.gate_enforced(n);
-            match gate(self.repo, state, &plan.targets, &evidence) {
+            match gate(self.repo, state, plan, &evidence) {
                 Ok(report) => {
                     if enforce && !report.passed {
                         end.outcome = Outcome::Blocked;
@@ -472,9 +472,10 @@ impl Driver<'_> {
 pub(crate) fn gate(
     repo: &Repo,
     state: &RunState,
-    targets: &[Target],
+    plan: &Plan,
     evidence: &Result<Option<coverage::Evidence>, String>,
 ) -> Result<Report, String> {
+    let targets = &plan.targets;
     let entries = match evidence {
         Err(message) => return Err(message.clone()),
         Ok(evidence) => evidence
@@ -497,6 +498,16 @@ pub(crate) fn gate(
     };
     crate::verify::missing::mark_missing(&worktree, &mut report, targets, &places)
         .map_err(|e| format!("coverage gate: cannot look up the uncovered targets: {e}"))?;
+    let new_side = crate::verify::trivial::NewSide::Worktree(Path::new(&state.worktree));
+    crate::verify::trivial::mark_touched(
+        &worktree,
+        &mut report,
+        plan,
+        state.base,
+        new_side,
+        &mut crate::verify::trivial::Verdicts::new(),
+    )
+    .map_err(|e| format!("coverage gate: cannot compare the changed targets: {e}"))?;
     Ok(report)
 }
 
@@ -656,6 +667,15 @@ pub fn blocked_message(report: &Report) -> String {
             missing.join(", ")
         ));
     }
+    let touched: Vec<&str> = report.touched().map(|t| t.target.as_str()).collect();
+    if !touched.is_empty() {
+        parts.push(format!(
+            "coverage gate: {} of {} targets touched only in whitespace, line endings or mode: {}",
+            touched.len(),
+            report.targets.len(),
+            touched.join(", ")
+        ));
+    }
     for p in &report.problems {
         parts.push(format!("{}: {}", p.source, p.message));
     }
@@ -712,6 +732,9 @@ pub fn write_result(run_dir: &Path, state: &RunState) -> Result<(), RunError> {
                     ),
                     coverage::TargetStatus::Uncovered => "uncovered".into(),
                     coverage::TargetStatus::Missing => "names no path".into(),
+                    coverage::TargetStatus::Touched => {
+                        "only whitespace, line endings or mode changed".into()
+                    }
                 };
                 let status = crate::report::status::word(t.status);
                 md.push_str(&format!("| {} | {status} | {detail} |\n", code(&t.target)));

@@ -109,17 +109,35 @@ fn resume_section(out: &mut String, input: &PromptInput, prev: &Attempt) {
                     .any(|p| input.targets.iter().any(|x| &x.spec == *t && x.matches(p)))
             })
             .collect();
-        if untouched.is_empty() {
+        // What the last gate found only whitespace, line endings or file mode changed in.
+        let touched: Vec<&str> = prev
+            .coverage
+            .iter()
+            .flat_map(|report| report.touched())
+            .map(|t| t.target.as_str())
+            .collect();
+        if !touched.is_empty() {
             let _ = writeln!(
                 out,
-                "Every target has some change, but that does not mean each is done.\n"
+                "Targets whose only change is whitespace, line endings or file mode, which does \
+                 not count as a change (`touched`): make the change the plan asks for\n"
             );
-        } else {
+            for t in &touched {
+                let _ = writeln!(out, "- `{t}`");
+            }
+            let _ = writeln!(out);
+        }
+        if !untouched.is_empty() {
             let _ = writeln!(out, "Targets with no change yet:\n");
             for t in untouched {
                 let _ = writeln!(out, "- `{t}`");
             }
             let _ = writeln!(out);
+        } else if touched.is_empty() {
+            let _ = writeln!(
+                out,
+                "Every target has some change, but that does not mean each is done.\n"
+            );
         }
         let _ = writeln!(
             out,
@@ -183,6 +201,15 @@ fn coverage_section(out: &mut String, report: &Report) {
             }
             TargetStatus::Missing => {
                 let _ = writeln!(out, "- `{}`: names no path in the repository", t.target);
+            }
+            TargetStatus::Touched => {
+                let _ = writeln!(
+                    out,
+                    "- `{}`: touched — only whitespace, line endings or file mode changed ({}), \
+                     which does not count: make the change the plan asks for",
+                    t.target,
+                    crate::report::bound::joined(&t.paths, str::to_owned)
+                );
             }
         }
     }

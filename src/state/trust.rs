@@ -211,7 +211,7 @@ fn check_passing_report(state: &RunState, stage: &str, attempt: &Attempt) -> Res
     }
     for row in &report.targets {
         let fine = match row.status {
-            TargetStatus::Uncovered | TargetStatus::Missing => false,
+            TargetStatus::Uncovered | TargetStatus::Missing | TargetStatus::Touched => false,
             TargetStatus::Changed => !row.paths.is_empty() || row.paths_omitted > 0,
             TargetStatus::Unchanged => row
                 .reason

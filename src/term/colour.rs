@@ -69,9 +69,8 @@ impl Paint {
             return Some(Paint::Warn);
         }
         match word.replace(['_', '-', ' '], "").as_str() {
-            "blocked" | "uncovered" | "failed" | "crashed" | "notcovered" | "missing" => {
-                Some(Paint::Bad)
-            }
+            "blocked" | "uncovered" | "failed" | "crashed" | "notcovered" | "missing"
+            | "touched" => Some(Paint::Bad),
             "ratelimited" | "interrupted" | "stale" | "paused" | "timeout" => Some(Paint::Warn),
             "succeeded" | "changed" | "unchanged" | "covered" | "passed" | "finished" => {
                 Some(Paint::Good)

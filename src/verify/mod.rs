@@ -28,6 +28,7 @@ pub mod ignored;
 pub mod missing;
 mod select;
 pub mod targets;
+pub mod trivial;
 
 use std::path::{Path, PathBuf};
 
@@ -417,6 +418,11 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
             )?);
         }
     }
+    let new_side = match head_commit {
+        Some(head) => trivial::NewSide::Commit(head),
+        None => trivial::NewSide::Worktree(&workdir),
+    };
+    let mut verdicts = trivial::Verdicts::new();
     let results: Vec<PlanResult> = plans
         .iter()
         .enumerate()
@@ -426,6 +432,14 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
             let mut report =
                 coverage::evaluate(&plan.targets, &changed, &entries, &trailer_entries);
             missing::mark_missing(&repo, &mut report, &plan.targets, &places)?;
+            trivial::mark_touched(
+                &repo,
+                &mut report,
+                plan,
+                merge_base,
+                new_side,
+                &mut verdicts,
+            )?;
             if options.require_targets {
                 report.require_targets();
             }

@@ -369,3 +369,61 @@ fn a_run_refuses_an_ignored_target_before_the_agent_starts() {
     let list = repo.baton(["list", "--json"]);
     assert_eq!(list.stdout.trim(), "[]", "no run was created: {list}");
 }
+
+/// An agent that only adds a blank line to each target (and makes one executable) is blocked:
+/// the targets are `touched`, which `status` and the resume prompt name; real edits then pass.
+#[test]
+fn an_agent_that_only_adds_blank_lines_is_blocked() {
+    let blank = Actor::shell(
+        "blank",
+        "printf '\\n' >> docs/a.md && printf '\\r\\n' >> docs/b.md && chmod +x docs/c.md",
+    );
+    let out = scratch();
+    let prompt = outside(&out, "prompt.md");
+    let diligent = Actor::shell(
+        "diligent",
+        &format!(
+            "cat \"$BATON_PROMPT_FILE\" > {} && echo a >> docs/a.md && echo b >> docs/b.md && echo c >> docs/c.md",
+            prompt.display()
+        ),
+    );
+    let repo = repo_running(&[blank, diligent], "");
+
+    let run = repo.baton(["run", "plans/fix.md"]);
+    let id = run.run_id();
+    assert_eq!(run.code, 1, "{run}");
+    let state = status(&repo, &id);
+    assert_eq!(state["status"], "blocked", "{run}");
+    assert_eq!(
+        coverage_rows(&state),
+        [
+            "docs/a.md touched",
+            "docs/b.md touched",
+            "docs/c.md touched"
+        ]
+    );
+    assert_eq!(
+        state["error"]["message"],
+        "coverage gate: 3 of 3 targets touched only in whitespace, line endings or mode: \
+         docs/a.md, docs/b.md, docs/c.md"
+    );
+    let shown = repo.baton(["status", &id]);
+    assert!(
+        shown.stdout.contains(
+            "touched    docs/a.md  only whitespace, line endings or mode changed: docs/a.md"
+        ),
+        "{shown}"
+    );
+
+    let resumed = repo.baton(["resume", &id, "--actor", "executor=diligent"]);
+    assert_eq!(resumed.code, 0, "{resumed}");
+    assert_eq!(status(&repo, &id)["stages"][0]["status"], "succeeded");
+    let prompt = std::fs::read_to_string(&prompt).unwrap();
+    assert!(
+        prompt.contains(
+            "Targets whose only change is whitespace, line endings or file mode, which does not \
+             count as a change (`touched`): make the change the plan asks for\n\n- `docs/a.md`\n"
+        ),
+        "{prompt}"
+    );
+}

@@ -25,6 +25,7 @@ mod range;
 mod rule;
 mod run_branch;
 mod targets;
+mod trivial;
 mod worktree;
 
 /// The run with the commit ids of `revs` (full, 12- and 7-character forms) replaced by names.

@@ -1,0 +1,149 @@
+//! The two sides of the paths a target changed, fetched for the trivial-change rule
+//! ([`crate::coverage::is_trivial`], which decides on values and reads nothing).
+//!
+//! The old side is always a blob of the base commit; the new side is a blob of the head (range
+//! mode, a run's snapshot) or the worktree file. Each side is read up to
+//! [`CONTENTS_LIMIT`]: a larger one is not read and makes the change real, and a worktree path
+//! that is not a regular file or a symbolic link (a named pipe, a socket) is never opened, and
+//! is a real change too. Only the paths of `changed` rows are fetched, and not past a row's first
+//! real change, so a gate whose targets really changed reads one pair of files per target.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::VerifyError;
+use crate::coverage::{FileKind, Report, Side, is_trivial};
+use crate::git::{CONTENTS_LIMIT, CommitId, Contents, FileAt, PathKind, Repo};
+use crate::plan::Plan;
+
+/// Where the new side of each change is.
+#[derive(Debug, Clone, Copy)]
+pub enum NewSide<'a> {
+    Commit(CommitId),
+    Worktree(&'a Path),
+}
+
+/// What one path's verdict was, for the next target or plan that asks.
+pub type Verdicts = HashMap<String, bool>;
+
+/// Marks the `changed` rows of `report` whose every path changed trivially from `base` to `new`
+/// as `touched` (see [`Report::mark_touched`]).
+pub fn mark_touched(
+    repo: &Repo,
+    report: &mut Report,
+    plan: &Plan,
+    base: CommitId,
+    new: NewSide<'_>,
+    verdicts: &mut Verdicts,
+) -> Result<(), VerifyError> {
+    report.mark_touched(plan, |path| {
+        if let Some(&known) = verdicts.get(path) {
+            return Ok(known);
+        }
+        let verdict = trivial(repo, base, new, path)?;
+        verdicts.insert(path.to_owned(), verdict);
+        Ok(verdict)
+    })
+}
+
+/// Whether `path` changed trivially from `base` to `new`.
+pub fn trivial(
+    repo: &Repo,
+    base: CommitId,
+    new: NewSide<'_>,
+    path: &str,
+) -> Result<bool, VerifyError> {
+    let old = repo.file_at(base, path, CONTENTS_LIMIT)?;
+    let new = match new {
+        NewSide::Commit(head) => repo.file_at(head, path, CONTENTS_LIMIT)?,
+        NewSide::Worktree(root) => worktree_file(root, path)?,
+    };
+    Ok(is_trivial(old.as_ref().map(side), new.as_ref().map(side)))
+}
+
+fn side(file: &FileAt) -> Side<'_> {
+    Side {
+        kind: match file.kind {
+            PathKind::Symlink => FileKind::Symlink,
+            PathKind::Submodule | PathKind::Dir => FileKind::Submodule,
+            PathKind::File => FileKind::File {
+                executable: file.executable,
+            },
+        },
+        bytes: match &file.contents {
+            Contents::Bytes(bytes) => Some(bytes),
+            Contents::Binary | Contents::Large(_) | Contents::Special(_) => None,
+        },
+    }
+}
+
+/// The worktree's file at `path` as a [`FileAt`]: `None` when there is none (deleted, or a
+/// directory now — a submodule's checkout is one, and its change is real either way).
+fn worktree_file(root: &Path, path: &str) -> Result<Option<FileAt>, VerifyError> {
+    let full = root.join(path);
+    let meta = match std::fs::symlink_metadata(&full) {
+        Ok(meta) => meta,
+        Err(err) if is_gone(&err) => return Ok(None),
+        Err(source) => return Err(VerifyError::Read { path: full, source }),
+    };
+    let file_type = meta.file_type();
+    if file_type.is_dir() {
+        return Ok(None);
+    }
+    let kind = if file_type.is_symlink() {
+        PathKind::Symlink
+    } else {
+        PathKind::File
+    };
+    // A symbolic link is read as git stores it (its target); anything else but a regular file
+    // is never opened.
+    let contents = match crate::git::worktree_contents(root, path, CONTENTS_LIMIT)? {
+        Some(Contents::Binary) if kind == PathKind::File => read_whole(&full)?,
+        Some(contents) => contents,
+        None => return Ok(None),
+    };
+    Ok(Some(FileAt {
+        kind,
+        executable: is_executable(&meta),
+        contents,
+    }))
+}
+
+/// A binary file read whole, within the bound: it is compared byte for byte.
+fn read_whole(full: &Path) -> Result<Contents, VerifyError> {
+    match crate::files::read_limited_regular(full, CONTENTS_LIMIT) {
+        Ok(Some(bytes)) => Ok(Contents::Bytes(bytes)),
+        Ok(None) => Ok(Contents::Large(CONTENTS_LIMIT + 1)),
+        // Replaced by something else since it was looked at: not read, so not trivial.
+        Err(err)
+            if err
+                .get_ref()
+                .is_some_and(|e| e.is::<crate::files::NotAFile>()) =>
+        {
+            Ok(Contents::Special("file"))
+        }
+        Err(err) if is_gone(&err) => Ok(Contents::Special("file")),
+        Err(source) => Err(VerifyError::Read {
+            path: full.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+fn is_gone(err: &std::io::Error) -> bool {
+    matches!(
+        err.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+    )
+}
+
+#[cfg(unix)]
+fn is_executable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.is_file() && meta.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(_: &std::fs::Metadata) -> bool {
+    false
+}
