@@ -43,7 +43,8 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "FILE")]
     pub evidence: Vec<PathBuf>,
 
-    /// Output format; `github` also appends a Markdown table to $GITHUB_STEP_SUMMARY when set.
+    /// Output format; `github` also appends a Markdown table to $GITHUB_STEP_SUMMARY when set;
+    /// `sarif` is a SARIF 2.1.0 log for code-scanning views (docs/ci.md).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
@@ -72,6 +73,9 @@ pub enum Format {
     Json,
     Github,
     Markdown,
+    // SARIF 2.1.0, for code-scanning views (a plain comment: a doc comment would make it the
+    // only value with a description in the help).
+    Sarif,
 }
 
 pub fn cmd_verify(cwd: &Path, args: VerifyArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
@@ -95,6 +99,7 @@ pub fn cmd_verify(cwd: &Path, args: VerifyArgs, out: &mut dyn Write) -> Result<O
         Format::Json => report::json(&result),
         Format::Github => report::github(&result),
         Format::Markdown => report::markdown(&result),
+        Format::Sarif => report::sarif(&result),
     };
     let _ = out.write_all(rendered.as_bytes());
     // After the report, so that a broken summary file does not hide the verdict.

@@ -1,5 +1,5 @@
-//! Renderers: a verification as text for people, JSON for scripts, GitHub workflow commands and
-//! Markdown for CI; a run's status, review, list and logs. Each is a pure function from the result
+//! Renderers: a verification as text for people, JSON for scripts, GitHub workflow commands,
+//! Markdown and SARIF for CI; a run's status, review, list and logs. Each is a pure function from the result
 //! to a `String`; the caller decides where it goes.
 //!
 //! Text that agents and pull requests wrote reaches none of these outputs raw: the human formats
@@ -16,6 +16,7 @@ pub mod list;
 pub mod log;
 pub mod markdown;
 pub mod review;
+mod sarif;
 pub mod status;
 pub mod targets;
 pub mod width;
@@ -23,3 +24,4 @@ pub mod width;
 pub use gate::{VERIFY_SCHEMA_VERSION, VerifyJson, json, text};
 pub use github::{GITHUB_ANNOTATION_LIMIT, github, stop_token};
 pub use markdown::markdown;
+pub use sarif::sarif;

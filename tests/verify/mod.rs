@@ -24,6 +24,7 @@ mod pathspec;
 mod range;
 mod rule;
 mod run_branch;
+mod sarif;
 mod targets;
 mod trivial;
 mod worktree;
