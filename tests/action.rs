@@ -198,6 +198,18 @@ fn action_for(
     inputs: &[(&str, &str)],
     target: Option<&str>,
 ) -> Run {
+    action_with_env(repo, dir, work, inputs, target, &[])
+}
+
+/// [`action_for`] with more environment variables, as the runner sets them (`GITHUB_OUTPUT`).
+fn action_with_env(
+    repo: &TestRepo,
+    dir: &Path,
+    work: &Path,
+    inputs: &[(&str, &str)],
+    target: Option<&str>,
+    env: &[(&str, &Path)],
+) -> Run {
     let mut cmd = Command::new("bash");
     cmd.arg(script()).current_dir(dir);
     Hermetic::new(&repo.home)
@@ -213,6 +225,9 @@ fn action_for(
     }
     for (name, value) in inputs {
         cmd.env(format!("INPUT_{name}"), value);
+    }
+    for (name, value) in env {
+        cmd.env(name, value);
     }
     let out = cmd.output().unwrap();
     Run {
@@ -429,6 +444,62 @@ fn a_missing_release_falls_back_to_cargo_install() {
         args.starts_with("install --locked --quiet git-baton --version =9.9.9 --root "),
         "{args}"
     );
+}
+
+/// `sarif:` writes the gate as a SARIF log beside the step's own format, whatever the verdict,
+/// and names it in the step output; the step's exit code is still the gate's.
+#[test]
+fn the_sarif_input_writes_a_log_for_code_scanning() {
+    let work = workdir();
+    std::fs::create_dir_all(work.path().join("release")).unwrap();
+    fake_cargo(work.path());
+    let repo = pull_request("Two docs\n\nBaton-Plan: plans/p.md\n");
+    let sarif = work.path().join("out.sarif");
+    let output = work.path().join("github-output");
+    let run = action_with_env(
+        &repo,
+        &repo.root,
+        work.path(),
+        &[("BASE", "main"), ("SARIF", sarif.to_str().unwrap())],
+        Some(TARGET),
+        &[("GITHUB_OUTPUT", &output), ("RUNNER_TEMP", work.path())],
+    );
+    assert_eq!(run.code, 1, "{run}");
+    assert!(
+        run.stdout.contains("::error file=plans/p.md,line=5"),
+        "{run}"
+    );
+    let log: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&sarif).unwrap()).unwrap();
+    assert_eq!(log["version"], "2.1.0");
+    assert_eq!(log["runs"][0]["results"][0]["ruleId"], "baton/uncovered");
+    assert_eq!(
+        std::fs::read_to_string(&output).unwrap(),
+        format!("sarif-file={}\n", sarif.display())
+    );
+
+    // `true` writes it to the runner's temporary directory; `false` writes nothing.
+    let run = action_with_env(
+        &repo,
+        &repo.root,
+        work.path(),
+        &[("BASE", "main"), ("SARIF", "true"), ("FORMAT", "text")],
+        Some(TARGET),
+        &[("RUNNER_TEMP", work.path())],
+    );
+    assert_eq!(run.code, 1, "{run}");
+    assert!(work.path().join("git-baton.sarif").is_file(), "{run}");
+    std::fs::remove_file(work.path().join("git-baton.sarif")).unwrap();
+    let run = action_with_env(
+        &repo,
+        &repo.root,
+        work.path(),
+        &[("BASE", "main"), ("SARIF", "false")],
+        Some(TARGET),
+        &[("RUNNER_TEMP", work.path())],
+    );
+    assert_eq!(run.code, 1, "{run}");
+    assert!(!work.path().join("git-baton.sarif").exists(), "{run}");
 }
 
 /// A shallow clone lacks the merge base: the action says so, and how to fix it, before it

@@ -11,7 +11,10 @@
 #   INPUT_PLANS          plan files, separated by whitespace (default: none; the gate discovers)
 #   INPUT_BASE           the base revision (default: origin/$GITHUB_BASE_REF)
 #   INPUT_HEAD           the head revision (default: HEAD)
-#   INPUT_FORMAT         text, json, github or markdown (default: github)
+#   INPUT_FORMAT         text, json, github, markdown or sarif (default: github)
+#   INPUT_SARIF          false (default), true, or a file: also write the gate as a SARIF 2.1.0
+#                        log (true: $RUNNER_TEMP/git-baton.sarif, else ./git-baton.sarif), and
+#                        name it in the step output `sarif-file` (for upload-sarif)
 #   INPUT_REQUIRE_PLANS  true or false (default: false): pass --require-plans
 #   INPUT_ARGS           more arguments for `git baton verify`, separated by whitespace
 #   INPUT_VERSION        the release to install, `0.2.0` or `v0.2.0` (default: the version in
@@ -60,6 +63,11 @@ if [ -z "$base" ]; then
 fi
 head=${INPUT_HEAD:-HEAD}
 format=${INPUT_FORMAT:-github}
+case "${INPUT_SARIF:-false}" in
+false | '') sarif_file= ;;
+true) sarif_file="${RUNNER_TEMP:-.}/git-baton.sarif" ;;
+*) sarif_file=$INPUT_SARIF ;;
+esac
 
 # --- the binary ---------------------------------------------------------------------------------
 
@@ -189,15 +197,31 @@ extra=(${INPUT_ARGS:-})
 set +f
 args=(verify)
 args+=(${plans[@]+"${plans[@]}"})
-args+=(--base "$base" --head "$head" --format "$format")
+args+=(--base "$base" --head "$head")
 case "${INPUT_REQUIRE_PLANS:-false}" in
 true) args+=(--require-plans) ;;
 false | '') ;;
 *) fail "the \`require-plans\` input must be true or false, not \`$INPUT_REQUIRE_PLANS\`" ;;
 esac
 args+=(${extra[@]+"${extra[@]}"})
+gate_args=("${args[@]}" --format "$format")
 
-info "git baton ${args[*]}"
+info "git baton ${gate_args[*]}"
 status=0
-"$bin_dir/git-baton" "${args[@]}" || status=$?
+"$bin_dir/git-baton" "${gate_args[@]}" || status=$?
+
+# The same gate as SARIF, for code scanning, whatever its verdict: a failed gate is what the
+# reviewers should see there. Bad input (exit 2) was already reported by the run above.
+if [ -n "$sarif_file" ] && [ "$status" -le 1 ]; then
+    sarif_args=("${args[@]}" --format sarif)
+    sarif_status=0
+    "$bin_dir/git-baton" "${sarif_args[@]}" >"$sarif_file" || sarif_status=$?
+    if [ "$sarif_status" -gt 1 ]; then
+        fail "git baton verify --format sarif could not write $sarif_file (exit $sarif_status)"
+    fi
+    info "wrote the SARIF log $sarif_file"
+    if [ -n "${GITHUB_OUTPUT:-}" ]; then
+        printf 'sarif-file=%s\n' "$sarif_file" >>"$GITHUB_OUTPUT"
+    fi
+fi
 exit "$status"
