@@ -17,6 +17,7 @@ use crate::support::TestRepo;
 
 mod history;
 mod index_formats;
+mod trivial_history;
 
 /// Paths the operations pick from: spaces, non-ASCII, a newline, nesting, a fresh directory,
 /// and siblings whose names sort around `/` (`s`, `s-t`, `s.b`, `s0`; `dir`, `dir-x`, `dir.old`):

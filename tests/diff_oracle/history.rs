@@ -30,7 +30,7 @@ const PAIRS: usize = 24;
 /// Worktree states rebuilt from the history (`GIT_BATON_HISTORY_STATES` for more, by hand).
 const STATES: usize = 4;
 
-fn count(var: &str, default: usize) -> usize {
+pub(super) fn count(var: &str, default: usize) -> usize {
     std::env::var(var)
         .ok()
         .and_then(|s| s.parse().ok())
@@ -56,7 +56,7 @@ impl Rng {
 }
 
 /// The repository the test walks, or why there is none to walk.
-fn source(harness: &TestRepo) -> Result<PathBuf, String> {
+pub(super) fn source(harness: &TestRepo) -> Result<PathBuf, String> {
     let dir = match std::env::var_os(REPO_VAR) {
         Some(dir) => PathBuf::from(dir),
         None => PathBuf::from(env!("CARGO_MANIFEST_DIR")),
