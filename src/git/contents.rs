@@ -85,6 +85,17 @@ impl Repo {
         let Some(entry) = entry.filter(|e| e.mode().is_blob_or_symlink()) else {
             return Ok(None);
         };
+        self.blob_contents(&entry, commit, path, limit).map(Some)
+    }
+
+    /// The blob of a tree entry, measured before it is read.
+    fn blob_contents(
+        &self,
+        entry: &gix::object::tree::Entry<'_>,
+        commit: CommitId,
+        path: &str,
+        limit: u64,
+    ) -> Result<Contents> {
         let read = |err: &dyn std::fmt::Display| {
             GitError::op(format!("read `{path}` in commit {commit}"), err)
         };
@@ -93,10 +104,10 @@ impl Repo {
             .find_header(entry.object_id())
             .map_err(|err| read(&err))?;
         if header.size() > limit {
-            return Ok(Some(Contents::Large(header.size())));
+            return Ok(Contents::Large(header.size()));
         }
         let blob = entry.object().map_err(|err| read(&err))?;
-        Ok(Some(Contents::Bytes(blob.detach().data)))
+        Ok(Contents::Bytes(blob.detach().data))
     }
 }
 
@@ -123,10 +134,9 @@ impl Repo {
         let contents = match kind {
             PathKind::Dir => return Ok(None),
             PathKind::Submodule => Contents::Bytes(entry.object_id().to_string().into_bytes()),
-            PathKind::File | PathKind::Symlink => match self.contents_at(commit, path, limit)? {
-                Some(contents) => contents,
-                None => return Ok(None),
-            },
+            PathKind::File | PathKind::Symlink => {
+                self.blob_contents(&entry, commit, path, limit)?
+            }
         };
         Ok(Some(FileAt {
             kind,

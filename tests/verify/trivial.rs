@@ -270,3 +270,49 @@ fn a_malformed_trivial_is_a_located_plan_error() {
         hint: `trivial` is `counts` (a change of only whitespace, line endings or file mode is the work) or `touched` (it is not, the default)
         ");
 }
+
+/// What the rule cannot read is a real change, found without reading it: a named pipe where a
+/// target file was (never opened, so the gate does not block), and a file over the 8 MiB limit
+/// whose only change is a trailing newline.
+#[test]
+fn unreadable_sides_are_real_changes() {
+    let big = "word ".repeat(2 * 1024 * 1024); // 10 MiB
+    let repo = repo_with(
+        &plan("Work", &["pipe.md", "big.txt", "small.txt"]),
+        &[("pipe.md", "text\n"), ("big.txt", &big), ("small.txt", "x\n")],
+    );
+    std::fs::remove_file(repo.path("pipe.md")).unwrap();
+    let mkfifo = std::process::Command::new("mkfifo")
+        .arg(repo.path("pipe.md"))
+        .status()
+        .unwrap();
+    assert!(mkfifo.success());
+    repo.write("big.txt", &format!("{big}\n"));
+    repo.write("small.txt", "x\n\n");
+    let json = repo
+        .baton(["verify", "plans/p.md", "--base", "main", "--json"])
+        .json();
+    assert_eq!(
+        statuses(&json),
+        [
+            ("pipe.md".to_owned(), "changed".to_owned()),
+            ("big.txt".to_owned(), "changed".to_owned()),
+            ("small.txt".to_owned(), "touched".to_owned()),
+        ]
+    );
+
+    // Committed, the large blob is measured from its header, never read: still a real change.
+    std::fs::remove_file(repo.path("pipe.md")).unwrap();
+    repo.git(["add", "-A"]);
+    repo.git(["commit", "-q", "-m", "big"]);
+    let json = repo
+        .baton(["verify", "plans/p.md", "--base", "main", "--head", "HEAD", "--json"])
+        .json();
+    assert_eq!(
+        statuses(&json)[1..],
+        [
+            ("big.txt".to_owned(), "changed".to_owned()),
+            ("small.txt".to_owned(), "touched".to_owned()),
+        ]
+    );
+}
