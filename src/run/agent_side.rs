@@ -279,7 +279,13 @@ impl Current {
         let stage = &self.state.stages()[self.stage];
         let enforced = stage.gated && self.state.gate_enforced(self.attempt);
         let result = if stage.gated {
-            super::gate(repo, &self.state, &self.plan.targets, &evidence)
+            super::gate(
+                repo,
+                &self.state,
+                &self.plan.targets,
+                &evidence,
+                super::Work::Worktree,
+            )
         } else {
             Err(format!("stage `{}` has no coverage gate", stage.name))
         };
