@@ -227,14 +227,14 @@ impl From<RunError> for CliError {
             ) => ErrorKind::Busy,
             _ => ErrorKind::Input,
         };
-        let hints = err.hints();
+        let hints = super::run_hints::hints(&err);
         CliError::new(kind, err).with_hints(hints)
     }
 }
 
 impl From<AgentSideError> for CliError {
     fn from(err: AgentSideError) -> CliError {
-        let hints = err.hints();
+        let hints = super::run_hints::agent_side_hints(&err);
         CliError::new(ErrorKind::Input, err).with_hints(hints)
     }
 }

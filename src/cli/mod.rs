@@ -26,6 +26,7 @@ mod push;
 mod resume;
 mod review;
 mod run;
+mod run_hints;
 mod status;
 mod stop;
 mod targets;
