@@ -5,9 +5,7 @@
 use std::path::Path;
 
 use crate::config::Config;
-use crate::coverage::{self, TargetStatus};
-use crate::git::{CommitId, RecordFile, Repo, Scope};
-use crate::plan::Target;
+use crate::git::{CommitId, RecordFile, Repo};
 use crate::state::{RunState, RunStatus, trust};
 
 use super::RunError;
@@ -136,66 +134,20 @@ pub fn check_verdict_on(
             attempt: last.n,
         });
     };
-    let changed = changed(repo, state.base, snapshot, &plan.targets)?;
-    let mut verdicts_of_paths = crate::verify::trivial::Verdicts::new();
-    for (stage, attempt) in verdicts {
-        let reasons = trust::recorded_reasons(attempt.coverage.as_ref(), &attempt.dir);
-        let mut report = coverage::evaluate(&plan.targets, &changed, &reasons, &[]);
-        // A change of only whitespace or mode does not count on the snapshot either.
-        crate::verify::trivial::mark_touched(
-            repo,
-            &mut report,
-            &plan,
-            state.base,
-            crate::verify::trivial::NewSide::Commit(snapshot),
-            &mut verdicts_of_paths,
-        )
-        .map_err(|err| match err {
-            crate::verify::VerifyError::Git(err) => RunError::Git(err),
-            other => RunError::Git(crate::git::GitError::Operation {
-                action: "compare the changed targets".into(),
-                message: other.to_string(),
+    match super::gate::judge_verdicts(repo, state, &plan, snapshot)? {
+        None => Ok(()),
+        Some(broken) => Err(RunError::GateFails {
+            run,
+            stage: state.stages()[broken.stage].name.clone(),
+            uncovered: broken.uncovered,
+            problem: broken.problem.or_else(|| {
+                (!broken.touched.is_empty()).then(|| {
+                    format!(
+                        "touched only in whitespace, line endings or file mode: {}",
+                        broken.touched.join(", ")
+                    )
+                })
             }),
-        })?;
-        if !report.passed {
-            let touched: Vec<&str> = report.touched().map(|t| t.target.as_str()).collect();
-            return Err(RunError::GateFails {
-                run,
-                stage: state.stages()[stage].name.clone(),
-                uncovered: report
-                    .targets
-                    .iter()
-                    .filter(|row| row.status == TargetStatus::Uncovered)
-                    .map(|row| row.target.clone())
-                    .collect(),
-                problem: report
-                    .problems
-                    .first()
-                    .map(|p| p.message.clone())
-                    .or_else(|| {
-                        (!touched.is_empty()).then(|| {
-                            format!(
-                                "touched only in whitespace, line endings or file mode: {}",
-                                touched.join(", ")
-                            )
-                        })
-                    }),
-            });
-        }
+        }),
     }
-    Ok(())
-}
-
-/// What changed under the targets from `base` to `snapshot`.
-fn changed(
-    repo: &Repo,
-    base: CommitId,
-    snapshot: CommitId,
-    targets: &[Target],
-) -> Result<Vec<String>, RunError> {
-    if targets.is_empty() {
-        return Ok(Vec::new());
-    }
-    let scope = Scope::prefixes(targets.iter().map(Target::scope));
-    Ok(repo.tree_changes(base, snapshot, &scope)?)
 }

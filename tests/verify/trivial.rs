@@ -279,7 +279,11 @@ fn unreadable_sides_are_real_changes() {
     let big = "word ".repeat(2 * 1024 * 1024); // 10 MiB
     let repo = repo_with(
         &plan("Work", &["pipe.md", "big.txt", "small.txt"]),
-        &[("pipe.md", "text\n"), ("big.txt", &big), ("small.txt", "x\n")],
+        &[
+            ("pipe.md", "text\n"),
+            ("big.txt", &big),
+            ("small.txt", "x\n"),
+        ],
     );
     std::fs::remove_file(repo.path("pipe.md")).unwrap();
     let mkfifo = std::process::Command::new("mkfifo")
@@ -306,7 +310,15 @@ fn unreadable_sides_are_real_changes() {
     repo.git(["add", "-A"]);
     repo.git(["commit", "-q", "-m", "big"]);
     let json = repo
-        .baton(["verify", "plans/p.md", "--base", "main", "--head", "HEAD", "--json"])
+        .baton([
+            "verify",
+            "plans/p.md",
+            "--base",
+            "main",
+            "--head",
+            "HEAD",
+            "--json",
+        ])
         .json();
     assert_eq!(
         statuses(&json)[1..],
