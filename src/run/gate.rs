@@ -233,10 +233,12 @@ pub(crate) fn undone(
         .map_err(|e| format!("coverage gate: cannot compute the diff: {e}"))?;
     Ok(broken.map(|b| {
         let mut said = format!(
-            "coverage gate: this stage undid work the gate of stage `{}` counted; uncovered now: {}",
-            state.stages()[b.stage].name,
-            b.uncovered.join(", ")
+            "coverage gate: this stage undid work the gate of stage `{}` counted",
+            state.stages()[b.stage].name
         );
+        if !b.uncovered.is_empty() || b.touched.is_empty() {
+            said.push_str(&format!("; uncovered now: {}", b.uncovered.join(", ")));
+        }
         if !b.touched.is_empty() {
             said.push_str(&format!(
                 "; touched only in whitespace, line endings or mode now: {}",

@@ -509,3 +509,26 @@ fn an_agent_that_only_adds_blank_lines_is_blocked() {
         "{prompt}"
     );
 }
+
+/// A later stage that turns a gated target's real change back into a whitespace-only one has
+/// undone it as surely as a revert: blocked, naming it touched; `finish` refuses the run too.
+#[test]
+fn a_later_stage_that_leaves_a_target_only_touched_is_blocked() {
+    let reverter = Actor::shell(
+        "writer",
+        "git checkout -- docs/b.md && printf '\\n' >> docs/b.md && echo reverted",
+    );
+    let repo = repo_running(&[worker(), reverter], "");
+    let run = repo.baton(["run", "plans/fix.md"]);
+    let id = run.run_id();
+    assert_eq!(run.code, 1, "{run}");
+    let state = status(&repo, &id);
+    assert_eq!(stage(&state, "reporter")["status"], "blocked", "{run}");
+    assert_eq!(
+        state["error"]["message"],
+        "coverage gate: this stage undid work the gate of stage `executor` counted; \
+         touched only in whitespace, line endings or mode now: docs/b.md"
+    );
+    let finish = repo.baton(["finish", &id]);
+    assert_ne!(finish.code, 0, "{finish}");
+}
