@@ -6,7 +6,11 @@
 //! that is read of a larger worktree file to decide it. A blob is measured by its object header
 //! before it is read.
 
+use std::collections::HashMap;
 use std::path::Path;
+
+use gix::ObjectId;
+use gix::objs::tree::EntryKind;
 
 use super::{CommitId, GitError, PathKind, Repo, Result};
 
@@ -122,27 +126,104 @@ pub struct FileAt {
     pub contents: Contents,
 }
 
-impl Repo {
+/// Reads files of commits' trees, listing each directory once: a gate that compares the sides of
+/// many paths in few directories costs a listing per directory and a lookup per path, not a walk
+/// from the root per path.
+pub struct TreeFiles<'r> {
+    repo: &'r Repo,
+    /// A directory's entries by name (`None`: not a directory in that commit).
+    dirs: HashMap<(CommitId, String), Option<Listing>>,
+}
+
+/// A directory's entries by name: kind and object id.
+type Listing = HashMap<Vec<u8>, (EntryKind, ObjectId)>;
+
+impl<'r> TreeFiles<'r> {
+    pub fn new(repo: &'r Repo) -> Self {
+        TreeFiles {
+            repo,
+            dirs: HashMap::new(),
+        }
+    }
+
     /// What `path` is in `commit`, or `None` when it is nothing there or a directory; a blob
     /// over `limit` bytes is measured, not read.
-    pub fn file_at(&self, commit: CommitId, path: &str, limit: u64) -> Result<Option<FileAt>> {
-        let Some(entry) = self.entry_at(commit, path)? else {
+    pub fn file_at(&mut self, commit: CommitId, path: &str, limit: u64) -> Result<Option<FileAt>> {
+        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+        let Some((kind, id)) = self.entry(commit, dir, name)? else {
             return Ok(None);
         };
-        let mode = entry.mode();
-        let kind = PathKind::of(mode.kind());
-        let contents = match kind {
+        let contents = match PathKind::of(kind) {
             PathKind::Dir => return Ok(None),
-            PathKind::Submodule => Contents::Bytes(entry.object_id().to_string().into_bytes()),
-            PathKind::File | PathKind::Symlink => {
-                self.blob_contents(&entry, commit, path, limit)?
-            }
+            PathKind::Submodule => Contents::Bytes(id.to_string().into_bytes()),
+            PathKind::File | PathKind::Symlink => self.blob(id, commit, path, limit)?,
         };
         Ok(Some(FileAt {
-            kind,
-            executable: mode.kind() == gix::objs::tree::EntryKind::BlobExecutable,
+            kind: PathKind::of(kind),
+            executable: kind == EntryKind::BlobExecutable,
             contents,
         }))
+    }
+
+    fn blob(&self, id: ObjectId, commit: CommitId, path: &str, limit: u64) -> Result<Contents> {
+        let read = |err: &dyn std::fmt::Display| {
+            GitError::op(format!("read `{path}` in commit {commit}"), err)
+        };
+        let header = self.repo.repo.find_header(id).map_err(|err| read(&err))?;
+        if header.size() > limit {
+            return Ok(Contents::Large(header.size()));
+        }
+        let object = self.repo.repo.find_object(id).map_err(|err| read(&err))?;
+        Ok(Contents::Bytes(object.detach().data))
+    }
+
+    /// The entry `name` of directory `dir` in `commit`.
+    fn entry(
+        &mut self,
+        commit: CommitId,
+        dir: &str,
+        name: &str,
+    ) -> Result<Option<(EntryKind, ObjectId)>> {
+        let key = (commit, dir.to_owned());
+        if !self.dirs.contains_key(&key) {
+            let listing = match self.dir_tree(commit, dir)? {
+                Some(tree) => Some(self.list(tree)?),
+                None => None,
+            };
+            self.dirs.insert(key.clone(), listing);
+        }
+        Ok(self.dirs[&key]
+            .as_ref()
+            .and_then(|entries| entries.get(name.as_bytes()).copied()))
+    }
+
+    /// The tree of directory `dir` in `commit`, if it is one.
+    fn dir_tree(&mut self, commit: CommitId, dir: &str) -> Result<Option<ObjectId>> {
+        if dir.is_empty() {
+            return self.repo.tree_of(commit).map(Some);
+        }
+        let (parent, name) = dir.rsplit_once('/').unwrap_or(("", dir));
+        Ok(match self.entry(commit, parent, name)? {
+            Some((EntryKind::Tree, id)) => Some(id),
+            _ => None,
+        })
+    }
+
+    fn list(&self, tree: ObjectId) -> Result<Listing> {
+        let found = self
+            .repo
+            .repo
+            .find_tree(tree)
+            .map_err(|err| GitError::op(format!("read tree {tree}"), err))?;
+        let mut entries = HashMap::new();
+        for entry in found.iter() {
+            let entry = entry.map_err(|err| GitError::op(format!("read tree {tree}"), err))?;
+            entries.insert(
+                entry.filename().to_vec(),
+                (entry.mode().kind(), entry.oid().to_owned()),
+            );
+        }
+        Ok(entries)
     }
 }
 

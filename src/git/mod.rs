@@ -39,7 +39,9 @@ use gix::bstr::ByteSlice;
 
 pub use at_commit::PathKind;
 pub use command::{LOCAL_ENV_VARS, local_env_vars};
-pub use contents::{CONTENTS_LIMIT, Contents, FileAt, Unshowable, unshowable, worktree_contents};
+pub use contents::{
+    CONTENTS_LIMIT, Contents, FileAt, TreeFiles, Unshowable, unshowable, worktree_contents,
+};
 pub use debris::BrokenWorktree;
 use error::classify_open_error;
 pub use error::{CommandFailed, GitError, Result};

@@ -12,7 +12,7 @@ use crate::coverage::{self, Report, TargetStatus};
 use crate::git::{CommitId, GitError, Repo, Scope};
 use crate::plan::{Plan, Target};
 use crate::state::{RunState, trust};
-use crate::verify::trivial::{self, NewSide, Verdicts};
+use crate::verify::trivial::{self, NewSide, Sides};
 
 use super::worktree::open_run_worktree;
 
@@ -144,12 +144,9 @@ pub(crate) fn gate(
         Work::Snapshot(commit) => NewSide::Commit(commit),
     };
     trivial::mark_touched(
-        &worktree,
         &mut report,
         plan,
-        state.base,
-        new_side,
-        &mut Verdicts::new(),
+        &mut Sides::new(&worktree, state.base, new_side),
     )
     .map_err(|e| format!("coverage gate: cannot compare the changed targets: {e}"))?;
     Ok(report)
@@ -183,20 +180,12 @@ pub(crate) fn judge_verdicts(
     }
     let scope = Scope::prefixes(targets.iter().map(Target::scope));
     let changed = repo.tree_changes(state.base, snapshot, &scope)?;
-    let mut verdicts_of_paths = Verdicts::new();
+    let mut sides = Sides::new(repo, state.base, NewSide::Commit(snapshot));
     for (stage, attempt) in verdicts {
         let reasons = trust::recorded_reasons(attempt.coverage.as_ref(), &attempt.dir);
         let mut report = coverage::evaluate(targets, &changed, &reasons, &[]);
         // A change of only whitespace or mode does not count on the snapshot either.
-        trivial::mark_touched(
-            repo,
-            &mut report,
-            plan,
-            state.base,
-            NewSide::Commit(snapshot),
-            &mut verdicts_of_paths,
-        )
-        .map_err(|err| match err {
+        trivial::mark_touched(&mut report, plan, &mut sides).map_err(|err| match err {
             crate::verify::VerifyError::Git(err) => err,
             other => GitError::Operation {
                 action: "compare the changed targets".into(),

@@ -422,7 +422,7 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
         Some(head) => trivial::NewSide::Commit(head),
         None => trivial::NewSide::Worktree(&workdir),
     };
-    let mut verdicts = trivial::Verdicts::new();
+    let mut sides = trivial::Sides::new(&repo, merge_base, new_side);
     let results: Vec<PlanResult> = plans
         .iter()
         .enumerate()
@@ -432,14 +432,7 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
             let mut report =
                 coverage::evaluate(&plan.targets, &changed, &entries, &trailer_entries);
             missing::mark_missing(&repo, &mut report, &plan.targets, &places)?;
-            trivial::mark_touched(
-                &repo,
-                &mut report,
-                plan,
-                merge_base,
-                new_side,
-                &mut verdicts,
-            )?;
+            trivial::mark_touched(&mut report, plan, &mut sides)?;
             if options.require_targets {
                 report.require_targets();
             }

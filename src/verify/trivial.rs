@@ -13,7 +13,7 @@ use std::path::Path;
 
 use super::VerifyError;
 use crate::coverage::{FileKind, Report, Side, is_trivial};
-use crate::git::{CONTENTS_LIMIT, CommitId, Contents, FileAt, PathKind, Repo};
+use crate::git::{CONTENTS_LIMIT, CommitId, Contents, FileAt, PathKind, Repo, TreeFiles};
 use crate::plan::Plan;
 
 /// Where the new side of each change is.
@@ -23,42 +23,49 @@ pub enum NewSide<'a> {
     Worktree(&'a Path),
 }
 
-/// What one path's verdict was, for the next target or plan that asks.
-pub type Verdicts = HashMap<String, bool>;
-
-/// Marks the `changed` rows of `report` whose every path changed trivially from `base` to `new`
-/// as `touched` (see [`Report::mark_touched`]).
-pub fn mark_touched(
-    repo: &Repo,
-    report: &mut Report,
-    plan: &Plan,
+/// The comparison of one base with one new side: each path's verdict is kept for the next
+/// target or plan that asks, and each directory of the trees is listed once.
+pub struct Sides<'r> {
+    files: TreeFiles<'r>,
     base: CommitId,
-    new: NewSide<'_>,
-    verdicts: &mut Verdicts,
-) -> Result<(), VerifyError> {
-    report.mark_touched(plan, |path| {
-        if let Some(&known) = verdicts.get(path) {
-            return Ok(known);
-        }
-        let verdict = trivial(repo, base, new, path)?;
-        verdicts.insert(path.to_owned(), verdict);
-        Ok(verdict)
-    })
+    new: NewSide<'r>,
+    known: HashMap<String, bool>,
 }
 
-/// Whether `path` changed trivially from `base` to `new`.
-pub fn trivial(
-    repo: &Repo,
-    base: CommitId,
-    new: NewSide<'_>,
-    path: &str,
-) -> Result<bool, VerifyError> {
-    let old = repo.file_at(base, path, CONTENTS_LIMIT)?;
-    let new = match new {
-        NewSide::Commit(head) => repo.file_at(head, path, CONTENTS_LIMIT)?,
-        NewSide::Worktree(root) => worktree_file(root, path)?,
-    };
-    Ok(is_trivial(old.as_ref().map(side), new.as_ref().map(side)))
+impl<'r> Sides<'r> {
+    pub fn new(repo: &'r Repo, base: CommitId, new: NewSide<'r>) -> Self {
+        Sides {
+            files: TreeFiles::new(repo),
+            base,
+            new,
+            known: HashMap::new(),
+        }
+    }
+
+    /// Whether `path` changed trivially from the base to the new side.
+    pub fn trivial(&mut self, path: &str) -> Result<bool, VerifyError> {
+        if let Some(&known) = self.known.get(path) {
+            return Ok(known);
+        }
+        let old = self.files.file_at(self.base, path, CONTENTS_LIMIT)?;
+        let new = match self.new {
+            NewSide::Commit(head) => self.files.file_at(head, path, CONTENTS_LIMIT)?,
+            NewSide::Worktree(root) => worktree_file(root, path)?,
+        };
+        let verdict = is_trivial(old.as_ref().map(side), new.as_ref().map(side));
+        self.known.insert(path.to_owned(), verdict);
+        Ok(verdict)
+    }
+}
+
+/// Marks the `changed` rows of `report` whose every path changed trivially between `sides` as
+/// `touched` (see [`Report::mark_touched`]).
+pub fn mark_touched(
+    report: &mut Report,
+    plan: &Plan,
+    sides: &mut Sides<'_>,
+) -> Result<(), VerifyError> {
+    report.mark_touched(plan, |path| sides.trivial(path))
 }
 
 fn side(file: &FileAt) -> Side<'_> {

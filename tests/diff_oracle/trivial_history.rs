@@ -1,6 +1,6 @@
 //! The trivial-change rule over a real history: every commit of the project's own repository (or
 //! of the one `GIT_BATON_HISTORY_REPO` names) against its first parent, each changed path put to
-//! `verify::trivial::trivial`, as the gate of a plan whose targets are every path the commit
+//! `verify::trivial::Sides::trivial`, as the gate of a plan whose targets are every path the commit
 //! changes would put it.
 //!
 //! The oracle is git: a path the rule calls trivial is an added file whose contents are only
@@ -18,7 +18,7 @@
 use std::path::Path;
 
 use git_baton::git::{Repo, Scope};
-use git_baton::verify::trivial::{NewSide, trivial};
+use git_baton::verify::trivial::{NewSide, Sides};
 
 use super::history::{count, source};
 use crate::support::TestRepo;
@@ -66,9 +66,10 @@ fn the_trivial_change_rule_over_a_real_history() {
             ours.resolve_commit(parent).unwrap(),
         );
         let changed = ours.tree_changes(p, c, &Scope::prefixes([""])).unwrap();
+        let mut sides = Sides::new(&ours, p, NewSide::Commit(c));
         let mut trivial_here = 0;
         for path in &changed {
-            if trivial(&ours, p, NewSide::Commit(c), path).unwrap() {
+            if sides.trivial(path).unwrap() {
                 trivial_here += 1;
                 check_with_git(&harness, &src, parent, commit, path);
                 if examples.len() < 20 {
