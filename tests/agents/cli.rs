@@ -7,7 +7,7 @@
 //! works with only Rust and git — unless `GIT_BATON_REQUIRE_REAL_AGENTS=1` (set by `.ci/run`
 //! after a successful install), where a missing CLI fails the test.
 //!
-//! Each test gets scratch `HOME` and `CODEX_HOME` directories and points both CLIs at its own
+//! Each test gets scratch `HOME` and `CODEX_HOME` directories and points every CLI at its own
 //! mock model server on 127.0.0.1; nothing reaches the network.
 #![allow(dead_code)]
 
@@ -143,7 +143,7 @@ impl AgentEnv {
         )
     }
 
-    /// The variables both CLIs need to run offline against the mock.
+    /// The variables the CLIs need to run offline against the mock.
     pub fn vars(&self) -> Vec<(&'static str, OsString)> {
         let auth: [(&'static str, OsString); 2] = match self.subscription {
             None => [("ANTHROPIC_API_KEY", API_KEY.into()), ("TZ", "UTC".into())],
