@@ -352,9 +352,9 @@ fn the_structured_verdict_decides_before_the_exit_code() {
     let cases = [
         // aider exits 0 when it gives up on a 429: only its output says so.
         ("aider/e2e-429.txt", "0", Format::AiderText,
-            Outcome::RateLimited { exit_code: Some(0), matched: aider_429.into() }),
-        ("aider/e2e-429.txt", "0", Format::Text, Outcome::Succeeded),
-        ("aider/e2e-edit.txt", "0", Format::AiderText, Outcome::Succeeded),
+            Ended::RateLimited { exit_code: Some(0), matched: aider_429.into() }),
+        ("aider/e2e-429.txt", "0", Format::Text, Ended::Succeeded),
+        ("aider/e2e-edit.txt", "0", Format::AiderText, Ended::Succeeded),
         ("codex/rate-limit-429.jsonl", "1", Format::CodexJsonl,
             Ended::RateLimited { exit_code: Some(1), matched: codex_429.into() }),
         ("codex/rate-limit-429.jsonl", "0", Format::CodexJsonl,

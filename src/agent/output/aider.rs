@@ -15,7 +15,7 @@
 //! counts and how they are normalised. The model is the banner's `Model:` line; aider has no
 //! session id. Output without aider's banner (`Aider v…`) is unparsed.
 
-use super::{Report, Stdout, Tokens, Verdict, reset};
+use super::{Reading, Stdout, Tokens, Verdict, reset};
 
 /// The prefix of every API error aider prints.
 const ERROR_PREFIX: &str = "litellm.";
@@ -24,7 +24,7 @@ const RATE_LIMIT: &str = "litellm.RateLimitError:";
 /// The most continuation lines joined to a wrapped line.
 const MAX_WRAPPED: usize = 8;
 
-pub(super) fn parse(stdout: Stdout) -> Report {
+pub(super) fn parse(stdout: Stdout) -> Reading {
     let (parts, cut): (Vec<&str>, bool) = match stdout {
         Stdout::Whole(text) => (vec![text], false),
         Stdout::Cut { head, tail } => (vec![head, tail], true),
@@ -35,10 +35,10 @@ pub(super) fn parse(stdout: Stdout) -> Report {
         .map(str::trim_end)
         .collect();
     if lines.iter().all(|l| l.trim().is_empty()) {
-        return Report::unparsed("the output is empty", cut);
+        return Reading::unparsed("the output is empty", cut);
     }
     if !lines.iter().any(|l| l.starts_with("Aider v")) {
-        return Report::unparsed("the output has no aider banner (a line \"Aider v…\")", cut);
+        return Reading::unparsed("the output has no aider banner (a line \"Aider v…\")", cut);
     }
     let mut tokens: Option<Tokens> = None;
     let mut cost = None;
@@ -71,7 +71,7 @@ pub(super) fn parse(stdout: Stdout) -> Report {
         Some((_, message)) => Verdict::Failed { message },
         None => Verdict::Succeeded,
     };
-    Report {
+    Reading {
         tokens,
         cost_usd: cost,
         model: model(&lines),
