@@ -346,8 +346,15 @@ fn printing(rel: &str, code: &str, format: Format) -> Case {
 #[test]
 fn the_structured_verdict_decides_before_the_exit_code() {
     let codex_429 = "codex-jsonl: exceeded retry limit, last status: 429 Too Many Requests";
+    let aider_429 = "aider-text: litellm.RateLimitError: RateLimitError: OpenAIException - This \
+                     request would exceed your account's rate limit. Please try again later.";
     #[rustfmt::skip]
     let cases = [
+        // aider exits 0 when it gives up on a 429: only its output says so.
+        ("aider/e2e-429.txt", "0", Format::AiderText,
+            Ended::RateLimited { exit_code: Some(0), matched: aider_429.into() }),
+        ("aider/e2e-429.txt", "0", Format::Text, Ended::Succeeded),
+        ("aider/e2e-edit.txt", "0", Format::AiderText, Ended::Succeeded),
         ("codex/rate-limit-429.jsonl", "1", Format::CodexJsonl,
             Ended::RateLimited { exit_code: Some(1), matched: codex_429.into() }),
         ("codex/rate-limit-429.jsonl", "0", Format::CodexJsonl,
