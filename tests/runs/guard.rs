@@ -118,6 +118,14 @@ fn a_violation_left_in_the_worktree_fails_the_resumed_attempt_too_until_it_is_un
     assert_eq!(resumed.code, 1, "{resumed}");
     let again = status(&repo, &id);
     assert_eq!(attempts(&again, "executor").len(), 2);
+    // Its prompt said why the first attempt failed.
+    let prompt = text(&run_dir(&repo, &id).join("attempts/executor-2/prompt.md"));
+    assert!(
+        prompt.contains(
+            "- it changes .baton.yml (git-baton's configuration), which the plan does not target"
+        ),
+        "{prompt}"
+    );
     assert_eq!(
         violations(&again),
         [("protected_path".to_owned(), ".baton.yml".to_owned())]
