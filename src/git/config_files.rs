@@ -29,10 +29,16 @@ impl Repo {
             out.insert(file.to_string(), digest(&common.join(file)));
         }
         let own = self.git_dir();
-        if own.canonicalize().ok() != common.canonicalize().ok() {
-            let shown = match own.strip_prefix(common) {
-                Ok(rel) => format!("{}/config.worktree", slashed(rel)),
-                Err(_) => own.join("config.worktree").display().to_string(),
+        let (own_real, common_real) = (own.canonicalize().ok(), common.canonicalize().ok());
+        if own_real != common_real {
+            // A linked worktree's directory is `worktrees/<name>` in the common one; named
+            // relative to it so that no path of this machine is recorded.
+            let rel = own_real
+                .zip(common_real)
+                .and_then(|(o, c)| o.strip_prefix(c).ok().map(slashed));
+            let shown = match rel {
+                Some(rel) => format!("{rel}/config.worktree"),
+                None => "the worktree's config.worktree".to_string(),
             };
             out.insert(shown, digest(&own.join("config.worktree")));
         }
@@ -164,6 +170,26 @@ mod tests {
         assert!(
             !changed.iter().any(|k| k.starts_with("info")),
             "{changed:?}"
+        );
+
+        // A linked worktree's own config.worktree is named relative to the common directory.
+        git(&[
+            "-c",
+            "user.name=a",
+            "-c",
+            "user.email=a@b",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "c",
+        ]);
+        git(&["worktree", "add", "-q", "linked"]);
+        let linked = Repo::open_worktree(&dir.path().join("linked")).unwrap();
+        let digest = linked.git_config_digest();
+        assert_eq!(
+            digest["worktrees/linked/config.worktree"], "absent",
+            "{digest:?}"
         );
     }
 }

@@ -117,9 +117,9 @@ pub struct After {
     /// The tip and the worktree's HEAD contain the base.
     pub has_base: bool,
     pub git_config: BTreeMap<String, String>,
-    /// The protected scope's paths the snapshot changes against the base; `None` without a
-    /// snapshot.
-    pub changed: Option<Vec<String>>,
+    /// The protected scope's paths the snapshot changes against the base, or why they could
+    /// not be read; `None` without a snapshot.
+    pub changed: Option<Result<Vec<String>, String>>,
 }
 
 /// Reads [`Before`]: the branch's tip and the git configuration of the run's worktree.
@@ -150,11 +150,9 @@ pub fn after(
         None => true,
     };
     let has_base = contains(state.base, tip) && contains(state.base, head);
-    // A diff that fails is a change nobody can rule out: every protected path it could have
-    // held is unknown, and the snapshot is then judged by the gate's own failure to read it.
     let changed = snapshot.map(|snapshot| {
         repo.tree_changes(state.base, snapshot, &protected.scope())
-            .unwrap_or_default()
+            .map_err(|err| err.to_string())
     });
     After {
         head_branch,
@@ -184,7 +182,20 @@ pub fn violations(
     after: &After,
 ) -> Vec<Violation> {
     let mut out = Vec::new();
-    for path in after.changed.iter().flatten() {
+    let changed = match &after.changed {
+        None => &[][..],
+        Some(Ok(paths)) => paths.as_slice(),
+        // Failing closed: a diff git-baton cannot make is no proof that nothing changed.
+        Some(Err(why)) => {
+            out.push(Violation {
+                kind: ViolationKind::ProtectedPath,
+                subject: String::new(),
+                message: format!("git-baton cannot tell which protected paths it changes: {why}"),
+            });
+            &[][..]
+        }
+    };
+    for path in changed {
         if let Some(what) = protected.what(path)
             && !protected.targeted(path)
         {
@@ -206,36 +217,26 @@ pub fn violations(
         )
         .filter(|k| before.git_config.get(*k) != after.git_config.get(*k))
         .collect();
-    for file in &changed {
-        out.push(Violation {
-            kind: ViolationKind::GitConfig,
-            subject: (*file).clone(),
-            message: String::new(),
-        });
-    }
     if !changed.is_empty() {
-        let mut named: Vec<&str> = changed
+        // One sentence for all of them, which each of their violations carries.
+        let named: Vec<&str> = changed
             .iter()
             .take(NAMED_FILES)
             .map(|s| s.as_str())
             .collect();
-        let more = changed.len() - named.len();
-        let more = if more > 0 {
-            format!(" and {more} more")
-        } else {
-            String::new()
+        let more = match changed.len() - named.len() {
+            0 => String::new(),
+            n => format!(" and {n} more"),
         };
         let said = format!(
             "it changes the repository's git configuration: {}{more}",
-            std::mem::take(&mut named).join(", ")
+            named.join(", ")
         );
-        // One sentence for all of them; each violation carries it.
-        for v in out
-            .iter_mut()
-            .filter(|v| v.kind == ViolationKind::GitConfig)
-        {
-            v.message = said.clone();
-        }
+        out.extend(changed.iter().map(|file| Violation {
+            kind: ViolationKind::GitConfig,
+            subject: (*file).clone(),
+            message: said.clone(),
+        }));
     }
     if after.head_branch.as_deref() != Some(branch) {
         out.push(Violation {

@@ -36,7 +36,7 @@ fn clean(changed: &[&str]) -> After {
         keeps_recorded: true,
         has_base: true,
         git_config: config_files("blob aaa"),
-        changed: Some(changed.iter().map(|p| p.to_string()).collect()),
+        changed: Some(Ok(changed.iter().map(|p| p.to_string()).collect())),
     }
 }
 
@@ -73,6 +73,13 @@ fn the_plan_file_baton_yml_and_ci_files_are_protected_unless_targeted() {
         let found = judged(&plan_, &[], &clean(&["docs/a.md", path]));
         assert_eq!(found, [(ViolationKind::ProtectedPath, path.to_string())]);
     }
+    // A diff that cannot be made fails closed.
+    let mut unreadable = clean(&[]);
+    unreadable.changed = Some(Err("object not found".into()));
+    assert_eq!(
+        judged(&plan_, &[], &unreadable),
+        [(ViolationKind::ProtectedPath, String::new())]
+    );
     // Not protected: a file that merely resembles one.
     assert_eq!(judged(&plan_, &[], &clean(&[".github/CODEOWNERS2"])), []);
     let targets = plan("targets: [docs/a.md, .baton.yml, .github/]\n");
