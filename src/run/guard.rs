@@ -159,7 +159,7 @@ pub fn after(
         tip,
         keeps_recorded,
         has_base,
-        git_config: config_digest(repo, state),
+        git_config: theirs.as_ref().unwrap_or(repo).git_config_digest(),
         changed,
     }
 }
