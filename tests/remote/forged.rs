@@ -479,3 +479,69 @@ fn a_lease_longer_than_the_longest_is_taken_over() {
         assert_eq!(takeovers[0]["from_holder"], "forger:1", "{takeovers:#}");
     }
 }
+
+/// A plan that declares no targets and names the three documents in its body.
+const UNDECLARED: &str = "\
+---
+title: Fix the grading documents
+---
+State the new grading rule in `docs/a.md`, `docs/b.md` and `docs/c.md`.
+";
+
+#[test]
+fn a_review_with_derived_targets_and_no_gated_stage_is_not_finished() {
+    let world = World::new(Transport::File, "derive_targets: body\n").unwrap();
+    let a = world.origin.machine();
+    a.write("plans/undeclared.md", UNDECLARED);
+    a.commit_all("a plan without targets");
+    let run = a.live(["run", "plans/undeclared.md", "--actor", "executor=finisher"]);
+    assert_eq!(run.code, 1, "{run}");
+    let id = run.run_id();
+    assert_eq!(status(&a, &id)["plan"]["targets_source"], "derived");
+    let file = a.root.join(".git/baton/runs").join(&id).join("state.json");
+    let blocked: Value = serde_json::from_str(&text(&file)).unwrap();
+
+    // Every stage ungated and no report left: no attempt's gate decided the run, so only the
+    // targets derived again from the plan's body show that it has targets to judge. First
+    // with the record's list emptied to match, then with the list the body gives.
+    let lists = [
+        (serde_json::json!([]), "its RunState lists targets []"),
+        (
+            serde_json::json!(TARGETS),
+            "the plan has targets and no stage of the run is gated",
+        ),
+    ];
+    for (targets, refusal) in lists {
+        let mut state = blocked.clone();
+        claim_review(&mut state, |report| *report = Value::Null);
+        state["plan"]["targets"] = targets;
+        for stage in state["stages"].as_array_mut().unwrap() {
+            stage["gated"] = false.into();
+        }
+        std::fs::write(&file, serde_json::to_vec_pretty(&state).unwrap()).unwrap();
+        assert_eq!(status(&a, &id)["status"], "review");
+
+        for command in ["finish", "push"] {
+            let refused = a.live([command, &id]);
+            assert_ne!(refused.code, 0, "{refused}");
+            let error = refused
+                .stderr
+                .lines()
+                .find(|l| l.starts_with("error:"))
+                .unwrap_or_default();
+            assert!(
+                error.contains(&format!("run {id}")) && error.contains(refusal),
+                "{command}: {refused}"
+            );
+        }
+        assert_eq!(status(&a, &id)["status"], "review");
+        assert_unfinished_branch(&a, &id);
+        assert!(
+            world
+                .origin
+                .refs(&format!("refs/baton/runs/{id}/"))
+                .is_empty(),
+            "nothing was published"
+        );
+    }
+}
