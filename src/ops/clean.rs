@@ -63,7 +63,15 @@ pub fn clean(ws: &Workspace, options: &CleanOptions) -> Result<Cleaned> {
     };
     // What may refuse is asked first — another machine's lease, then everything the local
     // removal checks — so that a refusal leaves both copies; the remote's goes last.
-    remote::check_unleased(&ws.repo, &id, &remote, options.force, ws.store.now())?;
+    let longest = ws.config()?.lease;
+    remote::check_unleased(
+        &ws.repo,
+        &id,
+        &remote,
+        options.force,
+        ws.store.now(),
+        longest,
+    )?;
     let here = match named {
         Named::OnRemote { .. } => None,
         named => Some(clean_here(ws, &named, options.force)?),

@@ -545,3 +545,52 @@ fn a_review_with_derived_targets_and_no_gated_stage_is_not_finished() {
         );
     }
 }
+
+/// The lease of another holder, forged on the remote's record of run `id`, until `until`.
+fn forge_lease(world: &World, id: &str, until: &str) {
+    forge_record(
+        &world.origin.bare,
+        id,
+        |s| {
+            s["lease"] = serde_json::json!({
+                "holder": "forger:1", "host": "nowhere",
+                "taken_at": jiff::Timestamp::now().to_string(), "until": until,
+            });
+        },
+        &[],
+    );
+}
+
+#[test]
+fn clean_remote_takes_a_lease_longer_than_the_longest_for_none() {
+    let world = World::new(Transport::File, "lease: 30s\n").unwrap();
+    let far = "9000-01-01T00:00:00Z".to_string();
+    let tomorrow = (jiff::Timestamp::now() + jiff::SignedDuration::from_hours(24)).to_string();
+    for until in [far, tomorrow] {
+        let (_a, id) = world.rate_limited_and_pushed();
+        let prefix = format!("refs/baton/runs/{id}/");
+        // A lease as long as a fresh one would be keeps `clean --remote` out without --force…
+        let soon = (jiff::Timestamp::now() + jiff::SignedDuration::from_secs(25)).to_string();
+        forge_lease(&world, &id, &soon);
+        let b = world.origin.machine();
+        assert_eq!(b.live(["fetch"]).code, 0);
+        assert_leased(&b.live(["clean", &id, "--remote"]), &id);
+        assert!(!world.origin.refs(&prefix).is_empty());
+
+        // …one that ends further out than that is no lease.
+        forge_lease(&world, &id, &until);
+        assert_eq!(b.live(["fetch"]).code, 0);
+        let cleaned = b.live(["clean", &id, "--remote"]);
+        assert_eq!(
+            cleaned.code, 0,
+            "a lease until {until} kept clean out: {cleaned}"
+        );
+        assert!(
+            cleaned.stderr.contains(&format!(
+                "removed run {id}'s record and snapshots from origin"
+            )),
+            "{cleaned}"
+        );
+        assert!(world.origin.refs(&prefix).is_empty());
+    }
+}
