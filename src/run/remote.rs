@@ -22,6 +22,7 @@ use crate::state::store::{self, Store};
 use crate::state::{RunId, RunState};
 
 use super::RunError;
+pub use super::claims::{Claim, judge_remote};
 use super::record::{self, record_ref, refs_prefix};
 
 /// This clone, as catching up with a remote needs it: the repository, its runs, its

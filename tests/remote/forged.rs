@@ -594,3 +594,122 @@ fn clean_remote_takes_a_lease_longer_than_the_longest_for_none() {
         assert!(world.origin.refs(&prefix).is_empty());
     }
 }
+
+/// The coverage rows of a `status --json` document: `target status` each.
+fn coverage_rows(state: &Value) -> Vec<String> {
+    state["coverage"]["targets"]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .map(|r| {
+                    format!(
+                        "{} {}",
+                        r["target"].as_str().unwrap(),
+                        r["status"].as_str().unwrap()
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn status_and_list_of_a_remote_run_show_the_coverage_judged_here() {
+    let world = World::new(Transport::File, "").unwrap();
+    let (a, id) = blocked_and_pushed(&world);
+    let blocked = [
+        "docs/a.md uncovered",
+        "docs/b.md changed",
+        "docs/c.md uncovered",
+    ];
+    assert_eq!(coverage_rows(&status(&a, &id)), blocked);
+    let b = world.origin.machine();
+    assert_eq!(b.live(["fetch"]).code, 0);
+
+    // The record as A pushed it: the coverage B derives again is what A's gate said.
+    let shown = status(&b, &id);
+    assert_eq!(
+        shown["claim"],
+        serde_json::json!({"verified": true}),
+        "{shown:#}"
+    );
+    assert_eq!(coverage_rows(&shown), blocked);
+    let text = b.live(["status", &id]);
+    assert!(
+        text.stdout
+            .contains("  claim     the remote's record, its coverage verified here\n"),
+        "{text}"
+    );
+
+    // Forged to pass in every detail (the check of the claim takes it): shown with the gate
+    // B judges, which fails, never as passed.
+    forge_record(
+        &world.origin.bare,
+        &id,
+        |s| {
+            claim_review(s, |report| {
+                report["passed"] = true.into();
+                for row in report["targets"].as_array_mut().unwrap() {
+                    row["status"] = "changed".into();
+                    row["paths"] = serde_json::json!([row["target"].clone()]);
+                    row["reason"] = Value::Null;
+                }
+                report["problems"] = serde_json::json!([]);
+            })
+        },
+        &[],
+    );
+    assert_eq!(b.live(["fetch"]).code, 0);
+    let shown = status(&b, &id);
+    assert_eq!(
+        shown["status"], "review",
+        "the status is the record's, with…"
+    );
+    assert_eq!(shown["claim"]["verified"], false, "{shown:#}");
+    assert_eq!(
+        shown["claim"]["problem"],
+        "the record says the gate of attempt 1 of stage `executor` passed; judged here it fails"
+    );
+    assert_eq!(shown["coverage"]["passed"], false);
+    assert_eq!(coverage_rows(&shown), blocked);
+    assert_eq!(
+        shown["stages"][0]["attempts"][0]["coverage"]["passed"], false,
+        "every report shown is judged here"
+    );
+    let text = b.live(["status", &id]);
+    assert!(text.stdout.contains("  coverage: failed\n"), "{text}");
+    assert!(!text.stdout.contains("coverage: passed"), "{text}");
+    assert!(
+        text.stdout.contains(
+            "  claim     the remote's record, not verified here: the record says the gate"
+        ),
+        "{text}"
+    );
+    let listed = listed(&b);
+    let entry = listed.iter().find(|r| r["run_id"] == id.as_str()).unwrap();
+    assert_eq!(entry["claim"]["verified"], false);
+    assert_eq!(entry["coverage"]["passed"], false);
+    let list = b.live(["list"]);
+    assert!(
+        list.stdout.contains("origin: remote only, not verified"),
+        "{list}"
+    );
+
+    // A report without the snapshot to judge it on: no report is shown at all.
+    forge_record(
+        &world.origin.bare,
+        &id,
+        |s| s["stages"][0]["attempts"][0]["snapshot"] = Value::Null,
+        &[],
+    );
+    assert_eq!(b.live(["fetch"]).code, 0);
+    let shown = status(&b, &id);
+    assert_eq!(shown["claim"]["verified"], false, "{shown:#}");
+    assert_eq!(
+        shown["claim"]["problem"],
+        "attempt 1 of stage `executor` has a coverage report and no snapshot to judge it on"
+    );
+    assert!(shown["coverage"].is_null(), "{shown:#}");
+    let text = b.live(["status", &id]);
+    assert!(!text.stdout.contains("coverage: "), "{text}");
+}
