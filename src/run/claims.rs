@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use crate::config::Config;
-use crate::coverage::{self, Report, TargetStatus};
+use crate::coverage::{self, Report};
 use crate::git::{CommitId, RecordFile, Repo, Scope};
 use crate::plan::Target;
 use crate::state::{RunState, RunStatus, trust};
@@ -137,39 +137,15 @@ pub fn check_verdict_on(
             attempt: last.n,
         });
     };
-    let changed = changed(repo, state.base, snapshot, &plan.targets)?;
-    for (stage, attempt) in verdicts {
-        let reasons = trust::recorded_reasons(attempt.coverage.as_ref(), &attempt.dir);
-        let report = coverage::evaluate(&plan.targets, &changed, &reasons, &[]);
-        if !report.passed {
-            return Err(RunError::GateFails {
-                run,
-                stage: state.stages()[stage].name.clone(),
-                uncovered: report
-                    .targets
-                    .iter()
-                    .filter(|row| row.status == TargetStatus::Uncovered)
-                    .map(|row| row.target.clone())
-                    .collect(),
-                problem: report.problems.first().map(|p| p.message.clone()),
-            });
-        }
+    match super::gate::judge_verdicts(repo, state, &plan.targets, snapshot)? {
+        None => Ok(()),
+        Some(broken) => Err(RunError::GateFails {
+            run,
+            stage: state.stages()[broken.stage].name.clone(),
+            uncovered: broken.uncovered,
+            problem: broken.problem,
+        }),
     }
-    Ok(())
-}
-
-/// What changed under the targets from `base` to `snapshot`.
-fn changed(
-    repo: &Repo,
-    base: CommitId,
-    snapshot: CommitId,
-    targets: &[Target],
-) -> Result<Vec<String>, RunError> {
-    if targets.is_empty() {
-        return Ok(Vec::new());
-    }
-    let scope = Scope::prefixes(targets.iter().map(Target::scope));
-    Ok(repo.tree_changes(base, snapshot, &scope)?)
 }
 
 /// What this clone made of the coverage a remote's record claims for a run it does not have,
@@ -241,6 +217,7 @@ fn judged_reports(
     if !plan.targets.is_empty() && !state.stages().iter().any(|s| s.gated) {
         return Err("the plan has targets and no stage of the run is gated".into());
     }
+    let scope = Scope::prefixes(plan.targets.iter().map(Target::scope));
     let mut reports = Vec::new();
     let mut disagreement = None;
     for (stage, attempt) in state
@@ -258,8 +235,12 @@ fn judged_reports(
                 "{at} has a coverage report and no snapshot to judge it on"
             ));
         };
-        let changed =
-            changed(repo, state.base, snapshot, &plan.targets).map_err(|e| e.to_string())?;
+        let changed = match plan.targets.is_empty() {
+            true => Vec::new(),
+            false => repo
+                .tree_changes(state.base, snapshot, &scope)
+                .map_err(|e| e.to_string())?,
+        };
         let reasons = trust::recorded_reasons(Some(claimed), &attempt.dir);
         // Kept as the gate keeps a report in the state: paths bounded.
         let report = coverage::evaluate(&plan.targets, &changed, &reasons, &[])
