@@ -701,6 +701,14 @@ impl RunState {
         self.stages.iter().flat_map(|s| &s.attempts)
     }
 
+    /// Every attempt's coverage report, in the order of [`Self::attempts`]: for a remote's claim
+    /// to be shown with the reports this clone derived instead (`run::claims::judge_remote`).
+    pub fn coverage_reports_mut(&mut self) -> impl Iterator<Item = &mut Option<Report>> {
+        self.stages
+            .iter_mut()
+            .flat_map(|s| s.attempts.iter_mut().map(|a| &mut a.coverage))
+    }
+
     /// The document `status --json` prints: this state and every fact derived from it.
     pub fn view(&self) -> view::RunView<'_> {
         view::RunView::of(self)
