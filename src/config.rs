@@ -136,6 +136,24 @@ pub struct Actor {
     pub source: String,
 }
 
+impl Actor {
+    /// What the exec layer runs for this actor, named `name`.
+    pub fn spec(&self, name: &str) -> crate::exec::ActorSpec {
+        crate::exec::ActorSpec {
+            name: name.to_owned(),
+            command: self.command.clone(),
+            stdin_prompt: self.stdin_prompt,
+            env: self.env.clone(),
+            timeout: self.timeout,
+            rate_limit: crate::exec::RateLimitRules {
+                exit_codes: self.rate_limit_exit_codes.clone(),
+                patterns: self.rate_limit_patterns.clone(),
+            },
+            output: self.output,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read {file}: {reason}")]

@@ -5,9 +5,7 @@
 use std::path::Path;
 
 use crate::config::Config;
-use crate::coverage::{self, TargetStatus};
-use crate::git::{CommitId, RecordFile, Repo, Scope};
-use crate::plan::Target;
+use crate::git::{CommitId, RecordFile, Repo};
 use crate::state::{RunState, RunStatus, trust};
 
 use super::RunError;
@@ -136,37 +134,13 @@ pub fn check_verdict_on(
             attempt: last.n,
         });
     };
-    let changed = changed(repo, state.base, snapshot, &plan.targets)?;
-    for (stage, attempt) in verdicts {
-        let reasons = trust::recorded_reasons(attempt.coverage.as_ref(), &attempt.dir);
-        let report = coverage::evaluate(&plan.targets, &changed, &reasons, &[]);
-        if !report.passed {
-            return Err(RunError::GateFails {
-                run,
-                stage: state.stages()[stage].name.clone(),
-                uncovered: report
-                    .targets
-                    .iter()
-                    .filter(|row| row.status == TargetStatus::Uncovered)
-                    .map(|row| row.target.clone())
-                    .collect(),
-                problem: report.problems.first().map(|p| p.message.clone()),
-            });
-        }
+    match super::gate::judge_verdicts(repo, state, &plan.targets, snapshot)? {
+        None => Ok(()),
+        Some(broken) => Err(RunError::GateFails {
+            run,
+            stage: state.stages()[broken.stage].name.clone(),
+            uncovered: broken.uncovered,
+            problem: broken.problem,
+        }),
     }
-    Ok(())
-}
-
-/// What changed under the targets from `base` to `snapshot`.
-fn changed(
-    repo: &Repo,
-    base: CommitId,
-    snapshot: CommitId,
-    targets: &[Target],
-) -> Result<Vec<String>, RunError> {
-    if targets.is_empty() {
-        return Ok(Vec::new());
-    }
-    let scope = Scope::prefixes(targets.iter().map(Target::scope));
-    Ok(repo.tree_changes(base, snapshot, &scope)?)
 }

@@ -369,3 +369,85 @@ fn a_run_refuses_an_ignored_target_before_the_agent_starts() {
     let list = repo.baton(["list", "--json"]);
     assert_eq!(list.stdout.trim(), "[]", "no run was created: {list}");
 }
+
+/// A stage the gate does not hold still answers to the gate's verdict: a reporter that reverts
+/// a target the executor's gate counted is blocked with what it undid, and the run never
+/// reaches review. (`finish` would refuse such a run too; the run must not claim review first.)
+#[test]
+fn a_later_stage_that_undoes_a_gated_target_is_blocked() {
+    let reverter = Actor::shell("writer", "git checkout -- docs/b.md && echo reverted");
+    let repo = repo_running(&[worker(), reverter], "");
+
+    let run = repo.baton(["run", "plans/fix.md"]);
+    let id = run.run_id();
+    assert_eq!(run.code, 1, "{run}");
+    let state = status(&repo, &id);
+    assert_eq!(state["status"], "blocked", "{run}");
+    assert_eq!(stage(&state, "executor")["status"], "succeeded");
+    assert_eq!(stage(&state, "reporter")["status"], "blocked");
+    assert_eq!(
+        state["error"]["message"],
+        "coverage gate: this stage undid work the gate of stage `executor` counted; \
+         uncovered now: docs/b.md"
+    );
+    let finish = repo.baton(["finish", &id]);
+    assert_ne!(finish.code, 0, "{finish}");
+
+    // A reporter that leaves the targets alone (or touches other files) passes as before.
+    let repo = repo_running(
+        &[worker(), Actor::agent("writer").edit("NOTES.md", "n")],
+        "",
+    );
+    let run = repo.baton(["run", "plans/fix.md"]);
+    assert_eq!(run.code, 0, "{run}");
+    assert_eq!(status(&repo, &run.run_id())["status"], "review");
+}
+
+/// The verdict is the snapshot's: a process the attempt left behind, detached beyond every mark
+/// the containment follows, that reverts a target once the snapshot exists cannot change what
+/// the gate counted, and the reverted worktree is what the next stage and `finish` see. (A gate
+/// that read the worktree after the snapshot would lose this race only some of the time; with
+/// the verdict on the snapshot the outcome does not depend on it.)
+#[test]
+fn the_gate_judges_the_snapshot_not_the_worktree_after_it() {
+    let out = scratch();
+    let done = outside(&out, "reverted");
+    // Spins until the executor's snapshot ref exists (a bounded count of turns), then
+    // restores docs/b.md at once: between the snapshot and any read of the worktree.
+    let reverter = format!(
+        "ref=\"$(git rev-parse --git-common-dir)/refs/baton/runs/$BATON_RUN_ID/attempts/executor-1\"; \
+         n=0; while [ ! -e \"$ref\" ] && [ $n -lt 20000000 ]; do n=$((n+1)); done; \
+         printf '# B\\n\\nThe old rule.\\n' >docs/b.md; touch {}",
+        done.display()
+    );
+    let escape = format!(
+        "printf 'rule: grade A\\n' >>docs/a.md; printf 'rule: grade B\\n' >>docs/b.md; \
+         printf 'rule: grade C\\n' >>docs/c.md; \
+         env -u GIT_BATON_ATTEMPT_TOKEN setsid --fork sh -c '{}' </dev/null >/dev/null 2>&1; \
+         echo done",
+        reverter.replace('\'', "'\\''")
+    );
+    let leaver = Actor::shell("leaver", &escape);
+    // The reporter waits for the revert, so that it runs on the reverted worktree.
+    let wait = Actor::shell(
+        "writer",
+        &format!(
+            "n=0; while [ ! -e {} ] && [ $n -lt 300 ]; do sleep 0.1; n=$((n+1)); done",
+            done.display()
+        ),
+    );
+    let repo = repo_running(&[leaver, wait], "");
+    let run = repo.baton(["run", "plans/fix.md"]);
+    let id = run.run_id();
+    assert!(done.exists(), "the detached process did not revert: {run}");
+    let state = status(&repo, &id);
+    // The executor's gate counted its snapshot, which holds the edit of docs/b.md …
+    assert_eq!(stage(&state, "executor")["status"], "succeeded", "{run}");
+    assert!(
+        coverage_rows(&state).contains(&"docs/b.md changed".to_string()),
+        "{run}"
+    );
+    // … and the reporter's snapshot no longer does: the revert is caught there.
+    assert_eq!(stage(&state, "reporter")["status"], "blocked", "{run}");
+    assert_eq!(run.code, 1, "{run}");
+}
