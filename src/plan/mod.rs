@@ -20,6 +20,7 @@
 //! strict: a plan is a promise about which paths the work touches, so anything ambiguous is an
 //! error pointing at the exact line and column of the plan file rather than a silent guess.
 
+mod checks;
 pub mod derive;
 mod frontmatter;
 #[cfg(test)]
@@ -35,6 +36,7 @@ use serde_saphyr::Spanned;
 
 use crate::suggest::edit_distance;
 use frontmatter::{Document, Node, Pos};
+pub use checks::{MAX_NAME as MAX_CHECK_NAME, PlanCheck, is_check_name};
 pub use target::{Target, TargetKind};
 
 /// A parsed plan.
@@ -56,6 +58,9 @@ pub struct Plan {
     /// The 1-based line of the plan file that `body` starts on.
     #[serde(skip)]
     pub body_line: usize,
+    /// Runner checks the plan adds to its gated stages (`checks:`, docs/checks.md).
+    #[serde(skip)]
+    pub checks: Vec<PlanCheck>,
 }
 
 /// Why a plan was rejected, located in the plan file.
@@ -88,7 +93,7 @@ impl PlanError {
     }
 }
 
-const KNOWN_KEYS: [&str; 4] = ["id", "title", "targets", "stages"];
+const KNOWN_KEYS: [&str; 5] = ["id", "title", "targets", "stages", "checks"];
 const MAX_ID_LEN: usize = 64;
 
 /// Parses a plan file. `file` is only used in error messages and for the default id.
@@ -118,6 +123,7 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
     let mut title = None;
     let mut targets = None;
     let mut stages = None;
+    let mut checks = None;
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (key, value) in &entries {
         let Node::Str(name) = &key.value else {
@@ -148,6 +154,7 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
             "title" => title = Some(expect_string(&doc, "title", key_pos, value)?),
             "targets" => targets = Some(parse_targets(&doc, key_pos, value)?),
             "stages" => stages = Some(parse_stages(&doc, key_pos, value)?),
+            "checks" => checks = Some(checks::parse_checks(&doc, key_pos, value)?),
             _ => return Err(unknown_key(&doc, key_pos, name)),
         }
     }
@@ -167,6 +174,7 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
         stages: stages.map(|list| list.into_iter().map(|(name, _)| name).collect()),
         body: doc.body.to_owned(),
         body_line: derive::body_first_line(text, doc.body),
+        checks: checks.unwrap_or_default(),
     })
 }
 
@@ -182,7 +190,7 @@ fn unknown_key(doc: &Document<'_>, pos: Pos, name: &str) -> PlanError {
 }
 
 fn known_keys_hint() -> String {
-    "known keys are `id`, `title`, `targets` and `stages`".to_owned()
+    "known keys are `id`, `title`, `targets`, `stages` and `checks`".to_owned()
 }
 
 /// The known key a typo most likely meant, if any is close enough to be a useful suggestion.

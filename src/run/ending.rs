@@ -80,6 +80,7 @@ pub(super) fn attempt_end(f: &exec::Finished, format: Format) -> (AttemptEnd, Op
         snapshot: None,
         hook_blocks: None,
         unrecorded: Vec::new(),
+        checks: Vec::new(),
     };
     (end, reset)
 }

@@ -93,6 +93,8 @@ pub struct AttemptView<'a> {
     pub hook_blocks: Option<u32>,
     #[serde(skip_serializing_if = "<[UnrecordedPath]>::is_empty")]
     pub unrecorded: &'a [UnrecordedPath],
+    #[serde(skip_serializing_if = "<[super::CheckResult]>::is_empty")]
+    pub checks: &'a [super::CheckResult],
 }
 
 impl<'a> RunView<'a> {
@@ -163,6 +165,7 @@ impl<'a> AttemptView<'a> {
             fallback_from: &a.fallback_from,
             hook_blocks: a.hook_blocks,
             unrecorded: &a.unrecorded,
+            checks: &a.checks,
         }
     }
 }
