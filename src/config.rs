@@ -236,6 +236,7 @@ struct RawFile {
     remote: Option<Spanned<String>>,
     /// Commands git-baton runs in the run's worktree after the actor of every gated stage
     /// exits, before the gate decides; a failing one blocks the attempt (docs/checks.md).
+    #[cfg_attr(test, schemars(with = "Option<Vec<checks::RawCheck>>"))]
     checks: Option<Vec<Spanned<checks::RawCheck>>>,
 }
 
@@ -360,6 +361,7 @@ struct RawStage {
     #[cfg_attr(test, schemars(with = "Option<Vec<String>>"))]
     fallback: Option<Vec<Spanned<String>>>,
     /// Runner checks of this stage alone, gated or not, after the top-level ones.
+    #[cfg_attr(test, schemars(with = "Option<Vec<checks::RawCheck>>"))]
     checks: Option<Vec<Spanned<checks::RawCheck>>>,
 }
 
@@ -801,7 +803,9 @@ const DURATION_HINT: &str = crate::duration::HINT;
 /// alone), or what [`crate::duration::parse`] accepts.
 fn parse_duration(value: &DurationValue) -> Result<Duration, String> {
     match value {
-        DurationValue::Seconds(s) => crate::duration::check(Duration::from_secs(*s), &s.to_string()),
+        DurationValue::Seconds(s) => {
+            crate::duration::check(Duration::from_secs(*s), &s.to_string())
+        }
         DurationValue::Text(text) => crate::duration::parse(text),
     }
 }

@@ -74,7 +74,10 @@ pub(super) fn read(
         if !is_check_name(&name) {
             return Err(invalid(
                 name_at,
-                format!("check name `{}` must match [a-z0-9][a-z0-9_-]*", name.escape_debug()),
+                format!(
+                    "check name `{}` must match [a-z0-9][a-z0-9_-]*",
+                    name.escape_debug()
+                ),
                 &format!("at most {MAX_NAME} characters: it names the check's log files"),
             ));
         }
@@ -157,7 +160,9 @@ fn from_plan(plan_file: &str, check: &PlanCheck) -> Check {
 impl Config {
     /// Every check the repository defines, top-level and per stage.
     fn repo_checks(&self) -> impl Iterator<Item = &Check> {
-        self.checks.iter().chain(self.stage_checks.values().flatten())
+        self.checks
+            .iter()
+            .chain(self.stage_checks.values().flatten())
     }
 
     /// The checks an attempt of `stage` runs, in order: the top-level ones when it is gated,
@@ -198,5 +203,134 @@ impl Config {
                 hint: Some("give the plan's check another name".into()),
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse;
+    use super::*;
+
+    fn err(text: &str) -> String {
+        let e = parse(".baton.yml", text).unwrap_err();
+        match e.hint() {
+            Some(h) => format!("{e}\nhint: {h}"),
+            None => e.to_string(),
+        }
+    }
+
+    const ACTORS: &str = "actors:\n  a: {command: [x]}\npipeline:\n  - stage: code\n    actor: a\n    gate: coverage\n";
+
+    #[test]
+    fn top_level_and_stage_checks() {
+        let text = format!(
+            "{ACTORS}    checks:\n      - {{ name: unit, command: [cargo, test, --lib], timeout: 90s }}\n  - {{ stage: docs, actor: a }}\nchecks:\n  - name: lint\n    shell: \"make lint && echo ${{HOME}}\"\n"
+        );
+        let c = parse(".baton.yml", &text).unwrap();
+        assert_eq!(
+            c.checks,
+            [Check {
+                name: "lint".into(),
+                command: vec!["sh".into(), "-c".into(), "make lint && echo ${HOME}".into()],
+                timeout: DEFAULT_TIMEOUT,
+                origin: ".baton.yml:11:11".into(),
+            }]
+        );
+        assert_eq!(
+            c.stage_checks["code"][0].command,
+            ["cargo", "test", "--lib"]
+        );
+        assert_eq!(c.stage_checks["code"][0].timeout, Duration::from_secs(90));
+        let plan = crate::plan::parse(
+            "plans/p.md",
+            "---\nchecks:\n  - { name: mine, command: [true] }\n---\n",
+        )
+        .unwrap();
+        let names = |stage: &str, gated: bool| -> Vec<String> {
+            c.checks_for(stage, gated, &plan, "plans/p.md")
+                .into_iter()
+                .map(|c| c.name)
+                .collect()
+        };
+        assert_eq!(names("code", true), ["lint", "unit", "mine"]);
+        assert_eq!(names("docs", false), Vec::<String>::new());
+        assert_eq!(c.plan_check_conflict(&plan, "plans/p.md"), None);
+    }
+
+    #[test]
+    fn a_plan_may_not_redefine_a_repository_check() {
+        let c = parse(
+            ".baton.yml",
+            &format!("{ACTORS}checks:\n  - {{ name: tests, command: [cargo, test] }}\n"),
+        )
+        .unwrap();
+        let plan = crate::plan::parse(
+            "plans/p.md",
+            "---\nchecks:\n  - { name: tests, command: [\"true\"] }\n---\n",
+        )
+        .unwrap();
+        let conflict = c.plan_check_conflict(&plan, "plans/p.md").unwrap();
+        insta::assert_snapshot!(format!("{conflict}\nhint: {}", conflict.hint.clone().unwrap()), @r"
+            plans/p.md:3:13: check `tests` is already defined by the repository at .baton.yml:8:13; a plan may add checks, not redefine them
+            hint: give the plan's check another name
+            ");
+        // Whatever reaches an attempt, the repository's definition stands.
+        let run = c.checks_for("code", true, &plan, "plans/p.md");
+        assert_eq!(run.len(), 1);
+        assert_eq!(run[0].command, ["cargo", "test"]);
+    }
+
+    #[test]
+    fn malformed_checks_are_located() {
+        insta::assert_snapshot!(err("checks:\n  - { name: Tests, command: [x] }\n"), @r"
+            .baton.yml:2:13: check name `Tests` must match [a-z0-9][a-z0-9_-]*
+            hint: at most 64 characters: it names the check's log files
+            ");
+        insta::assert_snapshot!(err("checks:\n  - { name: t, command: [] }\n"), @r"
+            .baton.yml:2:25: check `t` has an empty `command`
+            hint: give the program and its arguments as a list, e.g. `command: [cargo, test]`
+            ");
+        insta::assert_snapshot!(err("checks:\n  - { name: t }\n"), @r#"
+            .baton.yml:2:5: check `t` has no `command`
+            hint: give the argv (`command: [cargo, test]`) or a shell line (`shell: "make check"`)
+            "#);
+        insta::assert_snapshot!(err("checks:\n  - { name: t, command: [x], shell: y }\n"), @r"
+            .baton.yml:2:37: check `t` has both `command` and `shell`
+            hint: give the argv as `command`, or a shell line as `shell`, not both
+            ");
+        insta::assert_snapshot!(err("checks:\n  - { name: t, command: [x], timeout: 5 fortnights }\n"), @r#"
+            .baton.yml:2:39: check `t` has an invalid `timeout`: `5 fortnights`: failed to parse input in the "friendly" duration format: expected to find unit designator suffix (e.g., `years` or `secs`) after parsing integer
+            hint: use seconds (`900`) or units as in `90s`, `30m`, `1h30m`, `2 hours`
+            "#);
+        insta::assert_snapshot!(err("checks:\n  - { name: t, comand: [x] }\n"), @r"
+            .baton.yml:2:16: unknown field `comand`, expected one of name, command, shell, timeout
+            hint: did you mean `command`?
+            ");
+        insta::assert_snapshot!(err("checks:\n  - { name: t, command: [x] }\n  - { name: t, command: [y] }\n"), @r"
+            .baton.yml:3:13: check `t` is defined twice, first at .baton.yml:2:13
+            hint: give each check its own name
+            ");
+        insta::assert_snapshot!(err(&format!("{ACTORS}    checks: [{{ name: t, command: [y] }}]\nchecks:\n  - {{ name: t, command: [x] }}\n")), @r"
+            .baton.yml:7:22: check `t` is defined twice, first at .baton.yml:9:13
+            hint: give each check its own name
+            ");
+        insta::assert_snapshot!(err("checks: {tests: [x]}\n"), @".baton.yml:1:9: expected sequence start");
+    }
+
+    #[test]
+    fn checks_belong_to_the_repository() {
+        let mut config = crate::config::Config::default();
+        let e = super::super::apply(
+            &mut config,
+            "user.yml",
+            "checks:\n  - { name: t, command: [x] }\n",
+            true,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("`checks` belongs in the repository's"),
+            "{e}"
+        );
     }
 }

@@ -51,8 +51,14 @@ pub(super) fn parse_checks(
         if let Some(first) = checks.iter().find(|c| c.name == check.name) {
             return Err(doc
                 .error(
-                    Pos { line: check.line, column: check.column },
-                    format!("check `{}` is defined twice, first on line {}", check.name, first.line),
+                    Pos {
+                        line: check.line,
+                        column: check.column,
+                    },
+                    format!(
+                        "check `{}` is defined twice, first on line {}",
+                        check.name, first.line
+                    ),
                 )
                 .with_hint("give each check its own name"));
         }
@@ -77,7 +83,13 @@ fn parse_check(doc: &Document<'_>, item: &Spanned<Node>) -> Result<PlanCheck, Pl
         let string = |what: &str| match &value.value {
             Node::Str(s) if !s.trim().is_empty() => Ok(s.clone()),
             Node::Str(_) | Node::Null => Err(doc.error(key_pos, format!("`{what}` is empty"))),
-            _ => Err(wrong_type(doc, value, &format!("`{what}`"), "a string", true)),
+            _ => Err(wrong_type(
+                doc,
+                value,
+                &format!("`{what}`"),
+                "a string",
+                true,
+            )),
         };
         match key_name {
             "name" => name = Some((string("name")?, doc.pos(value))),
@@ -98,15 +110,26 @@ fn parse_check(doc: &Document<'_>, item: &Spanned<Node>) -> Result<PlanCheck, Pl
     };
     if !is_check_name(&name) {
         return Err(doc
-            .error(name_pos, format!("check name `{}` must match [a-z0-9][a-z0-9_-]*", show(&name)))
-            .with_hint(format!("at most {MAX_NAME} characters: it names the check's log files")));
+            .error(
+                name_pos,
+                format!(
+                    "check name `{}` must match [a-z0-9][a-z0-9_-]*",
+                    show(&name)
+                ),
+            )
+            .with_hint(format!(
+                "at most {MAX_NAME} characters: it names the check's log files"
+            )));
     }
     let command = match (command, shell) {
         (Some(argv), None) => argv,
         (None, Some((text, _))) => vec!["sh".into(), "-c".into(), text],
         (Some(_), Some((_, shell_pos))) => {
             return Err(doc
-                .error(shell_pos, format!("check `{name}` has both `command` and `shell`"))
+                .error(
+                    shell_pos,
+                    format!("check `{name}` has both `command` and `shell`"),
+                )
                 .with_hint("give the argv as `command`, or a shell line as `shell`, not both"));
         }
         (None, None) => {
@@ -124,7 +147,11 @@ fn parse_check(doc: &Document<'_>, item: &Spanned<Node>) -> Result<PlanCheck, Pl
     })
 }
 
-fn parse_argv(doc: &Document<'_>, key_pos: Pos, node: &Spanned<Node>) -> Result<Vec<String>, PlanError> {
+fn parse_argv(
+    doc: &Document<'_>,
+    key_pos: Pos,
+    node: &Spanned<Node>,
+) -> Result<Vec<String>, PlanError> {
     let items = expect_list(doc, "command", key_pos, "cargo", node)?;
     let mut argv = Vec::with_capacity(items.len());
     for item in items {
@@ -139,14 +166,18 @@ fn parse_argv(doc: &Document<'_>, key_pos: Pos, node: &Spanned<Node>) -> Result<
         }
     }
     if argv.first().is_none_or(|p| p.trim().is_empty()) {
-        return Err(doc
-            .error(key_pos, "`command` is empty")
-            .with_hint("give the program and its arguments as a list, e.g. `command: [cargo, test]`"));
+        return Err(doc.error(key_pos, "`command` is empty").with_hint(
+            "give the program and its arguments as a list, e.g. `command: [cargo, test]`",
+        ));
     }
     Ok(argv)
 }
 
-fn parse_timeout(doc: &Document<'_>, key_pos: Pos, node: &Spanned<Node>) -> Result<Duration, PlanError> {
+fn parse_timeout(
+    doc: &Document<'_>,
+    key_pos: Pos,
+    node: &Spanned<Node>,
+) -> Result<Duration, PlanError> {
     let text = match &node.value {
         Node::Str(s) => s.as_str(),
         Node::Int => doc.raw(node).unwrap_or_default(),

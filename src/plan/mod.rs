@@ -35,8 +35,8 @@ use serde::Serialize;
 use serde_saphyr::Spanned;
 
 use crate::suggest::edit_distance;
-use frontmatter::{Document, Node, Pos};
 pub use checks::{MAX_NAME as MAX_CHECK_NAME, PlanCheck, is_check_name};
+use frontmatter::{Document, Node, Pos};
 pub use target::{Target, TargetKind};
 
 /// A parsed plan.

@@ -12,9 +12,7 @@ use std::time::Duration;
 
 use crate::config::Check;
 use crate::exec::{self, ExecError};
-use crate::state::checks::{
-    CheckOutcome, CheckResult, MAX_ERROR, MAX_TAIL, TAIL_BYTES, log_paths,
-};
+use crate::state::checks::{CheckOutcome, CheckResult, MAX_ERROR, MAX_TAIL, TAIL_BYTES, log_paths};
 use crate::state::clock::Clock;
 
 /// The lines of each stream's end kept as a check's tail.

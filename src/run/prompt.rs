@@ -154,7 +154,10 @@ fn failed_checks_section(out: &mut String, prev: &Attempt) {
         let tail = check.tail.trim_end();
         if !tail.is_empty() {
             let fence = "`".repeat(longest_backtick_run(tail).max(2) + 1);
-            let _ = writeln!(out, "The end of its output:\n\n{fence}text\n{tail}\n{fence}\n");
+            let _ = writeln!(
+                out,
+                "The end of its output:\n\n{fence}text\n{tail}\n{fence}\n"
+            );
         }
     }
 }

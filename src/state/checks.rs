@@ -121,16 +121,26 @@ pub fn shape_problem(check: &CheckResult) -> Option<String> {
     }
     let (stdout, stderr) = log_paths(&check.name);
     if check.stdout_log != stdout || check.stderr_log != stderr {
-        return Some(format!("the logs of check `{name}` are not `{stdout}` and `{stderr}`"));
+        return Some(format!(
+            "the logs of check `{name}` are not `{stdout}` and `{stderr}`"
+        ));
     }
     if check.tail.len() > MAX_TAIL {
-        return Some(format!("the tail of check `{name}` is longer than git-baton keeps"));
+        return Some(format!(
+            "the tail of check `{name}` is longer than git-baton keeps"
+        ));
     }
     if check.error.as_ref().is_some_and(|e| e.len() > MAX_ERROR) {
-        return Some(format!("the error of check `{name}` is longer than git-baton keeps"));
+        return Some(format!(
+            "the error of check `{name}` is longer than git-baton keeps"
+        ));
     }
     if (check.outcome == CheckOutcome::Passed) != (check.exit_code == Some(0)) {
-        return Some(format!("check `{name}` is `{}` with exit code {:?}", check.outcome.name(), check.exit_code));
+        return Some(format!(
+            "check `{name}` is `{}` with exit code {:?}",
+            check.outcome.name(),
+            check.exit_code
+        ));
     }
     None
 }
@@ -172,12 +182,18 @@ mod tests {
         );
         let timed = result("tests", CheckOutcome::TimedOut, None);
         assert!(failed_message(&timed).starts_with("runner check `tests` timed out"));
-        assert_eq!(first_failed(&[result("a", CheckOutcome::Passed, Some(0)), failed.clone()]), Some(&failed));
+        assert_eq!(
+            first_failed(&[result("a", CheckOutcome::Passed, Some(0)), failed.clone()]),
+            Some(&failed)
+        );
     }
 
     #[test]
     fn shapes_git_baton_never_writes_are_refused() {
-        assert_eq!(shape_problem(&result("tests", CheckOutcome::Passed, Some(0))), None);
+        assert_eq!(
+            shape_problem(&result("tests", CheckOutcome::Passed, Some(0))),
+            None
+        );
         let mut moved = result("tests", CheckOutcome::Failed, Some(1));
         moved.stdout_log = "../../state.json".into();
         assert!(shape_problem(&moved).unwrap().contains("logs"));

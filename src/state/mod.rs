@@ -628,6 +628,14 @@ impl RunState {
         self.attempts().rev().find_map(|a| a.coverage.as_ref())
     }
 
+    /// The runner's checks of the latest attempt that ran any (empty when none did).
+    pub fn checks(&self) -> &[CheckResult] {
+        self.attempts()
+            .rev()
+            .find(|a| !a.checks.is_empty())
+            .map_or(&[], |a| &a.checks)
+    }
+
     /// Usage summed over every ended attempt of every stage, carried forward across resumes.
     pub fn usage(&self) -> UsageTotals {
         let mut t = UsageTotals::default();

@@ -31,6 +31,9 @@ pub struct RunView<'a> {
     pub policy: PolicyView<'a>,
     pub stages: Vec<StageView<'a>>,
     pub coverage: Option<&'a Report>,
+    /// The runner's checks of the latest attempt that ran any (absent when none did).
+    #[serde(skip_serializing_if = "<[super::CheckResult]>::is_empty")]
+    pub checks: &'a [super::CheckResult],
     pub usage: UsageTotals,
     pub error: Option<RunError>,
     /// Where the run was published (absent until it was).
@@ -119,6 +122,7 @@ impl<'a> RunView<'a> {
             },
             stages: state.stages().iter().map(StageView::of).collect(),
             coverage: state.coverage(),
+            checks: state.checks(),
             usage: state.usage(),
             error: state.error(),
             remote: state.remote(),
