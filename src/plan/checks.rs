@@ -44,6 +44,17 @@ pub(super) fn parse_checks(
     key_pos: Pos,
     node: &Spanned<Node>,
 ) -> Result<Vec<PlanCheck>, PlanError> {
+    if let Node::Str(text) = &node.value {
+        return Err(doc
+            .error(
+                doc.pos(node),
+                format!(
+                    "`checks` must be a list of checks, found string `{}`",
+                    show(text)
+                ),
+            )
+            .with_hint(format!("for example `checks: [{EXAMPLE}]`")));
+    }
     let items = expect_list(doc, "checks", key_pos, EXAMPLE, node)?;
     let mut checks: Vec<PlanCheck> = Vec::with_capacity(items.len());
     for item in items {
@@ -188,4 +199,86 @@ fn parse_timeout(
         doc.error(doc.pos(node), format!("invalid `timeout`: {reason}"))
             .with_hint(crate::duration::HINT)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(frontmatter: &str) -> String {
+        let text = format!("---\n{frontmatter}---\n");
+        let e = crate::plan::parse("plans/p.md", &text).unwrap_err();
+        match e.hint {
+            Some(ref h) => format!("{e}\nhint: {h}"),
+            None => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_plan_adds_checks() {
+        let plan = crate::plan::parse(
+            "plans/p.md",
+            "---\nchecks:\n  - { name: parser, command: [cargo, test, parser], timeout: 90 }\n  - name: docs\n    shell: make docs\n    timeout: 2m\n---\n",
+        )
+        .unwrap();
+        assert_eq!(
+            plan.checks,
+            [
+                PlanCheck {
+                    name: "parser".into(),
+                    command: vec!["cargo".into(), "test".into(), "parser".into()],
+                    timeout: Some(Duration::from_secs(90)),
+                    line: 3,
+                    column: 13,
+                },
+                PlanCheck {
+                    name: "docs".into(),
+                    command: vec!["sh".into(), "-c".into(), "make docs".into()],
+                    timeout: Some(Duration::from_secs(120)),
+                    line: 4,
+                    column: 11,
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_plan_checks_are_located() {
+        insta::assert_snapshot!(err("checks: cargo test\n"), @r"
+            plans/p.md:2:9: `checks` must be a list of checks, found string `cargo test`
+            hint: for example `checks: [{ name: tests, command: [cargo, test] }]`
+            ");
+        insta::assert_snapshot!(err("checks:\n  - cargo test\n"), @r"
+            plans/p.md:3:5: a check must be a mapping, found a string `cargo test`
+            hint: for example `- { name: tests, command: [cargo, test] }`
+            ");
+        insta::assert_snapshot!(err("checks:\n  - { command: [x] }\n"), @r"
+            plans/p.md:3:5: a check has no `name`
+            hint: for example `- { name: tests, command: [cargo, test] }`
+            ");
+        insta::assert_snapshot!(err("checks:\n  - { name: A/b, command: [x] }\n"), @r"
+            plans/p.md:3:13: check name `A/b` must match [a-z0-9][a-z0-9_-]*
+            hint: at most 64 characters: it names the check's log files
+            ");
+        insta::assert_snapshot!(err("checks:\n  - { name: t, command: [] }\n"), @r"
+            plans/p.md:3:16: `command` is empty
+            hint: give the program and its arguments as a list, e.g. `command: [cargo, test]`
+            ");
+        insta::assert_snapshot!(err("checks:\n  - { name: t, command: [x], shell: run }\n"), @r"
+            plans/p.md:3:30: check `t` has both `command` and `shell`
+            hint: give the argv as `command`, or a shell line as `shell`, not both
+            ");
+        insta::assert_snapshot!(err("checks:\n  - { name: t, command: [x], timeout: 0 }\n"), @r"
+            plans/p.md:3:39: invalid `timeout`: it must be greater than zero
+            hint: use seconds (`900`) or units as in `90s`, `30m`, `1h30m`, `2 hours`
+            ");
+        insta::assert_snapshot!(err("checks:\n  - { name: t, command: [x], when: always }\n"), @r"
+            plans/p.md:3:30: unknown key `when` in a check
+            hint: a check's keys are `name`, `command`, `shell` and `timeout`
+            ");
+        insta::assert_snapshot!(err("checks:\n  - { name: t, command: [x] }\n  - { name: t, shell: run }\n"), @r"
+            plans/p.md:4:13: check `t` is defined twice, first on line 3
+            hint: give each check its own name
+            ");
+    }
 }
