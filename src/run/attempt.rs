@@ -335,21 +335,12 @@ impl Driver<'_> {
         ) {
             Ok(report) => {
                 if enforce && !report.passed {
-                    end.outcome = Outcome::Blocked;
-                    // After a failed check's error, when there is one: both are the reason.
-                    let message = gate::blocked_message(&report);
-                    end.error = Some(match end.error.take() {
-                        Some(check) => format!("{message}\n{check}"),
-                        None => message,
-                    });
+                    block(end, gate::blocked_message(&report));
                 }
                 // Kept bounded: the RunState travels with every save (`coverage::bounded`).
                 end.coverage = Some(report.bounded(crate::coverage::KEPT_PATHS));
             }
-            Err(message) if enforce => {
-                end.outcome = Outcome::Blocked;
-                end.error = Some(message);
-            }
+            Err(message) if enforce => block(end, message),
             Err(message) => self.sink().note(Note::CoverageMissing { message }),
         }
     }
@@ -420,4 +411,14 @@ impl Driver<'_> {
         self.record_at(state, Event::AttemptEnded(end), ended_at)?;
         Ok(outcome)
     }
+}
+
+/// Blocks the attempt for `message`, before the error a failed runner check already gave it:
+/// both are the reason.
+fn block(end: &mut AttemptEnd, message: String) {
+    end.outcome = Outcome::Blocked;
+    end.error = Some(match end.error.take() {
+        Some(check) => format!("{message}\n{check}"),
+        None => message,
+    });
 }
