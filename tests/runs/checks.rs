@@ -257,6 +257,18 @@ fn a_plan_adds_a_check_after_the_repositorys() {
         })
         .collect();
     assert_eq!(outcomes, ["tests passed", "plan-docs failed"]);
+    // What is recorded and printed of them, the configuration and the plan hold their schemas.
+    use super::schemas::{assert_valid, frontmatter, schema, yaml};
+    let stored: Value =
+        serde_json::from_str(&text(&run_dir(&repo, &id).join("state.json"))).unwrap();
+    assert_valid(&schema("state.schema.json"), &stored, "state.json");
+    assert_valid(&schema("status.schema.json"), &state, "status --json");
+    assert_valid(&schema("baton.schema.json"), &yaml(&yml), ".baton.yml");
+    assert_valid(
+        &schema("plan.schema.json"),
+        &frontmatter(PLAN_WITH_CHECK),
+        "plans/fix.md",
+    );
     assert!(
         state["error"]["message"]
             .as_str()
