@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use git_baton::agent::output::Format;
 use git_baton::exec::{
-    self, ActorSpec, Cause, ExecError, Finished, Invocation, Outcome, RateLimitRules,
+    self, ActorSpec, Ended, ExecError, Invocation, Ran, RateLimitRules, StopCause,
 };
 use tempfile::TempDir;
 
@@ -64,8 +64,8 @@ struct Case {
 }
 
 /// Stopped by us: a SIGINT/SIGTERM to git-baton or a stop request.
-const MANUAL: Outcome = Outcome::Interrupted {
-    cause: Cause::Manual,
+const MANUAL: Ended = Ended::Interrupted {
+    cause: StopCause::Manual,
 };
 
 /// The fake agent performing `script`: verbs and their arguments as `verb arg; verb arg …`.
@@ -117,7 +117,7 @@ fn case_argv(verbs: Vec<String>) -> Case {
 }
 
 impl Case {
-    fn run(self, dir: &Dir) -> Result<Finished, ExecError> {
+    fn run(self, dir: &Dir) -> Result<Ran, ExecError> {
         let root = dir.root.clone();
         let (send, receive) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -210,7 +210,7 @@ fn success_captures_logs_and_expands_placeholders() {
                   warn a warning; edit {worktree}/notes.txt edited; evidence {\"targets\": {}}";
     let finished = case(script).run(&dir).unwrap();
 
-    assert_eq!(finished.outcome, Outcome::Succeeded);
+    assert_eq!(finished.outcome, Ended::Succeeded);
     assert_eq!((finished.exit_code, finished.signal), (Some(0), None));
     let prompt = dir.path("prompt.md");
     assert_eq!(
@@ -232,11 +232,11 @@ fn the_prompt_is_the_stdin_only_when_asked() {
     let dir = Dir::new();
     let mut with_prompt = case("cat-stdin {worktree}/stdin.txt");
     with_prompt.actor.stdin_prompt = true;
-    assert_eq!(with_prompt.run(&dir).unwrap().outcome, Outcome::Succeeded);
+    assert_eq!(with_prompt.run(&dir).unwrap().outcome, Ended::Succeeded);
     assert_eq!(dir.read("work/stdin.txt"), dir.read("prompt.md"));
 
     let without = case("cat-stdin {worktree}/stdin.txt");
-    assert_eq!(without.run(&dir).unwrap().outcome, Outcome::Succeeded);
+    assert_eq!(without.run(&dir).unwrap().outcome, Ended::Succeeded);
     assert_eq!(dir.read("work/stdin.txt"), "");
 }
 
@@ -248,7 +248,7 @@ fn baton_variables_are_visible_and_win_over_the_actor_env() {
         ("BATON_STAGE".into(), "from-config".into()),
         ("BATON_FROM_CONFIG".into(), "yes".into()),
     ];
-    assert_eq!(case.run(&dir).unwrap().outcome, Outcome::Succeeded);
+    assert_eq!(case.run(&dir).unwrap().outcome, Ended::Succeeded);
     let evidence = dir.path("evidence.json");
     assert_eq!(
         dir.read("work/env.txt"),
@@ -270,7 +270,7 @@ fn a_non_zero_exit_fails_with_its_code_and_the_stderr_tail() {
 
     assert_eq!(
         finished.outcome,
-        Outcome::Failed {
+        Ended::Failed {
             exit_code: Some(3),
             signal: None
         }
@@ -286,7 +286,7 @@ fn death_by_a_signal_we_did_not_send_is_a_failure() {
     let finished = case("kill-self KILL").run(&dir).unwrap();
     assert_eq!(
         finished.outcome,
-        Outcome::Failed {
+        Ended::Failed {
             exit_code: None,
             signal: Some(9)
         }
@@ -301,7 +301,7 @@ fn rate_limit_by_exit_code() {
     let finished = case.run(&dir).unwrap();
     assert_eq!(
         finished.outcome,
-        Outcome::RateLimited {
+        Ended::RateLimited {
             exit_code: Some(75),
             matched: "exit code 75".into()
         }
@@ -316,7 +316,7 @@ fn rate_limit_by_a_pattern_split_across_writes() {
     let finished = case.run(&dir).unwrap();
     assert_eq!(
         finished.outcome,
-        Outcome::RateLimited {
+        Ended::RateLimited {
             exit_code: Some(1),
             matched: "rate limit exceeded".into()
         }
@@ -329,7 +329,7 @@ fn a_rate_limit_message_with_exit_0_is_still_a_success() {
     let dir = Dir::new();
     let mut case = case("warn 429 rate limit, retrying; say done");
     case.actor.rate_limit.patterns = vec!["rate limit".into()];
-    assert_eq!(case.run(&dir).unwrap().outcome, Outcome::Succeeded);
+    assert_eq!(case.run(&dir).unwrap().outcome, Ended::Succeeded);
 }
 
 /// The fake agent printing a real agent's captured output (testdata/agents/<rel>) and exiting
@@ -349,15 +349,15 @@ fn the_structured_verdict_decides_before_the_exit_code() {
     #[rustfmt::skip]
     let cases = [
         ("codex/rate-limit-429.jsonl", "1", Format::CodexJsonl,
-            Outcome::RateLimited { exit_code: Some(1), matched: codex_429.into() }),
+            Ended::RateLimited { exit_code: Some(1), matched: codex_429.into() }),
         ("codex/rate-limit-429.jsonl", "0", Format::CodexJsonl,
-            Outcome::RateLimited { exit_code: Some(0), matched: codex_429.into() }),
+            Ended::RateLimited { exit_code: Some(0), matched: codex_429.into() }),
         ("codex/rate-limit-429.jsonl", "1", Format::Text,
-            Outcome::Failed { exit_code: Some(1), signal: None }),
+            Ended::Failed { exit_code: Some(1), signal: None }),
         ("codex/success.jsonl", "1", Format::CodexJsonl,
-            Outcome::Failed { exit_code: Some(1), signal: None }),
-        ("claude/success.json", "0", Format::ClaudeJson, Outcome::Succeeded),
-        ("claude/success.json", "0", Format::CodexJsonl, Outcome::Succeeded),
+            Ended::Failed { exit_code: Some(1), signal: None }),
+        ("claude/success.json", "0", Format::ClaudeJson, Ended::Succeeded),
+        ("claude/success.json", "0", Format::CodexJsonl, Ended::Succeeded),
     ];
     for (rel, code, format, want) in cases {
         let dir = Dir::new();
@@ -384,7 +384,7 @@ fn a_structured_failure_with_exit_0_fails_and_meets_the_rules() {
     let mut case = printing("claude/rate-limit-429.json", "0", Format::CodexJsonl);
     case.actor.rate_limit.patterns = vec!["per-minute rate limit".into()];
     // Not Codex's format: unparsed, exit 0 — a success, whatever the patterns say.
-    assert_eq!(case.run(&dir).unwrap().outcome, Outcome::Succeeded);
+    assert_eq!(case.run(&dir).unwrap().outcome, Ended::Succeeded);
 
     let dir = Dir::new();
     let path = dir.path("failed.jsonl");
@@ -405,7 +405,7 @@ fn a_structured_failure_with_exit_0_fails_and_meets_the_rules() {
     case.actor.output = Format::CodexJsonl;
     assert_eq!(
         case.run(&dir).unwrap().outcome,
-        Outcome::Failed {
+        Ended::Failed {
             exit_code: Some(0),
             signal: None
         }
@@ -415,7 +415,7 @@ fn a_structured_failure_with_exit_0_fails_and_meets_the_rules() {
     case.actor.rate_limit.patterns = vec!["slow down".into()];
     assert_eq!(
         case.run(&dir).unwrap().outcome,
-        Outcome::RateLimited {
+        Ended::RateLimited {
             exit_code: Some(0),
             matched: "slow down".into()
         }
@@ -446,8 +446,8 @@ fn a_timeout_kills_the_whole_group() {
 
     assert_eq!(
         finished.outcome,
-        Outcome::Interrupted {
-            cause: Cause::Timeout
+        Ended::Interrupted {
+            cause: StopCause::Timeout
         }
     );
     assert_eq!(finished.signal, Some(15));
@@ -523,7 +523,7 @@ fn a_grandchild_holding_the_pipes_does_not_hang_run() {
         .run(&dir)
         .unwrap();
 
-    assert_eq!(finished.outcome, Outcome::Succeeded);
+    assert_eq!(finished.outcome, Ended::Succeeded);
     assert_eq!(dir.read("stdout.log"), "done\n");
     assert!(dead(&dir.read("work/child.pid")));
 }
@@ -532,7 +532,7 @@ fn a_grandchild_holding_the_pipes_does_not_hang_run() {
 fn output_larger_than_a_pipe_buffer_is_logged_whole() {
     let dir = Dir::new();
     let finished = case("flood 1000000; warn end").run(&dir).unwrap();
-    assert_eq!(finished.outcome, Outcome::Succeeded);
+    assert_eq!(finished.outcome, Ended::Succeeded);
     let stdout = dir.read("stdout.log");
     assert_eq!(stdout.len(), 1_000_000);
     assert!(stdout.bytes().all(|b| b == b'x'));
@@ -657,7 +657,7 @@ fn a_setsid_child_that_keeps_writing_is_ended_with_the_attempt() {
     .run(&dir)
     .unwrap();
 
-    assert_eq!(finished.outcome, Outcome::Succeeded);
+    assert_eq!(finished.outcome, Ended::Succeeded);
     let (pid, sid) = dir
         .read("writer.pid")
         .trim()
@@ -696,7 +696,7 @@ fn an_orphan_adopted_by_the_subreaper_is_ended_with_the_attempt() {
         ),
     ];
     let finished = case.run(&dir).unwrap();
-    assert_eq!(finished.outcome, Outcome::Succeeded);
+    assert_eq!(finished.outcome, Ended::Succeeded);
     assert_eq!(dir.read("stdout.log"), "started\n");
     assert!(
         ended_now(&dir.read("orphan.pid")),
@@ -711,7 +711,7 @@ fn a_child_that_left_the_worktree_is_ended_with_the_attempt() {
     let finished = case("cd-sleep 30 {worktree}/child.pid; say bye")
         .run(&dir)
         .unwrap();
-    assert_eq!(finished.outcome, Outcome::Succeeded);
+    assert_eq!(finished.outcome, Ended::Succeeded);
     assert!(ended_now(&dir.read("work/child.pid")));
 }
 
@@ -731,7 +731,7 @@ fn a_child_without_the_token_that_holds_the_pipes_is_ended() {
         ),
     ];
     let finished = case.run(&dir).unwrap();
-    assert_eq!(finished.outcome, Outcome::Succeeded);
+    assert_eq!(finished.outcome, Ended::Succeeded);
     assert_eq!(dir.read("stdout.log"), "started\n");
     assert!(ended_now(&dir.read("child.pid")));
 }
@@ -754,7 +754,7 @@ fn the_token_is_recorded_before_the_actor_starts() {
     ];
     case.token_file = Some(token_file.clone());
     let finished = case.run(&dir).unwrap();
-    assert_eq!(finished.outcome, Outcome::Succeeded);
+    assert_eq!(finished.outcome, Ended::Succeeded);
     let token = dir.read("attempt.token");
     assert!(token.trim().len() > 16, "{token:?}");
     assert_eq!(dir.read("work/token-seen-at-start"), token);
@@ -905,7 +905,7 @@ fn a_long_output_keeps_head_and_tail_and_still_matches_rate_limits() {
     let finished = case.run(&dir).unwrap();
     assert_eq!(
         finished.outcome,
-        Outcome::RateLimited {
+        Ended::RateLimited {
             exit_code: Some(1),
             matched: "rate limit exceeded".into()
         }

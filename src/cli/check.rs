@@ -6,7 +6,7 @@ use std::path::Path;
 
 use clap::{Args, ValueEnum};
 
-use super::{CliError, Outcome, Workspace};
+use super::{CliError, Ending, Workspace};
 use crate::run::agent_side::{Current, DEFAULT_MAX_BLOCKS, Hook, HookInput, MAX_HOOK_INPUT};
 
 /// Show what the coverage gate would say now (for the agent, inside a run's worktree).
@@ -59,13 +59,13 @@ pub(super) fn hook_mode(args: &[std::ffi::OsString]) -> bool {
     false
 }
 
-pub fn cmd_check(cwd: &Path, args: CheckArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+pub fn cmd_check(cwd: &Path, args: CheckArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
     match args.hook {
         Some(HookKind::ClaudeStop) => match claude_stop(cwd, args.max_blocks, out) {
             Ok(outcome) => Ok(outcome),
             Err(err) => {
                 err.print(&mut crate::term::stderr());
-                Ok(Outcome::HookFailedOpen)
+                Ok(Ending::HookFailedOpen)
             }
         },
         None => {
@@ -77,14 +77,14 @@ pub fn cmd_check(cwd: &Path, args: CheckArgs, out: &mut dyn Write) -> Result<Out
             } else {
                 let _ = out.write_all(crate::report::check::text(&check).as_bytes());
             }
-            Ok(Outcome::Checked {
+            Ok(Ending::Checked {
                 passed: check.passed,
             })
         }
     }
 }
 
-fn claude_stop(cwd: &Path, max_blocks: u32, out: &mut dyn Write) -> Result<Outcome, CliError> {
+fn claude_stop(cwd: &Path, max_blocks: u32, out: &mut dyn Write) -> Result<Ending, CliError> {
     let mut text = String::new();
     std::io::stdin()
         .take(MAX_HOOK_INPUT)
@@ -100,7 +100,7 @@ fn claude_stop(cwd: &Path, max_blocks: u32, out: &mut dyn Write) -> Result<Outco
         Hook::Allow { note: None } => serde_json::json!({}),
     };
     let _ = writeln!(out, "{answer}");
-    Ok(Outcome::Done)
+    Ok(Ending::Done)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::path::Path;
 use clap::Args;
 
 use super::args::RunArg;
-use super::{CliError, Outcome};
+use super::{CliError, Ending};
 use crate::ops::Workspace;
 use crate::ops::clean::{CleanOptions, Removed};
 use crate::term::errln;
@@ -40,7 +40,7 @@ pub struct CleanArgs {
     pub remote: Option<String>,
 }
 
-pub fn cmd_clean(cwd: &Path, args: CleanArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+pub fn cmd_clean(cwd: &Path, args: CleanArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
     let ws = Workspace::open(cwd)?;
     let options = CleanOptions {
         name: &args.run.run,
@@ -72,5 +72,5 @@ pub fn cmd_clean(cwd: &Path, args: CleanArgs, out: &mut dyn Write) -> Result<Out
         }
         Some(Ok((remote, false))) => errln!("{remote} has no record of run {id}"),
     }
-    Ok(Outcome::Done)
+    Ok(Ending::Done)
 }

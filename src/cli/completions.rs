@@ -6,7 +6,7 @@ use std::io::Write;
 use clap::{Args, CommandFactory};
 use clap_complete::Shell;
 
-use super::{Cli, CliError, Outcome};
+use super::{Cli, CliError, Ending};
 
 /// The program name the scripts complete: the binary git runs for `git baton`.
 const BIN: &str = "git-baton";
@@ -28,9 +28,9 @@ pub struct CompletionsArgs {
     pub shell: Shell,
 }
 
-pub fn cmd_completions(args: CompletionsArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+pub fn cmd_completions(args: CompletionsArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
     let _ = out.write_all(script(args.shell).as_bytes());
-    Ok(Outcome::Done)
+    Ok(Ending::Done)
 }
 
 /// The completion script for `shell`.

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use clap::Args;
 
-use super::{CliError, Outcome};
+use super::{CliError, Ending};
 
 /// Replay the incident git-baton exists for, in a temporary repository.
 #[derive(Debug, Args)]
@@ -14,10 +14,10 @@ pub struct DemoArgs {
     pub keep: bool,
 }
 
-pub fn cmd_demo(args: DemoArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+pub fn cmd_demo(args: DemoArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
     let options = crate::demo::Options { keep: args.keep };
     crate::demo::replay(&options, out, &mut |problem| {
         crate::term::errln!("warning: {problem}")
     })?;
-    Ok(Outcome::Done)
+    Ok(Ending::Done)
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use clap::Args;
 
 use super::args::{AttemptArgs, RunArg};
-use super::{CliError, Outcome, Workspace};
+use super::{CliError, Ending, Workspace};
 
 /// Show what an attempt changed relative to the previous attempt's snapshot (or the base).
 ///
@@ -25,7 +25,7 @@ pub struct DiffArgs {
     pub name_only: bool,
 }
 
-pub fn cmd_diff(cwd: &Path, args: DiffArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+pub fn cmd_diff(cwd: &Path, args: DiffArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
     let ctx = Workspace::open(cwd)?;
     let state = ctx.load(&args.run.run)?;
     let diff = crate::run::history::attempt_diff(
@@ -36,5 +36,5 @@ pub fn cmd_diff(cwd: &Path, args: DiffArgs, out: &mut dyn Write) -> Result<Outco
         !args.name_only,
     )?;
     let _ = out.write_all(crate::report::diff::attempt(&diff, args.name_only).as_bytes());
-    Ok(Outcome::Done)
+    Ok(Ending::Done)
 }

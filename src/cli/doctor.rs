@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use super::{CliError, Outcome, Workspace};
+use super::{CliError, Ending, Workspace};
 use crate::run::doctor::{self, Finding, Fixed};
 
 /// Find stale runs, broken worktree mappings, leftovers of killed creations, removals and writes,
@@ -33,7 +33,7 @@ pub struct DoctorArgs {
 /// The version of `doctor --json`'s layout (see docs/cli.md).
 const DOCTOR_SCHEMA_VERSION: u32 = 1;
 
-pub fn cmd_doctor(cwd: &Path, args: DoctorArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+pub fn cmd_doctor(cwd: &Path, args: DoctorArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
     let ctx = Workspace::open(cwd)?;
     let config = ctx.config()?;
     let root = ctx.main_worktree()?.join(&config.worktree_root);
@@ -54,7 +54,7 @@ pub fn cmd_doctor(cwd: &Path, args: DoctorArgs, out: &mut dyn Write) -> Result<O
     } else {
         write_text(out, &fixed, &findings, args.fix);
     }
-    Ok(Outcome::Checked {
+    Ok(Ending::Checked {
         passed: findings.is_empty(),
     })
 }

@@ -25,7 +25,7 @@ use crate::verify::VerifyError;
 
 /// What kind of failure an error is; [`super::exit::code`] turns it into the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
+pub enum Class {
     /// The command line did not parse; clap words the message.
     Usage,
     /// Bad input or environment.
@@ -42,7 +42,7 @@ pub enum ErrorKind {
 /// An error on its way to the user.
 #[derive(Debug)]
 pub struct CliError {
-    pub kind: ErrorKind,
+    pub kind: Class,
     pub error: Box<dyn StdError + Send + Sync>,
     pub hints: Vec<String>,
 }
@@ -53,7 +53,7 @@ pub struct CliError {
 struct Message(String);
 
 impl CliError {
-    pub fn new(kind: ErrorKind, error: impl Into<Box<dyn StdError + Send + Sync>>) -> CliError {
+    pub fn new(kind: Class, error: impl Into<Box<dyn StdError + Send + Sync>>) -> CliError {
         CliError {
             kind,
             error: error.into(),
@@ -64,19 +64,19 @@ impl CliError {
     /// git-baton itself was interrupted by `signal`, and nothing else went wrong.
     pub fn interrupted(signal: i32) -> CliError {
         CliError::new(
-            ErrorKind::Interrupted,
+            Class::Interrupted,
             Message(format!("interrupted by {}", crate::signals::name(signal))),
         )
     }
 
     /// Bad input or environment, worded by the command layer.
     pub fn input(message: impl Into<String>) -> CliError {
-        CliError::new(ErrorKind::Input, Message(message.into()))
+        CliError::new(Class::Input, Message(message.into()))
     }
 
     /// A usage error clap found; clap prints it.
     pub fn usage(error: clap::Error) -> CliError {
-        CliError::new(ErrorKind::Usage, error)
+        CliError::new(Class::Usage, error)
     }
 
     pub fn hinted(mut self, hint: impl Into<String>) -> CliError {
@@ -142,7 +142,7 @@ impl From<crate::ops::Error> for CliError {
             Error::Git(err) => err.into(),
             Error::Config(err) => err.into(),
             Error::Exec(err) => err.into(),
-            Error::Clock(err) => CliError::new(ErrorKind::Input, err),
+            Error::Clock(err) => CliError::new(Class::Input, err),
             Error::NotStarted {
                 run,
                 remote,
@@ -160,28 +160,28 @@ impl From<crate::ops::Error> for CliError {
 impl From<GitError> for CliError {
     fn from(err: GitError) -> CliError {
         let hint = err.hint();
-        CliError::new(ErrorKind::Input, err).with_hints(hint)
+        CliError::new(Class::Input, err).with_hints(hint)
     }
 }
 
 impl From<PlanError> for CliError {
     fn from(err: PlanError) -> CliError {
         let hint = err.hint.clone();
-        CliError::new(ErrorKind::Input, err).with_hints(hint)
+        CliError::new(Class::Input, err).with_hints(hint)
     }
 }
 
 impl From<ConfigError> for CliError {
     fn from(err: ConfigError) -> CliError {
         let hint = err.hint();
-        CliError::new(ErrorKind::Input, err).with_hints(hint)
+        CliError::new(Class::Input, err).with_hints(hint)
     }
 }
 
 impl From<ExecError> for CliError {
     fn from(err: ExecError) -> CliError {
         let hint = err.hint();
-        CliError::new(ErrorKind::Input, err).with_hints(hint)
+        CliError::new(Class::Input, err).with_hints(hint)
     }
 }
 
@@ -190,20 +190,19 @@ impl From<StoreError> for CliError {
     fn from(err: StoreError) -> CliError {
         let (kind, hint) = match &err {
             StoreError::Busy { run, .. } => (
-                ErrorKind::Busy,
+                Class::Busy,
                 Some(format!(
                     "wait for it to finish, or stop it with `git baton stop {run}`"
                 )),
             ),
             StoreError::Unknown(_) => (
-                ErrorKind::Input,
+                Class::Input,
                 Some("see the runs with `git baton list`".to_string()),
             ),
-            StoreError::Ambiguous { .. } => (
-                ErrorKind::Input,
-                Some("type more of the run id".to_string()),
-            ),
-            _ => (ErrorKind::Input, None),
+            StoreError::Ambiguous { .. } => {
+                (Class::Input, Some("type more of the run id".to_string()))
+            }
+            _ => (Class::Input, None),
         };
         CliError::new(kind, err).with_hints(hint)
     }
@@ -212,9 +211,9 @@ impl From<StoreError> for CliError {
 impl From<RunError> for CliError {
     fn from(err: RunError) -> CliError {
         let kind = match err {
-            RunError::DidNotStop { .. } => ErrorKind::Failed,
+            RunError::DidNotStop { .. } => Class::Failed,
             // The gate, judged again, failed: what `verify` exits with.
-            RunError::GateFails { .. } | RunError::NoFinalSnapshot { .. } => ErrorKind::Failed,
+            RunError::GateFails { .. } | RunError::NoFinalSnapshot { .. } => Class::Failed,
             // Worded, hinted and classed (busy: another driver has the run) as the store's own.
             RunError::Store(store) => return store.into(),
             RunError::LostRace { .. }
@@ -224,34 +223,34 @@ impl From<RunError> for CliError {
             | RunError::BranchConflict { .. }
             | RunError::Transition(
                 TransitionError::LeaseHeld { .. } | TransitionError::LeaseLost { .. },
-            ) => ErrorKind::Busy,
-            _ => ErrorKind::Input,
+            ) => Class::Busy,
+            _ => Class::Input,
         };
-        let hints = err.hints();
+        let hints = super::run_hints::hints(&err);
         CliError::new(kind, err).with_hints(hints)
     }
 }
 
 impl From<AgentSideError> for CliError {
     fn from(err: AgentSideError) -> CliError {
-        let hints = err.hints();
-        CliError::new(ErrorKind::Input, err).with_hints(hints)
+        let hints = super::run_hints::agent_side_hints(&err);
+        CliError::new(Class::Input, err).with_hints(hints)
     }
 }
 
 impl From<VerifyError> for CliError {
     fn from(err: VerifyError) -> CliError {
         let hints = err.hints();
-        CliError::new(ErrorKind::Input, err).with_hints(hints)
+        CliError::new(Class::Input, err).with_hints(hints)
     }
 }
 
 impl From<DemoError> for CliError {
     fn from(err: DemoError) -> CliError {
         let kind = match err {
-            DemoError::Deviated { .. } => ErrorKind::Failed,
-            DemoError::Interrupted => ErrorKind::Interrupted,
-            _ => ErrorKind::Input,
+            DemoError::Deviated { .. } => Class::Failed,
+            DemoError::Interrupted => Class::Interrupted,
+            _ => Class::Input,
         };
         let hints = err.hints();
         CliError::new(kind, err).with_hints(hints)
@@ -295,7 +294,7 @@ mod tests {
         error: stale worktree mapping: run abc: its worktree wt/abc is not a git worktree (not a git repository (or any of the parent directories): wt/abc)
         hint: `git worktree repair wt/abc` re-links a moved worktree; otherwise move it away and run `git baton resume abc --recreate-worktree`
         ");
-        assert_eq!(stale.kind, ErrorKind::Input);
+        assert_eq!(stale.kind, Class::Input);
         // git's own hint first, then the one of the run.
         let kept = CliError::from(RunError::WorktreeNotRemoved {
             run: "abc".into(),
@@ -311,7 +310,7 @@ mod tests {
             run: "abc".into(),
             seconds: 30,
         });
-        assert_eq!(late.kind, ErrorKind::Failed);
+        assert_eq!(late.kind, Class::Failed);
         insta::assert_snapshot!(printed(&late), @r"
         error: run abc did not stop within 30 seconds; the stop request stays in place
         hint: see `git baton status abc`
@@ -320,7 +319,7 @@ mod tests {
             run: "abc".into(),
             holder: "pid 1".into(),
         });
-        assert_eq!(busy.kind, ErrorKind::Busy);
+        assert_eq!(busy.kind, Class::Busy);
         assert_eq!(
             busy.hints,
             ["wait for it to finish, or stop it with `git baton stop abc`"]
@@ -347,7 +346,7 @@ mod tests {
         let denied = || std::io::Error::from(std::io::ErrorKind::PermissionDenied);
         // The cause is appended as git words it, not as Rust does ("(os error 13)").
         let err = CliError::new(
-            ErrorKind::Input,
+            Class::Input,
             Middle {
                 source: Outer {
                     message: "cannot read .git/index".into(),
@@ -365,7 +364,7 @@ mod tests {
             format!("cannot read x: {}", denied()),
         ] {
             let err = CliError::new(
-                ErrorKind::Input,
+                Class::Input,
                 Outer {
                     message: message.clone(),
                     source: denied(),

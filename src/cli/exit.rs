@@ -1,11 +1,11 @@
 //! Exit codes: the one place where what a command ended with becomes a number.
 //!
-//! Commands return an [`Outcome`] in the domain's terms or a [`CliError`]; [`code`] maps both
+//! Commands return an [`Ending`] in the domain's terms or a [`CliError`]; [`code`] maps both
 //! to the codes of design §6 and docs/cli.md. Nothing below the command layer names an exit code.
 
 use std::process::ExitCode;
 
-use super::error::{CliError, ErrorKind};
+use super::error::{Class, CliError};
 use crate::run::Driven;
 use crate::state::RunStatus;
 
@@ -32,7 +32,7 @@ impl From<Exit> for ExitCode {
 
 /// What a command ended with, when it did not fail.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Ending {
     /// It did what it was asked (including printing help).
     Done,
     /// A check ran: the coverage gate, or `doctor`. Failing it is a result, not an error.
@@ -48,32 +48,32 @@ pub enum Outcome {
 }
 
 /// The exit code of a command (design §6).
-pub fn code(result: &Result<Outcome, CliError>) -> Exit {
+pub fn code(result: &Result<Ending, CliError>) -> Exit {
     match result {
-        Ok(Outcome::Done) => Exit::Success,
-        Ok(Outcome::Checked { passed }) => {
+        Ok(Ending::Done) => Exit::Success,
+        Ok(Ending::Checked { passed }) => {
             if *passed {
                 Exit::Success
             } else {
                 Exit::Failed
             }
         }
-        Ok(Outcome::Driven(driven)) => match driven {
+        Ok(Ending::Driven(driven)) => match driven {
             Driven::Review | Driven::Paused => Exit::Success,
             Driven::Stopped | Driven::StageEnded(_) => Exit::Failed,
             Driven::Interrupted => Exit::Interrupted,
         },
-        Ok(Outcome::HookFailedOpen) => Exit::Failed,
-        Ok(Outcome::Existing { status, stale }) => match status {
+        Ok(Ending::HookFailedOpen) => Exit::Failed,
+        Ok(Ending::Existing { status, stale }) => match status {
             RunStatus::Review | RunStatus::Paused | RunStatus::Finished => Exit::Success,
             RunStatus::Running | RunStatus::Pending if !stale => Exit::Busy,
             _ => Exit::Failed,
         },
         Err(err) => match err.kind {
-            ErrorKind::Usage | ErrorKind::Input => Exit::Input,
-            ErrorKind::Busy => Exit::Busy,
-            ErrorKind::Failed => Exit::Failed,
-            ErrorKind::Interrupted => Exit::Interrupted,
+            Class::Usage | Class::Input => Exit::Input,
+            Class::Busy => Exit::Busy,
+            Class::Failed => Exit::Failed,
+            Class::Interrupted => Exit::Interrupted,
         },
     }
 }
@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn driven_runs_exit_as_design_section_6_says() {
-        let driven = |d| code(&Ok(Outcome::Driven(d)));
+        let driven = |d| code(&Ok(Ending::Driven(d)));
         assert_eq!(driven(Driven::Review), Exit::Success);
         assert_eq!(driven(Driven::Paused), Exit::Success);
         assert_eq!(driven(Driven::Stopped), Exit::Failed);
@@ -102,7 +102,7 @@ mod tests {
 
     #[test]
     fn existing_runs_exit_by_their_status() {
-        let existing = |status, stale| code(&Ok(Outcome::Existing { status, stale }));
+        let existing = |status, stale| code(&Ok(Ending::Existing { status, stale }));
         assert_eq!(existing(RunStatus::Review, false), Exit::Success);
         assert_eq!(existing(RunStatus::Finished, false), Exit::Success);
         assert_eq!(existing(RunStatus::Running, false), Exit::Busy);
@@ -113,13 +113,13 @@ mod tests {
     #[test]
     fn errors_exit_by_their_kind() {
         let kind = |kind| code(&Err(CliError::new(kind, "x")));
-        assert_eq!(kind(ErrorKind::Usage), Exit::Input);
-        assert_eq!(kind(ErrorKind::Input), Exit::Input);
-        assert_eq!(kind(ErrorKind::Busy), Exit::Busy);
-        assert_eq!(kind(ErrorKind::Failed), Exit::Failed);
-        assert_eq!(kind(ErrorKind::Interrupted), Exit::Interrupted);
-        assert_eq!(code(&Ok(Outcome::Checked { passed: false })), Exit::Failed);
-        assert_eq!(code(&Ok(Outcome::Checked { passed: true })), Exit::Success);
-        assert_eq!(code(&Ok(Outcome::HookFailedOpen)), Exit::Failed);
+        assert_eq!(kind(Class::Usage), Exit::Input);
+        assert_eq!(kind(Class::Input), Exit::Input);
+        assert_eq!(kind(Class::Busy), Exit::Busy);
+        assert_eq!(kind(Class::Failed), Exit::Failed);
+        assert_eq!(kind(Class::Interrupted), Exit::Interrupted);
+        assert_eq!(code(&Ok(Ending::Checked { passed: false })), Exit::Failed);
+        assert_eq!(code(&Ok(Ending::Checked { passed: true })), Exit::Success);
+        assert_eq!(code(&Ok(Ending::HookFailedOpen)), Exit::Failed);
     }
 }

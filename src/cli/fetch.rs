@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use super::{CliError, Outcome};
+use super::{CliError, Ending};
 use crate::ops::Workspace;
 use crate::ops::fetch::FetchOptions;
 use crate::run::remote::Fetched;
@@ -24,7 +24,7 @@ pub struct FetchArgs {
     pub remote: Option<String>,
 }
 
-pub fn cmd_fetch(cwd: &Path, args: FetchArgs, _out: &mut dyn Write) -> Result<Outcome, CliError> {
+pub fn cmd_fetch(cwd: &Path, args: FetchArgs, _out: &mut dyn Write) -> Result<Ending, CliError> {
     let ws = Workspace::open(cwd)?;
     let options = FetchOptions {
         remote: args.remote.as_deref(),
@@ -41,5 +41,5 @@ pub fn cmd_fetch(cwd: &Path, args: FetchArgs, _out: &mut dyn Write) -> Result<Ou
     if fetched.changes.is_empty() {
         errln!("no run changed on {}", fetched.remote);
     }
-    Ok(Outcome::Done)
+    Ok(Ending::Done)
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use clap::Args;
 
 use super::args::RunArg;
-use super::{CliError, Outcome};
+use super::{CliError, Ending};
 use crate::ops::Workspace;
 use crate::ops::finish::{FinishOptions, FinishOutcome};
 use crate::run::lifecycle::Finished;
@@ -25,7 +25,7 @@ pub struct FinishArgs {
     pub run: RunArg,
 }
 
-pub fn cmd_finish(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+pub fn cmd_finish(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
     let ws = Workspace::open(cwd)?;
     let sink = super::Terminal::notes();
     let FinishOutcome {
@@ -39,7 +39,7 @@ pub fn cmd_finish(cwd: &Path, args: FinishArgs, out: &mut dyn Write) -> Result<O
         &sink,
     )?;
     render(&state, &done, out);
-    Ok(Outcome::Done)
+    Ok(Ending::Done)
 }
 
 /// What finishing did, on stdout: the commit, the worktree, and the next step.

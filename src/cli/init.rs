@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use super::{CliError, Outcome, Workspace};
+use super::{CliError, Ending, Workspace};
 use crate::agent::preset::{self, Preset};
 
 /// Write a commented .baton.yml for the agent CLIs found on PATH.
@@ -26,7 +26,7 @@ pub struct InitArgs {
     pub force: bool,
 }
 
-pub fn cmd_init(cwd: &Path, args: InitArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+pub fn cmd_init(cwd: &Path, args: InitArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
     let ctx = Workspace::open(cwd)?;
     let chosen: Vec<&Preset> = match &args.agent {
         Some(name) => vec![preset::find(name).ok_or_else(|| unknown_agent(name))?],
@@ -68,7 +68,7 @@ pub fn cmd_init(cwd: &Path, args: InitArgs, out: &mut dyn Write) -> Result<Outco
             names.join(", ")
         ),
     };
-    Ok(Outcome::Done)
+    Ok(Ending::Done)
 }
 
 fn unknown_agent(name: &str) -> CliError {

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use super::{CliError, Outcome, Workspace};
+use super::{CliError, Ending, Workspace};
 
 /// List the runs of this repository, oldest first, one line each.
 #[derive(Debug, Args)]
@@ -15,7 +15,7 @@ pub struct ListArgs {
     pub json: bool,
 }
 
-pub fn cmd_list(cwd: &Path, args: ListArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+pub fn cmd_list(cwd: &Path, args: ListArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
     let ctx = Workspace::open(cwd)?;
     let runs = super::listed_runs(&ctx)?;
     if args.json {
@@ -35,5 +35,5 @@ pub fn cmd_list(cwd: &Path, args: ListArgs, out: &mut dyn Write) -> Result<Outco
             .collect();
         let _ = out.write_all(crate::report::list::render(&rows).as_bytes());
     }
-    Ok(Outcome::Done)
+    Ok(Ending::Done)
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use clap::Args;
 
 use super::args::{AttemptArgs, RunArg};
-use super::{CliError, Outcome, Workspace};
+use super::{CliError, Ending, Workspace};
 
 /// Show what an actor printed during an attempt.
 ///
@@ -27,7 +27,7 @@ pub struct LogArgs {
 /// The version of `log --json`'s layout (see docs/cli.md).
 const LOG_SCHEMA_VERSION: u32 = 1;
 
-pub fn cmd_log(cwd: &Path, args: LogArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+pub fn cmd_log(cwd: &Path, args: LogArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
     let ctx = Workspace::open(cwd)?;
     let state = ctx.load(&args.run.run)?;
     let id = &state.run_id;
@@ -47,5 +47,5 @@ pub fn cmd_log(cwd: &Path, args: LogArgs, out: &mut dyn Write) -> Result<Outcome
     } else {
         let _ = crate::report::log::write(out, id, &stage.name, attempt, &logs);
     }
-    Ok(Outcome::Done)
+    Ok(Ending::Done)
 }

@@ -26,6 +26,7 @@ mod push;
 mod resume;
 mod review;
 mod run;
+mod run_hints;
 mod status;
 mod stop;
 mod targets;
@@ -39,8 +40,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use serde::Serialize;
 
-pub use error::{CliError, ErrorKind};
-pub use exit::{Exit, Outcome};
+pub use error::{Class, CliError};
+pub use exit::{Ending, Exit};
 
 use crate::ops::{Drove, Workspace};
 use crate::run::note::{Note, Sink};
@@ -130,14 +131,14 @@ pub fn main() -> ExitCode {
         Err(err) if err.use_stderr() => Err(CliError::usage(err)),
         Err(err) => {
             let _ = err.print();
-            Ok(Outcome::Done)
+            Ok(Ending::Done)
         }
     };
     let mut result = after_signals(result);
     if hook && let Err(err) = &result {
         // Claude Code reads exit 2 as "block": whatever went wrong, the hook fails open.
         err.print(&mut crate::term::stderr());
-        result = Ok(Outcome::HookFailedOpen);
+        result = Ok(Ending::HookFailedOpen);
     }
     if let Err(err) = &result {
         err.print(&mut crate::term::stderr());
@@ -148,13 +149,13 @@ pub fn main() -> ExitCode {
 /// A command that a signal reached while it waited on a git command (see [`crate::signals`])
 /// was interrupted, whatever it returned: an error is an interruption (130), and so is success
 /// unless a driver owned the signals and said itself how the run ended.
-fn after_signals(result: Result<Outcome, CliError>) -> Result<Outcome, CliError> {
+fn after_signals(result: Result<Ending, CliError>) -> Result<Ending, CliError> {
     let Some(signal) = crate::signals::received() else {
         return result;
     };
     match result {
         Err(err) => Err(CliError {
-            kind: ErrorKind::Interrupted,
+            kind: Class::Interrupted,
             ..err
         }),
         Ok(_) if !crate::signals::owned() => Err(CliError::interrupted(signal)),
@@ -163,7 +164,7 @@ fn after_signals(result: Result<Outcome, CliError>) -> Result<Outcome, CliError>
 }
 
 /// Runs the command a parsed command line names.
-pub fn dispatch(cli: Cli) -> Result<Outcome, CliError> {
+pub fn dispatch(cli: Cli) -> Result<Ending, CliError> {
     crate::term::configure(crate::term::Settings {
         colour: cli.color,
         quiet: cli.quiet,
@@ -273,7 +274,7 @@ struct JsonView<'a> {
     /// For a published run or one only a remote has (`list`, `status`): how its record here
     /// stands against the remote's, as last fetched.
     #[serde(skip_serializing_if = "Option::is_none")]
-    sync: Option<crate::run::remote::Sync>,
+    sync: Option<crate::run::remote::Standing>,
 }
 
 fn json_view<'a>(store: &Store, state: &'a RunState) -> JsonView<'a> {
@@ -300,7 +301,7 @@ impl Listed {
     }
 
     /// The remote it is published to or only exists on, with how the two records stand.
-    fn sync(&self, repo: &crate::git::Repo) -> Option<(String, crate::run::remote::Sync)> {
+    fn sync(&self, repo: &crate::git::Repo) -> Option<(String, crate::run::remote::Standing)> {
         match self {
             Listed::Here(state) => {
                 let remote = state.remote()?;
@@ -308,7 +309,7 @@ impl Listed {
                 Some((remote.to_owned(), sync))
             }
             Listed::OnRemote { remote, .. } => {
-                Some((remote.clone(), crate::run::remote::Sync::RemoteOnly))
+                Some((remote.clone(), crate::run::remote::Standing::RemoteOnly))
             }
         }
     }
@@ -377,7 +378,7 @@ fn print_summary(
     drove: Drove,
     json: bool,
     out: &mut dyn Write,
-) -> Result<Outcome, CliError> {
+) -> Result<Ending, CliError> {
     let state = &drove.state;
     if json {
         write_json(out, &json_view(store, state));
@@ -385,7 +386,7 @@ fn print_summary(
         let text = crate::report::status::render(state, false, None, store.now());
         crate::term::err!("\n{text}");
     }
-    Ok(Outcome::Driven(drove.driven))
+    Ok(Ending::Driven(drove.driven))
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::path::Path;
 use clap::Args;
 
 use super::args::RunArg;
-use super::{CliError, Outcome};
+use super::{CliError, Ending};
 use crate::ops::Workspace;
 use crate::ops::pause::PauseOptions;
 
@@ -19,7 +19,7 @@ pub struct PauseArgs {
     pub run: RunArg,
 }
 
-pub fn cmd_pause(cwd: &Path, args: PauseArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+pub fn cmd_pause(cwd: &Path, args: PauseArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
     let ws = Workspace::open(cwd)?;
     let id = crate::ops::pause::pause(
         &ws,
@@ -28,5 +28,5 @@ pub fn cmd_pause(cwd: &Path, args: PauseArgs, out: &mut dyn Write) -> Result<Out
         },
     )?;
     let _ = writeln!(out, "run {id} will pause after its current stage");
-    Ok(Outcome::Done)
+    Ok(Ending::Done)
 }

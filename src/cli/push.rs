@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use super::{CliError, Outcome};
+use super::{CliError, Ending};
 use crate::ops::Workspace;
 use crate::ops::push::PushOptions;
 
@@ -28,12 +28,12 @@ pub struct PushArgs {
     pub remote: Option<String>,
 }
 
-pub fn cmd_push(cwd: &Path, args: PushArgs, _out: &mut dyn Write) -> Result<Outcome, CliError> {
+pub fn cmd_push(cwd: &Path, args: PushArgs, _out: &mut dyn Write) -> Result<Ending, CliError> {
     let ws = Workspace::open(cwd)?;
     let options = PushOptions {
         names: &args.runs,
         remote: args.remote.as_deref(),
     };
     crate::ops::push::push(&ws, &options, &super::Terminal::notes())?;
-    Ok(Outcome::Done)
+    Ok(Ending::Done)
 }

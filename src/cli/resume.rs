@@ -6,7 +6,7 @@ use std::path::Path;
 use clap::Args;
 
 use super::args::{RunArg, parse_actor};
-use super::{CliError, Outcome};
+use super::{CliError, Ending};
 use crate::ops::Workspace;
 use crate::ops::resume::ResumeOptions;
 
@@ -36,7 +36,7 @@ pub struct ResumeArgs {
     pub json: bool,
 }
 
-pub fn cmd_resume(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+pub fn cmd_resume(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
     let ws = Workspace::open(cwd)?;
     let options = ResumeOptions {
         name: &args.run.run,

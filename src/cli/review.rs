@@ -6,7 +6,7 @@ use std::path::Path;
 use clap::Args;
 
 use super::args::RunArg;
-use super::{CliError, Outcome, Workspace};
+use super::{CliError, Ending, Workspace};
 
 /// The reviewer's page: coverage per target, who changed what in each attempt, and the diffstat.
 ///
@@ -18,11 +18,11 @@ pub struct ReviewArgs {
     pub run: RunArg,
 }
 
-pub fn cmd_review(cwd: &Path, args: ReviewArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+pub fn cmd_review(cwd: &Path, args: ReviewArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
     let ctx = Workspace::open(cwd)?;
     let state = ctx.load(&args.run.run)?;
     let data = crate::run::history::review(&ctx.repo, &state)?;
     let page = crate::report::review::render(&state, &data.attempts, &data.stats, data.source);
     let _ = out.write_all(page.as_bytes());
-    Ok(Outcome::Done)
+    Ok(Ending::Done)
 }

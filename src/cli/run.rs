@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::args::parse_actor;
-use super::{CliError, Outcome};
+use super::{CliError, Ending};
 use crate::ops::Workspace;
 use crate::ops::run::{RunOptions, RunOutcome};
 
@@ -44,7 +44,7 @@ pub struct RunArgs {
     pub json: bool,
 }
 
-pub fn cmd_run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+pub fn cmd_run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
     let ws = Workspace::open(cwd)?;
     let options = RunOptions {
         plan: &args.plan,
@@ -60,7 +60,7 @@ pub fn cmd_run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Outcome
             if args.json {
                 super::write_json(out, &super::json_view(&ws.store, &state));
             }
-            Ok(Outcome::Existing {
+            Ok(Ending::Existing {
                 status: state.status(),
                 stale: ws.store.is_stale(&state),
             })

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use super::{CliError, Listed, Outcome, Workspace};
+use super::{CliError, Ending, Listed, Workspace};
 use crate::run::{remote, session};
 
 /// Show one run (without RUN, the most recent).
@@ -23,7 +23,7 @@ pub struct StatusArgs {
     pub json: bool,
 }
 
-pub fn cmd_status(cwd: &Path, args: StatusArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+pub fn cmd_status(cwd: &Path, args: StatusArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
     let ctx = Workspace::open(cwd)?;
     let (id, tracked_on) = match &args.run {
         Some(name) => {
@@ -47,7 +47,7 @@ pub fn cmd_status(cwd: &Path, args: StatusArgs, out: &mut dyn Write) -> Result<O
     };
     if args.json {
         super::write_json(out, &run.json(&ctx));
-        return Ok(Outcome::Done);
+        return Ok(Ending::Done);
     }
     let state = run.state();
     let now = ctx.store.now();
@@ -72,5 +72,5 @@ pub fn cmd_status(cwd: &Path, args: StatusArgs, out: &mut dyn Write) -> Result<O
         ));
     }
     let _ = out.write_all(text.as_bytes());
-    Ok(Outcome::Done)
+    Ok(Ending::Done)
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::args::RunArg;
-use super::{CliError, Outcome};
+use super::{CliError, Ending};
 use crate::ops::Workspace;
 use crate::ops::stop::StopOptions;
 
@@ -24,7 +24,7 @@ pub struct StopArgs {
     pub run: RunArg,
 }
 
-pub fn cmd_stop(cwd: &Path, args: StopArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+pub fn cmd_stop(cwd: &Path, args: StopArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
     let ws = Workspace::open(cwd)?;
     let options = StopOptions {
         name: &args.run.run,
@@ -37,5 +37,5 @@ pub fn cmd_stop(cwd: &Path, args: StopArgs, out: &mut dyn Write) -> Result<Outco
         state.run_id,
         ws.status_label(&state)
     );
-    Ok(Outcome::Done)
+    Ok(Ending::Done)
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::{CliError, Outcome};
+use super::{CliError, Ending};
 use crate::term::errln;
 use crate::{report, verify};
 
@@ -32,11 +32,7 @@ pub struct TargetsArgs {
     pub json: bool,
 }
 
-pub fn cmd_targets(
-    cwd: &Path,
-    args: TargetsArgs,
-    out: &mut dyn Write,
-) -> Result<Outcome, CliError> {
+pub fn cmd_targets(cwd: &Path, args: TargetsArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
     let options = verify::targets::Options {
         plan: args.plan,
         base: args.base,
@@ -59,5 +55,5 @@ pub fn cmd_targets(
             report::escape::line(&named.target)
         );
     }
-    Ok(Outcome::Done)
+    Ok(Ending::Done)
 }

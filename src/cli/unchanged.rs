@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use super::{CliError, Outcome, Workspace};
+use super::{CliError, Ending, Workspace};
 use crate::coverage::TargetStatus;
 use crate::run::agent_side::Current;
 
@@ -31,7 +31,7 @@ pub fn cmd_unchanged(
     cwd: &Path,
     args: UnchangedArgs,
     out: &mut dyn Write,
-) -> Result<Outcome, CliError> {
+) -> Result<Ending, CliError> {
     let ctx = Workspace::open(cwd)?;
     let current = Current::find(&ctx.repo, &ctx.store)?;
     current.record_unchanged(&args.target, &args.reason)?;
@@ -55,5 +55,5 @@ pub fn cmd_unchanged(
             crate::report::escape::line(&args.target)
         );
     }
-    Ok(Outcome::Done)
+    Ok(Ending::Done)
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
-use super::{CliError, Outcome};
+use super::{CliError, Ending};
 use crate::term::errln;
 use crate::{report, verify};
 
@@ -74,7 +74,7 @@ pub enum Format {
     Markdown,
 }
 
-pub fn cmd_verify(cwd: &Path, args: VerifyArgs, out: &mut dyn Write) -> Result<Outcome, CliError> {
+pub fn cmd_verify(cwd: &Path, args: VerifyArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
     let options = verify::Options {
         plans: args.plans,
         base: args.base,
@@ -101,7 +101,7 @@ pub fn cmd_verify(cwd: &Path, args: VerifyArgs, out: &mut dyn Write) -> Result<O
     if format == Format::Github {
         append_step_summary(&report::markdown(&result))?;
     }
-    Ok(Outcome::Checked {
+    Ok(Ending::Checked {
         passed: result.passed,
     })
 }

@@ -1,7 +1,7 @@
 //! Runs one attempt of one actor — any external command — and reports how it ended.
 //!
 //! This module knows nothing of runs, plans or git: the caller says what to run, where, with
-//! which `BATON_*` variables and where the logs go, and gets back an [`Outcome`] plus the facts
+//! which `BATON_*` variables and where the logs go, and gets back an [`Ended`] plus the facts
 //! it was derived from. Four properties matter more than anything else here:
 //!
 //! - **Nothing the attempt started outlives it.** Every process of the attempt is found and
@@ -58,7 +58,7 @@ use group::Group;
 use log::CappedLog;
 use output::{Reader, Scanner};
 
-use crate::agent::output::{Format, Report, Stdout, Verdict};
+use crate::agent::output::{Format, Reading, Stdout, Verdict};
 
 /// How often the main loop looks at the child, the stop request and the clock.
 const POLL: Duration = Duration::from_millis(50);
@@ -137,11 +137,11 @@ pub struct Invocation<'a> {
 /// How an attempt ended, as far as the actor is concerned; the caller may still apply a gate.
 ///
 /// For an actor with an `output:` format, what its output says weighs first: a structured rate
-/// limit is [`Outcome::RateLimited`] and a structured failure is a failure, whatever the exit
+/// limit is [`Ended::RateLimited`] and a structured failure is a failure, whatever the exit
 /// code (Codex has printed `turn.failed` and exited 0). Output that could not be read decides
 /// nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Ended {
     /// Exit code 0 and no structured failure — even if a rate-limit pattern appeared in the
     /// output: an actor that recovered from a rate limit by itself did its work.
     Succeeded,
@@ -159,12 +159,12 @@ pub enum Outcome {
         matched: String,
     },
     /// We stopped it, however it then exited.
-    Interrupted { cause: Cause },
+    Interrupted { cause: StopCause },
 }
 
 /// Why we stopped an attempt (a crash of git-baton itself is recorded by whoever notices it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cause {
+pub enum StopCause {
     /// A SIGINT, SIGTERM or SIGHUP to git-baton, or a stop requested by another process.
     Manual,
     /// The actor's timeout elapsed.
@@ -173,8 +173,8 @@ pub enum Cause {
 
 /// What [`run`] observed.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Finished {
-    pub outcome: Outcome,
+pub struct Ran {
+    pub outcome: Ended,
     /// The leader's exit code, `None` if a signal ended it (or it never started).
     pub exit_code: Option<i32>,
     /// The signal that ended the leader, whoever sent it.
@@ -185,7 +185,7 @@ pub struct Finished {
     pub stderr_tail: String,
     /// What the actor's output says, for an actor with an `output:` format other than `text`
     /// that ran to its end (not for an attempt we stopped).
-    pub agent: Option<crate::agent::output::Report>,
+    pub agent: Option<crate::agent::output::Reading>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -287,10 +287,10 @@ pub fn no_echo(_: crate::term::Stream) -> Option<Box<dyn std::io::Write + Send>>
 /// Runs one attempt of `inv.actor` to its end and classifies it.
 ///
 /// Errors are reserved for attempts that could not be run as asked (bad command, missing
-/// program, unwritable log); anything the actor does is an [`Outcome`]. If a log cannot be
+/// program, unwritable log); anything the actor does is an [`Ended`]. If a log cannot be
 /// written mid-attempt, the attempt is stopped like an interruption — its output could no longer
 /// be kept — and the error is returned.
-pub fn run(inv: &Invocation) -> Result<Finished, ExecError> {
+pub fn run(inv: &Invocation) -> Result<Ran, ExecError> {
     let actor = inv.actor;
     let argv = match &inv.placeholders {
         Some(values) => command::expand(actor, values)?,
@@ -319,9 +319,9 @@ pub fn run(inv: &Invocation) -> Result<Finished, ExecError> {
 
     // A stop that arrived before the start: do not start an actor only to kill it.
     if stop_wanted(inv) {
-        return Ok(Finished {
-            outcome: Outcome::Interrupted {
-                cause: Cause::Manual,
+        return Ok(Ran {
+            outcome: Ended::Interrupted {
+                cause: StopCause::Manual,
             },
             exit_code: None,
             signal: None,
@@ -411,10 +411,10 @@ pub fn run(inv: &Invocation) -> Result<Finished, ExecError> {
             break Some(Stop::LogFailed);
         }
         if stop_wanted(inv) {
-            break Some(Stop::Cause(Cause::Manual));
+            break Some(Stop::StopCause(StopCause::Manual));
         }
         if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
-            break Some(Stop::Cause(Cause::Timeout));
+            break Some(Stop::StopCause(StopCause::Timeout));
         }
         std::thread::sleep(POLL);
     };
@@ -460,36 +460,36 @@ pub fn run(inv: &Invocation) -> Result<Finished, ExecError> {
     };
     let verdict = agent.as_ref().and_then(|report| report.verdict.as_ref());
     let outcome = match stop {
-        Some(Stop::Cause(cause)) => Outcome::Interrupted { cause },
+        Some(Stop::StopCause(cause)) => Ended::Interrupted { cause },
         // Unreachable in practice: a log failure returned above.
-        Some(Stop::LogFailed) => Outcome::Interrupted {
-            cause: Cause::Manual,
+        Some(Stop::LogFailed) => Ended::Interrupted {
+            cause: StopCause::Manual,
         },
         None if matches!(verdict, Some(Verdict::RateLimited { .. })) => {
             let message = match verdict {
                 Some(Verdict::RateLimited { message, .. }) => message.as_str(),
                 _ => "",
             };
-            Outcome::RateLimited {
+            Ended::RateLimited {
                 exit_code,
                 matched: format!("{}: {message}", actor.output.name()),
             }
         }
         None if status.success() && !matches!(verdict, Some(Verdict::Failed { .. })) => {
-            Outcome::Succeeded
+            Ended::Succeeded
         }
         None => match exit_code.filter(|code| actor.rate_limit.exit_codes.contains(code)) {
-            Some(code) => Outcome::RateLimited {
+            Some(code) => Ended::RateLimited {
                 exit_code,
                 matched: format!("exit code {code}"),
             },
             None => match matched {
-                Some(matched) => Outcome::RateLimited { exit_code, matched },
-                None => Outcome::Failed { exit_code, signal },
+                Some(matched) => Ended::RateLimited { exit_code, matched },
+                None => Ended::Failed { exit_code, signal },
             },
         },
     };
-    Ok(Finished {
+    Ok(Ran {
         outcome,
         exit_code,
         signal,
@@ -505,7 +505,7 @@ fn read_agent_output(
     inv: &Invocation,
     stdout: &Option<output::Drained>,
     stderr: &Option<output::Drained>,
-) -> Option<Report> {
+) -> Option<Reading> {
     if format == Format::Text {
         return None;
     }
@@ -515,9 +515,9 @@ fn read_agent_output(
     let (out, err) = match (read(inv.stdout_log), read(inv.stderr_log)) {
         (Ok(out), Ok(err)) => (out, err),
         (Err(reason), _) | (_, Err(reason)) => {
-            return Some(Report {
+            return Some(Reading {
                 unparsed: Some(reason),
-                ..Report::default()
+                ..Reading::default()
             });
         }
     };
@@ -587,7 +587,7 @@ pub fn interrupt_flag() -> Result<Arc<AtomicBool>, ExecError> {
 }
 
 enum Stop {
-    Cause(Cause),
+    StopCause(StopCause),
     LogFailed,
 }
 

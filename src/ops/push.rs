@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use crate::run::RunError;
 use crate::run::note::{Note, Sink};
-use crate::run::remote::{self, Sync};
+use crate::run::remote::{self, Standing};
 use crate::run::session::{self, Lookup, Named, Open, Session};
 use crate::state::RunState;
 
@@ -48,7 +48,7 @@ pub fn push(ws: &Workspace, options: &PushOptions, sink: &dyn Sink) -> Result<()
         caught_up: session::caught_up_notes,
         check: session::any_state,
     };
-    let mut held: Vec<(Session, RunState, String, Sync)> = Vec::new();
+    let mut held: Vec<(Session, RunState, String, Standing)> = Vec::new();
     for id in ids {
         let (session, state) =
             Session::open(&ws.repo, &ws.store, sink, &Named::Here(id.clone()), &open)?;
@@ -60,7 +60,7 @@ pub fn push(ws: &Workspace, options: &PushOptions, sink: &dyn Sink) -> Result<()
         let sync = remote::sync_of(&ws.repo, &state.run_id, &remote)?;
         // Gone from the remote since (`clean --remote` elsewhere): not brought back unless
         // named.
-        if !named && sync == Sync::LocalOnly {
+        if !named && sync == Standing::LocalOnly {
             sink.note(Note::NoLongerOn {
                 run: id.to_string(),
                 remote,
@@ -84,10 +84,10 @@ pub fn push(ws: &Workspace, options: &PushOptions, sink: &dyn Sink) -> Result<()
             let (_, state, _, sync) = &held[i];
             let run = state.run_id.to_string();
             match *sync {
-                Sync::Behind | Sync::RemoteOnly => {
+                Standing::Behind | Standing::RemoteOnly => {
                     return Err(RunError::Behind { run, remote }.into());
                 }
-                Sync::Diverged => return Err(RunError::Diverged { run, remote }.into()),
+                Standing::Diverged => return Err(RunError::Diverged { run, remote }.into()),
                 _ => {}
             }
         }
@@ -102,7 +102,7 @@ pub fn push(ws: &Workspace, options: &PushOptions, sink: &dyn Sink) -> Result<()
             let (_, state, _, before) = &held[i];
             let run = state.run_id.to_string();
             sink.note(match before {
-                Sync::UpToDate => Note::UpToDate {
+                Standing::UpToDate => Note::UpToDate {
                     run,
                     remote: remote.clone(),
                 },

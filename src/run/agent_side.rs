@@ -79,35 +79,6 @@ pub enum AgentSideError {
     Git(#[from] crate::git::GitError),
 }
 
-impl AgentSideError {
-    pub fn hints(&self) -> Vec<String> {
-        match self {
-            AgentSideError::NotInRun { .. } => vec![
-                "these commands are for the agent of a run, in the run's worktree (`git baton status` names it)".into(),
-            ],
-            AgentSideError::Stale { run } => vec![format!(
-                "the attempt was cut off; `git baton resume {run}` records that and starts a new one"
-            )],
-            AgentSideError::NoOpenAttempt { run, .. } => vec![format!(
-                "reasons are recorded by the agent while its attempt runs; resume the run with `git baton resume {run}`"
-            )],
-            AgentSideError::UnknownTarget {
-                suggestion, targets, ..
-            } => match suggestion {
-                Some(s) => vec![format!("did you mean `{s}`?")],
-                None => vec![format!("the targets: {}", targets.join(", "))],
-            },
-            AgentSideError::BadReason { .. } => vec![
-                "say specifically why this target needed no change, e.g. \"already states the new rule in section 3\"".into(),
-            ],
-            AgentSideError::Duplicate { .. } => {
-                vec!["one reason per target and attempt; `git baton check` shows what is recorded".into()]
-            }
-            _ => Vec::new(),
-        }
-    }
-}
-
 type Result<T, E = AgentSideError> = std::result::Result<T, E>;
 
 /// The run whose worktree the agent is in, and its open attempt.

@@ -142,7 +142,7 @@ impl Driver<'_> {
             self.config.prompts.for_attempt(resumed),
         );
         let started_at = self.store.now();
-        self.record_at(
+        self.commit_at(
             state,
             Event::AttemptStarted {
                 stage: index,
@@ -230,7 +230,7 @@ impl Driver<'_> {
                 Invoked::default(),
             ),
             Ok(f) => {
-                if matches!(f.outcome, exec::Outcome::Interrupted { .. }) {
+                if matches!(f.outcome, exec::Ended::Interrupted { .. }) {
                     // Acted on; a request that arrives after the actor ended stays for the
                     // boundary check.
                     let _ = std::fs::remove_file(&stop_file);
@@ -293,7 +293,7 @@ impl Driver<'_> {
     /// see `unrecorded`), the Stop hook's count, the usage its evidence gives, and — when it
     /// succeeded so far — the gate on that snapshot.
     fn judge(&self, state: &RunState, a: &Opened, plan: &Plan, end: &mut AttemptEnd) {
-        unrecorded::record(end, unrecorded::snapshot(self.repo, state, &a.stage, a.n));
+        unrecorded::apply(end, unrecorded::snapshot(self.repo, state, &a.stage, a.n));
         end.hook_blocks = agent_side::stop_hook_blocks(&a.dir);
         let evidence = gate::read_evidence(&a.evidence_file(), &a.evidence_shown());
         // The agent's own count first; the evidence file's for actors whose output gave none.
@@ -408,7 +408,7 @@ impl Driver<'_> {
                 ended_at,
             ));
         }
-        self.record_at(state, Event::AttemptEnded(end), ended_at)?;
+        self.commit_at(state, Event::AttemptEnded(end), ended_at)?;
         Ok(outcome)
     }
 }

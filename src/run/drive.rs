@@ -35,11 +35,11 @@ impl Driver<'_> {
     }
 
     /// Commits `event`, now, before anything else happens.
-    fn record(&self, state: &mut RunState, event: Event) -> Result<(), RunError> {
+    fn commit(&self, state: &mut RunState, event: Event) -> Result<(), RunError> {
         self.session.commit(state, event)
     }
 
-    pub(super) fn record_at(
+    pub(super) fn commit_at(
         &self,
         state: &mut RunState,
         event: Event,
@@ -70,7 +70,7 @@ impl Driver<'_> {
         let mut fallback: Option<(String, FallbackFrom)> = None;
         loop {
             let Some(index) = state.next_stage() else {
-                self.record(state, Event::ReviewEntered)?;
+                self.commit(state, Event::ReviewEntered)?;
                 result::write_result(self.run_dir(), state)?;
                 // Once more, so that the record holds the result too.
                 self.session.commit_files(state)?;
@@ -80,21 +80,21 @@ impl Driver<'_> {
                 message: message.into(),
             };
             if self.interrupted.load(std::sync::atomic::Ordering::Acquire) {
-                self.record(
+                self.commit(
                     state,
                     halted("git-baton was interrupted before this stage started"),
                 )?;
                 return Ok(Driven::Interrupted);
             }
             if self.take_request(STOP_REQUEST) {
-                self.record(
+                self.commit(
                     state,
                     halted("stopped by request before this stage started"),
                 )?;
                 return Ok(Driven::Stopped);
             }
             if self.take_request(PAUSE_REQUEST) {
-                self.record(state, Event::Paused)?;
+                self.commit(state, Event::Paused)?;
                 return Ok(Driven::Paused);
             }
             match self.attempt(state, index, &plan, fallback.take())? {
@@ -103,7 +103,7 @@ impl Driver<'_> {
                     if state.policy.stop_after.as_deref() == Some(name.as_str())
                         && state.next_stage().is_some()
                     {
-                        self.record(state, Event::Paused)?;
+                        self.commit(state, Event::Paused)?;
                         return Ok(Driven::Paused);
                     }
                 }

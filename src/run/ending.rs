@@ -3,7 +3,7 @@
 
 use jiff::Timestamp;
 
-use crate::agent::output::{Format, Report, Reset, Verdict};
+use crate::agent::output::{Format, Reading, Reset, Verdict};
 use crate::coverage;
 use crate::exec;
 use crate::state::transition::AttemptEnd;
@@ -11,7 +11,7 @@ use crate::state::{AgentOutput, Cause, Outcome, RateLimitReset, UsageSource};
 
 /// How the attempt ended, from what the exec layer observed; with the rate limit's reset as the
 /// output gave it, dated by the caller once the attempt's end is known.
-pub(super) fn attempt_end(f: &exec::Finished, format: Format) -> (AttemptEnd, Option<Reset>) {
+pub(super) fn attempt_end(f: &exec::Ran, format: Format) -> (AttemptEnd, Option<Reset>) {
     let duration_ms = Some(f.duration.as_millis() as u64);
     let tail = |prefix: String| {
         if f.stderr_tail.trim().is_empty() {
@@ -22,8 +22,8 @@ pub(super) fn attempt_end(f: &exec::Finished, format: Format) -> (AttemptEnd, Op
     };
     let verdict = f.agent.as_ref().and_then(|r| r.verdict.as_ref());
     let (outcome, cause, error) = match &f.outcome {
-        exec::Outcome::Succeeded => (Outcome::Succeeded, None, None),
-        exec::Outcome::Failed { exit_code, signal } => {
+        exec::Ended::Succeeded => (Outcome::Succeeded, None, None),
+        exec::Ended::Failed { exit_code, signal } => {
             let what = match (exit_code, signal) {
                 (Some(code), _) => format!("the actor exited with code {code}"),
                 (None, Some(sig)) => format!("the actor was killed by signal {sig}"),
@@ -40,7 +40,7 @@ pub(super) fn attempt_end(f: &exec::Finished, format: Format) -> (AttemptEnd, Op
             };
             (Outcome::Failed, None, Some(tail(what)))
         }
-        exec::Outcome::RateLimited { matched, .. } => {
+        exec::Ended::RateLimited { matched, .. } => {
             let resets = match verdict {
                 Some(Verdict::RateLimited {
                     reset: Some(reset), ..
@@ -53,10 +53,12 @@ pub(super) fn attempt_end(f: &exec::Finished, format: Format) -> (AttemptEnd, Op
                 Some(format!("rate limited ({matched}){resets}")),
             )
         }
-        exec::Outcome::Interrupted { cause } => {
+        exec::Ended::Interrupted { cause } => {
             let (cause, what) = match cause {
-                exec::Cause::Manual => (Cause::Manual, "stopped by request"),
-                exec::Cause::Timeout => (Cause::Timeout, "stopped: the actor's timeout elapsed"),
+                exec::StopCause::Manual => (Cause::Manual, "stopped by request"),
+                exec::StopCause::Timeout => {
+                    (Cause::Timeout, "stopped: the actor's timeout elapsed")
+                }
             };
             (Outcome::Interrupted, Some(cause), Some(what.to_string()))
         }
@@ -88,7 +90,7 @@ pub(super) fn attempt_end(f: &exec::Finished, format: Format) -> (AttemptEnd, Op
 /// What an attempt records of its agent's output: the usage (when the output counted tokens or
 /// cost), the rest of what was read, and the reset of a rate limit, still to be dated.
 fn agent_record(
-    report: &Report,
+    report: &Reading,
     format: Format,
 ) -> (
     Option<coverage::Usage>,

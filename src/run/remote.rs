@@ -58,7 +58,7 @@ fn refspecs(remote: &str) -> Vec<String> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
-pub enum Sync {
+pub enum Standing {
     /// The remote has no record of it.
     LocalOnly,
     /// Only the remote has it: `resume` rebuilds it here.
@@ -72,34 +72,34 @@ pub enum Sync {
     Diverged,
 }
 
-impl Sync {
+impl Standing {
     pub fn name(self) -> &'static str {
         match self {
-            Sync::LocalOnly => "local only",
-            Sync::RemoteOnly => "remote only",
-            Sync::UpToDate => "up to date",
-            Sync::Ahead => "ahead",
-            Sync::Behind => "behind",
-            Sync::Diverged => "diverged",
+            Standing::LocalOnly => "local only",
+            Standing::RemoteOnly => "remote only",
+            Standing::UpToDate => "up to date",
+            Standing::Ahead => "ahead",
+            Standing::Behind => "behind",
+            Standing::Diverged => "diverged",
         }
     }
 }
 
 /// How run `id`'s record here stands against `remote`'s.
-pub fn sync_of(repo: &Repo, id: &str, remote: &str) -> Result<Sync, RunError> {
+pub fn sync_of(repo: &Repo, id: &str, remote: &str) -> Result<Standing, RunError> {
     let local = repo.ref_target(&record_ref(id))?;
     let theirs = repo.ref_target(&tracking_record(remote, id))?;
     Ok(compare(repo, local, theirs))
 }
 
-fn compare(repo: &Repo, local: Option<CommitId>, theirs: Option<CommitId>) -> Sync {
+fn compare(repo: &Repo, local: Option<CommitId>, theirs: Option<CommitId>) -> Standing {
     match (local, theirs) {
-        (_, None) => Sync::LocalOnly,
-        (None, Some(_)) => Sync::RemoteOnly,
-        (Some(l), Some(t)) if l == t => Sync::UpToDate,
-        (Some(l), Some(t)) if repo.is_ancestor(t, l) => Sync::Ahead,
-        (Some(l), Some(t)) if repo.is_ancestor(l, t) => Sync::Behind,
-        _ => Sync::Diverged,
+        (_, None) => Standing::LocalOnly,
+        (None, Some(_)) => Standing::RemoteOnly,
+        (Some(l), Some(t)) if l == t => Standing::UpToDate,
+        (Some(l), Some(t)) if repo.is_ancestor(t, l) => Standing::Ahead,
+        (Some(l), Some(t)) if repo.is_ancestor(l, t) => Standing::Behind,
+        _ => Standing::Diverged,
     }
 }
 
@@ -235,7 +235,10 @@ pub fn publish_within(
         // overwritten by a push that expects it.
         let theirs = repo.ref_target(&tracking_record(remote, id))?;
         let sync = compare(repo, parent, theirs);
-        if matches!(sync, Sync::Behind | Sync::Diverged | Sync::RemoteOnly) {
+        if matches!(
+            sync,
+            Standing::Behind | Standing::Diverged | Standing::RemoteOnly
+        ) {
             return Err(RunError::LostRace {
                 run: id.to_owned(),
                 remote: remote.to_owned(),
@@ -438,12 +441,12 @@ pub fn catch_up(here: &Here, id: &RunId, remote: &str) -> Result<CaughtUp, RunEr
     }
     let local = repo.ref_target(&record_ref(id))?;
     match compare(repo, local, Some(theirs)) {
-        Sync::UpToDate | Sync::Ahead | Sync::LocalOnly => Ok(CaughtUp::Nothing),
-        Sync::Diverged => Err(RunError::Diverged {
+        Standing::UpToDate | Standing::Ahead | Standing::LocalOnly => Ok(CaughtUp::Nothing),
+        Standing::Diverged => Err(RunError::Diverged {
             run: id.to_string(),
             remote: remote.to_owned(),
         }),
-        Sync::Behind | Sync::RemoteOnly => {
+        Standing::Behind | Standing::RemoteOnly => {
             let lock = store.lock(id, "git baton (catching up with a remote)")?;
             let ours = store.load(id)?;
             let worktree = Path::new(&ours.worktree);

@@ -47,7 +47,7 @@ pub fn snapshot(
 
 /// Makes `end` record the snapshot attempt `n` ended with: its commit, or why none could be
 /// made, and the paths it does not hold.
-pub fn record(end: &mut AttemptEnd, made: Result<(CommitId, Vec<UnrecordedPath>), String>) {
+pub fn apply(end: &mut AttemptEnd, made: Result<(CommitId, Vec<UnrecordedPath>), String>) {
     match made {
         Ok((commit, paths)) => {
             end.snapshot = Some(commit);
@@ -203,7 +203,7 @@ mod tests {
             outcome: Outcome::Succeeded,
             ..AttemptEnd::default()
         };
-        record(&mut end, Ok((commit, paths.clone())));
+        apply(&mut end, Ok((commit, paths.clone())));
         assert_eq!(end.outcome, Outcome::Failed);
         assert_eq!(end.snapshot, Some(commit));
         assert_eq!(end.unrecorded, paths);
@@ -217,7 +217,7 @@ mod tests {
             outcome: Outcome::Succeeded,
             ..AttemptEnd::default()
         };
-        record(&mut end, Ok((commit, Vec::new())));
+        apply(&mut end, Ok((commit, Vec::new())));
         assert_eq!((end.outcome, end.error), (Outcome::Succeeded, None));
     }
 }

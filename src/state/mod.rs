@@ -386,7 +386,7 @@ pub enum ErrorKind {
 /// The last failure of a run, as `status` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub struct RunError {
+pub struct LastError {
     pub kind: ErrorKind,
     pub stage: String,
     pub message: String,
@@ -664,9 +664,9 @@ impl RunState {
 
     /// Why the run stopped, while it is stopped by a failure: the latest attempt's outcome, or
     /// the halt between stages (naming the stage resume runs next).
-    pub fn error(&self) -> Option<RunError> {
+    pub fn error(&self) -> Option<LastError> {
         if let Some(halt) = &self.halt {
-            return self.next_stage().map(|i| RunError {
+            return self.next_stage().map(|i| LastError {
                 kind: ErrorKind::Interrupted,
                 stage: self.stages[i].name.clone(),
                 message: halt.message.clone(),
@@ -691,7 +691,7 @@ impl RunState {
             Outcome::Interrupted => ErrorKind::Interrupted,
             Outcome::Blocked => ErrorKind::Blocked,
         };
-        Some(RunError {
+        Some(LastError {
             kind,
             stage: self.stages[index].name.clone(),
             message: attempt

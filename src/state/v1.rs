@@ -8,7 +8,7 @@ use jiff::Timestamp;
 use serde::Deserialize;
 
 use super::{
-    Attempt, Cause, CommitId, CoverageMode, ErrorKind, Halt, Outcome, PlanRef, Policy, RunError,
+    Attempt, Cause, CommitId, CoverageMode, ErrorKind, Halt, LastError, Outcome, PlanRef, Policy,
     RunId, RunState, RunStatus, Stage, StagePolicy, StageStatus,
 };
 use crate::coverage::{Report, Usage};
@@ -34,7 +34,7 @@ struct File {
     coverage: Option<Report>,
     #[allow(dead_code, reason = "derived in version 2")]
     usage: super::UsageTotals,
-    error: Option<RunError>,
+    error: Option<LastError>,
 }
 
 #[derive(Deserialize)]

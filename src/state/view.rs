@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::{
-    AgentOutput, Attempt, Cause, CommitId, FallbackFrom, Lease, Outcome, PlanRef, RunError, RunId,
+    AgentOutput, Attempt, Cause, CommitId, FallbackFrom, LastError, Lease, Outcome, PlanRef, RunId,
     RunState, RunStatus, Stage, StagePolicy, StageStatus, Takeover, UnrecordedPath, UsageSource,
     UsageTotals,
 };
@@ -35,7 +35,7 @@ pub struct RunView<'a> {
     #[serde(skip_serializing_if = "<[super::CheckResult]>::is_empty")]
     pub checks: &'a [super::CheckResult],
     pub usage: UsageTotals,
-    pub error: Option<RunError>,
+    pub error: Option<LastError>,
     /// Where the run was published (absent until it was).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote: Option<&'a str>,

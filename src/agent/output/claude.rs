@@ -5,25 +5,25 @@
 //! and the verdict from `is_error`, `api_error_status` and `result`. `subtype` is not trusted for
 //! the verdict: claude 2.1.332 reports `"subtype": "success"` beside `"is_error": true` on a 429.
 
-use super::{Report, Stdout, Tokens, Verdict, count, final_object, reset, text};
+use super::{Reading, Stdout, Tokens, Verdict, count, final_object, reset, text};
 
 /// Words of `result` that mean a usage limit, for errors that carry no `api_error_status`.
 const LIMIT_WORDS: [&str; 3] = ["hit your limit", "usage limit reached", "rate limit"];
 
-pub(super) fn parse(stdout: Stdout) -> Report {
+pub(super) fn parse(stdout: Stdout) -> Reading {
     let cut = matches!(stdout, Stdout::Cut { .. });
     let object = match final_object(stdout) {
         Ok(object) => object,
-        Err(reason) => return Report::unparsed(reason, cut),
+        Err(reason) => return Reading::unparsed(reason, cut),
     };
     if object.get("type").and_then(|t| t.as_str()) != Some("result") {
-        return Report::unparsed(
+        return Reading::unparsed(
             "the JSON object is not Claude Code's result (no \"type\": \"result\")",
             cut,
         );
     }
     let Some(is_error) = object.get("is_error").and_then(|v| v.as_bool()) else {
-        return Report::unparsed("the result has no boolean `is_error`", cut);
+        return Reading::unparsed("the result has no boolean `is_error`", cut);
     };
     let message = text(object.get("result")).unwrap_or("").to_string();
     let status = object.get("api_error_status").and_then(|v| v.as_u64());
@@ -64,7 +64,7 @@ pub(super) fn parse(stdout: Stdout) -> Report {
         .and_then(|m| m.as_object())
         .map(|m| m.keys().map(String::as_str).collect())
         .unwrap_or_default();
-    Report {
+    Reading {
         tokens,
         cost_usd: object.get("total_cost_usd").and_then(|c| c.as_f64()),
         model: (!models.is_empty()).then(|| models.join(", ")),

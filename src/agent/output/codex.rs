@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 
-use super::{Report, Stdout, Tokens, Verdict, count, reset, text};
+use super::{Reading, Stdout, Tokens, Verdict, count, reset, text};
 
 const LIMIT_WORDS: [&str; 5] = [
     "429",
@@ -21,7 +21,7 @@ const LIMIT_WORDS: [&str; 5] = [
     "hit your limit",
 ];
 
-pub(super) fn parse(stdout: Stdout) -> Report {
+pub(super) fn parse(stdout: Stdout) -> Reading {
     let (parts, cut): (Vec<&str>, bool) = match stdout {
         Stdout::Whole(text) => (vec![text], false),
         Stdout::Cut { head, tail } => (vec![head, tail], true),
@@ -77,15 +77,15 @@ pub(super) fn parse(stdout: Stdout) -> Report {
         } else {
             format!("no turn.completed or turn.failed event among {events} event(s)")
         };
-        return Report {
+        return Reading {
             tokens,
             session_id,
             unparsed: Some(reason),
             cut,
-            ..Report::default()
+            ..Reading::default()
         };
     };
-    Report {
+    Reading {
         tokens,
         cost_usd: None,
         model: None,

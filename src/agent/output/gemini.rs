@@ -18,11 +18,11 @@
 
 use serde_json::Value;
 
-use super::{Report, Stdout, Tokens, Verdict, count, final_object, reset, text};
+use super::{Reading, Stdout, Tokens, Verdict, count, final_object, reset, text};
 
 const LIMIT_WORDS: [&str; 4] = ["429", "resource_exhausted", "quota", "rate limit"];
 
-pub(super) fn parse(stdout: Stdout, stderr: Stdout) -> Report {
+pub(super) fn parse(stdout: Stdout, stderr: Stdout) -> Reading {
     let blank = match stdout {
         Stdout::Whole(text) => text.trim().is_empty(),
         Stdout::Cut { .. } => false,
@@ -34,19 +34,19 @@ pub(super) fn parse(stdout: Stdout, stderr: Stdout) -> Report {
     let cut = matches!(stream, Stdout::Cut { .. });
     let object = match final_object(stream) {
         Err(reason) if from_stderr => {
-            return Report::unparsed(
+            return Reading::unparsed(
                 format!("stdout is empty and stderr does not end with a JSON object ({reason})"),
                 cut,
             );
         }
         Ok(object) => object,
-        Err(reason) => return Report::unparsed(reason, cut),
+        Err(reason) => return Reading::unparsed(reason, cut),
     };
     if !["response", "stats", "error"]
         .iter()
         .any(|key| object.contains_key(*key))
     {
-        return Report::unparsed(
+        return Reading::unparsed(
             "the JSON object has none of Gemini CLI's `response`, `stats`, `error`",
             cut,
         );
@@ -87,7 +87,7 @@ pub(super) fn parse(stdout: Stdout, stderr: Stdout) -> Report {
             });
         }
     }
-    Report {
+    Reading {
         tokens,
         cost_usd: None,
         model: (!names.is_empty()).then(|| names.join(", ")),

@@ -4,8 +4,8 @@
 //!
 //! Every parser works on what the attempt's log holds, which `log_limit` may have cut in the
 //! middle ([`Stdout::Cut`]): the head and the tail are read separately, a record broken by the
-//! cut is skipped, and the report says that its usage may be a lower bound ([`Report::cut`]).
-//! Output that does not have the shape of its format is reported [`Report::unparsed`] with the
+//! cut is skipped, and the report says that its usage may be a lower bound ([`Reading::cut`]).
+//! Output that does not have the shape of its format is reported [`Reading::unparsed`] with the
 //! reason, never guessed at: its attempt ends by its exit code and rate-limit rules as before.
 
 mod claude;
@@ -96,13 +96,13 @@ pub enum Verdict {
 
 /// What an attempt's output says.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Report {
+pub struct Reading {
     pub tokens: Option<Tokens>,
     /// Only where the agent reports one (Claude Code); never computed here.
     pub cost_usd: Option<f64>,
     pub model: Option<String>,
     pub session_id: Option<String>,
-    /// `None` exactly when [`Report::unparsed`] is set.
+    /// `None` exactly when [`Reading::unparsed`] is set.
     pub verdict: Option<Verdict>,
     /// Why the output could not be read as its format.
     pub unparsed: Option<String>,
@@ -110,19 +110,19 @@ pub struct Report {
     pub cut: bool,
 }
 
-impl Report {
-    fn unparsed(reason: impl Into<String>, cut: bool) -> Report {
-        Report {
+impl Reading {
+    fn unparsed(reason: impl Into<String>, cut: bool) -> Reading {
+        Reading {
             unparsed: Some(reason.into()),
             cut,
-            ..Report::default()
+            ..Reading::default()
         }
     }
 }
 
 /// Reads an attempt's output as `format`; `None` for [`Format::Text`], which is not parsed.
 /// Only Gemini CLI looks at `stderr`, where it prints its error object.
-pub fn parse(format: Format, stdout: Stdout, stderr: Stdout) -> Option<Report> {
+pub fn parse(format: Format, stdout: Stdout, stderr: Stdout) -> Option<Reading> {
     let report = match format {
         Format::Text => return None,
         Format::ClaudeJson => claude::parse(stdout),

@@ -397,7 +397,7 @@ fn check_record(repo: &Repo, store: &Store, state: &RunState, found: &mut Vec<Fi
         );
     }
     if let Some(remote) = state.remote()
-        && let Ok(super::remote::Sync::Diverged) = super::remote::sync_of(repo, id, remote)
+        && let Ok(super::remote::Standing::Diverged) = super::remote::sync_of(repo, id, remote)
     {
         found.push(Finding::new(
             Kind::DivergedRecord,
