@@ -113,12 +113,12 @@ fn run_one(check: &Check, cx: &Context) -> CheckResult {
         }
     };
     result.outcome = match finished.outcome {
-        exec::Outcome::Succeeded => CheckOutcome::Passed,
-        exec::Outcome::Interrupted {
-            cause: exec::Cause::Timeout,
+        exec::Ended::Succeeded => CheckOutcome::Passed,
+        exec::Ended::Interrupted {
+            cause: exec::StopCause::Timeout,
         } => CheckOutcome::TimedOut,
-        exec::Outcome::Interrupted { .. } => CheckOutcome::Interrupted,
-        exec::Outcome::Failed { .. } | exec::Outcome::RateLimited { .. } => CheckOutcome::Failed,
+        exec::Ended::Interrupted { .. } => CheckOutcome::Interrupted,
+        exec::Ended::Failed { .. } | exec::Ended::RateLimited { .. } => CheckOutcome::Failed,
     };
     result.exit_code = finished.exit_code;
     result.signal = finished.signal;
