@@ -33,7 +33,7 @@ const MULTIPLEXER_VARS: [&str; 3] = ["TMUX", "TMUX_PANE", "STY"];
 /// `GIT_INDEX_FILE`, …), with which its `git commit` would land in the repository and index they
 /// name (the user's `main`) instead of the run's worktree, which it must find by discovery; and
 /// [`MULTIPLEXER_VARS`].
-fn actor_cleared_vars() -> Vec<&'static str> {
+pub(super) fn actor_cleared_vars() -> Vec<&'static str> {
     let git = crate::git::local_env_vars().iter().copied();
     git.chain(MULTIPLEXER_VARS).collect()
 }
@@ -363,6 +363,7 @@ impl Driver<'_> {
         let cx = checks::Context {
             worktree: Path::new(&state.worktree),
             attempt_dir: &a.dir,
+            log_dir: checks::RUNNER_LOGS,
             token_file: &a.dir.join(ATTEMPT_TOKEN),
             env: self.actor_env(state, a),
             clear_env: &cleared,

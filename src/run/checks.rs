@@ -15,14 +15,63 @@ use crate::exec::{self, ExecError};
 use crate::state::checks::{CheckOutcome, CheckResult, MAX_ERROR, MAX_TAIL, TAIL_BYTES, log_paths};
 use crate::state::clock::Clock;
 
+/// Where the runner's check logs go in the attempt's directory (`state::checks::log_paths`).
+pub(super) const RUNNER_LOGS: &str = "checks";
+/// Where `git baton check --checks` puts the logs of the runs the agent asked for: never where
+/// the runner's are, which only git-baton's own run after the agent writes.
+const AGENT_LOGS: &str = "agent-checks";
+
+/// Runs the checks the runner will run on the open attempt `current`, for the agent's
+/// information (`git baton check --checks`): the same commands, environment and limits, logs
+/// in the attempt's `agent-checks/`. Nothing is recorded: only the runner's run, after the
+/// agent exits, counts.
+pub fn for_agent(
+    current: &super::agent_side::Current,
+    config: &crate::config::Config,
+    clock: &Clock,
+) -> Result<Vec<CheckResult>, ExecError> {
+    let state = &current.state;
+    let stage = &state.stages()[current.stage];
+    let checks = config.checks_for(&stage.name, stage.gated, &current.plan, &state.plan.path);
+    let interrupted = exec::interrupt_flag()?;
+    let cleared = super::attempt::actor_cleared_vars();
+    let never = || false;
+    let none = |_: &str| -> Option<Box<dyn Send>> { None };
+    let env = vec![
+        ("BATON_RUN_ID".to_string(), state.run_id.to_string()),
+        ("BATON_STAGE".into(), stage.name.clone()),
+        ("BATON_ATTEMPT".into(), current.attempt.to_string()),
+        ("BATON_BASE".into(), state.base.to_string()),
+        ("BATON_WORKTREE".into(), state.worktree.clone()),
+    ];
+    let token_file = current.attempt_dir.join(AGENT_LOGS).join("token");
+    let cx = Context {
+        worktree: Path::new(&state.worktree),
+        attempt_dir: &current.attempt_dir,
+        log_dir: AGENT_LOGS,
+        token_file: &token_file,
+        env,
+        clear_env: &cleared,
+        stop_requested: &never,
+        interrupted: &interrupted,
+        grace: super::GRACE,
+        log_limit: config.log_limit,
+        clock,
+        running: &none,
+    };
+    Ok(run_all(&checks, &cx))
+}
+
 /// The lines of each stream's end kept as a check's tail.
 const TAIL_LINES: usize = 20;
 
 /// Where and how an attempt's checks run: everything but the checks themselves.
 pub(super) struct Context<'a> {
     pub worktree: &'a Path,
-    /// The attempt's directory: the logs go to its `checks/`.
+    /// The attempt's directory: the logs go to its `checks/` (the runner's), or to its
+    /// `agent-checks/` ([`for_agent`]).
     pub attempt_dir: &'a Path,
+    pub log_dir: &'a str,
     /// Where the running check's token is recorded, so that a later git-baton finds what a
     /// crash left running (the actor's is no longer needed: its processes are all gone).
     pub token_file: &'a Path,
@@ -53,7 +102,11 @@ pub(super) fn run_all(checks: &[Check], cx: &Context) -> Vec<CheckResult> {
 }
 
 fn run_one(check: &Check, cx: &Context) -> CheckResult {
-    let (stdout_log, stderr_log) = log_paths(&check.name);
+    let (mut stdout_log, mut stderr_log) = log_paths(&check.name);
+    if cx.log_dir != RUNNER_LOGS {
+        stdout_log = format!("{}/{}.stdout.log", cx.log_dir, check.name);
+        stderr_log = format!("{}/{}.stderr.log", cx.log_dir, check.name);
+    }
     let mut result = CheckResult {
         name: check.name.clone(),
         outcome: CheckOutcome::Error,
@@ -65,7 +118,7 @@ fn run_one(check: &Check, cx: &Context) -> CheckResult {
         tail: String::new(),
         error: None,
     };
-    if let Err(err) = std::fs::create_dir_all(cx.attempt_dir.join("checks")) {
+    if let Err(err) = std::fs::create_dir_all(cx.attempt_dir.join(cx.log_dir)) {
         result.error = Some(bounded(format!(
             "{}: cannot create the checks' log directory: {}",
             check.origin,

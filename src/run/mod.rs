@@ -15,7 +15,7 @@
 pub mod agent_side;
 mod attempt;
 mod attempt_dir;
-mod checks;
+pub mod checks;
 mod claims;
 mod create;
 pub mod doctor;

@@ -330,3 +330,39 @@ fn a_check_whose_program_is_missing_names_its_config_line() {
         "runner check `tests` could not be run: .baton.yml:10:11: command `no-such-test-runner` not found (a name without `/` is looked up on PATH)"
     );
 }
+
+/// `git baton check --checks` runs the stage's checks for the agent, now, with its logs apart
+/// from the runner's; only the runner's run after the agent exits is recorded, and counts.
+#[test]
+fn the_agent_may_run_the_checks_but_only_the_runners_run_counts() {
+    let out = scratch();
+    let seen = outside(&out, "agent-check.txt");
+    // The check passes while the agent runs (a marker it leaves), and fails once it is gone.
+    let agent = super::agent_side::with_baton(Actor::shell(
+        "claimer",
+        &format!(
+            "printf 'rule\\n' >> docs/a.md; printf 'rule\\n' >> docs/b.md; printf 'rule\\n' >> docs/c.md; \
+             touch ../agent-running; git baton check --checks > {0}; echo \"exit $?\" >> {0}; rm ../agent-running",
+            seen.display()
+        ),
+    ));
+    let repo = repo_checking(
+        &[agent],
+        "checks:\n  - { name: tests, shell: 'test -f ../agent-running && echo ok || { echo \"not ok\"; exit 1; }' }\n",
+    );
+    let run = repo.baton(["run", "plans/fix.md"]);
+    let id = run.run_id();
+    assert_eq!(run.code, 1, "{run}");
+    let told = text(&seen);
+    assert!(
+        told.contains("passed     tests  agent-checks/tests.stdout.log"),
+        "{told}"
+    );
+    assert!(told.ends_with("exit 0\n"), "{told}");
+    let state = status(&repo, &id);
+    assert_eq!(state["status"], "blocked");
+    let checks = checks_of(&state, 1);
+    assert_eq!(checks.len(), 1);
+    assert_eq!(checks[0]["outcome"], "failed");
+    assert_eq!(tail(&checks[0]), "not ok");
+}
