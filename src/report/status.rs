@@ -429,9 +429,26 @@ pub fn next_command(state: &RunState, stale: bool) -> String {
             "merge branch {}; `git baton clean {id}` removes the run",
             state.branch
         ),
-        RunStatus::Blocked => format!(
-            "git baton resume {id}   (the stage re-runs; it must change or give a reason for every uncovered target)"
-        ),
+        RunStatus::Blocked => {
+            let last = state
+                .stages()
+                .iter()
+                .flat_map(|s| &s.attempts)
+                .max_by_key(|a| a.started_at);
+            let check = last.and_then(|a| crate::state::checks::first_failed(&a.checks));
+            let uncovered = last
+                .and_then(|a| a.coverage.as_ref())
+                .is_none_or(|r| !r.passed);
+            let must = match (check, uncovered) {
+                (Some(c), false) => format!("its work must pass runner check `{}`", c.name),
+                (Some(c), true) => format!(
+                    "it must change or give a reason for every uncovered target, and pass runner check `{}`",
+                    c.name
+                ),
+                (None, _) => "it must change or give a reason for every uncovered target".into(),
+            };
+            format!("git baton resume {id}   (the stage re-runs; {must})")
+        }
         RunStatus::Paused | RunStatus::Interrupted | RunStatus::RateLimited | RunStatus::Failed => {
             format!(
                 "git baton resume {id}   (optionally --actor STAGE=NAME); see `git baton log {id}`"

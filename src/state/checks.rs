@@ -75,6 +75,16 @@ impl CheckResult {
 
 pub use crate::plan::is_check_name;
 
+impl super::RunState {
+    /// The runner's checks of the latest attempt that ran any (empty when none did).
+    pub fn checks(&self) -> &[CheckResult] {
+        self.attempts()
+            .rev()
+            .find(|a| !a.checks.is_empty())
+            .map_or(&[], |a| &a.checks)
+    }
+}
+
 /// The logs of check `name`, relative to its attempt's directory: the one place they are named.
 pub fn log_paths(name: &str) -> (String, String) {
     (

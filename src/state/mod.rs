@@ -285,8 +285,8 @@ pub struct Attempt {
     /// with git's reason. Empty, and omitted from the file, when the snapshot holds everything.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unrecorded: Vec<UnrecordedPath>,
-    /// The runner's checks on this attempt's work (docs/checks.md), in the order they ran.
-    /// Empty, and omitted from the file, when none ran; absent in files written before them.
+    /// The runner's checks on this attempt's work (docs/checks.md), in order; omitted when none
+    /// ran (and in files written before them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<CheckResult>,
 }
@@ -626,14 +626,6 @@ impl RunState {
     /// The report of the latest gate that ran.
     pub fn coverage(&self) -> Option<&Report> {
         self.attempts().rev().find_map(|a| a.coverage.as_ref())
-    }
-
-    /// The runner's checks of the latest attempt that ran any (empty when none did).
-    pub fn checks(&self) -> &[CheckResult] {
-        self.attempts()
-            .rev()
-            .find(|a| !a.checks.is_empty())
-            .map_or(&[], |a| &a.checks)
     }
 
     /// Usage summed over every ended attempt of every stage, carried forward across resumes.

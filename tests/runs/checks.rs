@@ -119,6 +119,7 @@ fn claimed_passing_tests_that_fail_are_blocked_by_the_runners_check() {
         "checks: failed (run by git-baton on attempt 1 of stage executor)",
         "failed     tests  exit code 3",
         "  | assertion failed: grade == 'A'",
+        "(the stage re-runs; its work must pass runner check `tests`)",
     ] {
         assert!(shown.stdout.contains(line), "{line:?} not in\n{shown}");
     }
