@@ -438,7 +438,7 @@ pub fn next_command(state: &RunState, stale: bool) -> String {
             let check = last.and_then(|a| crate::state::checks::first_failed(&a.checks));
             let uncovered = last
                 .and_then(|a| a.coverage.as_ref())
-                .is_none_or(|r| !r.passed);
+                .is_some_and(|r| !r.passed);
             let must = match (check, uncovered) {
                 (Some(c), false) => format!("its work must pass runner check `{}`", c.name),
                 (Some(c), true) => format!(
