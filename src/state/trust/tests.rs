@@ -471,6 +471,10 @@ fn runner_checks_are_ones_git_baton_could_have_recorded() {
     let mut flooded = check_result("tests", Failed);
     flooded.tail = "x".repeat(crate::state::checks::MAX_TAIL + 1);
     assert!(broken(check_claim(&checked(Outcome::Blocked, vec![flooded]))).contains("tail"));
+    // Under `coverage: resume` a first attempt's checks are recorded, not enforced.
+    let mut unenforced = checked(Outcome::Succeeded, vec![check_result("tests", Failed)]);
+    unenforced.policy.coverage = crate::state::CoverageMode::Resume;
+    check_claim(&unenforced).unwrap();
     let twice = vec![check_result("tests", Passed), check_result("tests", Passed)];
     assert!(broken(check_claim(&checked(Outcome::Succeeded, twice))).contains("twice"));
 }
