@@ -1,9 +1,9 @@
 //! Presets: the actor entry of `.baton.yml` for each agent CLI git-baton knows, and the
 //! commented file `git baton init` writes from them (pure data and rendering, no I/O).
 //!
-//! Each preset is the agent's current non-interactive invocation — for Claude Code, Codex and
-//! Gemini CLI checked against the real CLI (docs/agents.md names the versions; aider's and
-//! opencode's come from their documentation): how the prompt reaches it, which
+//! Each preset is the agent's current non-interactive invocation — for Claude Code, Codex,
+//! aider and Gemini CLI checked against the real CLI (docs/agents.md names the versions;
+//! opencode's comes from its documentation): how the prompt reaches it, which
 //! `output:` parser reads what it prints, and the text it prints when it is rate limited. Two
 //! facts shape them more than any other:
 //!
@@ -46,6 +46,8 @@ pub struct Preset {
     pub notes: &'static [&'static str],
     /// The argv template (placeholders as in docs/config.md).
     pub command: &'static [&'static str],
+    /// Extra environment variables of the actor (`env:`).
+    pub env: &'static [(&'static str, &'static str)],
     /// The prompt goes to the agent's stdin.
     pub stdin_prompt: bool,
     /// The actor's `output:` (which parser reads what the agent prints).
@@ -89,6 +91,7 @@ pub const PRESETS: &[Preset] = &[
             "--settings",
             CLAUDE_SETTINGS,
         ],
+        env: &[],
         stdin_prompt: true,
         output: Format::ClaudeJson,
         rate_limit_exit_codes: &[],
@@ -124,6 +127,7 @@ pub const PRESETS: &[Preset] = &[
             "allow_login_shell=false",
             "-",
         ],
+        env: &[],
         stdin_prompt: true,
         output: Format::CodexJsonl,
         rate_limit_exit_codes: &[],
@@ -157,6 +161,7 @@ pub const PRESETS: &[Preset] = &[
             "-p",
             "Carry out the task above.",
         ],
+        env: &[],
         stdin_prompt: true,
         output: Format::GeminiJson,
         rate_limit_exit_codes: &[],
@@ -168,9 +173,14 @@ pub const PRESETS: &[Preset] = &[
         title: "aider",
         notes: &[
             "One message from the prompt file, then exit; --yes-always answers its questions.",
-            "aider does not run shell commands unattended, so it cannot record a reason: it must",
-            "change every target, or the gate blocks the attempt. It prints usage as one rounded",
-            "text line only.",
+            "Nothing of aider's in the worktree: no commits (auto and dirty), no .gitignore",
+            "entry, its history files in the attempt's directory, no repository map (whose",
+            "cache would be a directory in the worktree); BROWSER=true keeps --yes-always from",
+            "opening the links of an error message. aider does not run shell commands",
+            "unattended, so it cannot record a reason: it must change every target, or the",
+            "gate blocks the attempt. It exits 0 even when rate limited: output `aider-text`",
+            "reads its last API error and its rounded usage lines. The model comes from aider's",
+            "own settings (--model, AIDER_MODEL or .aider.conf.yml).",
         ],
         command: &[
             "aider",
@@ -178,14 +188,27 @@ pub const PRESETS: &[Preset] = &[
             "{prompt_file}",
             "--yes-always",
             "--no-auto-commits",
+            "--no-dirty-commits",
+            "--no-gitignore",
+            "--map-tokens",
+            "0",
+            "--chat-history-file",
+            "{attempt_dir}/aider.chat.history.md",
+            "--input-history-file",
+            "{attempt_dir}/aider.input.history",
             "--no-pretty",
             "--no-stream",
             "--no-check-update",
+            "--no-show-release-notes",
+            "--no-show-model-warnings",
+            "--no-detect-urls",
+            "--no-analytics",
         ],
+        env: &[("BROWSER", "true")],
         stdin_prompt: false,
-        output: Format::Text,
+        output: Format::AiderText,
         rate_limit_exit_codes: &[],
-        rate_limit_patterns: &["RateLimitError", "rate limit"],
+        rate_limit_patterns: &["litellm.RateLimitError", "rate limited you"],
     },
     Preset {
         name: "opencode",
@@ -200,6 +223,7 @@ pub const PRESETS: &[Preset] = &[
             "-c",
             r#"exec opencode run "$(cat "$BATON_PROMPT_FILE")""#,
         ],
+        env: &[],
         stdin_prompt: false,
         output: Format::Text,
         rate_limit_exit_codes: &[],
@@ -283,6 +307,14 @@ fn render_preset(out: &mut String, preset: &Preset) {
     }
     if preset.stdin_prompt {
         out.push_str("    stdin: prompt\n");
+    }
+    if !preset.env.is_empty() {
+        let vars: Vec<String> = preset
+            .env
+            .iter()
+            .map(|(k, v)| format!("{k}: {}", scalar_quoted(v)))
+            .collect();
+        out.push_str(&format!("    env: {{ {} }}\n", vars.join(", ")));
     }
     out.push_str(&format!("    output: {}\n", preset.output.name()));
     let codes: Vec<String> = preset
@@ -374,6 +406,12 @@ mod tests {
             assert!(caught("claude", message), "{message}");
         }
         for message in [
+            "litellm.RateLimitError: RateLimitError: OpenAIException - This request would ",
+            "The API provider has rate limited you. Try again later or check your quotas.",
+        ] {
+            assert!(caught("aider", message), "{message}");
+        }
+        for message in [
             "exceeded retry limit, last status: 429 Too Many Requests",
             "You\u{2019}ve hit your usage limit. Upgrade to Pro or try again at Dec 1st, 2026 4:00 PM.",
         ] {
@@ -392,6 +430,36 @@ mod tests {
         let claude = find("claude").unwrap();
         assert!(claude.command.contains(&CLAUDE_SETTINGS));
         assert!(!claude.command.iter().any(|a| a.contains("full-auto")));
+    }
+
+    /// aider writes its history files where its flags say and nowhere else of the worktree:
+    /// every file it is told about is in the attempt's directory.
+    #[test]
+    fn aider_keeps_its_files_out_of_the_worktree() {
+        let aider = find("aider").unwrap();
+        for flag in ["--no-gitignore", "--no-auto-commits", "--no-dirty-commits"] {
+            assert!(aider.command.contains(&flag), "{flag}");
+        }
+        let map = aider
+            .command
+            .iter()
+            .position(|a| *a == "--map-tokens")
+            .unwrap();
+        assert_eq!(
+            aider.command[map + 1],
+            "0",
+            "the repository map caches in the worktree"
+        );
+        for flag in ["--chat-history-file", "--input-history-file"] {
+            let at = aider.command.iter().position(|a| *a == flag).unwrap();
+            assert!(
+                aider.command[at + 1].starts_with("{attempt_dir}/"),
+                "{flag}"
+            );
+        }
+        assert_eq!(aider.output, Format::AiderText);
+        let text = render(&[aider], false);
+        assert!(text.contains("    env: { BROWSER: 'true' }\n"), "{text}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::DiffEngine;
-use super::index::IndexError;
+use super::diff::index::IndexError;
 
 /// Failures of git operations, each naming what it was working on.
 #[derive(Debug, thiserror::Error)]

@@ -13,24 +13,15 @@ mod at_commit;
 mod command;
 mod contents;
 mod debris;
+mod diff;
 mod error;
 mod id;
 mod ignored;
-mod index;
-mod index_vs_base;
-mod reader;
 mod record;
 mod remote;
-mod scope;
 mod snapshot;
-mod sparse;
-mod tree;
 mod unrecordable;
-mod untracked;
-#[cfg(unix)]
-mod walk;
 mod worktree;
-mod worktree_diff;
 
 use std::path::Path;
 
@@ -41,23 +32,23 @@ pub use at_commit::PathKind;
 pub use command::{LOCAL_ENV_VARS, local_env_vars};
 pub use contents::{CONTENTS_LIMIT, Contents, Unshowable, unshowable, worktree_contents};
 pub use debris::BrokenWorktree;
+pub use diff::index::IndexError;
+pub use diff::scope::Scope;
+pub use diff::worktree::DiffEngine;
 use error::classify_open_error;
 pub use error::{CommandFailed, GitError, Result};
 pub use id::{BadCommitId, CommitId, blob_id, short_hex};
 pub use ignored::Ignored;
-pub use index::IndexError;
 pub use record::RecordFile;
 pub use remote::{Pushed, RefUpdate};
-pub use scope::Scope;
 pub use snapshot::Identity;
 pub use unrecordable::Unrecorded;
-pub use worktree_diff::DiffEngine;
 
 /// A repository opened at one of its worktrees.
 pub struct Repo {
     repo: gix::Repository,
     /// The index check [`Repo::prepare_worktree_diff`] started, for the next worktree diff.
-    index_check: std::cell::RefCell<Option<index::Verification>>,
+    index_check: std::cell::RefCell<Option<diff::index::Verification>>,
 }
 
 impl Repo {
@@ -88,7 +79,7 @@ impl Repo {
     pub fn prepare_worktree_diff(&self) {
         let mut check = self.index_check.borrow_mut();
         if check.is_none() {
-            *check = Some(index::start(&self.repo));
+            *check = Some(diff::index::start(&self.repo));
         }
     }
 
@@ -262,7 +253,7 @@ impl Repo {
         let (a, b) = (self.tree_of(from)?, self.tree_of(to)?);
         let mut out = Vec::new();
         // One reader for every prefix, so that the trees above them are read once.
-        let mut trees = tree::Trees::new(&self.repo);
+        let mut trees = diff::tree::Trees::new(&self.repo);
         for prefix in scope.prefix_list() {
             trees.diff_at(a, b, &prefix, &mut out)?;
         }
@@ -291,8 +282,8 @@ impl Repo {
         let started = self.index_check.borrow_mut().take();
         // Damage can trip the diff before the check reports it (gix reads a split or sparse
         // index again itself): the checksum's verdict on the named file is the cause to report.
-        worktree_diff::worktree_changes(&self.repo, tree, scope, engine, started)
-            .map_err(|err| index::damage(&self.repo).map_or(err, GitError::from))
+        diff::worktree::worktree_changes(&self.repo, tree, scope, engine, started)
+            .map_err(|err| diff::index::damage(&self.repo).map_or(err, GitError::from))
     }
 
     /// The tree entry at `path` in `commit`, or `None` when the tree has nothing there.

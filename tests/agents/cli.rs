@@ -1,12 +1,13 @@
 //! Finding the real agent CLIs, the skip rule, and the offline environment they run in.
 //!
-//! The CLIs come from `$GIT_BATON_AGENT_BIN` (a directory), by default
-//! `target/agents/node_modules/.bin`, where `.ci/run` installs the pinned versions. A test whose
+//! The CLIs come from `$GIT_BATON_AGENT_BIN` (directories, separated as in `PATH`), by default
+//! `target/agents/node_modules/.bin` and `target/agents/aider-venv/bin`, where `.ci/run` installs
+//! the pinned versions. A test whose
 //! CLI is missing prints `skipped: <test>: <why>` and passes, so that the README's `cargo test`
 //! works with only Rust and git — unless `GIT_BATON_REQUIRE_REAL_AGENTS=1` (set by `.ci/run`
 //! after a successful install), where a missing CLI fails the test.
 //!
-//! Each test gets scratch `HOME` and `CODEX_HOME` directories and points both CLIs at its own
+//! Each test gets scratch `HOME` and `CODEX_HOME` directories and points every CLI at its own
 //! mock model server on 127.0.0.1; nothing reaches the network.
 #![allow(dead_code)]
 
@@ -18,25 +19,33 @@ use std::time::Duration;
 
 use super::mock::MockServer;
 
-/// The directory holding the CLIs.
-pub fn bin_dir() -> PathBuf {
+/// The directories holding the CLIs: npm's for Claude Code and Codex, the virtual
+/// environment's for aider.
+pub fn bin_dirs() -> Vec<PathBuf> {
     match std::env::var_os("GIT_BATON_AGENT_BIN") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("target/agents/node_modules/.bin"),
+        Some(dirs) => std::env::split_paths(&dirs).collect(),
+        None => {
+            let agents = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/agents");
+            vec![
+                agents.join("node_modules/.bin"),
+                agents.join("aider-venv/bin"),
+            ]
+        }
     }
 }
 
-/// The path of `name` (`claude`, `codex`) in [`bin_dir`], or why it cannot be used.
+/// The path of `name` (`claude`, `codex`, `aider`) in the first of [`bin_dirs`] holding it, or
+/// why it cannot be used.
 pub fn find(name: &str) -> Result<PathBuf, String> {
-    let path = bin_dir().join(name);
-    if path.is_file() {
-        Ok(path)
-    } else {
-        Err(format!(
-            "{} is not installed (.ci/install-agents installs the pinned CLIs there; GIT_BATON_AGENT_BIN names another directory)",
-            path.display()
-        ))
+    let dirs = bin_dirs();
+    if let Some(path) = dirs.iter().map(|d| d.join(name)).find(|p| p.is_file()) {
+        return Ok(path);
     }
+    let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    Err(format!(
+        "{name} is not installed in {} (.ci/install-agents installs the pinned CLIs there; GIT_BATON_AGENT_BIN names other directories)",
+        shown.join(", ")
+    ))
 }
 
 /// Whether a missing CLI fails the test instead of skipping it.
@@ -72,8 +81,12 @@ pub struct AgentEnv {
     subscription: Option<&'static str>,
 }
 
-/// The API key both CLIs send; the mock accepts anything.
+/// The API key the CLIs send; the mock accepts anything.
 pub const API_KEY: &str = "mock-key";
+
+/// The model aider asks for: one litellm's bundled price list knows (so aider prints a cost),
+/// through the `openai/` provider, which `OPENAI_API_BASE` points at the mock.
+pub const AIDER_MODEL: &str = "openai/gpt-4o-mini";
 
 impl AgentEnv {
     /// Scratch homes under `dir` (created) for an agent talking to `mock`; writes Codex's
@@ -95,6 +108,15 @@ impl AgentEnv {
             subscription: None,
         };
         std::fs::write(env.codex_home.join("config.toml"), env.codex_config()).unwrap();
+        // aider fetches litellm's price list from GitHub unless its cache is fresh and not
+        // empty; one without the model keeps it offline, on the list litellm ships.
+        let caches = env.home.join(".aider/caches");
+        std::fs::create_dir_all(&caches).unwrap();
+        std::fs::write(
+            caches.join("model_prices_and_context_window.json"),
+            r#"{"sample_spec": {}}"#,
+        )
+        .unwrap();
         env
     }
 
@@ -121,7 +143,7 @@ impl AgentEnv {
         )
     }
 
-    /// The variables both CLIs need to run offline against the mock.
+    /// The variables the CLIs need to run offline against the mock.
     pub fn vars(&self) -> Vec<(&'static str, OsString)> {
         let auth: [(&'static str, OsString); 2] = match self.subscription {
             None => [("ANTHROPIC_API_KEY", API_KEY.into()), ("TZ", "UTC".into())],
@@ -139,6 +161,12 @@ impl AgentEnv {
             ("DISABLE_TELEMETRY", "1".into()),
             ("MOCK_API_KEY", API_KEY.into()),
             ("NO_COLOR", "1".into()),
+            // aider: litellm's OpenAI provider at the mock, and the model and edit format,
+            // which the preset leaves to aider's own settings.
+            ("OPENAI_API_BASE", format!("{}/v1", self.url).into()),
+            ("OPENAI_API_KEY", API_KEY.into()),
+            ("AIDER_MODEL", AIDER_MODEL.into()),
+            ("AIDER_EDIT_FORMAT", "whole".into()),
         ];
         vars.extend(auth);
         vars

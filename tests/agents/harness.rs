@@ -83,7 +83,8 @@ impl AgentRepo {
     /// git-baton's directory, the CLIs' directory, then the caller's `PATH`.
     pub fn path_var(&self) -> OsString {
         let baton = Path::new(env!("CARGO_BIN_EXE_git-baton")).parent().unwrap();
-        let mut dirs: Vec<PathBuf> = vec![baton.to_path_buf(), cli::bin_dir()];
+        let mut dirs: Vec<PathBuf> = vec![baton.to_path_buf()];
+        dirs.extend(cli::bin_dirs());
         dirs.extend(
             std::env::var_os("PATH")
                 .iter()

@@ -1,12 +1,15 @@
 //! A scripted mock model server on 127.0.0.1, std only, for driving the real agent CLIs offline.
 //!
 //! It speaks just enough HTTP/1.1 (keep-alive, `Content-Length` or chunked request bodies) for
-//! Claude Code (`POST /v1/messages`, Anthropic's server-sent events) and Codex
-//! (`POST /v1/responses`, OpenAI's Responses events). A [`Script`] is the list of the model's
-//! turns in order, whichever CLI asks: each request that carries a tool list (the agent's main
-//! loop) takes the next turn and gets it rendered in the protocol it asked in, so one script can
-//! serve Claude Code, then Codex, then Claude Code again. Requests without tools (a CLI's side
-//! requests, such as a title) get a short fixed answer and take no turn. An error turn, once
+//! Claude Code (`POST /v1/messages`, Anthropic's server-sent events), Codex
+//! (`POST /v1/responses`, OpenAI's Responses events) and aider (`POST /v1/chat/completions`,
+//! OpenAI's chat completions, one JSON object or, when asked to stream, `chat.completion.chunk`
+//! events). A [`Script`] is the list of the model's turns in order, whichever CLI asks: each
+//! request that carries a tool list (the agent's main loop) takes the next turn and gets it
+//! rendered in the protocol it asked in, so one script can serve Claude Code, then Codex, then
+//! Claude Code again. Requests without tools (a CLI's side requests, such as a title) get a
+//! short fixed answer and take no turn — except chat completions, where aider sends its edits as
+//! text and never a tool list: every one of them takes a turn. An error turn, once
 //! reached, answers every later scripted request in the same protocol too — a rate limit does
 //! not lift between retries — while the other protocol's requests go on with the script, as
 //! another provider would: a stage can fall back from a rate-limited Claude Code to Codex.
@@ -341,12 +344,15 @@ fn read_chunked(reader: &mut BufReader<TcpStream>) -> Option<Vec<u8>> {
 enum Wire {
     Anthropic,
     OpenAi,
+    /// OpenAI's chat completions: every request is the agent's main loop.
+    Chat,
 }
 
 fn respond(mut request: Request, state: &Mutex<State>) -> Vec<u8> {
     let wire = match (request.method.as_str(), request.path.split('?').next()) {
         ("POST", Some("/v1/messages")) => Wire::Anthropic,
         ("POST", Some("/v1/responses")) => Wire::OpenAi,
+        ("POST", Some("/v1/chat/completions")) => Wire::Chat,
         _ => {
             state.lock().unwrap().requests.push(request);
             return http(404, &[], "application/json", br#"{"error":"not found"}"#);
@@ -354,7 +360,8 @@ fn respond(mut request: Request, state: &Mutex<State>) -> Vec<u8> {
     };
     let body = request.json();
     let model = body["model"].as_str().unwrap_or("mock-model").to_string();
-    let has_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+    let has_tools = wire == Wire::Chat || body["tools"].as_array().is_some_and(|t| !t.is_empty());
+    let stream = body["stream"].as_bool().unwrap_or(false);
     let turn = {
         let mut st = state.lock().unwrap();
         request.scripted = has_tools;
@@ -376,6 +383,14 @@ fn respond(mut request: Request, state: &Mutex<State>) -> Vec<u8> {
         turn
     };
     let n = state.lock().unwrap().requests.len();
+    if let (Wire::Chat, Some(Turn::Tool { name, .. })) = (wire, &turn) {
+        // A script written for another CLI: refused like a request past the script's end.
+        state.lock().unwrap().overruns += 1;
+        let body = json!({"error": {"type": "invalid_request_error", "message": format!(
+            "mock model server: a tool call ({name}) scripted for a chat completion, which \
+             gets text turns only")}});
+        return http(400, &[], "application/json", body.to_string().as_bytes());
+    }
     match turn {
         None => {
             let body = json!({"type": "error", "error": {
@@ -403,6 +418,19 @@ fn respond(mut request: Request, state: &Mutex<State>) -> Vec<u8> {
             let events = match wire {
                 Wire::Anthropic => anthropic_events(&turn, &model, n),
                 Wire::OpenAi => openai_events(&turn, &model, n),
+                Wire::Chat if stream => {
+                    let chunks = chat_chunks(&turn, &model, n);
+                    return http(
+                        200,
+                        &[],
+                        "text/event-stream",
+                        data_lines(&chunks).as_bytes(),
+                    );
+                }
+                Wire::Chat => {
+                    let body = chat_completion(&turn, &model, n).to_string();
+                    return http(200, &[], "application/json", body.as_bytes());
+                }
             };
             http(200, &[], "text/event-stream", sse(&events).as_bytes())
         }
@@ -438,6 +466,58 @@ fn sse(events: &[(&str, Value)]) -> String {
         .iter()
         .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
         .collect()
+}
+
+/// Server-sent events without names, ended by `data: [DONE]`, as chat completions stream.
+fn data_lines(chunks: &[Value]) -> String {
+    let mut out: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    out.push_str("data: [DONE]\n\n");
+    out
+}
+
+/// The text of a turn for chat completions: aider edits by writing its edit format into the
+/// reply (a tool turn is refused before this, in [`respond`]).
+fn chat_text(turn: &Turn) -> (&str, Usage) {
+    match turn {
+        Turn::Text { text, usage } => (text, *usage),
+        Turn::Tool { .. } | Turn::Error { .. } => unreachable!("answered before the reply"),
+    }
+}
+
+/// OpenAI's usage object; `prompt_tokens` counts the cached ones too, as OpenAI's does.
+fn chat_usage(usage: Usage) -> Value {
+    json!({"prompt_tokens": usage.input, "completion_tokens": usage.output,
+           "total_tokens": usage.input + usage.output,
+           "prompt_tokens_details": {"cached_tokens": usage.cache_read}})
+}
+
+fn chat_completion(turn: &Turn, model: &str, n: usize) -> Value {
+    let (text, usage) = chat_text(turn);
+    json!({"id": format!("chatcmpl-mock{n:04}"), "object": "chat.completion", "created": 0,
+           "model": model,
+           "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                        "finish_reason": "stop"}],
+           "usage": chat_usage(usage)})
+}
+
+/// The streamed form: the text in one delta, then the finish reason, then the usage.
+fn chat_chunks(turn: &Turn, model: &str, n: usize) -> Vec<Value> {
+    let (text, usage) = chat_text(turn);
+    let chunk = |choices: Value, usage: Value| {
+        json!({"id": format!("chatcmpl-mock{n:04}"), "object": "chat.completion.chunk",
+               "created": 0, "model": model, "choices": choices, "usage": usage})
+    };
+    vec![
+        chunk(
+            json!([{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": null}]),
+            Value::Null,
+        ),
+        chunk(
+            json!([{"index": 0, "delta": {}, "finish_reason": "stop"}]),
+            Value::Null,
+        ),
+        chunk(json!([]), chat_usage(usage)),
+    ]
 }
 
 fn anthropic_events(turn: &Turn, model: &str, n: usize) -> Vec<(&'static str, Value)> {

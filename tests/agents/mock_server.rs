@@ -166,3 +166,68 @@ fn openai_turns_are_response_events_and_a_429_sticks_to_its_protocol() {
     let (status, _, _) = post(&server, "/v1/other", &tools);
     assert_eq!(status, 404);
 }
+
+#[test]
+fn chat_completions_answer_every_request_with_a_turn_in_json_or_chunks() {
+    let server = MockServer::start(Script(vec![
+        Turn::text("docs/a.md\n```\nA\n```\n").with_usage(Usage {
+            input: 1234,
+            output: 56,
+            cache_read: 200,
+        }),
+        Turn::text("streamed"),
+        Turn::tool("Write", json!({})),
+        Turn::rate_limited(&[("retry-after-ms", "1")]),
+    ]));
+    // No tools: aider's edits are text, and every request takes a turn.
+    let plain = json!({"model": "gpt-test", "messages": [{"role": "user", "content": "edit"}]});
+    let (status, head, body) = post(&server, "/v1/chat/completions", &plain);
+    assert_eq!(status, 200);
+    assert!(head.contains("content-type: application/json"), "{head}");
+    let reply: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(reply["object"], "chat.completion");
+    assert_eq!(reply["model"], "gpt-test");
+    assert_eq!(
+        reply["choices"][0]["message"]["content"],
+        "docs/a.md\n```\nA\n```\n"
+    );
+    assert_eq!(reply["choices"][0]["finish_reason"], "stop");
+    assert_eq!(reply["usage"]["prompt_tokens"], 1234);
+    assert_eq!(reply["usage"]["completion_tokens"], 56);
+    assert_eq!(
+        reply["usage"]["prompt_tokens_details"]["cached_tokens"],
+        200
+    );
+    assert_eq!(server.played(), 1);
+
+    // Asked to stream: chunks, then the usage, then [DONE].
+    let streamed = json!({"model": "gpt-test", "stream": true, "messages": []});
+    let (status, head, body) = post(&server, "/v1/chat/completions", &streamed);
+    assert_eq!(status, 200);
+    assert!(head.contains("content-type: text/event-stream"), "{head}");
+    assert!(body.trim_end().ends_with("data: [DONE]"), "{body}");
+    let chunks: Vec<serde_json::Value> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter(|d| *d != "[DONE]")
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    assert_eq!(chunks[0]["choices"][0]["delta"]["content"], "streamed");
+    assert_eq!(chunks[1]["choices"][0]["finish_reason"], "stop");
+    assert_eq!(chunks[2]["usage"]["prompt_tokens"], 100);
+
+    // A tool call scripted for a chat completion is refused and counted, never sent.
+    let (status, _, body) = post(&server, "/v1/chat/completions", &plain);
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("tool call (Write)"), "{body}");
+    assert_eq!(server.overruns(), 1);
+
+    // The 429 sticks, with its header.
+    for _ in 0..3 {
+        let (status, head, body) = post(&server, "/v1/chat/completions", &plain);
+        assert_eq!(status, 429);
+        assert!(head.contains("retry-after-ms: 1"), "{head}");
+        assert!(body.contains("rate limit"), "{body}");
+    }
+    assert_eq!(server.scripted().len(), 6);
+}

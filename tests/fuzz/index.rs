@@ -1,5 +1,5 @@
 //! Fuzzing the git index readers through the product. git-baton decodes the index itself for
-//! scoped diffs (`src/git/index/`, private) and through gix otherwise, and verifies the
+//! scoped diffs (`src/git/diff/index/`, private) and through gix otherwise, and verifies the
 //! checksum on another thread; the only public way in is the binary. So each seed is a
 //! repository in which real git wrote an index of one kind (versions 2, 3 and 4, a cache tree,
 //! an untracked cache, resolve-undo and conflict entries, a split and a sparse index, no

@@ -8,6 +8,7 @@
 //! Output that does not have the shape of its format is reported [`Reading::unparsed`] with the
 //! reason, never guessed at: its attempt ends by its exit code and rate-limit rules as before.
 
+mod aider;
 mod claude;
 mod codex;
 mod gemini;
@@ -31,6 +32,8 @@ pub enum Format {
     CodexJsonl,
     /// Gemini CLI `--output-format json`: `{response, stats, error}`.
     GeminiJson,
+    /// aider's console text (`--no-pretty`): its usage reports and its last API error.
+    AiderText,
 }
 
 impl Format {
@@ -41,6 +44,7 @@ impl Format {
             Format::ClaudeJson => "claude-json",
             Format::CodexJsonl => "codex-jsonl",
             Format::GeminiJson => "gemini-json",
+            Format::AiderText => "aider-text",
         }
     }
 }
@@ -128,6 +132,7 @@ pub fn parse(format: Format, stdout: Stdout, stderr: Stdout) -> Option<Reading> 
         Format::ClaudeJson => claude::parse(stdout),
         Format::CodexJsonl => codex::parse(stdout),
         Format::GeminiJson => gemini::parse(stdout, stderr),
+        Format::AiderText => aider::parse(stdout),
     };
     Some(report)
 }
@@ -217,6 +222,7 @@ mod tests {
             Format::ClaudeJson,
             Format::CodexJsonl,
             Format::GeminiJson,
+            Format::AiderText,
         ] {
             let json = serde_json::to_string(&format).unwrap();
             assert_eq!(json, format!("\"{}\"", format.name()));

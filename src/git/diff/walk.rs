@@ -29,7 +29,7 @@ use gix::index::entry::{Flags, Mode, Stat, mode::Change, stat};
 use rustix::fs::OFlags;
 
 /// What the walk found for one index entry.
-pub(super) mod state {
+pub(in crate::git) mod state {
     /// Not within the walked scope.
     pub const UNVISITED: u8 = 0;
     /// The worktree holds what the index holds.
@@ -53,7 +53,7 @@ const TRUSTED: Flags = Flags::UPTODATE
     .union(Flags::FSMONITOR_VALID);
 
 /// A name the index does not track at that path; the caller decides whether it is ignored.
-pub(super) struct Candidate {
+pub(in crate::git) struct Candidate {
     pub path: BString,
     /// A directory (everything below it is untracked) rather than a file or symlink.
     pub is_dir: bool,
@@ -65,9 +65,9 @@ pub(super) struct Candidate {
 /// The walk hit something it does not handle (an unreadable directory, an unexpected error); the
 /// caller falls back to gix's status.
 #[derive(Debug)]
-pub(super) struct Unsupported(pub String);
+pub(in crate::git) struct Unsupported(pub String);
 
-pub(super) struct Walker<'a> {
+pub(in crate::git) struct Walker<'a> {
     workdir: &'a Path,
     index: &'a gix::index::State,
     stat: stat::Options,

@@ -56,7 +56,7 @@ pub enum IndexError {
 }
 
 /// An index decoded without its checksum, and the pending check of the file it came from.
-pub(super) struct Loaded {
+pub(in crate::git) struct Loaded {
     pub index: gix::index::File,
     /// The trailer the decoder saw; `None` for all zeros or no file.
     checksum: Option<ObjectId>,
@@ -79,7 +79,7 @@ impl Loaded {
 
 /// Starts verifying the index of `repo` on another thread, for a [`load`] or [`load_scoped`]
 /// to come.
-pub(super) fn start(repo: &gix::Repository) -> Verification {
+pub(in crate::git) fn start(repo: &gix::Repository) -> Verification {
     Verification::start(repo.index_path(), repo.object_hash(), repo.git_dir())
 }
 
@@ -109,13 +109,13 @@ fn check_entries(index: &gix::index::File) -> Result<(), IndexError> {
 /// Why the index of `repo` is damaged, if its checksum says it is: when a diff fails, this is the
 /// cause to report rather than whatever the damage tripped first (gix, for one, may read a split
 /// index again itself and report a checksum mismatch without naming the file).
-pub(super) fn damage(repo: &gix::Repository) -> Option<IndexError> {
+pub(in crate::git) fn damage(repo: &gix::Repository) -> Option<IndexError> {
     start(repo).seen().err()
 }
 
 /// Decodes the whole index of `repo` (an empty one if there is none) without verifying its
 /// checksum, which `started` (or a new thread) verifies.
-pub(super) fn load(
+pub(in crate::git) fn load(
     repo: &gix::Repository,
     started: Option<Verification>,
 ) -> Result<Loaded, IndexError> {
@@ -159,7 +159,7 @@ pub(super) fn load(
 /// Like [`load`], but keeps only the entries a diff scoped to `prefixes` (sorted, not nested, no
 /// trailing `/`) consults (see [`scan::read`]). `None` when the index uses something the scoped
 /// reader leaves to gix: then [`load`] decodes it.
-pub(super) fn load_scoped(
+pub(in crate::git) fn load_scoped(
     repo: &gix::Repository,
     prefixes: &[String],
     started: Option<Verification>,

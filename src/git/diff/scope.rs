@@ -39,7 +39,7 @@ impl Scope {
     }
 
     /// The prefixes to visit; the whole repository is the single empty prefix.
-    pub(super) fn prefix_list(&self) -> Vec<String> {
+    pub(in crate::git) fn prefix_list(&self) -> Vec<String> {
         match self {
             Scope::All => vec![String::new()],
             Scope::Prefixes(list) => list.clone(),
@@ -69,7 +69,7 @@ fn has_ancestor_in(sorted: &[String], path: &str) -> bool {
     })
 }
 
-pub(super) fn is_within_bytes(path: &[u8], prefix: &[u8]) -> bool {
+pub(in crate::git) fn is_within_bytes(path: &[u8], prefix: &[u8]) -> bool {
     prefix.is_empty()
         || path
             .strip_prefix(prefix)

@@ -14,7 +14,7 @@ use super::{GitError, Result, path_string};
 /// that is not ignored, the same recursively, except that a directory holding a repository is
 /// listed as itself with a trailing `/`. `.git` is never looked into.
 #[cfg(unix)]
-pub(super) fn untracked(
+pub(in crate::git) fn untracked(
     repo: &gix::Repository,
     workdir: &Path,
     index: &gix::index::File,
@@ -164,7 +164,7 @@ fn rel_path(path: &[u8]) -> &Path {
 }
 
 /// The path `git ls-files --others` shows for a directory-walk entry, if it shows one.
-pub(super) fn untracked_path(entry: &gix::dir::Entry, workdir: &Path) -> Option<String> {
+pub(in crate::git) fn untracked_path(entry: &gix::dir::Entry, workdir: &Path) -> Option<String> {
     use gix::dir::entry::{Kind, Status};
     if entry.status != Status::Untracked || entry.disk_kind == Some(Kind::Untrackable) {
         return None;

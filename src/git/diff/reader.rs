@@ -11,7 +11,7 @@ use super::tree::Leaf;
 use super::{GitError, Result};
 
 /// What the worktree holds at a path, as `git add` would record it.
-pub(super) enum Worktree {
+pub(in crate::git) enum Worktree {
     Absent,
     Leaf(Leaf),
     /// Something git cannot store, like a fifo: never opened, always a change.
@@ -20,7 +20,7 @@ pub(super) enum Worktree {
 
 /// Reads worktree files the way git stores them, for the paths whose stat data cannot vouch for
 /// the index.
-pub(super) struct Reader<'a> {
+pub(in crate::git) struct Reader<'a> {
     pipeline: gix::filter::Pipeline<'a>,
     index: &'a gix::index::File,
     file_mode: bool,

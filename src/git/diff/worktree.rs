@@ -86,7 +86,7 @@ impl std::fmt::Display for DiffEngine {
     }
 }
 
-pub(super) fn worktree_changes(
+pub(in crate::git) fn worktree_changes(
     repo: &gix::Repository,
     base_tree: ObjectId,
     scope: &Scope,

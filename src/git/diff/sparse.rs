@@ -23,7 +23,7 @@ use super::{GitError, Result};
 
 /// Expands sparse directory entries and clears the skip-worktree bit of present files, as git
 /// would before a diff.
-pub(super) fn prepare(
+pub(in crate::git) fn prepare(
     repo: &gix::Repository,
     workdir: &Path,
     index: &mut gix::index::File,

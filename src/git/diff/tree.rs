@@ -23,11 +23,11 @@ use super::{GitError, Result};
 mod packs;
 
 /// A leaf of a tree: kind and object id.
-pub(super) type Leaf = (EntryKind, ObjectId);
+pub(in crate::git) type Leaf = (EntryKind, ObjectId);
 
 /// Reads tree objects into buffers that live as long as the reader, one per recursion slot.
-pub(super) struct Trees {
-    pub(super) objects: gix::OdbHandle,
+pub(in crate::git) struct Trees {
+    pub(in crate::git) objects: gix::OdbHandle,
     bufs: Vec<Vec<u8>>,
     /// The packs, opened on the first diff of two trees.
     packs: Option<packs::Packs>,
@@ -52,14 +52,14 @@ impl Trees {
         }
     }
 
-    pub(super) fn take(&mut self, slot: usize) -> Vec<u8> {
+    pub(in crate::git) fn take(&mut self, slot: usize) -> Vec<u8> {
         if self.bufs.len() <= slot {
             self.bufs.resize_with(slot + 1, Vec::new);
         }
         std::mem::take(&mut self.bufs[slot])
     }
 
-    pub(super) fn give(&mut self, slot: usize, buf: Vec<u8>) {
+    pub(in crate::git) fn give(&mut self, slot: usize, buf: Vec<u8>) {
         self.bufs[slot] = buf;
     }
 
@@ -112,7 +112,7 @@ impl Trees {
     }
 
     /// Calls `leaf` for every leaf below the tree `id`, whose own path is `path`, in stored order.
-    pub(super) fn flatten(
+    pub(in crate::git) fn flatten(
         &mut self,
         id: &gix::oid,
         slot: usize,
@@ -453,7 +453,7 @@ fn git_order(a: &EntryRef<'_>, b: &EntryRef<'_>) -> Ordering {
     name_order(a.filename, a.mode.is_tree(), b.filename, b.mode.is_tree())
 }
 
-pub(super) fn name_order(x: &[u8], x_tree: bool, y: &[u8], y_tree: bool) -> Ordering {
+pub(in crate::git) fn name_order(x: &[u8], x_tree: bool, y: &[u8], y_tree: bool) -> Ordering {
     let common = x.len().min(y.len());
     x[..common].cmp(&y[..common]).then_with(|| {
         let end = |name: &[u8], tree: bool| {
@@ -465,11 +465,14 @@ pub(super) fn name_order(x: &[u8], x_tree: bool, y: &[u8], y_tree: bool) -> Orde
     })
 }
 
-pub(super) fn next<'a>(iter: &mut TreeRefIter<'a>, id: &gix::oid) -> Result<Option<EntryRef<'a>>> {
+pub(in crate::git) fn next<'a>(
+    iter: &mut TreeRefIter<'a>,
+    id: &gix::oid,
+) -> Result<Option<EntryRef<'a>>> {
     iter.next().transpose().map_err(|err| decode_error(id, err))
 }
 
-pub(super) fn push_component(path: &mut Vec<u8>, name: &BStr) {
+pub(in crate::git) fn push_component(path: &mut Vec<u8>, name: &BStr) {
     if !path.is_empty() {
         path.push(b'/');
     }
@@ -477,7 +480,7 @@ pub(super) fn push_component(path: &mut Vec<u8>, name: &BStr) {
 }
 
 /// The entries of tree `id`, decoded lazily from `buf`.
-pub(super) fn read<'b>(
+pub(in crate::git) fn read<'b>(
     objects: &gix::OdbHandle,
     id: &gix::oid,
     buf: &'b mut Vec<u8>,

@@ -16,7 +16,7 @@ use super::Result;
 use super::tree::{Leaf, Trees, name_order, next, push_component, read};
 
 /// How the index compares with a base tree, entry by entry, within a scope.
-pub(super) struct IndexVsBase {
+pub(in crate::git) struct IndexVsBase {
     /// Per index entry: its leaf is the base's leaf at its path. Entries outside the scope, and
     /// those that differ, are `false`.
     pub same: Vec<bool>,
@@ -48,7 +48,7 @@ impl IndexVsBase {
 }
 
 /// The leaf an index entry stands for; `None` for a sparse directory entry (or an unknown mode).
-pub(super) fn index_leaf(entry: &gix::index::Entry) -> Option<Leaf> {
+pub(in crate::git) fn index_leaf(entry: &gix::index::Entry) -> Option<Leaf> {
     use gix::index::entry::Mode;
     let kind = match entry.mode {
         Mode::FILE => EntryKind::Blob,
