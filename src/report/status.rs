@@ -378,11 +378,16 @@ pub fn checks_lines(out: &mut String, state: &RunState, indent: &str) {
                 .map(|e| escape::line(e).into_owned())
                 .unwrap_or_else(|| "-".into()),
         };
+        let name = width::left(&check.name, cells);
+        let outcome = width::status(check.outcome.name(), 10);
+        if check.outcome == crate::state::CheckOutcome::Error {
+            // It never ran: no duration, no log.
+            let _ = writeln!(out, "{indent}{outcome} {name}  {how}");
+            continue;
+        }
         let _ = writeln!(
             out,
-            "{indent}{} {}  {how}, {}  {}/{}",
-            width::status(check.outcome.name(), 10),
-            width::left(&check.name, cells),
+            "{indent}{outcome} {name}  {how}, {}  {}/{}",
             duration(check.duration_ms),
             escape::line(&attempt.dir),
             escape::line(&check.stdout_log),

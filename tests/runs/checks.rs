@@ -322,6 +322,13 @@ fn a_check_whose_program_is_missing_names_its_config_line() {
     let state = status(&repo, &id);
     let check = &checks_of(&state, 1)[0];
     assert_eq!(check["outcome"], "error");
+    let shown = repo.baton(["status", &id]);
+    assert!(
+        shown.stdout.contains(
+            "    error      tests  .baton.yml:10:11: command `no-such-test-runner` not found (a name without `/` is looked up on PATH)\n"
+        ),
+        "{shown}"
+    );
     assert_eq!(
         check["error"],
         ".baton.yml:10:11: command `no-such-test-runner` not found (a name without `/` is looked up on PATH)"
