@@ -16,9 +16,11 @@ use crate::state::{CoverageMode, StagePolicy};
 use crate::suggest::edit_distance;
 
 pub mod checks;
+mod protect;
 mod schema;
 
 pub use checks::Check;
+pub use protect::DEFAULT_PROTECTED;
 
 pub const FILE_NAME: &str = ".baton.yml";
 
@@ -56,6 +58,9 @@ pub struct Config {
     pub checks: Vec<Check>,
     /// Each stage's own `checks:`, by stage name.
     pub stage_checks: BTreeMap<String, Vec<Check>>,
+    /// Paths no attempt may change unless its plan targets them, besides
+    /// [`DEFAULT_PROTECTED`] and the plan file (`protect:`), as normalized target specs.
+    pub protect: Vec<String>,
     /// The files the configuration came from, for messages.
     pub sources: Vec<String>,
     /// Where each stage's `actor:` was written (file, line, column), for errors found later.
@@ -101,6 +106,7 @@ impl Default for Config {
             remote: DEFAULT_REMOTE.into(),
             checks: Vec::new(),
             stage_checks: BTreeMap::new(),
+            protect: Vec::new(),
             sources: Vec::new(),
             pipeline_spans: BTreeMap::new(),
             worktree_root_span: None,
@@ -238,6 +244,10 @@ struct RawFile {
     /// exits, before the gate decides; a failing one blocks the attempt (docs/checks.md).
     #[cfg_attr(test, schemars(with = "Option<Vec<checks::RawCheck>>"))]
     checks: Option<Vec<Spanned<checks::RawCheck>>>,
+    /// Paths no attempt may change unless the run's plan targets them, added to the defaults
+    /// (the plan file, `.baton.yml`, the usual CI configuration files); never empty.
+    #[cfg_attr(test, schemars(with = "Option<Vec<String>>"))]
+    protect: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// Whether a run is pushed after every save.
@@ -466,6 +476,7 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
             ("sync", raw.sync.is_some()),
             ("remote", raw.remote.is_some()),
             ("checks", raw.checks.is_some()),
+            ("protect", raw.protect.is_some()),
         ];
         if let Some((key, _)) = repo_only.iter().find(|(_, set)| *set) {
             return Err(invalid(
@@ -529,6 +540,9 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
                 )
             })?;
         config.lease = value;
+    }
+    if let Some(list) = raw.protect {
+        protect::apply(&mut config.protect, file, list)?;
     }
     if let Some(sync) = raw.sync {
         config.sync_push = sync.value == SyncMode::Push;

@@ -83,6 +83,7 @@ pub(super) fn attempt_end(f: &exec::Ran, format: Format) -> (AttemptEnd, Option<
         hook_blocks: None,
         unrecorded: Vec::new(),
         checks: Vec::new(),
+        violations: Vec::new(),
     };
     (end, reset)
 }

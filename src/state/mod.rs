@@ -22,6 +22,7 @@ pub mod transition;
 pub mod trust;
 mod v1;
 pub mod view;
+mod violation;
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -35,6 +36,7 @@ pub use clock::Clock;
 pub use id::{BadRunId, RunId};
 pub use transition::{Event, TransitionError};
 pub use trust::BadPath;
+pub use violation::{Violation, ViolationKind, violations_message};
 
 /// The version `state.json` is written with; [`store`] also reads version 1.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -289,6 +291,10 @@ pub struct Attempt {
     /// ran (and in files written before them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<CheckResult>,
+    /// What the attempt changed that no attempt may (a protected path, the git configuration,
+    /// the branch, the recorded history); an attempt with any is `failed`. Omitted when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub violations: Vec<Violation>,
 }
 
 /// A path of the worktree that an attempt's snapshot does not hold.
@@ -381,6 +387,8 @@ pub enum ErrorKind {
     Blocked,
     /// git-baton could not run the actor at all (missing program, unwritable log).
     Exec,
+    /// The attempt failed because it changed what no attempt may ([`Attempt::violations`]).
+    Violation,
 }
 
 /// The last failure of a run, as `status` shows it.
@@ -678,6 +686,7 @@ impl RunState {
         let kind = match outcome {
             Outcome::Succeeded => return None,
             Outcome::Failed if attempt.exec_error => ErrorKind::Exec,
+            Outcome::Failed if !attempt.violations.is_empty() => ErrorKind::Violation,
             Outcome::Failed => ErrorKind::Failed,
             Outcome::RateLimited => ErrorKind::RateLimited,
             Outcome::Interrupted => ErrorKind::Interrupted,
@@ -696,6 +705,14 @@ impl RunState {
     /// Every attempt in the order they ran.
     pub fn attempts(&self) -> impl DoubleEndedIterator<Item = &Attempt> {
         self.stages.iter().flat_map(|s| &s.attempts)
+    }
+
+    /// Every attempt's coverage report, in the order of [`Self::attempts`]: for a remote's claim
+    /// to be shown with the reports this clone derived instead (`run::claims::judge_remote`).
+    pub fn coverage_reports_mut(&mut self) -> impl Iterator<Item = &mut Option<Report>> {
+        self.stages
+            .iter_mut()
+            .flat_map(|s| s.attempts.iter_mut().map(|a| &mut a.coverage))
     }
 
     /// The document `status --json` prints: this state and every fact derived from it.

@@ -30,6 +30,9 @@ use super::{
 use crate::coverage::Report;
 
 /// Something that happened to a run.
+// An event is built, applied once and dropped: the size of its largest variant (an attempt's end,
+// with its checks and violations) costs nothing worth a box at every construction.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Event {
     /// A new attempt of stage `stage` (an index) by `actor`, recording into `dir`. Its number is
@@ -95,6 +98,8 @@ pub struct AttemptEnd {
     pub unrecorded: Vec<super::UnrecordedPath>,
     /// The runner's checks on the attempt's work.
     pub checks: Vec<super::CheckResult>,
+    /// What the attempt changed that no attempt may.
+    pub violations: Vec<super::Violation>,
 }
 
 impl Default for AttemptEnd {
@@ -115,6 +120,7 @@ impl Default for AttemptEnd {
             hook_blocks: None,
             unrecorded: Vec::new(),
             checks: Vec::new(),
+            violations: Vec::new(),
         }
     }
 }
@@ -265,6 +271,7 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
                 hook_blocks: None,
                 unrecorded: Vec::new(),
                 checks: Vec::new(),
+                violations: Vec::new(),
             });
             next.status = RunStatus::Running;
             next.halt = None;
@@ -465,6 +472,7 @@ fn end_open_attempt(next: &mut RunState, stage: usize, end: AttemptEnd, at: Time
     attempt.hook_blocks = end.hook_blocks;
     attempt.unrecorded = end.unrecorded;
     attempt.checks = end.checks;
+    attempt.violations = end.violations;
     next.status = match end.outcome {
         // Between two stages the run is still running: the driver goes on to the next one.
         Outcome::Succeeded => RunStatus::Running,

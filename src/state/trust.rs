@@ -152,6 +152,7 @@ pub fn check_claim(state: &RunState) -> Result<(), Broken> {
                 .attempt_dir_in(Path::new(""), &stage.name, attempt)
                 .map_err(shape)?;
             check_checks(state, &stage.name, attempt)?;
+            check_violations(&stage.name, attempt)?;
         }
     }
     if let Some(problem) = text_problem(&state.plan.path) {
@@ -201,6 +202,25 @@ fn check_checks(state: &RunState, stage: &str, attempt: &Attempt) -> Result<(), 
             "{at} succeeded although its runner check `{}` is `{}`",
             failed.name,
             failed.outcome.name()
+        )));
+    }
+    Ok(())
+}
+
+/// An attempt that changed what no attempt may is failed, and says what it changed: git-baton
+/// records a violation only on an attempt it fails, always with its subject and message.
+fn check_violations(stage: &str, attempt: &Attempt) -> Result<(), Broken> {
+    let at = format!("attempt {} of stage `{stage}`", attempt.n);
+    if !attempt.violations.is_empty() && attempt.outcome != Some(super::Outcome::Failed) {
+        return Err(Broken(format!(
+            "{at} records {} violation(s) but is not failed",
+            attempt.violations.len()
+        )));
+    }
+    if let Some(v) = attempt.violations.iter().find(|v| v.message.is_empty()) {
+        return Err(Broken(format!(
+            "{at} records a violation of `{}` that says nothing",
+            v.subject.escape_debug()
         )));
     }
     Ok(())

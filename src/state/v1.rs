@@ -137,6 +137,7 @@ pub(super) fn read(bytes: &[u8]) -> Result<RunState, String> {
                     hook_blocks: None,
                     unrecorded: Vec::new(),
                     checks: Vec::new(),
+                    violations: Vec::new(),
                 })
                 .collect();
             (

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::{
     AgentOutput, Attempt, Cause, CommitId, FallbackFrom, LastError, Lease, Outcome, PlanRef, RunId,
     RunState, RunStatus, Stage, StagePolicy, StageStatus, Takeover, UnrecordedPath, UsageSource,
-    UsageTotals,
+    UsageTotals, Violation,
 };
 use crate::coverage::{Report, Usage};
 
@@ -98,6 +98,8 @@ pub struct AttemptView<'a> {
     pub unrecorded: &'a [UnrecordedPath],
     #[serde(skip_serializing_if = "<[super::CheckResult]>::is_empty")]
     pub checks: &'a [super::CheckResult],
+    #[serde(skip_serializing_if = "<[Violation]>::is_empty")]
+    pub violations: &'a [Violation],
 }
 
 impl<'a> RunView<'a> {
@@ -170,6 +172,7 @@ impl<'a> AttemptView<'a> {
             hook_blocks: a.hook_blocks,
             unrecorded: &a.unrecorded,
             checks: &a.checks,
+            violations: &a.violations,
         }
     }
 }

@@ -38,6 +38,7 @@ mod derived;
 mod drive;
 mod finish_clean;
 mod gate;
+mod guard;
 mod planted;
 mod record;
 mod resume;
