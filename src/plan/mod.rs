@@ -21,6 +21,7 @@
 //! strict: a plan is a promise about which paths the work touches, so anything ambiguous is an
 //! error pointing at the exact line and column of the plan file rather than a silent guess.
 
+mod checks;
 pub mod derive;
 mod frontmatter;
 #[cfg(test)]
@@ -36,6 +37,7 @@ use serde::Serialize;
 use serde_saphyr::Spanned;
 
 use crate::suggest::edit_distance;
+pub use checks::{MAX_NAME as MAX_CHECK_NAME, PlanCheck, is_check_name};
 use frontmatter::{Document, Node, Pos};
 pub use target::{Target, TargetKind, protected_pattern};
 pub use trivial::Trivial;
@@ -67,6 +69,9 @@ pub struct Plan {
     /// ([`Target::trivial`]).
     #[serde(skip)]
     pub trivial: Trivial,
+    /// Runner checks the plan adds to its gated stages (`checks:`, docs/checks.md).
+    #[serde(skip)]
+    pub checks: Vec<PlanCheck>,
 }
 
 impl Plan {
@@ -107,7 +112,9 @@ impl PlanError {
     }
 }
 
-const KNOWN_KEYS: [&str; 6] = ["id", "title", "targets", "stages", "protect", "trivial"];
+const KNOWN_KEYS: [&str; 7] = [
+    "id", "title", "targets", "stages", "protect", "checks", "trivial",
+];
 const MAX_ID_LEN: usize = 64;
 
 /// Parses a plan file. `file` is only used in error messages and for the default id.
@@ -138,6 +145,7 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
     let mut targets = None;
     let mut stages = None;
     let mut trivial = None;
+    let mut checks = None;
     let mut protect = None;
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (key, value) in &entries {
@@ -169,6 +177,7 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
             "title" => title = Some(expect_string(&doc, "title", key_pos, value)?),
             "targets" => targets = Some(parse_targets(&doc, key_pos, value)?),
             "stages" => stages = Some(parse_stages(&doc, key_pos, value)?),
+            "checks" => checks = Some(checks::parse_checks(&doc, key_pos, value)?),
             "protect" => protect = Some(frontmatter::parse_protect(&doc, key_pos, value)?),
             "trivial" => trivial = Some(trivial::parse_value(&doc, key_pos, value)?),
             _ => return Err(unknown_key(&doc, key_pos, name)),
@@ -192,6 +201,7 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
         body: doc.body.to_owned(),
         body_line: derive::body_first_line(text, doc.body),
         trivial: trivial.unwrap_or_default(),
+        checks: checks.unwrap_or_default(),
     })
 }
 
@@ -207,7 +217,8 @@ fn unknown_key(doc: &Document<'_>, pos: Pos, name: &str) -> PlanError {
 }
 
 fn known_keys_hint() -> String {
-    "known keys are `id`, `title`, `targets`, `stages`, `protect` and `trivial`".to_owned()
+    "known keys are `id`, `title`, `targets`, `stages`, `protect`, `checks` and `trivial`"
+        .to_owned()
 }
 
 /// The known key a typo most likely meant, if any is close enough to be a useful suggestion.
