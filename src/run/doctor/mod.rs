@@ -299,7 +299,7 @@ fn findings(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
         .collect();
     // Worktrees that stay until someone looks at them keep their branches checked out.
     let mut kept_worktrees = Vec::new();
-    for (name, path) in entries(worktree_root) {
+    for (name, path) in crate::state::store::sorted_entries(worktree_root) {
         if !worktree_owners.contains(&name.as_str()) {
             let finding = orphaned_worktree(repo, &path);
             if !finding.safe {
@@ -558,7 +558,7 @@ fn unkept_in_worktree(worktree: &Repo, path: &Path) -> Vec<String> {
 /// in commit `tip`.
 fn unkept_in_directory(repo: &Repo, dir: &Path, tip: Option<CommitId>) -> Vec<String> {
     fn walk(repo: &Repo, dir: &Path, rel: &str, tip: Option<CommitId>, out: &mut Vec<String>) {
-        for (name, path) in entries(dir) {
+        for (name, path) in crate::state::store::sorted_entries(dir) {
             if rel.is_empty() && name == ".git" && path.is_file() {
                 continue;
             }
@@ -590,17 +590,6 @@ fn quote(path: &Path) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
-fn entries(dir: &Path) -> Vec<(String, PathBuf)> {
-    let Ok(read) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<(String, PathBuf)> = read
-        .filter_map(|e| e.ok())
-        .filter_map(|e| Some((e.file_name().into_string().ok()?, e.path())))
-        .collect();
-    out.sort();
-    out
-}
 
 #[cfg(test)]
 mod tests {

@@ -416,7 +416,8 @@ pub enum TempOwner {
     Run(RunId),
 }
 
-fn sorted_entries(dir: &Path) -> Vec<(String, PathBuf)> {
+/// The entries of `dir` whose names are UTF-8, sorted by name; none when it cannot be read.
+pub fn sorted_entries(dir: &Path) -> Vec<(String, PathBuf)> {
     let Ok(read) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
