@@ -1,0 +1,502 @@
+use super::*;
+use crate::coverage::parse_evidence;
+use crate::coverage::test_support::*;
+use insta::{assert_json_snapshot, assert_snapshot};
+
+#[test]
+fn all_changed_needs_no_evidence() {
+    let targets = plan_targets(&["docs/a.md", "src/parser/", "tests/**/*_golden.txt"]);
+    let changed = diff(&[
+        "docs/a.md",
+        "src/parser/mod.rs",
+        "src/parser/lexer.rs",
+        "tests/cli/help_golden.txt",
+        "tests/unit.rs",
+    ]);
+    let report = evaluate(&targets, &changed, &[], &[]);
+    assert!(report.passed);
+    assert_json_snapshot!(report, @r#"
+        {
+          "verified": true,
+          "passed": true,
+          "targets": [
+            {
+              "target": "docs/a.md",
+              "status": "changed",
+              "paths": [
+                "docs/a.md"
+              ],
+              "reason": null,
+              "reason_source": null,
+              "line": 2
+            },
+            {
+              "target": "src/parser/",
+              "status": "changed",
+              "paths": [
+                "src/parser/lexer.rs",
+                "src/parser/mod.rs"
+              ],
+              "reason": null,
+              "reason_source": null,
+              "line": 2
+            },
+            {
+              "target": "tests/**/*_golden.txt",
+              "status": "changed",
+              "paths": [
+                "tests/cli/help_golden.txt"
+              ],
+              "reason": null,
+              "reason_source": null,
+              "line": 2
+            }
+          ],
+          "problems": [],
+          "contradictions": []
+        }
+        "#);
+}
+
+#[test]
+fn one_uncovered_fails() {
+    let targets = plan_targets(&["docs/a.md", "docs/b.md"]);
+    let report = evaluate(&targets, &diff(&["docs/a.md"]), &[], &[]);
+    assert!(!report.passed);
+    let uncovered: Vec<&str> = report.uncovered().map(|r| r.target.as_str()).collect();
+    assert_eq!(uncovered, ["docs/b.md"]);
+    assert_json_snapshot!(report, @r#"
+        {
+          "verified": true,
+          "passed": false,
+          "targets": [
+            {
+              "target": "docs/a.md",
+              "status": "changed",
+              "paths": [
+                "docs/a.md"
+              ],
+              "reason": null,
+              "reason_source": null,
+              "line": 2
+            },
+            {
+              "target": "docs/b.md",
+              "status": "uncovered",
+              "paths": [],
+              "reason": null,
+              "reason_source": null,
+              "line": 2
+            }
+          ],
+          "problems": [],
+          "contradictions": []
+        }
+        "#);
+}
+
+#[test]
+fn unchanged_with_good_reason_passes() {
+    let targets = plan_targets(&["docs/a.md", "docs/b.md"]);
+    let entries = evidence(
+        r#"{"target_coverage": [
+            {"target": "docs/b.md", "status": "unchanged",
+             "reason": "  the CLI flags it documents did not change  "}
+        ]}"#,
+    );
+    let report = evaluate(&targets, &diff(&["docs/a.md"]), &entries, &[]);
+    assert!(report.passed);
+    assert_json_snapshot!(report, @r#"
+        {
+          "verified": true,
+          "passed": true,
+          "targets": [
+            {
+              "target": "docs/a.md",
+              "status": "changed",
+              "paths": [
+                "docs/a.md"
+              ],
+              "reason": null,
+              "reason_source": null,
+              "line": 2
+            },
+            {
+              "target": "docs/b.md",
+              "status": "unchanged",
+              "paths": [],
+              "reason": "the CLI flags it documents did not change",
+              "reason_source": {
+                "kind": "file",
+                "path": "evidence.json",
+                "index": 0
+              },
+              "line": 2
+            }
+          ],
+          "problems": [],
+          "contradictions": []
+        }
+        "#);
+}
+
+#[test]
+fn claims_the_diff_does_not_show() {
+    let targets = plan_targets(&["docs/", "src/main.rs"]);
+    let entries = evidence(
+        r#"{"target_coverage": [
+            {"target": "docs/", "status": "changed",
+             "paths": ["docs/a.md", "docs/ghost.md", "src/main.rs", "docs/a.md"]}
+        ]}"#,
+    );
+    let report = evaluate(
+        &targets,
+        &diff(&["docs/a.md", "src/main.rs"]),
+        &entries,
+        &[],
+    );
+    // Both targets changed; only the false claims fail the gate.
+    assert!(report.uncovered().next().is_none());
+    assert!(!report.passed);
+    assert_json_snapshot!(report, @r#"
+        {
+          "verified": true,
+          "passed": false,
+          "targets": [
+            {
+              "target": "docs/",
+              "status": "changed",
+              "paths": [
+                "docs/a.md"
+              ],
+              "reason": null,
+              "reason_source": null,
+              "line": 2
+            },
+            {
+              "target": "src/main.rs",
+              "status": "changed",
+              "paths": [
+                "src/main.rs"
+              ],
+              "reason": null,
+              "reason_source": null,
+              "line": 2
+            }
+          ],
+          "problems": [
+            {
+              "target": "docs/",
+              "source": {
+                "kind": "file",
+                "path": "evidence.json",
+                "index": 0
+              },
+              "kind": "claim_not_in_diff",
+              "message": "claims \"docs/ghost.md\" changed for target \"docs/\", but the diff does not change it"
+            },
+            {
+              "target": "docs/",
+              "source": {
+                "kind": "file",
+                "path": "evidence.json",
+                "index": 0
+              },
+              "kind": "claim_not_in_diff",
+              "message": "claims \"src/main.rs\" for target \"docs/\", but the target does not match that path"
+            }
+          ],
+          "contradictions": []
+        }
+        "#);
+}
+
+#[test]
+fn changed_claim_cannot_cover_an_unchanged_target() {
+    let targets = plan_targets(&["docs/a.md"]);
+    let entries = evidence(
+        r#"{"target_coverage": [
+            {"target": "docs/a.md", "status": "changed", "paths": ["docs/a.md"]}
+        ]}"#,
+    );
+    let report = evaluate(&targets, &[], &entries, &[]);
+    assert_eq!(report.uncovered().count(), 1);
+    assert_eq!(report.problems[0].kind, ProblemKind::ClaimNotInDiff);
+}
+
+#[test]
+fn duplicate_entries_across_files() {
+    let targets = plan_targets(&["docs/a.md"]);
+    let mut entries = evidence(
+        r#"{"target_coverage": [
+            {"target": "docs/a.md", "status": "unchanged", "reason": "the public API did not change"}
+        ]}"#,
+    );
+    entries.extend(
+        parse_evidence(
+            "more/evidence.json",
+            r#"{"target_coverage": [
+                {"target": "docs/a.md", "status": "unchanged", "reason": "n/a"}
+            ]}"#,
+        )
+        .expect("parses")
+        .entries,
+    );
+    let report = evaluate(&targets, &[], &entries, &[]);
+    assert!(!report.passed);
+    assert_json_snapshot!(report, @r#"
+        {
+          "verified": true,
+          "passed": false,
+          "targets": [
+            {
+              "target": "docs/a.md",
+              "status": "unchanged",
+              "paths": [],
+              "reason": "the public API did not change",
+              "reason_source": {
+                "kind": "file",
+                "path": "evidence.json",
+                "index": 0
+              },
+              "line": 2
+            }
+          ],
+          "problems": [
+            {
+              "target": "docs/a.md",
+              "source": {
+                "kind": "file",
+                "path": "more/evidence.json",
+                "index": 0
+              },
+              "kind": "duplicate_entry",
+              "message": "second entry for target \"docs/a.md\" (the first is evidence.json: entry 0); give one entry per target"
+            }
+          ],
+          "contradictions": []
+        }
+        "#);
+}
+
+#[test]
+fn unknown_targets_suggest_the_closest() {
+    let targets = plan_targets(&["docs/guide.md", "src/parser/", "tests/**/*_golden.txt"]);
+    let entries = evidence(
+        r#"{"target_coverage": [
+            {"target": "docs/guid.md", "status": "unchanged", "reason": "only typos were in scope"},
+            {"target": "./src//parser", "status": "unchanged", "reason": "only typos were in scope"},
+            {"target": "src/parser/lexer.rs", "status": "unchanged", "reason": "only typos were in scope"},
+            {"target": "DOCS/GUIDE.md", "status": "unchanged", "reason": "only typos were in scope"},
+            {"target": "Cargo.toml", "status": "unchanged", "reason": "only typos were in scope"}
+        ]}"#,
+    );
+    let report = evaluate(&targets, &[], &entries, &[]);
+    let messages: Vec<String> = report
+        .problems
+        .iter()
+        .map(|p| format!("{}: {:?}: {}", p.source, p.kind, p.message))
+        .collect();
+    assert_snapshot!(messages.join("\n"), @r#"
+        evidence.json: entry 0: UnknownTarget: target "docs/guid.md" is not declared by the plan; did you mean "docs/guide.md"?
+        evidence.json: entry 1: UnknownTarget: target "./src//parser" is not declared by the plan; did you mean "src/parser/"?
+        evidence.json: entry 2: UnknownTarget: target "src/parser/lexer.rs" is not declared by the plan; did you mean "src/parser/"?
+        evidence.json: entry 3: UnknownTarget: target "DOCS/GUIDE.md" is not declared by the plan; did you mean "docs/guide.md"?
+        evidence.json: entry 4: UnknownTarget: target "Cargo.toml" is not declared by the plan
+        "#);
+}
+
+#[test]
+fn unchanged_entry_for_changed_target_is_a_contradiction() {
+    let targets = plan_targets(&["docs/a.md", "src/parser/"]);
+    let entries = evidence(
+        r#"{"target_coverage": [
+            {"target": "src/parser/", "status": "unchanged", "reason": "n/a"}
+        ]}"#,
+    );
+    let changed = diff(&["docs/a.md", "src/parser/mod.rs"]);
+    let report = evaluate(&targets, &changed, &entries, &[]);
+    // The diff wins, and the unused reason is not judged.
+    assert!(report.passed);
+    assert_json_snapshot!(report, @r#"
+        {
+          "verified": true,
+          "passed": true,
+          "targets": [
+            {
+              "target": "docs/a.md",
+              "status": "changed",
+              "paths": [
+                "docs/a.md"
+              ],
+              "reason": null,
+              "reason_source": null,
+              "line": 2
+            },
+            {
+              "target": "src/parser/",
+              "status": "changed",
+              "paths": [
+                "src/parser/mod.rs"
+              ],
+              "reason": null,
+              "reason_source": null,
+              "line": 2
+            }
+          ],
+          "problems": [],
+          "contradictions": [
+            {
+              "target": "src/parser/",
+              "source": {
+                "kind": "file",
+                "path": "evidence.json",
+                "index": 0
+              },
+              "reason": "n/a",
+              "paths": [
+                "src/parser/mod.rs"
+              ]
+            }
+          ]
+        }
+        "#);
+}
+
+#[test]
+fn dir_and_glob_targets() {
+    let targets = plan_targets(&[
+        "src/parser/",
+        "src/lexer/",
+        "tests/**/*_golden.txt",
+        "**/*.md",
+        "pages/[id].tsx",
+        "crates/*/Cargo.toml",
+    ]);
+    let changed = diff(&[
+        "README.md",
+        "crates/a/Cargo.toml",
+        "crates/a/src/Cargo.toml",
+        "docs/x/y.md",
+        "pages/[id].tsx",
+        "src/lexer",
+        "src/lexer-old/a.rs",
+        "src/lexer.rs",
+        "src/parser/a/b/c.rs",
+        "src/parser/mod.rs",
+        "tests/golden.txt",
+        "tests/x_golden.txt",
+        "tests/y/z_golden.txt",
+    ]);
+    let report = evaluate(&targets, &changed, &[], &[]);
+    let rows: Vec<String> = report
+        .targets
+        .iter()
+        .map(|r| format!("{} {:?} {:?}", r.target, r.status, r.paths))
+        .collect();
+    assert_snapshot!(rows.join("\n"), @r#"
+        src/parser/ Changed ["src/parser/a/b/c.rs", "src/parser/mod.rs"]
+        src/lexer/ Uncovered []
+        tests/**/*_golden.txt Changed ["tests/x_golden.txt", "tests/y/z_golden.txt"]
+        **/*.md Changed ["README.md", "docs/x/y.md"]
+        pages/[id].tsx Changed ["pages/[id].tsx"]
+        crates/*/Cargo.toml Changed ["crates/a/Cargo.toml"]
+        "#);
+}
+
+#[test]
+fn narrowed_matching_agrees_with_a_full_scan() {
+    let targets = plan_targets(&[
+        "a/",
+        "a/b",
+        "a/b/",
+        "a-b/",
+        "a/**/*.rs",
+        "*/b/*",
+        "a/b/c.rs",
+        "{a,b}/c.rs",
+    ]);
+    let mut changed = Vec::new();
+    for top in ["a", "a-b", "a.b", "a0", "b", "ab"] {
+        for mid in ["", "b/", "b-c/", "b/c/"] {
+            for leaf in ["c.rs", "d.md", "b"] {
+                changed.push(format!("{top}/{mid}{leaf}"));
+            }
+        }
+        changed.push(top.to_owned());
+    }
+    changed.sort();
+    changed.dedup();
+    for target in &targets {
+        let naive: Vec<&str> = changed
+            .iter()
+            .map(String::as_str)
+            .filter(|p| target.matches(p))
+            .collect();
+        assert_eq!(covered_paths(target, &changed), naive, "{}", target.spec);
+    }
+}
+
+proptest::proptest! {
+    /// Directory and path targets over an alphabet that sorts around `/` (`-` and `.` before
+    /// it, `0` and letters after): the binary search finds what a scan of every path finds.
+    #[test]
+    fn narrowed_matching_agrees_with_a_full_scan_for_any_paths(
+        specs in proptest::collection::vec("[ab][ab.0-]{0,2}(/[ab][ab.0-]{0,2}){0,2}/?", 1..6),
+        paths in proptest::collection::vec("[ab.0-]{1,3}(/[ab.0-]{1,3}){0,3}", 0..30),
+    ) {
+        // One plan per spec: a plan refuses two specs that name the same paths.
+        let targets: Vec<Target> =
+            specs.iter().flat_map(|spec| plan_targets(&[spec.as_str()])).collect();
+        let mut changed = paths;
+        changed.sort();
+        changed.dedup();
+        for target in &targets {
+            let naive: Vec<&str> = changed
+                .iter()
+                .map(String::as_str)
+                .filter(|p| target.matches(p))
+                .collect();
+            proptest::prop_assert_eq!(covered_paths(target, &changed), naive, "{}", &target.spec);
+        }
+    }
+}
+
+#[test]
+fn unsorted_input_is_sorted_first() {
+    let targets = plan_targets(&["src/"]);
+    let changed: Vec<String> = ["src/b.rs", "src/a.rs", "src/b.rs"]
+        .map(str::to_owned)
+        .to_vec();
+    let report = evaluate(&targets, &changed, &[], &[]);
+    assert_eq!(report.targets[0].paths, ["src/a.rs", "src/b.rs"]);
+}
+
+#[test]
+fn no_targets_verifies_nothing() {
+    let mut report = evaluate(
+        &[],
+        &diff(&["a.rs"]),
+        &[],
+        &[trailer("c0ffee", "a.rs", "x")],
+    );
+    assert_json_snapshot!(report, @r#"
+        {
+          "verified": false,
+          "passed": true,
+          "targets": [],
+          "problems": [],
+          "contradictions": []
+        }
+        "#);
+    report.require_targets();
+    assert!(!report.passed);
+
+    // Evidence naming targets of a plan that has none is still invalid.
+    let entries = evidence(
+        r#"{"target_coverage": [{"target": "a.rs", "status": "changed", "paths": ["a.rs"]}]}"#,
+    );
+    let report = evaluate(&[], &diff(&["a.rs"]), &entries, &[]);
+    assert!(!report.verified && !report.passed);
+    assert_eq!(report.problems[0].kind, ProblemKind::UnknownTarget);
+}
