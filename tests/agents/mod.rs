@@ -1,4 +1,4 @@
-//! The real agent CLIs (Claude Code, Codex, aider) driven offline against a scripted mock model server
+//! The real agent CLIs (Claude Code, Codex, aider, opencode) driven offline against a scripted mock model server
 //! on 127.0.0.1: first on their own, to pin down what they send and print (and to capture the
 //! parser fixtures under testdata/agents/), then through the real `git baton` binary.
 //!
@@ -14,6 +14,7 @@ mod harness;
 mod aider;
 mod claude;
 mod codex;
+mod opencode;
 
 mod e2e;
 mod incident;

@@ -3,8 +3,10 @@
 //! (measured: stdout empty, the object the last thing on stderr, exit code 41 for an
 //! authentication error). So when stdout is blank the object is read from the end of stderr.
 //!
-//! Read: `session_id`; the tokens of every model under `stats.models` (`prompt` as input,
-//! `candidates` as output, `cached`, `thoughts` as reasoning), summed, and the models' names;
+//! Read: `session_id`; the tokens of every model under `stats.models` (`prompt` less `cached`
+//! as input — Gemini's `prompt` counts the cached tokens in, unlike Claude Code's
+//! `input_tokens` — `cached` as cache reads, `candidates` as output, `thoughts` as reasoning),
+//! summed, and the models' names;
 //! the verdict from `error`: absent is a success, present is a failure, or a rate limit when its
 //! `code` is 429 or its message names a 429, `RESOURCE_EXHAUSTED` or a quota. (`error.code` is
 //! what Gemini CLI exits with: 41 for an authentication error, 429 for a rate limit.) Gemini CLI
@@ -78,8 +80,9 @@ pub(super) fn parse(stdout: Stdout, stderr: Stdout) -> Reading {
     for (name, model) in models.into_iter().flatten() {
         names.push(name.as_str());
         if let Some(t) = model.get("tokens").and_then(Value::as_object) {
+            let cached = count(t.get("cached"));
             tokens.get_or_insert_with(Tokens::default).add(&Tokens {
-                input: count(t.get("prompt")),
+                input: count(t.get("prompt")).map(|p| p.saturating_sub(cached.unwrap_or(0))),
                 output: count(t.get("candidates")),
                 cache_read: count(t.get("cached")),
                 cache_creation: None,
@@ -193,7 +196,8 @@ mod tests {
         assert_eq!(
             r.tokens,
             Some(Tokens {
-                input: Some(105),
+                // (100 - 40) + 5: the cached tokens are counted once, as cache reads.
+                input: Some(65),
                 output: Some(21),
                 cache_read: Some(40),
                 cache_creation: None,

@@ -12,6 +12,7 @@ mod aider;
 mod claude;
 mod codex;
 mod gemini;
+mod opencode;
 mod reset;
 
 use serde::{Deserialize, Serialize};
@@ -34,6 +35,8 @@ pub enum Format {
     GeminiJson,
     /// aider's console text (`--no-pretty`): its usage reports and its last API error.
     AiderText,
+    /// `opencode run --format json`: one JSON event per line.
+    OpencodeJsonl,
 }
 
 impl Format {
@@ -45,6 +48,7 @@ impl Format {
             Format::CodexJsonl => "codex-jsonl",
             Format::GeminiJson => "gemini-json",
             Format::AiderText => "aider-text",
+            Format::OpencodeJsonl => "opencode-jsonl",
         }
     }
 }
@@ -133,6 +137,7 @@ pub fn parse(format: Format, stdout: Stdout, stderr: Stdout) -> Option<Reading> 
         Format::CodexJsonl => codex::parse(stdout),
         Format::GeminiJson => gemini::parse(stdout, stderr),
         Format::AiderText => aider::parse(stdout),
+        Format::OpencodeJsonl => opencode::parse(stdout),
     };
     Some(report)
 }
@@ -223,6 +228,7 @@ mod tests {
             Format::CodexJsonl,
             Format::GeminiJson,
             Format::AiderText,
+            Format::OpencodeJsonl,
         ] {
             let json = serde_json::to_string(&format).unwrap();
             assert_eq!(json, format!("\"{}\"", format.name()));
