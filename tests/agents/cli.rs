@@ -92,6 +92,9 @@ pub const API_KEY: &str = "mock-key";
 /// (dollars per million tokens).
 pub const OPENCODE_MODEL: &str = "mock/claude-mock";
 
+/// The model Gemini CLI is told to use (its settings' `model.name`).
+pub const GEMINI_MODEL: &str = "gemini-2.5-pro";
+
 /// The model aider asks for: one litellm's bundled price list knows (so aider prints a cost),
 /// through the `openai/` provider, which `OPENAI_API_BASE` points at the mock.
 pub const AIDER_MODEL: &str = "openai/gpt-4o-mini";
@@ -118,6 +121,23 @@ impl AgentEnv {
         std::fs::write(env.codex_home.join("config.toml"), env.codex_config()).unwrap();
         // aider fetches litellm's price list from GitHub unless its cache is fresh and not
         // empty; one without the model keeps it offline, on the list litellm ships.
+        // Gemini CLI: an API key with a custom base URL needs the auth type chosen in its
+        // settings; one attempt per request (a 429 is otherwise retried for about 232 s); the
+        // model named, so that no router request picks one; nothing reported home.
+        let gemini = env.home.join(".gemini");
+        std::fs::create_dir_all(&gemini).unwrap();
+        std::fs::write(
+            gemini.join("settings.json"),
+            serde_json::json!({
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "general": {"maxAttempts": 1, "disableAutoUpdate": true},
+                "model": {"name": GEMINI_MODEL},
+                "telemetry": {"enabled": false},
+                "privacy": {"usageStatisticsEnabled": false}
+            })
+            .to_string(),
+        )
+        .unwrap();
         let caches = env.home.join(".aider/caches");
         std::fs::create_dir_all(&caches).unwrap();
         std::fs::write(
@@ -209,6 +229,9 @@ impl AgentEnv {
                 "npm_config_registry",
                 format!("{}{NPM_REGISTRY}/", self.url).into(),
             ),
+            // Gemini CLI: the key and the mock's base URL (settings in `~/.gemini`, above).
+            ("GEMINI_API_KEY", API_KEY.into()),
+            ("GOOGLE_GEMINI_BASE_URL", self.url.clone().into()),
         ];
         vars.extend(auth);
         vars
