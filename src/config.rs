@@ -15,7 +15,10 @@ use serde_saphyr::Spanned;
 use crate::state::{CoverageMode, StagePolicy};
 use crate::suggest::edit_distance;
 
+mod protect;
 mod schema;
+
+pub use protect::DEFAULT_PROTECTED;
 
 pub const FILE_NAME: &str = ".baton.yml";
 
@@ -49,6 +52,9 @@ pub struct Config {
     pub sync_push: bool,
     /// The remote `sync: push` publishes new runs to, and `push`/`fetch` use by default.
     pub remote: String,
+    /// Paths no attempt may change unless its plan targets them, besides
+    /// [`DEFAULT_PROTECTED`] and the plan file (`protect:`), as normalized target specs.
+    pub protect: Vec<String>,
     /// The files the configuration came from, for messages.
     pub sources: Vec<String>,
     /// Where each stage's `actor:` was written (file, line, column), for errors found later.
@@ -92,6 +98,7 @@ impl Default for Config {
             lease: DEFAULT_LEASE,
             sync_push: false,
             remote: DEFAULT_REMOTE.into(),
+            protect: Vec::new(),
             sources: Vec::new(),
             pipeline_spans: BTreeMap::new(),
             worktree_root_span: None,
@@ -225,6 +232,10 @@ struct RawFile {
     /// The remote runs are published to and fetched from by default (default `origin`).
     #[cfg_attr(test, schemars(with = "Option<String>"))]
     remote: Option<Spanned<String>>,
+    /// Paths no attempt may change unless the run's plan targets them, added to the defaults
+    /// (the plan file, `.baton.yml`, the usual CI configuration files); never empty.
+    #[cfg_attr(test, schemars(with = "Option<Vec<String>>"))]
+    protect: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// Whether a run is pushed after every save.
@@ -449,6 +460,7 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
             ("lease", raw.lease.is_some()),
             ("sync", raw.sync.is_some()),
             ("remote", raw.remote.is_some()),
+            ("protect", raw.protect.is_some()),
         ];
         if let Some((key, _)) = repo_only.iter().find(|(_, set)| *set) {
             return Err(invalid(
@@ -512,6 +524,9 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
                 )
             })?;
         config.lease = value;
+    }
+    if let Some(list) = raw.protect {
+        protect::apply(&mut config.protect, file, list)?;
     }
     if let Some(sync) = raw.sync {
         config.sync_push = sync.value == SyncMode::Push;

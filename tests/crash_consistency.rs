@@ -36,8 +36,7 @@ const POINTS: [(&str, &str); 11] = [
     ("clean", "clean:refs"),
 ];
 const COMMANDS: [&str; 4] = ["run", "resume", "finish", "clean"];
-/// Generous: a hang fails the test instead of hanging it.
-const LIVENESS: Duration = Duration::from_secs(60);
+use crate::support::LIVENESS;
 
 /// Random kills per command unless `CRASH_TRIALS` says otherwise.
 const DEFAULT_TRIALS: usize = 2;

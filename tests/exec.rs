@@ -18,9 +18,7 @@ use git_baton::exec::{
 };
 use tempfile::TempDir;
 
-const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/agents/fake-agent.sh");
-/// Long enough for any sane machine, short enough that a hang fails fast.
-const LIVENESS: Duration = Duration::from_secs(10);
+use crate::support::{AGENT, LIVENESS};
 
 /// A temporary directory: `work/` is the actor's working directory; prompt, evidence file and
 /// logs sit beside it.
@@ -969,9 +967,6 @@ fn git_baton_log_shows_a_capped_log() {
 
 /// What the tests through the binary share.
 mod cli {
-    use std::path::Path;
-    use std::time::Instant;
-
     use crate::support::TestRepo;
 
     /// A repository with a plan without targets, `plans/p.md`, and `baton_yml`, committed.
@@ -982,23 +977,7 @@ mod cli {
             .commit()
     }
 
-    /// The first line of `path` once it is whole (ends with a newline), waiting boundedly.
-    pub fn wait_for_line(path: &Path) -> String {
-        let deadline = Instant::now() + super::LIVENESS;
-        loop {
-            if let Ok(text) = std::fs::read_to_string(path)
-                && text.ends_with('\n')
-            {
-                return text.trim().to_string();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{} did not appear",
-                path.display()
-            );
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-    }
+    pub use crate::support::wait_for_line;
 
     pub fn kill9(pid: u32) {
         let status = std::process::Command::new("kill")

@@ -7,7 +7,7 @@ use std::ffi::OsStr;
 
 use crate::support::TestRepo;
 
-const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/agents/fake-agent.sh");
+use crate::support::AGENT;
 
 const PLAN: &str = "\
 ---

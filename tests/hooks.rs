@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::support::TestRepo;
 
-const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/agents/fake-agent.sh");
+use crate::support::AGENT;
 
 /// Every hook `git help githooks` documents.
 const HOOKS: [&str; 28] = [

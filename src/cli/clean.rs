@@ -49,8 +49,16 @@ pub fn cmd_clean(cwd: &Path, args: CleanArgs, out: &mut dyn Write) -> Result<End
     };
     let cleaned = crate::ops::clean::clean(&ws, &options)?;
     let id = &cleaned.id;
+    if let Some(Removed::Run { left, .. } | Removed::Removal { left, .. }) = &cleaned.here
+        && let Some(left) = left
+    {
+        errln!(
+            "warning: left {} in place: no worktree registration of this repository names it on branch baton/{id}, so it is not run {id}'s worktree",
+            left.display()
+        );
+    }
     let _ = match &cleaned.here {
-        Some(Removed::Run { id, branch }) => writeln!(
+        Some(Removed::Run { id, branch, .. }) => writeln!(
             out,
             "removed run {id}; branch {branch} is kept (`git branch -D {branch}` deletes it)"
         ),
@@ -58,7 +66,7 @@ pub fn cmd_clean(cwd: &Path, args: CleanArgs, out: &mut dyn Write) -> Result<End
             out,
             "removed what was left of run {id}; its worktree and branch, if any, are kept (`git baton doctor` reports them)"
         ),
-        Some(Removed::Removal { id }) => writeln!(
+        Some(Removed::Removal { id, .. }) => writeln!(
             out,
             "finished removing run {id}; branch baton/{id} is kept (`git branch -D baton/{id}` deletes it)"
         ),

@@ -27,9 +27,14 @@ pub fn cmd_list(cwd: &Path, args: ListArgs, out: &mut dyn Write) -> Result<Endin
             .map(|run| {
                 let here = matches!(run, super::Listed::Here(_));
                 let stale = here && ctx.store.is_stale(run.state());
+                // A remote's claim not verified here says so where it is listed.
+                let unverified = match run {
+                    super::Listed::OnRemote { claim, .. } if !claim.verified => ", not verified",
+                    _ => "",
+                };
                 let sync = run
                     .sync(&ctx.repo)
-                    .map(|(remote, sync)| format!("{remote}: {}", sync.name()));
+                    .map(|(remote, sync)| format!("{remote}: {}{unverified}", sync.name()));
                 (run.state(), stale, sync)
             })
             .collect();

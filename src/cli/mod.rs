@@ -275,6 +275,10 @@ struct JsonView<'a> {
     /// stands against the remote's, as last fetched.
     #[serde(skip_serializing_if = "Option::is_none")]
     sync: Option<crate::run::remote::Standing>,
+    /// For a run only a remote has: its record is that remote's claim, and whether this clone
+    /// judged the coverage it shows (docs/state.md, "Who is trusted for what").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    claim: Option<&'a crate::run::remote::Claim>,
 }
 
 fn json_view<'a>(store: &Store, state: &'a RunState) -> JsonView<'a> {
@@ -284,16 +288,34 @@ fn json_view<'a>(store: &Store, state: &'a RunState) -> JsonView<'a> {
         lock: store.holder(&state.run_id).ok().flatten(),
         run_dir: store.run_dir(&state.run_id).display().to_string(),
         sync: None,
+        claim: None,
     }
 }
 
 /// A run as this clone has it, or as only a remote has it.
 enum Listed {
     Here(RunState),
-    OnRemote { remote: String, state: RunState },
+    /// Its state with the coverage this clone judged in place of the record's ([`Claim`]).
+    ///
+    /// [`Claim`]: crate::run::remote::Claim
+    OnRemote {
+        remote: String,
+        state: RunState,
+        claim: crate::run::remote::Claim,
+    },
 }
 
 impl Listed {
+    /// A run only `remote` has, as its record states it: shown with the coverage judged here.
+    fn on_remote(repo: &crate::git::Repo, remote: String, state: RunState) -> Listed {
+        let (state, claim) = crate::run::remote::judge_remote(repo, &remote, state);
+        Listed::OnRemote {
+            remote,
+            state,
+            claim,
+        }
+    }
+
     fn state(&self) -> &RunState {
         match self {
             Listed::Here(state) | Listed::OnRemote { state, .. } => state,
@@ -323,13 +345,18 @@ impl Listed {
             },
             // Nothing of it is here to hold a lock or to be stale: neither is asked (which
             // would draw this clone's id in a read-only command).
-            Listed::OnRemote { remote, state } => {
+            Listed::OnRemote {
+                remote,
+                state,
+                claim,
+            } => {
                 let mut view = JsonView {
                     state: state.view(),
                     stale: false,
                     lock: None,
                     run_dir: ctx.store.run_dir(&state.run_id).display().to_string(),
                     sync,
+                    claim: Some(claim),
                 };
                 // The record names the remote as the clone that saved it calls it; here it is
                 // this clone's name for it that says where the run is.
@@ -357,7 +384,7 @@ fn listed_runs(ctx: &Workspace) -> Result<Vec<Listed>, CliError> {
             continue;
         }
         match crate::run::remote::tracked_state(&ctx.repo, &remote, &id) {
-            Ok(Some(state)) => runs.push(Listed::OnRemote { remote, state }),
+            Ok(Some(state)) => runs.push(Listed::on_remote(&ctx.repo, remote, state)),
             Ok(None) => {}
             Err(err) => crate::term::errln!("warning: {err}"),
         }

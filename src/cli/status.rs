@@ -40,7 +40,7 @@ pub fn cmd_status(cwd: &Path, args: StatusArgs, out: &mut dyn Write) -> Result<E
     };
     let run = match tracked_on {
         Some(remote) => match remote::tracked_state(&ctx.repo, &remote, &id)? {
-            Some(state) => Listed::OnRemote { remote, state },
+            Some(state) => Listed::on_remote(&ctx.repo, remote, state),
             None => return Err(crate::state::store::StoreError::Unknown(id.to_string()).into()),
         },
         None => Listed::Here(ctx.store.load(&id)?),
@@ -62,6 +62,10 @@ pub fn cmd_status(cwd: &Path, args: StatusArgs, out: &mut dyn Write) -> Result<E
             .map(|(remote, sync)| (remote.as_str(), sync.name())),
         now,
     );
+    let publication = match &run {
+        Listed::OnRemote { claim, .. } => publication + &claim_line(claim),
+        Listed::Here(_) => publication,
+    };
     // After the first line, which names the run and its status.
     if let Some(end) = text.find('\n') {
         text.insert_str(end + 1, &publication);
@@ -73,4 +77,15 @@ pub fn cmd_status(cwd: &Path, args: StatusArgs, out: &mut dyn Write) -> Result<E
     }
     let _ = out.write_all(text.as_bytes());
     Ok(Ending::Done)
+}
+
+/// What a run only a remote has is: that remote's claim, its coverage verified here or not.
+fn claim_line(claim: &remote::Claim) -> String {
+    match &claim.problem {
+        Some(problem) if !claim.verified => format!(
+            "  claim     the remote's record, not verified here: {}\n",
+            crate::report::escape::line(problem)
+        ),
+        _ => "  claim     the remote's record, its coverage verified here\n".to_owned(),
+    }
 }

@@ -88,7 +88,8 @@ mod tests {
                 "log_limit",
                 "lease",
                 "sync",
-                "remote"
+                "remote",
+                "protect"
             ]
         );
         assert_eq!(fields_of::<RawPrompts>(), ["fresh", "resume"]);
@@ -131,7 +132,7 @@ mod tests {
     #[test]
     fn typos_get_the_keys_of_their_own_mapping() {
         insta::assert_snapshot!(err("require_target: true\n"), @r"
-        .baton.yml:1:1: unknown field `require_target`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets, derive_targets, log_limit, lease, sync, remote
+        .baton.yml:1:1: unknown field `require_target`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets, derive_targets, log_limit, lease, sync, remote, protect
         hint: did you mean `require_targets`?
         ");
         insta::assert_snapshot!(err("prompts:\n  fresch: prompts/fresh.md\n"), @r"
@@ -169,6 +170,7 @@ mod tests {
             ("lease", "5m"),
             ("sync", "push"),
             ("remote", "origin"),
+            ("protect", "[deploy/]"),
         ];
         for key in fields_of::<RawFile>().iter().filter(|k| **k != "actors") {
             let (_, value) = samples

@@ -11,6 +11,7 @@
 
 mod at_commit;
 mod command;
+mod config_files;
 mod contents;
 mod debris;
 mod diff;

@@ -1,6 +1,8 @@
 //! `clean`: remove a run here (or finish a removal cut short), and with `--remote` its record
 //! and snapshots on a remote.
 
+use std::path::PathBuf;
+
 use crate::run::session::{self, Lookup, Named};
 use crate::run::{RunError, lifecycle, remote};
 use crate::state::RunId;
@@ -19,12 +21,17 @@ pub struct CleanOptions<'a> {
 /// What was removed here.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Removed {
-    /// The run, its branch kept.
-    Run { id: RunId, branch: String },
+    /// The run, its branch kept; `left` is a directory at its worktree's path that is not its
+    /// worktree, left in place.
+    Run {
+        id: RunId,
+        branch: String,
+        left: Option<PathBuf>,
+    },
     /// What was left of a run without state; its worktree and branch, if any, kept.
     Remnant { id: RunId },
-    /// A removal cut short, finished.
-    Removal { id: RunId },
+    /// A removal cut short, finished (`left` as for [`Removed::Run`]).
+    Removal { id: RunId, left: Option<PathBuf> },
 }
 
 /// What `clean` did: here first, then on the remote.
@@ -63,7 +70,15 @@ pub fn clean(ws: &Workspace, options: &CleanOptions) -> Result<Cleaned> {
     };
     // What may refuse is asked first — another machine's lease, then everything the local
     // removal checks — so that a refusal leaves both copies; the remote's goes last.
-    remote::check_unleased(&ws.repo, &id, &remote, options.force, ws.store.now())?;
+    let longest = ws.config()?.lease;
+    remote::check_unleased(
+        &ws.repo,
+        &id,
+        &remote,
+        options.force,
+        ws.store.now(),
+        longest,
+    )?;
     let here = match named {
         Named::OnRemote { .. } => None,
         named => Some(clean_here(ws, &named, options.force)?),
@@ -87,10 +102,10 @@ fn clean_here(ws: &Workspace, named: &Named, force: bool) -> Result<Removed> {
         Named::OnRemote { id, .. } => return Err(StoreError::Unknown(id.to_string()).into()),
     };
     let mut lock = ws.store.lock(id, "git baton clean")?;
-    let branch = match ws.store.load(id) {
+    let (branch, left) = match ws.store.load(id) {
         Ok(state) => {
-            lifecycle::clean(&ws.repo, &ws.store, &mut lock, &state, force)?;
-            state.branch
+            let left = lifecycle::clean(&ws.repo, &ws.store, &mut lock, &state, force)?;
+            (state.branch, left)
         }
         Err(StoreError::Corrupt { .. } | StoreError::Io { .. }) if force => {
             // Where creation put the worktree, if the configuration still says.
@@ -98,8 +113,14 @@ fn clean_here(ws: &Workspace, named: &Named, force: bool) -> Result<Removed> {
                 (Ok(main), Ok(config)) => Some(main.join(&config.worktree_root).join(&**id)),
                 _ => None,
             };
-            lifecycle::clean_unreadable(&ws.repo, &ws.store, &mut lock, id, worktree.as_deref())?;
-            format!("baton/{id}")
+            let left = lifecycle::clean_unreadable(
+                &ws.repo,
+                &ws.store,
+                &mut lock,
+                id,
+                worktree.as_deref(),
+            )?;
+            (format!("baton/{id}"), left)
         }
         Err(err) => return Err(err.into()),
     };
@@ -107,6 +128,7 @@ fn clean_here(ws: &Workspace, named: &Named, force: bool) -> Result<Removed> {
     Ok(Removed::Run {
         id: id.clone(),
         branch,
+        left,
     })
 }
 
@@ -128,7 +150,10 @@ fn finish_removal(ws: &Workspace, id: &RunId) -> Result<Removed> {
     let dir = ws.store.removal_dir(id);
     let lock = RunLock::acquire_in(&dir, id, "git baton clean", ws.store.clock())?;
     let worktree = lifecycle::recorded_worktree(&ws.store, id);
-    lifecycle::finish_removal(&ws.repo, &ws.store, id, worktree.as_deref())?;
+    let left = lifecycle::finish_removal(&ws.repo, &ws.store, id, worktree.as_deref())?;
     drop(lock);
-    Ok(Removed::Removal { id: id.clone() })
+    Ok(Removed::Removal {
+        id: id.clone(),
+        left,
+    })
 }

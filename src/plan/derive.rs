@@ -14,9 +14,10 @@
 //! - What is never read: fenced code blocks (they show commands and output, not what to change),
 //!   HTML comments, image destinations (a picture shown is not a file to edit) and autolinks.
 //! - What a mention is refused for: a URL (`scheme://`, `mailto:`, `www.`), an absolute or
-//!   home-relative path, a path that leaves the repository through `..`, a glob in prose
-//!   (`*`, `?`, `[`, `{`), anything under `.git/`, whitespace inside a code span (a command, not
-//!   a path).
+//!   home-relative path, a path that leaves the repository through `..`, a glob (`*`, `?`, `{`;
+//!   `[` too, but in a code span), anything under `.git/`, whitespace inside a code span (a
+//!   command, not a path). A code span with brackets (`pages/[id].tsx`) names a target only
+//!   when the base has that very path.
 //! - How a mention becomes a path: a link destination is relative to the plan's own directory
 //!   (as markdown renders it; `/x` is the repository root), a code span or a bare word is
 //!   relative to the repository root. `./` and `..` are resolved, a `#fragment` or `?query` is
@@ -148,10 +149,13 @@ pub fn derive(mentions: &[Mention], mut exists: impl FnMut(&str) -> Existence) -
         // A file the work creates counts only when its directory is named with it: code spans
         // of bare file names (`state.json`) mostly name files that live elsewhere.
         let deliberate = bare.contains('/') || mention.rooted;
+        // A name with brackets reads as a glob as a target: taken only for a path the base has,
+        // which the target then matches literally (as a declared `pages/[id].tsx` does).
+        let bracketed = bare.contains(['[', ']']);
         let (spec, existed) = match exists(bare) {
             Existence::File if !mention.path.ends_with('/') => (bare.to_owned(), true),
             Existence::Dir => (format!("{bare}/"), true),
-            Existence::ParentDir if deliberate => (mention.path.clone(), false),
+            Existence::ParentDir if deliberate && !bracketed => (mention.path.clone(), false),
             // A file name that is no path here (`node.js`, `state.json` elsewhere) is just a
             // word; a path with a directory that names nothing is worth saying (a typo).
             _ if !deliberate => continue,
@@ -160,12 +164,20 @@ pub fn derive(mentions: &[Mention], mut exists: impl FnMut(&str) -> Existence) -
                 continue;
             }
         };
-        match Target::parse(&spec, mention.line, mention.column) {
-            Ok(target) if target.kind != TargetKind::Glob => out.targets.push(Derived {
-                target,
-                mention: mention.clone(),
-                exists: existed,
-            }),
+        // A name that is no valid glob (`[a-0].tsx`) is matched literally by escaping its `[`s.
+        let parsed =
+            Target::parse(&spec, mention.line, mention.column).or_else(|e| match bracketed {
+                true => Target::parse(&spec.replace('[', "[[]"), mention.line, mention.column),
+                false => Err(e),
+            });
+        match parsed {
+            Ok(target) if target.kind != TargetKind::Glob || bracketed => {
+                out.targets.push(Derived {
+                    target,
+                    mention: mention.clone(),
+                    exists: existed,
+                })
+            }
             _ => out.not_found.push(mention.clone()),
         }
     }
@@ -406,10 +418,17 @@ fn normalize(raw: &str, form: Form, plan_dir: &str) -> Option<String> {
     if path.starts_with('~') || path.starts_with('-') || path.contains('\\') {
         return None;
     }
-    if path.contains(['*', '?', '[', ']', '{', '}']) {
+    // A code span may name a file whose name has brackets (`pages/[id].tsx`, a route of
+    // Next.js or SvelteKit): it is taken, and counts only if the base has it ([`derive`]).
+    // Anywhere else, and with any other glob character, it is a pattern, not a name.
+    let brackets_allowed = form == Form::CodeSpan;
+    if path.contains(['*', '?', '{', '}']) || (!brackets_allowed && path.contains(['[', ']'])) {
         return None;
     }
-    if !path.chars().all(is_path_char) {
+    if !path
+        .chars()
+        .all(|c| is_path_char(c) || (brackets_allowed && matches!(c, '[' | ']')))
+    {
         return None;
     }
     if form != Form::Link && path.starts_with('/') {
@@ -461,6 +480,21 @@ fn strip_line_suffix(path: &str) -> &str {
     end
 }
 
+/// `name` without what its `[…]` groups hold.
+fn outside_brackets(name: &str) -> String {
+    let mut depth = 0usize;
+    name.chars()
+        .filter(|c| {
+            match c {
+                '[' => depth += 1,
+                ']' => depth = depth.saturating_sub(1),
+                _ => return depth == 0,
+            }
+            false
+        })
+        .collect()
+}
+
 fn is_path_char(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '/' | '+' | '@' | '=' | ',')
 }
@@ -470,9 +504,11 @@ fn is_path_char(c: char) -> bool {
 /// not `e.g`, `1.2.3` or `v2`).
 fn looks_like_path(word: &str) -> bool {
     let trimmed = word.trim_start_matches("./");
-    // `main..HEAD` and `a...b` are revision ranges, not names.
+    // `main..HEAD` and `a...b` are revision ranges, not names; `[...slug]` (a catch-all route)
+    // is a name.
     if trimmed
         .split('/')
+        .map(outside_brackets)
         .any(|name| name.contains("..") && name != "..")
     {
         return false;
@@ -502,197 +538,4 @@ fn looks_like_path(word: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn paths(body: &str) -> Vec<(String, usize, usize, Form)> {
-        mentions(body, 1, "plans")
-            .into_iter()
-            .map(|m| (m.path, m.line, m.column, m.form))
-            .collect()
-    }
-
-    #[test]
-    fn code_spans_links_and_prose_each_name_paths() {
-        let body = "Fix `docs/a.md` and [the check](../docs/b.md).\nThen docs/c.md, too.\n";
-        assert_eq!(
-            paths(body),
-            vec![
-                ("docs/a.md".into(), 1, 6, Form::CodeSpan),
-                ("docs/b.md".into(), 1, 33, Form::Link),
-                ("docs/c.md".into(), 2, 6, Form::Prose),
-            ]
-        );
-    }
-
-    #[test]
-    fn fenced_blocks_comments_images_and_urls_are_not_read() {
-        let body = "```sh\ncat docs/a.md\n```\n<!-- docs/b.md -->\n![shot](img/x.png)\n\
-                    See https://example.com/docs/c.md and <https://x.y/z.md>.\n~~~~\nsrc/x.rs\n~~~~\n";
-        assert_eq!(paths(body), vec![]);
-    }
-
-    #[test]
-    fn a_comment_across_lines_hides_everything_inside() {
-        let body = "a <!-- start\ndocs/a.md\nend --> docs/b.md\n";
-        assert_eq!(paths(body), vec![("docs/b.md".into(), 3, 9, Form::Prose)]);
-    }
-
-    #[test]
-    fn links_resolve_against_the_plan_directory_and_root_links_against_the_root() {
-        let body = "[a](a.md) [b](/docs/b.md) [c](./sub/c.md#section) [up](../../x.md)\n";
-        let found: Vec<String> = paths(body).into_iter().map(|p| p.0).collect();
-        assert_eq!(found, vec!["plans/a.md", "docs/b.md", "plans/sub/c.md"]);
-    }
-
-    #[test]
-    fn reference_definitions_are_links() {
-        let body = "See [the overview][ov].\n\n[ov]: ../docs/overview.md \"Overview\"\n";
-        assert_eq!(
-            paths(body),
-            vec![("docs/overview.md".into(), 3, 7, Form::Link)]
-        );
-    }
-
-    #[test]
-    fn words_that_are_no_paths_are_skipped() {
-        let body = "e.g. i.e. v1.2.3 node.js? `git baton check` `foo()` --flag ~/x.md /etc/passwd \
-                    *.md src/**/x.rs a//b docs/{a,b}.md\n";
-        // `node.js` looks like a file name; whether it is a target is `derive`'s question.
-        assert_eq!(
-            paths(body).into_iter().map(|p| p.0).collect::<Vec<_>>(),
-            vec!["node.js"]
-        );
-    }
-
-    #[test]
-    fn line_suffixes_fragments_and_sentence_punctuation_are_dropped() {
-        let body =
-            "In `src/lib.rs:42:7`, see (src/main.rs). Also **README.md** and \"docs/x.md\".\n";
-        assert_eq!(
-            paths(body).into_iter().map(|p| p.0).collect::<Vec<_>>(),
-            vec!["src/lib.rs", "src/main.rs", "README.md", "docs/x.md"]
-        );
-    }
-
-    #[test]
-    fn git_directory_and_escaping_paths_are_never_mentions() {
-        let body = "`.git/config` `../outside.md` [x](../../../etc/x.md) `a/../../b.md`\n";
-        assert_eq!(paths(body), vec![]);
-    }
-
-    fn base(path: &str) -> Existence {
-        match path {
-            "docs/a.md" | "README.md" => Existence::File,
-            "docs" | "src/parser" => Existence::Dir,
-            "docs/new.md" | "node.js" | "CHANGELOG.md" | "state.json" | "evidence.json" => {
-                Existence::ParentDir
-            }
-            _ => Existence::Nothing,
-        }
-    }
-
-    fn derived(body: &str) -> (Vec<String>, Vec<String>) {
-        let d = derive(&mentions(body, 1, ""), base);
-        (
-            d.targets.iter().map(|t| t.target.spec.clone()).collect(),
-            d.not_found.iter().map(|m| m.path.clone()).collect(),
-        )
-    }
-
-    #[test]
-    fn existing_paths_become_targets_and_directories_keep_their_slash() {
-        assert_eq!(
-            derived("`docs/a.md` and src/parser and `docs/a.md` again, README.md\n"),
-            (
-                vec!["docs/a.md".into(), "src/parser/".into(), "README.md".into()],
-                vec![]
-            )
-        );
-    }
-
-    #[test]
-    fn a_new_file_counts_only_when_named_deliberately() {
-        assert_eq!(
-            derived(
-                "Create `./CHANGELOG.md` and docs/new.md; node.js is the runtime. `docs/x/y.md`\n"
-            ),
-            (
-                vec!["CHANGELOG.md".into(), "docs/new.md".into()],
-                vec!["docs/x/y.md".into()]
-            )
-        );
-    }
-
-    #[test]
-    fn a_bare_file_name_that_is_not_at_the_root_is_no_new_file() {
-        assert_eq!(
-            derived("Each attempt writes `state.json` and `evidence.json`.\n"),
-            (vec![], vec![])
-        );
-        assert_eq!(
-            derived("Compare `main..HEAD` and `a/b...c`.\n"),
-            (vec![], vec![])
-        );
-    }
-
-    #[test]
-    fn a_file_written_as_a_directory_is_not_found() {
-        assert_eq!(
-            derived("`docs/a.md/`\n"),
-            (vec![], vec!["docs/a.md/".into()])
-        );
-    }
-
-    #[test]
-    fn the_body_starts_after_the_frontmatter() {
-        let text = "---\ntargets: []\n---\n# Title\n";
-        assert_eq!(body_first_line(text, "# Title\n"), 4);
-        assert_eq!(body_first_line("x", "x"), 1);
-    }
-
-    #[test]
-    fn wide_characters_inside_spans_and_links_move_nothing() {
-        let body = "`– (日本) –` then `docs/ä.md` [ü](../x/ö.md) and y/ß.md\n";
-        assert_eq!(
-            paths(body),
-            vec![
-                ("docs/ä.md".into(), 1, 18, Form::CodeSpan),
-                ("x/ö.md".into(), 1, 33, Form::Link),
-                ("y/ß.md".into(), 1, 48, Form::Prose),
-            ]
-        );
-    }
-
-    #[test]
-    fn links_and_images_on_one_line_never_overlap() {
-        // Two image links after wide characters: the second one's text once reached back into
-        // the first's range, and blanking it cut a character in half.
-        assert_eq!(paths("![€€é](a)](b)é\n"), vec![]);
-        assert_eq!(
-            paths("![a](x.png) [b](../docs/b.md) ![€](y.png) [c](c.md)\n")
-                .into_iter()
-                .map(|p| p.0)
-                .collect::<Vec<_>>(),
-            vec!["docs/b.md", "plans/c.md"]
-        );
-    }
-
-    proptest::proptest! {
-        /// Any text at all: no panic, and every mention points inside its line.
-        #[test]
-        fn any_body_is_read_without_a_panic(body in "(\\PC|[`\\[\\]()<>!#/.:~ -]){0,200}(\n(\\PC|[`\\[\\]()/.]){0,80}){0,4}") {
-            for m in mentions(&body, 1, "plans") {
-                let line = body.lines().nth(m.line - 1).unwrap_or("");
-                proptest::prop_assert!(m.column <= line.chars().count() + 1);
-                proptest::prop_assert!(!m.path.is_empty());
-            }
-        }
-    }
-
-    #[test]
-    fn columns_count_characters() {
-        let body = "Überprüfe `docs/a.md`\n";
-        assert_eq!(paths(body)[0].2, 12);
-    }
-}
+mod tests;

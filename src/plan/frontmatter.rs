@@ -336,3 +336,55 @@ impl<'de> Visitor<'de> for NodeVisitor {
         Ok(Node::Map(entries))
     }
 }
+
+/// The plan's `protect:` list: path patterns, read as targets are, that no attempt may change
+/// unless a target names them. A plan can only add to the protected paths, so an empty list or
+/// an entry that would unprotect one (`!path`) is refused rather than read as "nothing".
+pub(super) fn parse_protect(
+    doc: &Document<'_>,
+    key_pos: Pos,
+    node: &Spanned<Node>,
+) -> Result<Vec<super::Target>, PlanError> {
+    if matches!(node.value, Node::Null) {
+        return Err(doc
+            .error(key_pos, "`protect` has no value")
+            .with_hint("list one path per line (`  - deploy/`), or remove the key"));
+    }
+    let items = super::expect_list(doc, "protect", key_pos, "deploy/", node)?;
+    if items.is_empty() {
+        return Err(doc
+            .error(
+                key_pos,
+                "`protect: []` cannot empty the protected paths: a plan can only add to them",
+            )
+            .with_hint("list paths to protect besides the defaults, or remove the key"));
+    }
+    let mut out: Vec<super::Target> = Vec::with_capacity(items.len());
+    for item in items {
+        let pos = doc.pos(item);
+        let raw = match &item.value {
+            Node::Str(s) => s,
+            Node::Null => return Err(doc.error(pos, "protected path is empty")),
+            _ => {
+                return Err(super::wrong_type(
+                    doc,
+                    item,
+                    "protected path",
+                    "a path string",
+                    true,
+                ));
+            }
+        };
+        let target = super::protected_pattern(raw).map_err(|(message, hint)| {
+            let error = doc.error(pos, message);
+            match hint {
+                Some(hint) => error.with_hint(hint),
+                None => error,
+            }
+        })?;
+        if !out.iter().any(|t| t.spec == target.spec) {
+            out.push(target);
+        }
+    }
+    Ok(out)
+}

@@ -35,7 +35,7 @@ use serde_saphyr::Spanned;
 
 use crate::suggest::edit_distance;
 use frontmatter::{Document, Node, Pos};
-pub use target::{Target, TargetKind};
+pub use target::{Target, TargetKind, protected_pattern};
 
 /// A parsed plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -45,6 +45,10 @@ pub struct Plan {
     pub title: Option<String>,
     /// In declaration order.
     pub targets: Vec<Target>,
+    /// Paths the plan protects besides the configuration's (`protect:`): no attempt may change
+    /// them unless a target names them.
+    #[serde(skip)]
+    pub protect: Vec<Target>,
     #[serde(skip)]
     pub stages: Option<Vec<String>>,
     /// Line and column of each entry of `stages`, for errors found against the configuration.
@@ -88,7 +92,7 @@ impl PlanError {
     }
 }
 
-const KNOWN_KEYS: [&str; 4] = ["id", "title", "targets", "stages"];
+const KNOWN_KEYS: [&str; 5] = ["id", "title", "targets", "stages", "protect"];
 const MAX_ID_LEN: usize = 64;
 
 /// Parses a plan file. `file` is only used in error messages and for the default id.
@@ -118,6 +122,7 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
     let mut title = None;
     let mut targets = None;
     let mut stages = None;
+    let mut protect = None;
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (key, value) in &entries {
         let Node::Str(name) = &key.value else {
@@ -148,6 +153,7 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
             "title" => title = Some(expect_string(&doc, "title", key_pos, value)?),
             "targets" => targets = Some(parse_targets(&doc, key_pos, value)?),
             "stages" => stages = Some(parse_stages(&doc, key_pos, value)?),
+            "protect" => protect = Some(frontmatter::parse_protect(&doc, key_pos, value)?),
             _ => return Err(unknown_key(&doc, key_pos, name)),
         }
     }
@@ -160,6 +166,7 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
         id,
         title,
         targets: targets.unwrap_or_default(),
+        protect: protect.unwrap_or_default(),
         stage_positions: stages
             .as_ref()
             .map(|list: &Vec<(String, Pos)>| list.iter().map(|(_, p)| (p.line, p.column)).collect())
@@ -182,7 +189,7 @@ fn unknown_key(doc: &Document<'_>, pos: Pos, name: &str) -> PlanError {
 }
 
 fn known_keys_hint() -> String {
-    "known keys are `id`, `title`, `targets` and `stages`".to_owned()
+    "known keys are `id`, `title`, `targets`, `stages` and `protect`".to_owned()
 }
 
 /// The known key a typo most likely meant, if any is close enough to be a useful suggestion.

@@ -22,6 +22,11 @@ pub struct Frontmatter {
     targets: Option<Vec<String>>,
     /// The pipeline stages this plan runs, by name (default: all of them).
     stages: Option<Vec<String>>,
+    /// Paths no attempt of the run may change unless a target names them, added to those of
+    /// `.baton.yml` and the defaults (the plan file, `.baton.yml`, CI configuration). A plan
+    /// can add protected paths, never remove one.
+    #[schemars(length(min = 1))]
+    protect: Option<Vec<String>>,
 }
 
 #[cfg(test)]

@@ -48,6 +48,26 @@ impl Rejection {
     }
 }
 
+/// Parses one entry of a `protect:` list (the configuration's or a plan's) as a path pattern,
+/// read as a target is: a path and what is below it, a directory ending in `/`, or a glob.
+/// `!path` is refused: the list only ever adds protected paths. Returns the message and hint
+/// of a refusal.
+pub fn protected_pattern(raw: &str) -> Result<Target, (String, Option<String>)> {
+    if let Some(rest) = raw.trim_start().strip_prefix('!') {
+        return Err((
+            format!("`!{rest}` would unprotect a path: `protect` can only add paths"),
+            Some("a plan that targets a protected path may change it".into()),
+        ));
+    }
+    Target::pattern(raw).map_err(|(message, hint)| {
+        let message = match message.strip_prefix("target ") {
+            Some(rest) => format!("protected path {rest}"),
+            None => message,
+        };
+        (message, hint)
+    })
+}
+
 /// Characters that make a spec a glob. A lone `]` or `}` matches itself in globset.
 fn is_glob_char(c: char) -> bool {
     matches!(c, '*' | '?' | '[' | '{')
@@ -173,6 +193,12 @@ impl Target {
             column,
             matcher: Some(glob.compile_matcher()),
         })
+    }
+
+    /// Parses a path pattern written outside a plan's `targets` (`protect:`), read as a target
+    /// is; a refusal gives its message and hint, which name it a target.
+    pub fn pattern(raw: &str) -> Result<Self, (String, Option<String>)> {
+        Self::parse(raw, 0, 0).map_err(|r| (r.message, r.hint))
     }
 
     /// Whether a changed file, given as a repository-relative `/`-separated path, is covered.

@@ -309,19 +309,19 @@ fn rejects_unknown_keys() {
 
         "---\nfiles: [a.md]\n---\n"
         plans/demo.md:2:1: unknown key `files` in plan frontmatter
-        hint: known keys are `id`, `title`, `targets` and `stages`
+        hint: known keys are `id`, `title`, `targets`, `stages` and `protect`
 
         "---\nx: 1\n---\n"
         plans/demo.md:2:1: unknown key `x` in plan frontmatter
-        hint: known keys are `id`, `title`, `targets` and `stages`
+        hint: known keys are `id`, `title`, `targets`, `stages` and `protect`
 
         "---\n? [a]\n: b\n---\n"
         plans/demo.md:2:3: plan frontmatter keys must be strings, found a list
-        hint: known keys are `id`, `title`, `targets` and `stages`
+        hint: known keys are `id`, `title`, `targets`, `stages` and `protect`
 
         "---\n1: x\n---\n"
         plans/demo.md:2:1: plan frontmatter keys must be strings, found an integer
-        hint: known keys are `id`, `title`, `targets` and `stages`
+        hint: known keys are `id`, `title`, `targets`, `stages` and `protect`
         "#);
 }
 
@@ -841,4 +841,37 @@ fn module_doc_example_parses() {
         7:5 Glob tests/**/*_golden.txt
         8:5 Glob *.md
         "##);
+}
+
+#[test]
+fn protect_adds_paths_and_never_empties_or_unprotects() {
+    let plan = ok("---\ntargets: [docs/a.md]\nprotect:\n  - deploy/\n  - ./Makefile\n---\n");
+    let specs: Vec<&str> = plan.protect.iter().map(|t| t.spec.as_str()).collect();
+    assert_eq!(specs, ["deploy/", "Makefile"]);
+    assert!(plan.protect[0].matches("deploy/prod.tf"));
+    assert_eq!(ok("---\ntargets: [docs/a.md]\n---\n").protect, []);
+    assert_eq!(
+        err("---\nprotect: []\n---\n"),
+        "plans/demo.md:2:1: `protect: []` cannot empty the protected paths: a plan can only \
+         add to them\nhint: list paths to protect besides the defaults, or remove the key"
+    );
+    assert_eq!(
+        err("---\nprotect:\n---\n"),
+        "plans/demo.md:2:1: `protect` has no value\nhint: list one path per line \
+         (`  - deploy/`), or remove the key"
+    );
+    assert_eq!(
+        err("---\nprotect: [\"!.baton.yml\"]\n---\n"),
+        "plans/demo.md:2:11: `!.baton.yml` would unprotect a path: `protect` can only add \
+         paths\nhint: a plan that targets a protected path may change it"
+    );
+    assert_eq!(
+        err("---\nprotect: [/etc]\n---\n"),
+        "plans/demo.md:2:11: protected path `/etc` is an absolute path\nhint: targets are \
+         relative to the repository root: `etc`"
+    );
+    assert!(
+        err("---\nprotect: deploy\n---\n")
+            .starts_with("plans/demo.md:2:10: `protect` must be a list")
+    );
 }

@@ -19,7 +19,7 @@ use super::note::Note;
 use super::worktree::open_run_worktree;
 use super::{
     ACTOR_PID, ATTEMPT_TOKEN, GRACE, RunError, STOP_REQUEST, agent_side, attempt_dir, ending,
-    prompt, unrecorded,
+    guard, prompt, unrecorded,
 };
 
 /// The variables that lead to a terminal multiplexer's server already running outside the
@@ -64,6 +64,8 @@ struct Opened {
     /// Whether the prompt could be written; an attempt without one fails without running.
     prompt_written: Result<(), store::StoreError>,
     started_at: jiff::Timestamp,
+    /// What the attempt may not change, as it was before the actor (see `guard`).
+    guarded: guard::Before,
 }
 
 impl Opened {
@@ -155,6 +157,7 @@ impl Driver<'_> {
         )?;
         let prompt_file = dir.join("prompt.md");
         let prompt_written = store::write_atomic(&prompt_file, prompt_text.as_bytes());
+        let guarded = guard::before(self.repo, state);
         Ok(Opened {
             index,
             stage: stage_name,
@@ -167,6 +170,7 @@ impl Driver<'_> {
             prompt_file,
             prompt_written,
             started_at,
+            guarded,
         })
     }
 
@@ -294,6 +298,10 @@ impl Driver<'_> {
     /// succeeded so far — the gate on that snapshot.
     fn judge(&self, state: &RunState, a: &Opened, plan: &Plan, end: &mut AttemptEnd) {
         unrecorded::apply(end, unrecorded::snapshot(self.repo, state, &a.stage, a.n));
+        if !end.exec_error {
+            let protected = guard::Protected::new(&self.config.protect, plan, &state.plan.path);
+            guard::judge(end, self.repo, state, &a.guarded, &protected);
+        }
         end.hook_blocks = agent_side::stop_hook_blocks(&a.dir);
         let evidence = gate::read_evidence(&a.evidence_file(), &a.evidence_shown());
         // The agent's own count first; the evidence file's for actors whose output gave none.

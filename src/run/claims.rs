@@ -1,11 +1,14 @@
 //! Where a claim about a run is checked before it counts: a remote's record before this clone
 //! shows or takes it, and the gate's verdict before `finish` commits a run or a push publishes
-//! one in review. The rules are [`crate::state::trust`]'s; this module reads what they need.
+//! one in review — or `status` and `list` show a run only a remote has ([`judge_remote`]). The
+//! rules are [`crate::state::trust`]'s; this module reads what they need.
 
 use std::path::Path;
 
 use crate::config::Config;
-use crate::git::{CommitId, RecordFile, Repo};
+use crate::coverage::{self, Report};
+use crate::git::{CommitId, RecordFile, Repo, Scope};
+use crate::plan::Target;
 use crate::state::{RunState, RunStatus, trust};
 
 use super::RunError;
@@ -143,4 +146,113 @@ pub fn check_verdict_on(
             problem: broken.problem,
         }),
     }
+}
+
+/// What this clone made of the coverage a remote's record claims for a run it does not have,
+/// as `status` and `list` show it (`claim` in `status --json`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Claim {
+    /// Every coverage report shown was derived here again — from the record's plan snapshot,
+    /// the run's base and each attempt's snapshot, with the reasons the attempt recorded,
+    /// checked again — and passes or fails as the record claimed. False: `problem` says why;
+    /// the reports shown are still those derived here, or none when none could be.
+    pub verified: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+/// Judges the coverage `state`, the record `remote` holds of a run this clone does not have,
+/// claims: each attempt's report is replaced by the one derived here, as `finish` derives its
+/// verdict ([`check_verdict_on`]). Where no report can be derived (no plan snapshot, no attempt
+/// snapshot, targets that do not derive again), the run is shown without any, and the
+/// [`Claim`] says why: a remote's word is never shown as a verdict.
+pub fn judge_remote(repo: &Repo, remote: &str, mut state: RunState) -> (RunState, Claim) {
+    match judged_reports(repo, remote, &state) {
+        Ok((reports, disagreement)) => {
+            for (shown, report) in state.coverage_reports_mut().zip(reports) {
+                *shown = report;
+            }
+            let claim = Claim {
+                verified: disagreement.is_none(),
+                problem: disagreement,
+            };
+            (state, claim)
+        }
+        Err(problem) => {
+            for shown in state.coverage_reports_mut() {
+                *shown = None;
+            }
+            let claim = Claim {
+                verified: false,
+                problem: Some(problem),
+            };
+            (state, claim)
+        }
+    }
+}
+
+/// Each attempt's report derived again (in the order of [`RunState::attempts`]), and the
+/// first place where one says other than the record: or why none can be derived.
+fn judged_reports(
+    repo: &Repo,
+    remote: &str,
+    state: &RunState,
+) -> Result<(Vec<Option<Report>>, Option<String>), String> {
+    let id = state.run_id.to_string();
+    let record = super::remote::tracking_record(remote, &id);
+    let snapshot = repo
+        .ref_target(&record)
+        .ok()
+        .flatten()
+        .and_then(|commit| {
+            repo.read_file_at(commit, trust::PLAN_SNAPSHOT)
+                .ok()
+                .flatten()
+        })
+        .ok_or_else(|| format!("the record has no plan snapshot `{}`", trust::PLAN_SNAPSHOT))?;
+    let text =
+        String::from_utf8(snapshot).map_err(|_| "its plan snapshot is not UTF-8".to_owned())?;
+    let plan = super::targets::of_snapshot(repo, state, &text).map_err(|e| e.to_string())?;
+    if !plan.targets.is_empty() && !state.stages().iter().any(|s| s.gated) {
+        return Err("the plan has targets and no stage of the run is gated".into());
+    }
+    let scope = Scope::prefixes(plan.targets.iter().map(Target::scope));
+    let mut reports = Vec::new();
+    let mut disagreement = None;
+    for (stage, attempt) in state
+        .stages()
+        .iter()
+        .flat_map(|s| s.attempts.iter().map(move |a| (s, a)))
+    {
+        let Some(claimed) = &attempt.coverage else {
+            reports.push(None);
+            continue;
+        };
+        let at = format!("attempt {} of stage `{}`", attempt.n, stage.name);
+        let Some(snapshot) = attempt.snapshot else {
+            return Err(format!(
+                "{at} has a coverage report and no snapshot to judge it on"
+            ));
+        };
+        let changed = match plan.targets.is_empty() {
+            true => Vec::new(),
+            false => repo
+                .tree_changes(state.base, snapshot, &scope)
+                .map_err(|e| e.to_string())?,
+        };
+        let reasons = trust::recorded_reasons(Some(claimed), &attempt.dir);
+        // Kept as the gate keeps a report in the state: paths bounded.
+        let report = coverage::evaluate(&plan.targets, &changed, &reasons, &[])
+            .bounded(coverage::KEPT_PATHS);
+        if report.passed != claimed.passed && disagreement.is_none() {
+            disagreement = Some(format!(
+                "the record says the gate of {at} {}; judged here it {}",
+                if claimed.passed { "passed" } else { "failed" },
+                if report.passed { "passes" } else { "fails" },
+            ));
+        }
+        reports.push(Some(report));
+    }
+    Ok((reports, disagreement))
 }

@@ -156,8 +156,8 @@ pub enum RunError {
         branch: String,
     },
     #[error(
-        "stale worktree mapping: run {run}: its worktree {worktree} is on {} instead of {branch}",
-        .found.as_ref().map_or("a detached HEAD".to_string(), |b| format!("branch {b}"))
+        "stale worktree mapping: run {run}: its worktree {worktree} {}",
+        super::guard::off_branch(.found.as_deref(), .branch)
     )]
     WrongBranch {
         run: String,
@@ -166,7 +166,7 @@ pub enum RunError {
         branch: String,
     },
     #[error(
-        "stale worktree mapping: run {run}: the history of {branch} does not contain the run's base {base}"
+        "stale worktree mapping: run {run}: {}", super::guard::base_left(.branch, .base)
     )]
     BaseNotInHistory {
         run: String,

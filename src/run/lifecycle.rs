@@ -175,7 +175,7 @@ pub fn clean(
     lock: &mut RunLock,
     state: &RunState,
     force: bool,
-) -> Result<(), RunError> {
+) -> Result<Option<PathBuf>, RunError> {
     if state.status() != RunStatus::Finished && !force {
         return Err(RunError::NotFinished {
             run: state.run_id.to_string(),
@@ -213,7 +213,7 @@ pub fn clean_unreadable(
     lock: &mut RunLock,
     id: &RunId,
     worktree: Option<&Path>,
-) -> Result<(), RunError> {
+) -> Result<Option<PathBuf>, RunError> {
     let branch = format!("baton/{id}");
     let ours = worktree.filter(|w| {
         super::worktree_at(repo, w)
@@ -234,7 +234,7 @@ pub fn clean_headless(
     id: &RunId,
 ) -> Result<(), RunError> {
     move_aside(store, lock, id)?;
-    finish_removal(repo, store, id, None)
+    finish_removal(repo, store, id, None).map(|_| ())
 }
 
 /// The removal itself, once everything that may refuse was checked.
@@ -244,7 +244,7 @@ fn remove(
     lock: &mut RunLock,
     id: &RunId,
     worktree: Option<&Path>,
-) -> Result<(), RunError> {
+) -> Result<Option<PathBuf>, RunError> {
     // Before the run disappears, so that its kept branch is never taken for debris.
     store.record_cleaned(id)?;
     move_aside(store, lock, id)?;
@@ -270,16 +270,25 @@ fn move_aside(store: &Store, lock: &mut RunLock, id: &RunId) -> Result<(), RunEr
 /// whether it could go was decided before the move), the snapshot refs, the directory. Every
 /// step may be repeated, so a removal killed at any point can be finished by running this again.
 /// `worktree` is the run's worktree when known; a removal found later reads it from the
-/// RunState in the moved directory ([`recorded_worktree`]).
+/// RunState in the moved directory ([`recorded_worktree`]). Returns the directory at that path
+/// it left in place because it is not the run's worktree ([`is_run_worktree`]), if any.
 pub fn finish_removal(
     repo: &Repo,
     store: &Store,
     id: &RunId,
     worktree: Option<&Path>,
-) -> Result<(), RunError> {
+) -> Result<Option<PathBuf>, RunError> {
+    let mut left = None;
     match worktree {
+        // A directory at the worktree's path that git's registration of the run's worktree
+        // does not name is someone else's (the run's worktree removed by hand, and another
+        // directory made there): it stays, whatever it holds, and the caller says so.
+        Some(worktree) if worktree.exists() && !is_run_worktree(repo, worktree, id) => {
+            left = Some(worktree.to_path_buf());
+            repo.prune_worktrees();
+        }
         // git removes only a worktree registered with this repository, also one a killed removal
-        // left half-deleted; a directory that is no worktree of ours is left alone.
+        // left half-deleted.
         Some(worktree) if worktree.exists() => {
             if let Err(source) = repo.remove_worktree(worktree, true) {
                 if super::worktree_at(repo, worktree).is_some() || foreign(repo, worktree) {
@@ -310,8 +319,8 @@ pub fn finish_removal(
     let mut tries = 0;
     loop {
         match std::fs::remove_dir_all(&aside) {
-            Ok(()) => return Ok(()),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Ok(()) => return Ok(left),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(left),
             Err(_) if tries < 3 => tries += 1,
             Err(source) => {
                 return Err(RunError::Remove {
@@ -321,6 +330,35 @@ pub fn finish_removal(
             }
         }
     }
+}
+
+/// Whether the directory `path` is run `id`'s linked worktree, registered or half-deleted by
+/// a removal killed inside git: a registration of this repository (`worktrees/<name>` in its
+/// common directory) names `path` as its worktree and has the run's branch checked out. git
+/// deletes a worktree's files before its registration, so whatever a killed removal left is
+/// still named there; a directory nothing names is not the run's to delete.
+fn is_run_worktree(repo: &Repo, path: &Path, id: &RunId) -> bool {
+    // A registration's files are one line each; anything else is not git's.
+    const LIMIT: u64 = 64 << 10;
+    let read = |file: PathBuf| {
+        crate::files::read_limited_regular(&file, LIMIT)
+            .ok()
+            .flatten()
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+    };
+    let head = format!("ref: refs/heads/baton/{id}");
+    let Ok(entries) = std::fs::read_dir(repo.common_dir().join("worktrees")) else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let admin = entry.path();
+        let names_path = read(admin.join("gitdir")).is_some_and(|gitdir| {
+            Path::new(gitdir.trim_end())
+                .parent()
+                .is_some_and(|dir| same_dir(dir, path))
+        });
+        names_path && read(admin.join("HEAD")).is_some_and(|h| h.trim_end() == head)
+    })
 }
 
 /// Whether `path` is the worktree of another repository, which took the place of the run's.

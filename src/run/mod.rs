@@ -23,6 +23,7 @@ mod ending;
 mod error;
 mod fallback;
 mod gate;
+mod guard;
 pub mod history;
 mod in_the_way;
 pub mod lifecycle;

@@ -88,6 +88,18 @@ fn resume_section(out: &mut String, input: &PromptInput, prev: &Attempt) {
          some files were already edited: partial changes are not completion.\n",
         prev.n, prev.actor, prev.started_at
     );
+    if !prev.violations.is_empty() {
+        let _ = writeln!(
+            out,
+            "It was failed for changing what no attempt may change, which this worktree still              holds; every attempt fails until it is undone:\n"
+        );
+        let mut said: Vec<&str> = prev.violations.iter().map(|v| v.message.as_str()).collect();
+        said.dedup();
+        for message in said {
+            let _ = writeln!(out, "- {message}");
+        }
+        let _ = writeln!(out);
+    }
     if input.changed.is_empty() {
         let _ = writeln!(out, "Nothing has changed against the base commit yet.\n");
     } else {

@@ -38,7 +38,7 @@ pub const FILE_LIMIT: usize = 1 << 20;
 const WHOLE_FILES: [&str; 2] = ["state.json", "result.json"];
 /// The most a whole file may have: far beyond what a run's state grows to (its coverage
 /// reports keep a bounded number of paths, see `coverage::Report::bounded`).
-pub const WHOLE_LIMIT: usize = 64 << 20;
+pub const WHOLE_LIMIT: usize = crate::state::store::STATE_LIMIT as usize;
 
 /// The most bytes a record's file at `path` may have when read back: a whole file's limit, or
 /// a cut file with the marker of its cut.

@@ -22,6 +22,7 @@ use crate::state::store::{self, Store};
 use crate::state::{RunId, RunState};
 
 use super::RunError;
+pub use super::claims::{Claim, judge_remote};
 use super::record::{self, record_ref, refs_prefix};
 
 /// This clone, as catching up with a remote needs it: the repository, its runs, its
@@ -356,13 +357,16 @@ fn advanced_by(repo: &Repo, remote: &str, runs: &[Publication]) -> Option<String
 }
 
 /// Fetches `remote` and refuses, unless `force`, while another driver's lease on run `id` is in
-/// force there: removing its record would pull the run from under that driver.
+/// force there: removing its record would pull the run from under that driver. A lease that
+/// ends further out than one of `longest` (this clone's `lease:`) taken now is none
+/// ([`crate::state::trust::lease_in_force`]), as when a driver takes the run over.
 pub fn check_unleased(
     repo: &Repo,
     id: &RunId,
     remote: &str,
     force: bool,
     now: Timestamp,
+    longest: std::time::Duration,
 ) -> Result<(), RunError> {
     fetch(repo, remote)?;
     // A record git-baton could not have written holds no lease that keeps anyone out.
@@ -373,7 +377,11 @@ pub fn check_unleased(
     if !force
         && let Some(theirs) = theirs
         && let Some(lease) = theirs.lease()
-        && lease.until > now
+        && crate::state::trust::lease_in_force(
+            lease,
+            now,
+            jiff::SignedDuration::try_from(longest).unwrap_or(jiff::SignedDuration::MAX),
+        )
     {
         return Err(crate::state::TransitionError::LeaseHeld {
             run: id.clone(),

@@ -40,7 +40,13 @@ pub fn of_run(repo: &Repo, state: &RunState, run_dir: &Path) -> Result<Plan, Run
             path: path.clone(),
             source,
         })?;
-    let plan = crate::plan::parse(&state.plan.path, &text)?;
+    of_snapshot(repo, state, &text)
+}
+
+/// [`of_run`] of the plan snapshot's text `text`, wherever it was read from (a remote's record
+/// of a run this clone does not have, for one).
+pub fn of_snapshot(repo: &Repo, state: &RunState, text: &str) -> Result<Plan, RunError> {
+    let plan = crate::plan::parse(&state.plan.path, text)?;
     // Declared targets are the snapshot's own, as they always were.
     let (plan, _) = match state.plan.targets_source {
         TargetSource::Declared => return Ok(plan),

@@ -21,6 +21,7 @@ pub mod transition;
 pub mod trust;
 mod v1;
 pub mod view;
+mod violation;
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -33,6 +34,7 @@ pub use clock::Clock;
 pub use id::{BadRunId, RunId};
 pub use transition::{Event, TransitionError};
 pub use trust::BadPath;
+pub use violation::{Violation, ViolationKind, violations_message};
 
 /// The version `state.json` is written with; [`store`] also reads version 1.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -283,6 +285,10 @@ pub struct Attempt {
     /// with git's reason. Empty, and omitted from the file, when the snapshot holds everything.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unrecorded: Vec<UnrecordedPath>,
+    /// What the attempt changed that no attempt may (a protected path, the git configuration,
+    /// the branch, the recorded history); an attempt with any is `failed`. Omitted when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub violations: Vec<Violation>,
 }
 
 /// A path of the worktree that an attempt's snapshot does not hold.
@@ -375,6 +381,8 @@ pub enum ErrorKind {
     Blocked,
     /// git-baton could not run the actor at all (missing program, unwritable log).
     Exec,
+    /// The attempt failed because it changed what no attempt may ([`Attempt::violations`]).
+    Violation,
 }
 
 /// The last failure of a run, as `status` shows it.
@@ -672,6 +680,7 @@ impl RunState {
         let kind = match outcome {
             Outcome::Succeeded => return None,
             Outcome::Failed if attempt.exec_error => ErrorKind::Exec,
+            Outcome::Failed if !attempt.violations.is_empty() => ErrorKind::Violation,
             Outcome::Failed => ErrorKind::Failed,
             Outcome::RateLimited => ErrorKind::RateLimited,
             Outcome::Interrupted => ErrorKind::Interrupted,
@@ -690,6 +699,14 @@ impl RunState {
     /// Every attempt in the order they ran.
     pub fn attempts(&self) -> impl DoubleEndedIterator<Item = &Attempt> {
         self.stages.iter().flat_map(|s| &s.attempts)
+    }
+
+    /// Every attempt's coverage report, in the order of [`Self::attempts`]: for a remote's claim
+    /// to be shown with the reports this clone derived instead (`run::claims::judge_remote`).
+    pub fn coverage_reports_mut(&mut self) -> impl Iterator<Item = &mut Option<Report>> {
+        self.stages
+            .iter_mut()
+            .flat_map(|s| s.attempts.iter_mut().map(|a| &mut a.coverage))
     }
 
     /// The document `status --json` prints: this state and every fact derived from it.

@@ -521,9 +521,30 @@ pub fn save_in(dir: &Path, state: &RunState) -> Result<()> {
     write_atomic(&dir.join("state.json"), &to_json(state))
 }
 
+/// The most bytes a `state.json` may have: far beyond what a run's state grows to (coverage
+/// reports keep a bounded number of paths), and what a run's record carries whole.
+pub const STATE_LIMIT: u64 = 64 << 20;
+
+/// The most bytes a `lock.json` may have: a few fields of one line each.
+const HOLDER_LIMIT: u64 = 64 << 10;
+
+/// Reads one of the store's own files, at most `limit` bytes of it: a regular file only, so
+/// that a named pipe planted at its path is refused unread instead of blocking for ever.
+fn read_own(path: &Path, limit: u64) -> Result<Vec<u8>> {
+    match crate::files::read_limited_regular(path, limit) {
+        Ok(Some(bytes)) => Ok(bytes),
+        Ok(None) => Err(StoreError::Io {
+            action: "read",
+            path: path.to_path_buf(),
+            reason: format!("it holds more than {limit} bytes"),
+        }),
+        Err(err) => Err(io("read", path)(err)),
+    }
+}
+
 /// Reads the `state.json` at `path`, of either schema version.
 pub fn load(path: &Path) -> Result<RunState> {
-    let bytes = std::fs::read(path).map_err(io("read", path))?;
+    let bytes = read_own(path, STATE_LIMIT)?;
     parse(&bytes).map_err(|message| StoreError::Corrupt {
         path: path.to_path_buf(),
         message,
@@ -556,7 +577,7 @@ pub fn parse(bytes: &[u8]) -> Result<RunState, String> {
 }
 
 fn read_holder(dir: &Path) -> Option<Holder> {
-    serde_json::from_slice(&std::fs::read(dir.join("lock.json")).ok()?).ok()
+    serde_json::from_slice(&read_own(&dir.join("lock.json"), HOLDER_LIMIT).ok()?).ok()
 }
 
 /// The exclusive right to drive one run. The kernel releases it if the process dies; dropping
@@ -710,6 +731,65 @@ mod tests {
             store.list().unwrap(),
             ["1abc000000", "1abd000000", "2xyz000000"]
         );
+    }
+
+    /// A named pipe planted where the store keeps `state.json` or `lock.json` is refused at
+    /// once, with the path named; read plainly it would block until a writer came. The read
+    /// runs on a thread so that a regression fails (after a bounded wait, opening the pipe's
+    /// other end to free the thread) instead of hanging the suite.
+    #[cfg(unix)]
+    #[test]
+    fn a_named_pipe_for_a_state_or_lock_file_is_refused_unread() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::new(tmp.path(), Clock::system());
+        let r: RunId = "1ngvbzkqq5".parse().unwrap();
+        let dir = store.run_dir(&r);
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["state.json", "lock.json"] {
+            rustix::fs::mknodat(
+                rustix::fs::CWD,
+                dir.join(name),
+                rustix::fs::FileType::Fifo,
+                rustix::fs::Mode::from_raw_mode(0o644),
+                0,
+            )
+            .unwrap();
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let state_path = dir.join("state.json");
+        let (run_dir, path) = (dir.clone(), state_path.clone());
+        let reader = std::thread::spawn(move || {
+            let loaded = load(&path).map(|_| ()).map_err(|e| e.to_string());
+            let holder = read_holder(&run_dir);
+            let _ = tx.send((loaded, holder.is_none()));
+        });
+        let Ok((loaded, no_holder)) = rx.recv_timeout(Duration::from_secs(30)) else {
+            // A writer that opens and closes at once ends a blocked reader's wait; without a
+            // reader the open fails at once (non-blocking), so the loop is bounded.
+            for _ in 0..100 {
+                if reader.is_finished() {
+                    break;
+                }
+                for name in ["state.json", "lock.json"] {
+                    let _ = rustix::fs::open(
+                        dir.join(name),
+                        rustix::fs::OFlags::WRONLY | rustix::fs::OFlags::NONBLOCK,
+                        rustix::fs::Mode::empty(),
+                    );
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = reader.join();
+            panic!("reading a named pipe blocked");
+        };
+        reader.join().unwrap();
+        let message = loaded.unwrap_err();
+        assert!(
+            message.contains(&state_path.display().to_string()),
+            "{message}"
+        );
+        assert!(message.contains("named pipe (FIFO)"), "{message}");
+        assert!(no_holder, "a lock.json that is not a file names no holder");
     }
 
     #[test]

@@ -93,6 +93,8 @@ pub struct AttemptEnd {
     pub hook_blocks: Option<u32>,
     /// What `snapshot` does not hold.
     pub unrecorded: Vec<super::UnrecordedPath>,
+    /// What the attempt changed that no attempt may.
+    pub violations: Vec<super::Violation>,
 }
 
 impl Default for AttemptEnd {
@@ -112,6 +114,7 @@ impl Default for AttemptEnd {
             snapshot: None,
             hook_blocks: None,
             unrecorded: Vec::new(),
+            violations: Vec::new(),
         }
     }
 }
@@ -261,6 +264,7 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
                 fallback_from,
                 hook_blocks: None,
                 unrecorded: Vec::new(),
+                violations: Vec::new(),
             });
             next.status = RunStatus::Running;
             next.halt = None;
@@ -460,6 +464,7 @@ fn end_open_attempt(next: &mut RunState, stage: usize, end: AttemptEnd, at: Time
     attempt.snapshot = end.snapshot;
     attempt.hook_blocks = end.hook_blocks;
     attempt.unrecorded = end.unrecorded;
+    attempt.violations = end.violations;
     next.status = match end.outcome {
         // Between two stages the run is still running: the driver goes on to the next one.
         Outcome::Succeeded => RunStatus::Running,

@@ -151,6 +151,7 @@ pub fn check_claim(state: &RunState) -> Result<(), Broken> {
             state
                 .attempt_dir_in(Path::new(""), &stage.name, attempt)
                 .map_err(shape)?;
+            check_violations(&stage.name, attempt)?;
         }
     }
     if let Some(problem) = text_problem(&state.plan.path) {
@@ -175,6 +176,25 @@ pub fn check_claim(state: &RunState) -> Result<(), Broken> {
                 check_passing_report(state, &stage.name, attempt)?;
             }
         }
+    }
+    Ok(())
+}
+
+/// An attempt that changed what no attempt may is failed, and says what it changed: git-baton
+/// records a violation only on an attempt it fails, always with its subject and message.
+fn check_violations(stage: &str, attempt: &Attempt) -> Result<(), Broken> {
+    let at = format!("attempt {} of stage `{stage}`", attempt.n);
+    if !attempt.violations.is_empty() && attempt.outcome != Some(super::Outcome::Failed) {
+        return Err(Broken(format!(
+            "{at} records {} violation(s) but is not failed",
+            attempt.violations.len()
+        )));
+    }
+    if let Some(v) = attempt.violations.iter().find(|v| v.message.is_empty()) {
+        return Err(Broken(format!(
+            "{at} records a violation of `{}` that says nothing",
+            v.subject.escape_debug()
+        )));
     }
     Ok(())
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::{
     AgentOutput, Attempt, Cause, CommitId, FallbackFrom, LastError, Lease, Outcome, PlanRef, RunId,
     RunState, RunStatus, Stage, StagePolicy, StageStatus, Takeover, UnrecordedPath, UsageSource,
-    UsageTotals,
+    UsageTotals, Violation,
 };
 use crate::coverage::{Report, Usage};
 
@@ -93,6 +93,8 @@ pub struct AttemptView<'a> {
     pub hook_blocks: Option<u32>,
     #[serde(skip_serializing_if = "<[UnrecordedPath]>::is_empty")]
     pub unrecorded: &'a [UnrecordedPath],
+    #[serde(skip_serializing_if = "<[Violation]>::is_empty")]
+    pub violations: &'a [Violation],
 }
 
 impl<'a> RunView<'a> {
@@ -163,6 +165,7 @@ impl<'a> AttemptView<'a> {
             fallback_from: &a.fallback_from,
             hook_blocks: a.hook_blocks,
             unrecorded: &a.unrecorded,
+            violations: &a.violations,
         }
     }
 }

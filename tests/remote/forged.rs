@@ -479,3 +479,237 @@ fn a_lease_longer_than_the_longest_is_taken_over() {
         assert_eq!(takeovers[0]["from_holder"], "forger:1", "{takeovers:#}");
     }
 }
+
+/// A plan that declares no targets and names the three documents in its body.
+const UNDECLARED: &str = "\
+---
+title: Fix the grading documents
+---
+State the new grading rule in `docs/a.md`, `docs/b.md` and `docs/c.md`.
+";
+
+#[test]
+fn a_review_with_derived_targets_and_no_gated_stage_is_not_finished() {
+    let world = World::new(Transport::File, "derive_targets: body\n").unwrap();
+    let a = world.origin.machine();
+    a.write("plans/undeclared.md", UNDECLARED);
+    a.commit_all("a plan without targets");
+    let run = a.live(["run", "plans/undeclared.md", "--actor", "executor=finisher"]);
+    assert_eq!(run.code, 1, "{run}");
+    let id = run.run_id();
+    assert_eq!(status(&a, &id)["plan"]["targets_source"], "derived");
+    let file = a.root.join(".git/baton/runs").join(&id).join("state.json");
+    let blocked: Value = serde_json::from_str(&text(&file)).unwrap();
+
+    // Every stage ungated and no report left: no attempt's gate decided the run, so only the
+    // targets derived again from the plan's body show that it has targets to judge. First
+    // with the record's list emptied to match, then with the list the body gives.
+    let lists = [
+        (serde_json::json!([]), "its RunState lists targets []"),
+        (
+            serde_json::json!(TARGETS),
+            "the plan has targets and no stage of the run is gated",
+        ),
+    ];
+    for (targets, refusal) in lists {
+        let mut state = blocked.clone();
+        claim_review(&mut state, |report| *report = Value::Null);
+        state["plan"]["targets"] = targets;
+        for stage in state["stages"].as_array_mut().unwrap() {
+            stage["gated"] = false.into();
+        }
+        std::fs::write(&file, serde_json::to_vec_pretty(&state).unwrap()).unwrap();
+        assert_eq!(status(&a, &id)["status"], "review");
+
+        for command in ["finish", "push"] {
+            let refused = a.live([command, &id]);
+            assert_ne!(refused.code, 0, "{refused}");
+            let error = refused
+                .stderr
+                .lines()
+                .find(|l| l.starts_with("error:"))
+                .unwrap_or_default();
+            assert!(
+                error.contains(&format!("run {id}")) && error.contains(refusal),
+                "{command}: {refused}"
+            );
+        }
+        assert_eq!(status(&a, &id)["status"], "review");
+        assert_unfinished_branch(&a, &id);
+        assert!(
+            world
+                .origin
+                .refs(&format!("refs/baton/runs/{id}/"))
+                .is_empty(),
+            "nothing was published"
+        );
+    }
+}
+
+/// The lease of another holder, forged on the remote's record of run `id`, until `until`.
+fn forge_lease(world: &World, id: &str, until: &str) {
+    forge_record(
+        &world.origin.bare,
+        id,
+        |s| {
+            s["lease"] = serde_json::json!({
+                "holder": "forger:1", "host": "nowhere",
+                "taken_at": jiff::Timestamp::now().to_string(), "until": until,
+            });
+        },
+        &[],
+    );
+}
+
+#[test]
+fn clean_remote_takes_a_lease_longer_than_the_longest_for_none() {
+    let world = World::new(Transport::File, "lease: 30s\n").unwrap();
+    let far = "9000-01-01T00:00:00Z".to_string();
+    let tomorrow = (jiff::Timestamp::now() + jiff::SignedDuration::from_hours(24)).to_string();
+    for until in [far, tomorrow] {
+        let (_a, id) = world.rate_limited_and_pushed();
+        let prefix = format!("refs/baton/runs/{id}/");
+        // A lease as long as a fresh one would be keeps `clean --remote` out without --force…
+        let soon = (jiff::Timestamp::now() + jiff::SignedDuration::from_secs(25)).to_string();
+        forge_lease(&world, &id, &soon);
+        let b = world.origin.machine();
+        assert_eq!(b.live(["fetch"]).code, 0);
+        assert_leased(&b.live(["clean", &id, "--remote"]), &id);
+        assert!(!world.origin.refs(&prefix).is_empty());
+
+        // …one that ends further out than that is no lease.
+        forge_lease(&world, &id, &until);
+        assert_eq!(b.live(["fetch"]).code, 0);
+        let cleaned = b.live(["clean", &id, "--remote"]);
+        assert_eq!(
+            cleaned.code, 0,
+            "a lease until {until} kept clean out: {cleaned}"
+        );
+        assert!(
+            cleaned.stderr.contains(&format!(
+                "removed run {id}'s record and snapshots from origin"
+            )),
+            "{cleaned}"
+        );
+        assert!(world.origin.refs(&prefix).is_empty());
+    }
+}
+
+/// The coverage rows of a `status --json` document: `target status` each.
+fn coverage_rows(state: &Value) -> Vec<String> {
+    state["coverage"]["targets"]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .map(|r| {
+                    format!(
+                        "{} {}",
+                        r["target"].as_str().unwrap(),
+                        r["status"].as_str().unwrap()
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn status_and_list_of_a_remote_run_show_the_coverage_judged_here() {
+    let world = World::new(Transport::File, "").unwrap();
+    let (a, id) = blocked_and_pushed(&world);
+    let blocked = [
+        "docs/a.md uncovered",
+        "docs/b.md changed",
+        "docs/c.md uncovered",
+    ];
+    assert_eq!(coverage_rows(&status(&a, &id)), blocked);
+    let b = world.origin.machine();
+    assert_eq!(b.live(["fetch"]).code, 0);
+
+    // The record as A pushed it: the coverage B derives again is what A's gate said.
+    let shown = status(&b, &id);
+    assert_eq!(
+        shown["claim"],
+        serde_json::json!({"verified": true}),
+        "{shown:#}"
+    );
+    assert_eq!(coverage_rows(&shown), blocked);
+    let text = b.live(["status", &id]);
+    assert!(
+        text.stdout
+            .contains("  claim     the remote's record, its coverage verified here\n"),
+        "{text}"
+    );
+
+    // Forged to pass in every detail (the check of the claim takes it): shown with the gate
+    // B judges, which fails, never as passed.
+    forge_record(
+        &world.origin.bare,
+        &id,
+        |s| {
+            claim_review(s, |report| {
+                report["passed"] = true.into();
+                for row in report["targets"].as_array_mut().unwrap() {
+                    row["status"] = "changed".into();
+                    row["paths"] = serde_json::json!([row["target"].clone()]);
+                    row["reason"] = Value::Null;
+                }
+                report["problems"] = serde_json::json!([]);
+            })
+        },
+        &[],
+    );
+    assert_eq!(b.live(["fetch"]).code, 0);
+    let shown = status(&b, &id);
+    assert_eq!(
+        shown["status"], "review",
+        "the status is the record's, with…"
+    );
+    assert_eq!(shown["claim"]["verified"], false, "{shown:#}");
+    assert_eq!(
+        shown["claim"]["problem"],
+        "the record says the gate of attempt 1 of stage `executor` passed; judged here it fails"
+    );
+    assert_eq!(shown["coverage"]["passed"], false);
+    assert_eq!(coverage_rows(&shown), blocked);
+    assert_eq!(
+        shown["stages"][0]["attempts"][0]["coverage"]["passed"], false,
+        "every report shown is judged here"
+    );
+    let text = b.live(["status", &id]);
+    assert!(text.stdout.contains("  coverage: failed\n"), "{text}");
+    assert!(!text.stdout.contains("coverage: passed"), "{text}");
+    assert!(
+        text.stdout.contains(
+            "  claim     the remote's record, not verified here: the record says the gate"
+        ),
+        "{text}"
+    );
+    let listed = listed(&b);
+    let entry = listed.iter().find(|r| r["run_id"] == id.as_str()).unwrap();
+    assert_eq!(entry["claim"]["verified"], false);
+    assert_eq!(entry["coverage"]["passed"], false);
+    let list = b.live(["list"]);
+    assert!(
+        list.stdout.contains("origin: remote only, not verified"),
+        "{list}"
+    );
+
+    // A report without the snapshot to judge it on: no report is shown at all.
+    forge_record(
+        &world.origin.bare,
+        &id,
+        |s| s["stages"][0]["attempts"][0]["snapshot"] = Value::Null,
+        &[],
+    );
+    assert_eq!(b.live(["fetch"]).code, 0);
+    let shown = status(&b, &id);
+    assert_eq!(shown["claim"]["verified"], false, "{shown:#}");
+    assert_eq!(
+        shown["claim"]["problem"],
+        "attempt 1 of stage `executor` has a coverage report and no snapshot to judge it on"
+    );
+    assert!(shown["coverage"].is_null(), "{shown:#}");
+    let text = b.live(["status", &id]);
+    assert!(!text.stdout.contains("coverage: "), "{text}");
+}

@@ -228,9 +228,12 @@ fn a_clone_that_drove_offline_past_its_lease_has_diverged() {
         assert!(Instant::now() < deadline, "never published running");
         std::thread::sleep(Duration::from_millis(20));
     }
+    // A loses the network: its git sends the remote's url nowhere. Through the user's
+    // configuration, not the repository's, which an attempt may not see change.
     let url = world.origin.url.clone();
     let nowhere = a.tmp().join("unreachable.git");
-    a.git(["remote", "set-url", "origin", nowhere.to_str().unwrap()]);
+    let rewrite = format!("url.{}.insteadOf", nowhere.display());
+    a.git(["config", "--global", &rewrite, &url]);
     // Offline, A's actor ends and A saves the rest of the run here only.
     let offline = wait(&a, driver);
     assert_eq!(status(&a, &id)["status"], "review", "{offline}");
@@ -244,7 +247,7 @@ fn a_clone_that_drove_offline_past_its_lease_has_diverged() {
     let b_record = world.origin.rev(&record);
     assert_eq!(b_record, local_rev(&b, &record));
 
-    a.git(["remote", "set-url", "origin", &url]);
+    a.git(["config", "--global", "--unset", &rewrite]);
     assert_eq!(a.live(["fetch"]).code, 0);
     assert_eq!(status(&a, &id)["sync"], "diverged");
     let doctor = a.live(["doctor", "--json"]);

@@ -30,9 +30,7 @@ mod sync;
 mod unrecorded;
 mod worker;
 
-const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/agents/fake-agent.sh");
-/// Long enough for any sane machine, short enough that a hang fails fast.
-const LIVENESS: Duration = Duration::from_secs(60);
+use crate::support::{AGENT, LIVENESS, wait_for_line};
 
 const TARGETS: [&str; 3] = ["docs/a.md", "docs/b.md", "docs/c.md"];
 
@@ -248,24 +246,6 @@ fn attempt_field(state: &Value, stage: &str, field: &str) -> Vec<Value> {
         .iter()
         .map(|a| a[field].clone())
         .collect()
-}
-
-/// Waits until `path` holds a complete line and returns it trimmed.
-fn wait_for_line(path: &Path) -> String {
-    let deadline = Instant::now() + LIVENESS;
-    loop {
-        if let Ok(text) = std::fs::read_to_string(path)
-            && text.ends_with('\n')
-        {
-            return text.trim().to_string();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} did not appear within {LIVENESS:?}",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 /// Sends SIGKILL to `target` (a pid, or `-PGID` for a process group).

@@ -263,3 +263,52 @@ fn finish_refuses_a_worktree_that_lost_a_target_since_review() {
     let log = repo.git(["log", "--format=%B", &format!("baton/{id}"), "--"]);
     assert!(!log.contains("Baton-Run:"), "{log}");
 }
+
+/// `clean --force` removes a run's worktree only when git's registration of it names that
+/// directory on the run's branch. A directory that took the place of a worktree removed by hand
+/// — a plain one, or another worktree of the repository on a branch of the user's — is left
+/// with a warning naming it, and the run is removed all the same.
+#[test]
+fn clean_force_leaves_a_directory_that_is_not_the_runs_worktree() {
+    let repo = standard_repo(&[]);
+    for replacement in ["directory", "worktree"] {
+        let run = repo.baton(["run", "plans/fix.md", "--stop-after", "executor"]);
+        let id = run.run_id();
+        let worktree = worktree_of(&repo, &status(&repo, &id));
+        let path = worktree.to_str().unwrap().to_owned();
+        repo.git(["worktree", "remove", "--force", &path]);
+        match replacement {
+            "directory" => {
+                std::fs::create_dir_all(&worktree).unwrap();
+            }
+            _ => {
+                let branch = format!("mine-{id}");
+                repo.git(["worktree", "add", "-q", "-b", &branch, &path]);
+            }
+        }
+        std::fs::write(worktree.join("mine.txt"), "the user's own file\n").unwrap();
+
+        let forced = repo.baton(["clean", "--force", &id]);
+        assert_eq!(forced.code, 0, "{replacement}: {forced}");
+        assert!(forced.stderr.starts_with("warning: left "), "{forced}");
+        assert!(
+            forced.stderr.contains(&format!(
+                "/.baton/worktrees/{id} in place: no worktree registration of this repository names it on branch baton/{id}"
+            )),
+            "{replacement}: {forced}"
+        );
+        assert_eq!(text(&worktree.join("mine.txt")), "the user's own file\n");
+        assert!(
+            !run_dir(&repo, &id).exists(),
+            "{replacement}: the run is gone"
+        );
+    }
+    // The run's own worktree still goes, without a warning.
+    let run = repo.baton(["run", "plans/fix.md", "--stop-after", "executor"]);
+    let id = run.run_id();
+    let worktree = worktree_of(&repo, &status(&repo, &id));
+    let forced = repo.baton(["clean", "--force", &id]);
+    assert_eq!(forced.code, 0, "{forced}");
+    assert!(!forced.stderr.contains("warning:"), "{forced}");
+    assert!(!worktree.exists());
+}

@@ -37,6 +37,7 @@ mod derived;
 mod drive;
 mod finish_clean;
 mod gate;
+mod guard;
 mod planted;
 mod record;
 mod resume;
@@ -47,9 +48,7 @@ mod tty;
 mod unrecorded;
 mod worktree_root;
 
-const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/agents/fake-agent.sh");
-/// Long enough for any sane machine, short enough that a hang fails fast.
-const LIVENESS: Duration = Duration::from_secs(30);
+use crate::support::{AGENT, LIVENESS, wait_for_line};
 
 const PLAN: &str = "\
 ---
@@ -322,25 +321,6 @@ fn with_base(text: &str, base: &str) -> String {
 /// A run's exit code and output for a snapshot, with the base commit as `<BASE>`.
 fn shown(run: &Run, base: &str) -> String {
     with_base(run.to_string().trim_end(), base)
-}
-
-/// Waits until `path` holds a complete line (the agent writes its pid with a trailing newline)
-/// and returns it trimmed.
-fn wait_for_line(path: &Path) -> String {
-    let deadline = Instant::now() + LIVENESS;
-    loop {
-        if let Ok(text) = std::fs::read_to_string(path)
-            && text.ends_with('\n')
-        {
-            return text.trim().to_string();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} did not appear within {LIVENESS:?}",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 /// Sends `signal` (`INT`, `TERM`, `KILL`, `0`) to `target` (a pid, or `-PGID` for a group).

@@ -23,6 +23,33 @@ pub mod remote;
 
 pub use fixture::plan_text;
 
+/// The fake agent of `testdata/agents`: a script whose arguments are the verbs it performs.
+pub const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/agents/fake-agent.sh");
+
+/// How long a test waits for something that must happen (a process to start or end, a file to
+/// appear): long enough for any sane machine under load, short enough that a hang fails the
+/// test rather than the CI job.
+pub const LIVENESS: Duration = Duration::from_secs(60);
+
+/// Waits until `path` holds a complete line (what a script writes ends with a newline), at
+/// most [`LIVENESS`], and returns it trimmed.
+pub fn wait_for_line(path: &Path) -> String {
+    let deadline = std::time::Instant::now() + LIVENESS;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && text.ends_with('\n')
+        {
+            return text.trim().to_string();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} did not appear within {LIVENESS:?}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// The environment every child process gets, and nothing else (plus PATH to find git and sh).
 fn hermetic(cmd: &mut Command, home: &Path) {
     Hermetic::new(home)

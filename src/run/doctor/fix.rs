@@ -89,7 +89,9 @@ fn apply(
                 Err(err) => return Err(err.into()),
             };
             let worktree = lifecycle::recorded_worktree(store, id);
-            lifecycle::finish_removal(repo, store, id, worktree.as_deref())?;
+            // A directory left in place as not the run's worktree is no removal's to finish:
+            // the next `doctor` reports it on its own, if at all.
+            let _left = lifecycle::finish_removal(repo, store, id, worktree.as_deref())?;
             Ok(Applied::Done)
         }
         Action::RemoveHeadless(id) => {

@@ -412,3 +412,28 @@ fn derived_targets_come_from_a_snapshot_that_declares_none() {
     };
     check_record(&state, &derived, None, &configured()).unwrap();
 }
+
+#[test]
+fn an_attempt_with_a_violation_is_failed_and_says_what_it_changed() {
+    let violation = crate::state::Violation {
+        kind: crate::state::ViolationKind::ProtectedPath,
+        subject: ".baton.yml".into(),
+        message: "it changes .baton.yml (git-baton's configuration), which the plan does not \
+                  target"
+            .into(),
+    };
+    let mut state = ended(Outcome::Failed, None);
+    state.stages[0].attempts[0].violations = vec![violation.clone()];
+    check_claim(&state).unwrap();
+    assert_eq!(
+        state.error().map(|e| e.kind),
+        Some(crate::state::ErrorKind::Violation)
+    );
+    // The forged save: the violation kept, the outcome flipped to a pass.
+    let mut forged = passed();
+    forged.stages[0].attempts[0].violations = vec![violation.clone()];
+    assert!(broken(check_claim(&forged)).contains("is not failed"));
+    let mut silent = state.clone();
+    silent.stages[0].attempts[0].violations[0].message.clear();
+    assert!(broken(check_claim(&silent)).contains("says nothing"));
+}

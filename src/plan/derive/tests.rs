@@ -1,0 +1,286 @@
+//! The derivation rules, each on strings: where a path may be named, what is refused, which
+//! mentions are targets.
+
+use super::*;
+
+fn paths(body: &str) -> Vec<(String, usize, usize, Form)> {
+    mentions(body, 1, "plans")
+        .into_iter()
+        .map(|m| (m.path, m.line, m.column, m.form))
+        .collect()
+}
+
+#[test]
+fn code_spans_links_and_prose_each_name_paths() {
+    let body = "Fix `docs/a.md` and [the check](../docs/b.md).\nThen docs/c.md, too.\n";
+    assert_eq!(
+        paths(body),
+        vec![
+            ("docs/a.md".into(), 1, 6, Form::CodeSpan),
+            ("docs/b.md".into(), 1, 33, Form::Link),
+            ("docs/c.md".into(), 2, 6, Form::Prose),
+        ]
+    );
+}
+
+#[test]
+fn fenced_blocks_comments_images_and_urls_are_not_read() {
+    let body = "```sh\ncat docs/a.md\n```\n<!-- docs/b.md -->\n![shot](img/x.png)\n\
+                See https://example.com/docs/c.md and <https://x.y/z.md>.\n~~~~\nsrc/x.rs\n~~~~\n";
+    assert_eq!(paths(body), vec![]);
+}
+
+#[test]
+fn a_comment_across_lines_hides_everything_inside() {
+    let body = "a <!-- start\ndocs/a.md\nend --> docs/b.md\n";
+    assert_eq!(paths(body), vec![("docs/b.md".into(), 3, 9, Form::Prose)]);
+}
+
+#[test]
+fn links_resolve_against_the_plan_directory_and_root_links_against_the_root() {
+    let body = "[a](a.md) [b](/docs/b.md) [c](./sub/c.md#section) [up](../../x.md)\n";
+    let found: Vec<String> = paths(body).into_iter().map(|p| p.0).collect();
+    assert_eq!(found, vec!["plans/a.md", "docs/b.md", "plans/sub/c.md"]);
+}
+
+#[test]
+fn reference_definitions_are_links() {
+    let body = "See [the overview][ov].\n\n[ov]: ../docs/overview.md \"Overview\"\n";
+    assert_eq!(
+        paths(body),
+        vec![("docs/overview.md".into(), 3, 7, Form::Link)]
+    );
+}
+
+#[test]
+fn words_that_are_no_paths_are_skipped() {
+    let body = "e.g. i.e. v1.2.3 node.js? `git baton check` `foo()` --flag ~/x.md /etc/passwd \
+                *.md src/**/x.rs a//b docs/{a,b}.md\n";
+    // `node.js` looks like a file name; whether it is a target is `derive`'s question.
+    assert_eq!(
+        paths(body).into_iter().map(|p| p.0).collect::<Vec<_>>(),
+        vec!["node.js"]
+    );
+}
+
+#[test]
+fn line_suffixes_fragments_and_sentence_punctuation_are_dropped() {
+    let body = "In `src/lib.rs:42:7`, see (src/main.rs). Also **README.md** and \"docs/x.md\".\n";
+    assert_eq!(
+        paths(body).into_iter().map(|p| p.0).collect::<Vec<_>>(),
+        vec!["src/lib.rs", "src/main.rs", "README.md", "docs/x.md"]
+    );
+}
+
+#[test]
+fn git_directory_and_escaping_paths_are_never_mentions() {
+    let body = "`.git/config` `../outside.md` [x](../../../etc/x.md) `a/../../b.md`\n";
+    assert_eq!(paths(body), vec![]);
+}
+
+fn base(path: &str) -> Existence {
+    match path {
+        "docs/a.md" | "README.md" => Existence::File,
+        "docs" | "src/parser" => Existence::Dir,
+        "docs/new.md" | "node.js" | "CHANGELOG.md" | "state.json" | "evidence.json" => {
+            Existence::ParentDir
+        }
+        _ => Existence::Nothing,
+    }
+}
+
+fn derived(body: &str) -> (Vec<String>, Vec<String>) {
+    let d = derive(&mentions(body, 1, ""), base);
+    (
+        d.targets.iter().map(|t| t.target.spec.clone()).collect(),
+        d.not_found.iter().map(|m| m.path.clone()).collect(),
+    )
+}
+
+#[test]
+fn existing_paths_become_targets_and_directories_keep_their_slash() {
+    assert_eq!(
+        derived("`docs/a.md` and src/parser and `docs/a.md` again, README.md\n"),
+        (
+            vec!["docs/a.md".into(), "src/parser/".into(), "README.md".into()],
+            vec![]
+        )
+    );
+}
+
+#[test]
+fn a_new_file_counts_only_when_named_deliberately() {
+    assert_eq!(
+        derived("Create `./CHANGELOG.md` and docs/new.md; node.js is the runtime. `docs/x/y.md`\n"),
+        (
+            vec!["CHANGELOG.md".into(), "docs/new.md".into()],
+            vec!["docs/x/y.md".into()]
+        )
+    );
+}
+
+#[test]
+fn a_bare_file_name_that_is_not_at_the_root_is_no_new_file() {
+    assert_eq!(
+        derived("Each attempt writes `state.json` and `evidence.json`.\n"),
+        (vec![], vec![])
+    );
+    assert_eq!(
+        derived("Compare `main..HEAD` and `a/b...c`.\n"),
+        (vec![], vec![])
+    );
+}
+
+#[test]
+fn a_file_written_as_a_directory_is_not_found() {
+    assert_eq!(
+        derived("`docs/a.md/`\n"),
+        (vec![], vec!["docs/a.md/".into()])
+    );
+}
+
+#[test]
+fn the_body_starts_after_the_frontmatter() {
+    let text = "---\ntargets: []\n---\n# Title\n";
+    assert_eq!(body_first_line(text, "# Title\n"), 4);
+    assert_eq!(body_first_line("x", "x"), 1);
+}
+
+#[test]
+fn wide_characters_inside_spans_and_links_move_nothing() {
+    let body = "`– (日本) –` then `docs/ä.md` [ü](../x/ö.md) and y/ß.md\n";
+    assert_eq!(
+        paths(body),
+        vec![
+            ("docs/ä.md".into(), 1, 18, Form::CodeSpan),
+            ("x/ö.md".into(), 1, 33, Form::Link),
+            ("y/ß.md".into(), 1, 48, Form::Prose),
+        ]
+    );
+}
+
+#[test]
+fn links_and_images_on_one_line_never_overlap() {
+    // Two image links after wide characters: the second one's text once reached back into
+    // the first's range, and blanking it cut a character in half.
+    assert_eq!(paths("![€€é](a)](b)é\n"), vec![]);
+    assert_eq!(
+        paths("![a](x.png) [b](../docs/b.md) ![€](y.png) [c](c.md)\n")
+            .into_iter()
+            .map(|p| p.0)
+            .collect::<Vec<_>>(),
+        vec!["docs/b.md", "plans/c.md"]
+    );
+}
+
+proptest::proptest! {
+    /// Any text at all: no panic, and every mention points inside its line.
+    #[test]
+    fn any_body_is_read_without_a_panic(body in "(\\PC|[`\\[\\]()<>!#/.:~ -]){0,200}(\n(\\PC|[`\\[\\]()/.]){0,80}){0,4}") {
+        for m in mentions(&body, 1, "plans") {
+            let line = body.lines().nth(m.line - 1).unwrap_or("");
+            proptest::prop_assert!(m.column <= line.chars().count() + 1);
+            proptest::prop_assert!(!m.path.is_empty());
+        }
+    }
+}
+
+#[test]
+fn columns_count_characters() {
+    let body = "Überprüfe `docs/a.md`\n";
+    assert_eq!(paths(body)[0].2, 12);
+}
+
+/// What the base of a Next.js-style repository holds.
+fn routes(path: &str) -> Existence {
+    match path {
+        "pages/[id].tsx" | "pages/[...slug].tsx" | "[root].md" => Existence::File,
+        "app/[team]" | "pages" | "app" => Existence::Dir,
+        "pages/[new].tsx" | "pages/[id.tsx" => Existence::ParentDir,
+        _ => Existence::Nothing,
+    }
+}
+
+fn derived_routes(body: &str) -> (Vec<String>, Vec<String>) {
+    let d = derive(&mentions(body, 1, ""), routes);
+    (
+        d.targets.iter().map(|t| t.target.spec.clone()).collect(),
+        d.not_found.iter().map(|m| m.path.clone()).collect(),
+    )
+}
+
+#[test]
+fn a_code_span_naming_a_file_with_brackets_is_a_target_when_the_base_has_it() {
+    let (targets, not_found) = derived_routes(
+        "Fix `pages/[id].tsx`, `pages/[...slug].tsx`, `app/[team]/` and `[root].md`.\n",
+    );
+    assert_eq!(
+        targets,
+        [
+            "pages/[id].tsx",
+            "pages/[...slug].tsx",
+            "app/[team]/",
+            "[root].md"
+        ]
+    );
+    assert_eq!(not_found, Vec::<String>::new());
+    // The target matches the file itself, as a declared `pages/[id].tsx` does.
+    let d = derive(&mentions("`pages/[id].tsx`\n", 1, ""), routes);
+    assert!(d.targets[0].target.matches("pages/[id].tsx"));
+    assert!(d.targets[0].exists);
+    // One that is no valid glob is escaped into one that matches it literally.
+    let d = derive(&mentions("`app/[z-a].md`\n", 1, ""), |p| match p {
+        "app/[z-a].md" => Existence::File,
+        _ => Existence::Nothing,
+    });
+    assert_eq!(d.targets[0].target.spec, "app/[[]z-a].md");
+    assert!(d.targets[0].target.matches("app/[z-a].md"));
+}
+
+#[test]
+fn brackets_name_no_file_to_create_and_stay_globs_in_prose_and_links() {
+    // A bracketed name the base lacks is a pattern or a file to be: never created as a target.
+    assert_eq!(
+        derived_routes("Add `pages/[new].tsx` like `pages/[id].tsx`; see `pages/[id.tsx`.\n"),
+        (
+            vec!["pages/[id].tsx".into()],
+            vec!["pages/[new].tsx".into(), "pages/[id.tsx".into()]
+        )
+    );
+    // Prose and links: globs and brackets are refused as before, whatever the base holds.
+    assert_eq!(
+        derived_routes("Fix pages/[id].tsx and [the page](../pages/[id].tsx).\n"),
+        (vec![], vec![])
+    );
+    assert_eq!(
+        derived_routes("`pages/*.tsx` `pages/{a,b}.tsx` `pages/?.tsx`\n"),
+        (vec![], vec![])
+    );
+}
+
+proptest::proptest! {
+    /// Any bracketed file name in a code span is derived exactly when the base has it.
+    #[test]
+    fn a_bracketed_code_span_is_derived_iff_the_file_exists(
+        dir in "[a-z]{1,8}",
+        inner in "(\\.\\.\\.)?[a-z][a-z0-9_-]{0,8}",
+        ext in "(tsx|ts|svelte|md)",
+        present in proptest::bool::ANY,
+    ) {
+        let path = format!("{dir}/[{inner}].{ext}");
+        let body = format!("Change `{path}` now.\n");
+        let found = derive(&mentions(&body, 1, ""), |p| match p {
+            p if p == path && present => Existence::File,
+            p if p == dir => Existence::Dir,
+            p if p == path => Existence::ParentDir,
+            _ => Existence::Nothing,
+        });
+        let specs: Vec<&str> = found.targets.iter().map(|t| t.target.spec.as_str()).collect();
+        if present {
+            proptest::prop_assert_eq!(specs.len(), 1);
+            proptest::prop_assert!(found.targets[0].target.matches(&path));
+        } else {
+            proptest::prop_assert!(specs.is_empty());
+        }
+    }
+}
