@@ -290,3 +290,49 @@ fn shell_commands_the_preset_denies_never_run_and_the_gate_blocks() {
     assert!(a["hook_blocks"].is_null(), "{a:#}");
     assert_eq!(ar.mock.scripted().len(), 3, "{stdout}");
 }
+
+#[test]
+fn a_write_outside_the_worktree_asks_is_rejected_and_ends_the_run_for_the_gate_to_block() {
+    let Some(_) = cli::agent("opencode") else {
+        return;
+    };
+    // The main checkout's copy of the target, not the run's worktree: opencode's
+    // `external_directory` permission asks, and `opencode run` rejects what would ask.
+    let outside = std::env::temp_dir().join(format!(
+        "git-baton-opencode-outside-{}.md",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&outside);
+    let ar = opencode_repo(Script(vec![
+        turn(Turn::tool(
+            "write",
+            json!({"filePath": outside.display().to_string(), "content": new_text("docs/a.md")}),
+        )),
+        turn(Turn::text("Done.")),
+    ]));
+    let run = ar.baton(&["run", "plans/rule.md"]);
+    let id = run.run_id();
+    let stdout = ar.stdout(&id, 1);
+    let written = outside.exists();
+    let _ = std::fs::remove_file(&outside);
+    assert!(!written, "opencode wrote outside its worktree:\n{stdout}");
+    assert_eq!(run.code, 1, "{run}\n--- opencode's stdout\n{stdout}");
+    assert_offline(&ar.mock);
+    // The run ended at the rejection: the script's answer was never asked for.
+    assert_eq!(ar.mock.played(), 1, "{stdout}");
+    let ev = events(&stdout);
+    let tool = ev.iter().find(|e| e["type"] == "tool_use").unwrap();
+    assert_eq!(
+        tool["part"]["state"]["error"],
+        "The user rejected permission to use this specific tool call.",
+        "{stdout}"
+    );
+    let state = ar.status(&id);
+    assert_eq!(state["status"], "blocked", "{state:#}");
+    let a = attempt(&state, 1);
+    assert_eq!(
+        (&a["outcome"], &a["exit_code"]),
+        (&"blocked".into(), &0.into()),
+        "{a:#}"
+    );
+}
