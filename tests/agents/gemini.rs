@@ -2,7 +2,8 @@
 //! --agent gemini` writes it, against the mock's `streamGenerateContent` (`GOOGLE_GEMINI_BASE_URL`,
 //! `GEMINI_API_KEY` and the settings of [`cli::AgentEnv::with_home`]): an edit and a reason
 //! recorded with `git baton unchanged` reach `review` with Gemini's usage and model, a 429 exits
-//! 173 and ends the attempt `rate_limited`, and the Stop hook's form of `check` is refused. What
+//! 173 and ends the attempt `rate_limited` (with the usage of the turns before it), and the Stop
+//! hook's form of `check` is refused. What
 //! Gemini printed is captured into testdata/agents/gemini/ with `GIT_BATON_AGENT_CAPTURE=1`.
 
 use serde_json::{Value, json};
@@ -87,7 +88,7 @@ fn gemini_preset_edits_records_a_reason_and_the_run_reaches_review_with_usage() 
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
     let stdout = log(&ar, &id, "stdout");
-    capture("gemini", "e2e-edit-unchanged.json", &stdout);
+    capture("gemini", "e2e-edit-unchanged.jsonl", &stdout);
     assert_eq!(run.code, 0, "{run}\n--- gemini's stdout\n{stdout}");
     let state = ar.status(&id);
     assert_eq!(state["status"], "review", "{state:#}");
@@ -129,9 +130,10 @@ fn gemini_preset_edits_records_a_reason_and_the_run_reaches_review_with_usage() 
     );
     assert!(a["usage"]["cost_usd"].is_null(), "{a:#}");
     assert_eq!(a["usage"]["model"], cli::GEMINI_MODEL, "{a:#}");
-    let out: Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(a["agent"]["session_id"], out["session_id"], "{a:#}");
-    assert_eq!(a["agent"]["format"], "gemini-json", "{a:#}");
+    let ev = events(&stdout);
+    assert_eq!(ev[0]["type"], "init", "{stdout}");
+    assert_eq!(a["agent"]["session_id"], ev[0]["session_id"], "{a:#}");
+    assert_eq!(a["agent"]["format"], "gemini-stream-json", "{a:#}");
 }
 
 #[test]
@@ -139,13 +141,7 @@ fn a_429_exits_173_and_ends_the_gemini_attempt_rate_limited() {
     let Some(_) = cli::agent("gemini") else {
         return;
     };
-    let ar = gemini_repo(Script(vec![Turn::Error {
-        status: 429,
-        headers: vec![],
-        body: json!({"error": {"code": 429,
-            "message": "Resource has been exhausted (e.g. check quota).",
-            "status": "RESOURCE_EXHAUSTED"}}),
-    }]));
+    let ar = gemini_repo(Script(vec![exhausted()]));
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
     let stderr = log(&ar, &id, "stderr");
@@ -158,7 +154,9 @@ fn a_429_exits_173_and_ends_the_gemini_attempt_rate_limited() {
     assert_eq!(a["exit_code"], 173, "429 modulo 256: {a:#}");
     let error = a["error"].as_str().unwrap();
     assert!(
-        error.starts_with("rate limited (gemini-json: Resource has been exhausted"),
+        error.starts_with(
+            "rate limited (gemini-stream-json: [API Error: Resource has been exhausted"
+        ),
         "{error}"
     );
     // `general.maxAttempts: 1`: one request, no retry.
@@ -178,7 +176,7 @@ fn the_stop_hooks_form_of_check_is_not_approved_for_gemini() {
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
     let stdout = log(&ar, &id, "stdout");
-    capture("gemini", "e2e-check-refused.json", &stdout);
+    capture("gemini", "e2e-check-refused.jsonl", &stdout);
     assert_eq!(run.code, 1, "{run}\n--- gemini's stdout\n{stdout}");
     assert_offline(&ar.mock);
     let state = ar.status(&id);
@@ -192,7 +190,63 @@ fn the_stop_hooks_form_of_check_is_not_approved_for_gemini() {
         ".git/baton/runs/{id}/attempts/executor-1/stop-hook.json"
     ));
     assert!(!hook.exists(), "{}", hook.display());
-    let out: Value = serde_json::from_str(&stdout).unwrap();
-    let shell = &out["stats"]["tools"]["byName"]["run_shell_command"];
-    assert_eq!(shell["success"], 0, "{stdout}");
+    let ev = events(&stdout);
+    let result: Vec<&Value> = ev.iter().filter(|e| e["type"] == "tool_result").collect();
+    assert_eq!(result.len(), 1, "{stdout}");
+    assert_eq!(result[0]["status"], "error", "{stdout}");
+}
+
+#[test]
+fn a_429_after_a_turn_keeps_that_turns_usage() {
+    let Some(_) = cli::agent("gemini") else {
+        return;
+    };
+    let ar = gemini_repo(Script(vec![
+        turn(Turn::tool(
+            "write_file",
+            json!({"file_path": "docs/a.md", "content": new_text("docs/a.md")}),
+        )),
+        exhausted(),
+    ]));
+    let run = ar.baton(&["run", "plans/rule.md"]);
+    let id = run.run_id();
+    let stdout = log(&ar, &id, "stdout");
+    capture("gemini", "e2e-write-then-429.jsonl", &stdout);
+    assert_eq!(run.code, 1, "{run}\n--- gemini's stdout\n{stdout}");
+    assert_offline(&ar.mock);
+    let state = ar.status(&id);
+    assert_eq!(state["status"], "rate_limited", "{state:#}");
+    let a = attempt(&state, 1);
+    assert_eq!(
+        (&a["outcome"], &a["exit_code"]),
+        (&"rate_limited".into(), &173.into()),
+        "{a:#}"
+    );
+    // The first turn's tokens, which `--output-format json` would have lost.
+    assert_eq!(u64_of(&a["usage"]["input_tokens"]), TURN.input, "{a:#}");
+    assert_eq!(u64_of(&a["usage"]["output_tokens"]), TURN.output, "{a:#}");
+    assert_eq!(
+        std::fs::read_to_string(ar.worktree(&state).join("docs/a.md")).unwrap(),
+        new_text("docs/a.md")
+    );
+}
+
+/// The JSON events of Gemini's `stream-json` stdout.
+fn events(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// Gemini's 429: `RESOURCE_EXHAUSTED`.
+fn exhausted() -> Turn {
+    Turn::Error {
+        status: 429,
+        headers: vec![],
+        body: json!({"error": {"code": 429,
+            "message": "Resource has been exhausted (e.g. check quota).",
+            "status": "RESOURCE_EXHAUSTED"}}),
+    }
 }

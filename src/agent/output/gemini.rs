@@ -187,8 +187,8 @@ mod tests {
         );
     }
 
-    // Captured from gemini 0.61.0 through the `gemini` preset (tests/agents/gemini.rs) against a
-    // mock model server on 127.0.0.1: a `write_file`, a `run_shell_command` of
+    // Captured from gemini 0.61.0 through the `gemini` preset with `--output-format json` (before
+    // it moved to `stream-json`; tests/agents/gemini.rs) against a mock model server on 127.0.0.1: a `write_file`, a `run_shell_command` of
     // `git baton unchanged`, then text; each turn 25,000 prompt tokens (5,000 of them cached) and
     // 2,000 output tokens.
     const EDIT: &str = include_str!("../../../testdata/agents/gemini/e2e-edit-unchanged.json");

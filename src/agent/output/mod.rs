@@ -12,6 +12,7 @@ mod aider;
 mod claude;
 mod codex;
 mod gemini;
+mod gemini_stream;
 mod opencode;
 mod reset;
 
@@ -33,6 +34,8 @@ pub enum Format {
     CodexJsonl,
     /// Gemini CLI `--output-format json`: `{response, stats, error}`.
     GeminiJson,
+    /// Gemini CLI `--output-format stream-json`: one JSON event per line, a `result` last.
+    GeminiStreamJson,
     /// aider's console text (`--no-pretty`): its usage reports and its last API error.
     AiderText,
     /// `opencode run --format json`: one JSON event per line.
@@ -47,6 +50,7 @@ impl Format {
             Format::ClaudeJson => "claude-json",
             Format::CodexJsonl => "codex-jsonl",
             Format::GeminiJson => "gemini-json",
+            Format::GeminiStreamJson => "gemini-stream-json",
             Format::AiderText => "aider-text",
             Format::OpencodeJsonl => "opencode-jsonl",
         }
@@ -136,6 +140,7 @@ pub fn parse(format: Format, stdout: Stdout, stderr: Stdout) -> Option<Reading> 
         Format::ClaudeJson => claude::parse(stdout),
         Format::CodexJsonl => codex::parse(stdout),
         Format::GeminiJson => gemini::parse(stdout, stderr),
+        Format::GeminiStreamJson => gemini_stream::parse(stdout, stderr),
         Format::AiderText => aider::parse(stdout),
         Format::OpencodeJsonl => opencode::parse(stdout),
     };
@@ -227,6 +232,7 @@ mod tests {
             Format::ClaudeJson,
             Format::CodexJsonl,
             Format::GeminiJson,
+            Format::GeminiStreamJson,
             Format::AiderText,
             Format::OpencodeJsonl,
         ] {
