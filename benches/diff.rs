@@ -938,42 +938,112 @@ fn many_targets(args: &Args, binary: &Path, root: &Path, tracked: usize) -> Resu
             ));
         }
     }
-    let mut samples: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
+    // The git pair of the worktree case (what `git diff base` and `git ls-files --others` cost on
+    // the same repository), timed in the same rounds: on a shared machine the ratio is steadier
+    // than the absolute times. The CPU time (user + system) of each child is taken too, since a
+    // busy machine stretches wall time by waiting, not by work.
+    let git_pair = |root: &Path| -> Result<()> {
+        git_timed(root, &["diff", "--no-renames", "--name-only", "base"])?;
+        git_timed(root, &["ls-files", "--others", "--exclude-standard"])?;
+        Ok(())
+    };
+    let tick = clock_ticks();
+    let mut wall: [Vec<Duration>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    let mut cpu: [Vec<Duration>; 3] = [Vec::new(), Vec::new(), Vec::new()];
     for round in 0..args.warmup + args.runs {
-        for (i, cmd) in [&worktree[..], &range[..]].into_iter().enumerate() {
+        for i in 0..3 {
+            let cpu_before = children_cpu(tick)?;
             let start = Instant::now();
-            run_quiet(binary, cmd, root)?;
+            match i {
+                0 => run_quiet(binary, &worktree, root).map(drop)?,
+                1 => run_quiet(binary, &range, root).map(drop)?,
+                _ => git_pair(root)?,
+            }
+            let elapsed = start.elapsed();
+            let used = children_cpu(tick)?.saturating_sub(cpu_before);
             if round >= args.warmup {
-                samples[i].push(start.elapsed());
+                wall[i].push(elapsed);
+                cpu[i].push(used);
             }
         }
     }
+    let median = |samples: &[Duration]| {
+        let mut kept = samples.to_vec();
+        kept.sort();
+        kept[kept.len() / 2]
+    };
     println!();
     println!(
-        "many targets: {} targets ({tracked} tracked files), {} runs after {} warm-up",
+        "many targets: {} targets ({tracked} tracked files), {} runs after {} warm-up; \
+         CPU = user + system of the children",
         targets.len(),
         args.runs,
         args.warmup
     );
+    let git_wall = median(&wall[2]);
     for (i, name) in [
         "worktree (verify --base base)",
         "range (verify --base base --head feature)",
+        "git diff base + git ls-files --others",
     ]
     .into_iter()
     .enumerate()
     {
-        let mut kept = samples[i].clone();
+        let mut kept = wall[i].clone();
         kept.sort();
-        let median = kept[kept.len() / 2];
+        let mid = median(&wall[i]);
+        let per_target = |d: Duration| d.as_secs_f64() * 1e6 / targets.len() as f64;
+        let tail = if i < 2 {
+            format!(
+                "  {:.2} µs/target (CPU {:.2})  {:.2}× git",
+                per_target(mid),
+                per_target(median(&cpu[i])),
+                mid.as_secs_f64() / git_wall.as_secs_f64()
+            )
+        } else {
+            String::new()
+        };
         println!(
-            "  {name:<45} median {:>9}  min {:>9}  max {:>9}  {:.2} µs per target",
-            ms(median),
+            "  {name:<45} median {:>9}  min {:>9}  max {:>9}  CPU {:>9}{tail}",
+            ms(mid),
             ms(kept[0]),
             ms(kept[kept.len() - 1]),
-            median.as_secs_f64() * 1e6 / targets.len() as f64
+            ms(median(&cpu[i])),
         );
     }
     Ok(())
+}
+
+/// The CPU time (user + system) of this process's waited-for children so far, from
+/// `/proc/self/stat` (`cutime` and `cstime`, in `tick`s per second).
+/// Measured children are reaped before each reading; their own children (git) count too.
+fn children_cpu(tick: u64) -> Result<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat")
+        .map_err(|err| format!("cannot read /proc/self/stat: {err}"))?;
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    // `cutime` and `cstime` are fields 16 and 17 of the whole line, 14 and 15 after the name.
+    let ticks: u64 = fields
+        .get(13..15)
+        .ok_or("/proc/self/stat is shorter than expected")?
+        .iter()
+        .map(|f| f.parse::<u64>().unwrap_or(0))
+        .sum();
+    Ok(Duration::from_micros(ticks * 1_000_000 / tick))
+}
+
+/// Clock ticks per second, as `/proc` counts CPU time (100 on Linux unless configured otherwise).
+fn clock_ticks() -> u64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|out| String::from_utf8(out.stdout).ok())
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or(100)
 }
 
 fn which(program: &Path) -> Option<PathBuf> {

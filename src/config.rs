@@ -15,9 +15,11 @@ use serde_saphyr::Spanned;
 use crate::state::{CoverageMode, StagePolicy};
 use crate::suggest::edit_distance;
 
+pub mod checks;
 mod protect;
 mod schema;
 
+pub use checks::Check;
 pub use protect::DEFAULT_PROTECTED;
 
 pub const FILE_NAME: &str = ".baton.yml";
@@ -52,6 +54,10 @@ pub struct Config {
     pub sync_push: bool,
     /// The remote `sync: push` publishes new runs to, and `push`/`fetch` use by default.
     pub remote: String,
+    /// Runner checks for every gated stage (top-level `checks:`, docs/checks.md).
+    pub checks: Vec<Check>,
+    /// Each stage's own `checks:`, by stage name.
+    pub stage_checks: BTreeMap<String, Vec<Check>>,
     /// Paths no attempt may change unless its plan targets them, besides
     /// [`DEFAULT_PROTECTED`] and the plan file (`protect:`), as normalized target specs.
     pub protect: Vec<String>,
@@ -98,6 +104,8 @@ impl Default for Config {
             lease: DEFAULT_LEASE,
             sync_push: false,
             remote: DEFAULT_REMOTE.into(),
+            checks: Vec::new(),
+            stage_checks: BTreeMap::new(),
             protect: Vec::new(),
             sources: Vec::new(),
             pipeline_spans: BTreeMap::new(),
@@ -232,6 +240,10 @@ struct RawFile {
     /// The remote runs are published to and fetched from by default (default `origin`).
     #[cfg_attr(test, schemars(with = "Option<String>"))]
     remote: Option<Spanned<String>>,
+    /// Commands git-baton runs in the run's worktree after the actor of every gated stage
+    /// exits, before the gate decides; a failing one blocks the attempt (docs/checks.md).
+    #[cfg_attr(test, schemars(with = "Option<Vec<checks::RawCheck>>"))]
+    checks: Option<Vec<Spanned<checks::RawCheck>>>,
     /// Paths no attempt may change unless the run's plan targets them, added to the defaults
     /// (the plan file, `.baton.yml`, the usual CI configuration files); never empty.
     #[cfg_attr(test, schemars(with = "Option<Vec<String>>"))]
@@ -358,6 +370,9 @@ struct RawStage {
     /// Actors that take over, in order, when an attempt of the stage ends rate limited.
     #[cfg_attr(test, schemars(with = "Option<Vec<String>>"))]
     fallback: Option<Vec<Spanned<String>>>,
+    /// Runner checks of this stage alone, gated or not, after the top-level ones.
+    #[cfg_attr(test, schemars(with = "Option<Vec<checks::RawCheck>>"))]
+    checks: Option<Vec<Spanned<checks::RawCheck>>>,
 }
 
 // The gates a stage may have, for the schema only: `RawStage` reads `gate` as text, so that an
@@ -460,6 +475,7 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
             ("lease", raw.lease.is_some()),
             ("sync", raw.sync.is_some()),
             ("remote", raw.remote.is_some()),
+            ("checks", raw.checks.is_some()),
             ("protect", raw.protect.is_some()),
         ];
         if let Some((key, _)) = repo_only.iter().find(|(_, set)| *set) {
@@ -610,8 +626,12 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
             },
         );
     }
+    if let Some(list) = raw.checks {
+        config.checks = checks::read(file, list, &[])?;
+    }
     if let Some(pipeline) = raw.pipeline {
         let mut stages: Vec<StagePolicy> = Vec::new();
+        config.stage_checks.clear();
         for entry in pipeline {
             let entry = entry.value;
             let name = &entry.stage;
@@ -680,6 +700,10 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
                     .map(|a| (file.to_string(), a.referenced.line(), a.referenced.column()))
                     .collect(),
             );
+            if let Some(list) = entry.checks {
+                let own = checks::read(file, list, &config.checks)?;
+                config.stage_checks.insert(name.value.clone(), own);
+            }
             stages.push(StagePolicy {
                 stage: name.value.clone(),
                 actor: entry.actor.value.clone(),
@@ -786,43 +810,18 @@ fn validate_pipeline(config: &Config) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// The longest duration accepted: a deadline past it is no deadline, and the clock arithmetic
-/// that enforces one must not overflow.
-const MAX_DURATION: Duration = Duration::from_secs(7 * 24 * 3600);
-
 /// How a duration may be written, for the hint under an invalid one.
-const DURATION_HINT: &str = "use seconds (`900`) or units as in `90s`, `30m`, `1h30m`, `2 hours`";
+const DURATION_HINT: &str = crate::duration::HINT;
 
-/// A positive duration: plain seconds (a YAML number, or text of digits alone), or whatever
-/// jiff's friendly format accepts (`90s`, `1h30m`, `1 hour 30 minutes`) and its ISO 8601 form
-/// (`PT1H30M`). The reason on failure is jiff's own, which says where the text went wrong.
+/// A positive duration of at most a week: plain seconds (a YAML number, or text of digits
+/// alone), or what [`crate::duration::parse`] accepts.
 fn parse_duration(value: &DurationValue) -> Result<Duration, String> {
-    let duration = match value {
-        DurationValue::Seconds(s) => Duration::from_secs(*s),
-        DurationValue::Text(text) => {
-            let text = text.trim();
-            if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
-                Duration::from_secs(text.parse().map_err(|_| format!("`{text}` is too large"))?)
-            } else {
-                let signed: jiff::SignedDuration =
-                    text.parse().map_err(|e| format!("`{text}`: {e}"))?;
-                Duration::try_from(signed).map_err(|_| format!("`{text}` is negative"))?
-            }
+    match value {
+        DurationValue::Seconds(s) => {
+            crate::duration::check(Duration::from_secs(*s), &s.to_string())
         }
-    };
-    if duration.is_zero() {
-        return Err("it must be greater than zero".into());
+        DurationValue::Text(text) => crate::duration::parse(text),
     }
-    if duration > MAX_DURATION {
-        return Err(format!(
-            "`{}` is longer than a week (168h), the longest an attempt may be given",
-            match value {
-                DurationValue::Seconds(s) => s.to_string(),
-                DurationValue::Text(text) => text.trim().to_string(),
-            }
-        ));
-    }
-    Ok(duration)
 }
 
 /// Bytes: a number, or a number with a binary unit (`K`/`KiB`, `M`/`MiB`, `G`/`GiB`).

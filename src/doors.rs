@@ -46,7 +46,7 @@ const DOORS: &[Door] = &[
         // (the session's first step) takes from a remote.
         needle: "save_in(",
         allowed: &[
-            "state/store.rs",
+            "state/store/",
             "run/session/",
             "run/record.rs",
             "run/create.rs",

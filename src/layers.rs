@@ -6,7 +6,7 @@
 //! what starts a cycle, so the test fails on the edge itself, naming the file, before any cycle
 //! can close. The reasons for the order:
 //!
-//! - `files`, `hermetic`, `procs`, `signals`, `suggest`, `template`, `term`: helpers with no
+//! - `duration`, `files`, `hermetic`, `procs`, `signals`, `suggest`, `template`, `term`: helpers with no
 //!   crate imports.
 //! - `plan` → `coverage`: the pure domain — a plan's targets, the coverage rule over them.
 //!   `agent` beside `coverage`: what the real agents print, read without I/O, and the presets
@@ -23,7 +23,7 @@
 /// Top-level modules, bottom layer first.
 const LAYERS: &[&[&str]] = &[
     &[
-        "files", "hermetic", "procs", "signals", "suggest", "template", "term",
+        "duration", "files", "hermetic", "procs", "signals", "suggest", "template", "term",
     ],
     &["plan"],
     &["coverage", "agent"],

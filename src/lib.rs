@@ -19,6 +19,7 @@
 //! - [`demo`] replays the incident git-baton exists for, with the real binary and demo actors;
 //! - [`hermetic`] is the environment that makes git the same everywhere, for the demo, the
 //!   tests and the benchmarks;
+//! - [`duration`] reads the durations the configuration and plans write (timeouts, leases);
 //! - [`template`] is the `{{name}}` syntax of prompt templates, shared by `config` and `run`;
 //! - [`term`] is git-baton's own stdout and stderr, where no write can panic;
 //! - [`procs`] is the process table and signals that reach no stranger, and [`signals`] is who
@@ -64,6 +65,7 @@ pub mod cli;
 pub mod config;
 pub mod coverage;
 pub mod demo;
+pub mod duration;
 pub mod exec;
 pub mod files;
 pub mod git;

@@ -141,14 +141,14 @@ impl Case {
                     ("BATON_EVIDENCE_FILE".into(), text(&evidence)),
                 ],
                 clear_env: &[],
-                placeholders: vec![
+                placeholders: Some(vec![
                     ("prompt_file", text(&prompt)),
                     ("evidence_file", text(&evidence)),
                     ("worktree", text(&work)),
                     ("run_id", "run-1".into()),
                     ("stage", "implement".into()),
                     ("attempt", "2".into()),
-                ],
+                ]),
                 prompt_file: &prompt,
                 stdout_log: &stdout_log,
                 stderr_log: &stderr_log,

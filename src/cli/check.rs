@@ -32,6 +32,11 @@ pub struct CheckArgs {
     #[arg(long, value_enum, value_name = "AGENT")]
     pub hook: Option<HookKind>,
 
+    /// Also run the runner checks of the attempt's stage now (docs/checks.md), for your
+    /// information: only git-baton's own run of them, after the agent exits, counts.
+    #[arg(long, conflicts_with = "hook")]
+    pub checks: bool,
+
     /// With --hook: how often the hook may keep the agent working in one attempt.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_BLOCKS, requires = "hook")]
     pub max_blocks: u32,
@@ -72,13 +77,25 @@ pub fn cmd_check(cwd: &Path, args: CheckArgs, out: &mut dyn Write) -> Result<End
             let ctx = Workspace::open(cwd)?;
             let current = Current::find(&ctx.repo, &ctx.store)?;
             let check = current.check(&ctx.repo);
+            let ran = match args.checks {
+                true => crate::run::checks::for_agent(&current, &ctx.config()?, ctx.store.clock())?,
+                false => Vec::new(),
+            };
+            let checks_passed = crate::state::checks::first_failed(&ran).is_none();
             if args.json {
-                super::write_json(out, &check);
+                let mut value = serde_json::to_value(&check).unwrap_or_default();
+                if args.checks {
+                    value["checks"] = serde_json::to_value(&ran).unwrap_or_default();
+                }
+                super::write_json(out, &value);
             } else {
                 let _ = out.write_all(crate::report::check::text(&check).as_bytes());
+                if args.checks {
+                    let _ = out.write_all(crate::report::check::checks_text(&ran).as_bytes());
+                }
             }
             Ok(Ending::Checked {
-                passed: check.passed,
+                passed: check.passed && checks_passed,
             })
         }
     }

@@ -89,6 +89,7 @@ mod tests {
                 "lease",
                 "sync",
                 "remote",
+                "checks",
                 "protect"
             ]
         );
@@ -96,7 +97,7 @@ mod tests {
         assert_eq!(fields_of::<RawRateLimit>(), ["exit_codes", "patterns"]);
         assert_eq!(
             fields_of::<RawStage>(),
-            ["stage", "actor", "gate", "fallback"]
+            ["stage", "actor", "gate", "fallback", "checks"]
         );
         assert_eq!(fields_of::<RawActor>().len(), 8);
     }
@@ -132,7 +133,7 @@ mod tests {
     #[test]
     fn typos_get_the_keys_of_their_own_mapping() {
         insta::assert_snapshot!(err("require_target: true\n"), @r"
-        .baton.yml:1:1: unknown field `require_target`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets, derive_targets, log_limit, lease, sync, remote, protect
+        .baton.yml:1:1: unknown field `require_target`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets, derive_targets, log_limit, lease, sync, remote, checks, protect
         hint: did you mean `require_targets`?
         ");
         insta::assert_snapshot!(err("prompts:\n  fresch: prompts/fresh.md\n"), @r"
@@ -148,7 +149,7 @@ mod tests {
         hint: did you mean `exit_codes`?
         ");
         insta::assert_snapshot!(err("actors:\n  a: {command: [x]}\npipeline:\n  - { stage: s, actr: a }\n"), @r"
-        .baton.yml:4:17: unknown field `actr`, expected one of stage, actor, gate, fallback
+        .baton.yml:4:17: unknown field `actr`, expected one of stage, actor, gate, fallback, checks
         hint: did you mean `actor`?
         ");
     }
@@ -170,6 +171,7 @@ mod tests {
             ("lease", "5m"),
             ("sync", "push"),
             ("remote", "origin"),
+            ("checks", "[]"),
             ("protect", "[deploy/]"),
         ];
         for key in fields_of::<RawFile>().iter().filter(|k| **k != "actors") {

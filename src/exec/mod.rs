@@ -106,8 +106,10 @@ pub struct Invocation<'a> {
     /// the actor's git commands to another repository); removed before the actor's configured
     /// environment and [`Invocation::env`] are applied.
     pub clear_env: &'a [&'a str],
-    /// Values of the placeholders in the command, e.g. `("prompt_file", "/…/prompt.md")`.
-    pub placeholders: Vec<(&'static str, String)>,
+    /// Values of the placeholders in the command, e.g. `("prompt_file", "/…/prompt.md")`;
+    /// `None`: the command is run as written, braces and all (a runner check's, whose shell
+    /// line may well say `${HOME}`).
+    pub placeholders: Option<Vec<(&'static str, String)>>,
     pub prompt_file: &'a Path,
     /// Created or truncated; they receive every byte the child writes, as it is written.
     pub stdout_log: &'a Path,
@@ -290,7 +292,15 @@ pub fn no_echo(_: crate::term::Stream) -> Option<Box<dyn std::io::Write + Send>>
 /// be kept — and the error is returned.
 pub fn run(inv: &Invocation) -> Result<Ran, ExecError> {
     let actor = inv.actor;
-    let argv = command::expand(actor, &inv.placeholders)?;
+    let argv = match &inv.placeholders {
+        Some(values) => command::expand(actor, values)?,
+        None if actor.command.is_empty() => {
+            return Err(ExecError::EmptyCommand {
+                actor: actor.name.clone(),
+            });
+        }
+        None => actor.command.clone(),
+    };
     check_workdir(inv)?;
     let stdin = if actor.stdin_prompt {
         // The file itself rather than a pipe we feed: the child reads it at its own pace and

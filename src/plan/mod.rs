@@ -20,6 +20,7 @@
 //! strict: a plan is a promise about which paths the work touches, so anything ambiguous is an
 //! error pointing at the exact line and column of the plan file rather than a silent guess.
 
+mod checks;
 pub mod derive;
 mod frontmatter;
 #[cfg(test)]
@@ -34,6 +35,7 @@ use serde::Serialize;
 use serde_saphyr::Spanned;
 
 use crate::suggest::edit_distance;
+pub use checks::{MAX_NAME as MAX_CHECK_NAME, PlanCheck, is_check_name};
 use frontmatter::{Document, Node, Pos};
 pub use target::{Target, TargetKind, protected_pattern};
 
@@ -60,6 +62,9 @@ pub struct Plan {
     /// The 1-based line of the plan file that `body` starts on.
     #[serde(skip)]
     pub body_line: usize,
+    /// Runner checks the plan adds to its gated stages (`checks:`, docs/checks.md).
+    #[serde(skip)]
+    pub checks: Vec<PlanCheck>,
 }
 
 /// Why a plan was rejected, located in the plan file.
@@ -92,7 +97,7 @@ impl PlanError {
     }
 }
 
-const KNOWN_KEYS: [&str; 5] = ["id", "title", "targets", "stages", "protect"];
+const KNOWN_KEYS: [&str; 6] = ["id", "title", "targets", "stages", "protect", "checks"];
 const MAX_ID_LEN: usize = 64;
 
 /// Parses a plan file. `file` is only used in error messages and for the default id.
@@ -122,6 +127,7 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
     let mut title = None;
     let mut targets = None;
     let mut stages = None;
+    let mut checks = None;
     let mut protect = None;
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (key, value) in &entries {
@@ -153,6 +159,7 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
             "title" => title = Some(expect_string(&doc, "title", key_pos, value)?),
             "targets" => targets = Some(parse_targets(&doc, key_pos, value)?),
             "stages" => stages = Some(parse_stages(&doc, key_pos, value)?),
+            "checks" => checks = Some(checks::parse_checks(&doc, key_pos, value)?),
             "protect" => protect = Some(frontmatter::parse_protect(&doc, key_pos, value)?),
             _ => return Err(unknown_key(&doc, key_pos, name)),
         }
@@ -174,6 +181,7 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
         stages: stages.map(|list| list.into_iter().map(|(name, _)| name).collect()),
         body: doc.body.to_owned(),
         body_line: derive::body_first_line(text, doc.body),
+        checks: checks.unwrap_or_default(),
     })
 }
 
@@ -189,7 +197,7 @@ fn unknown_key(doc: &Document<'_>, pos: Pos, name: &str) -> PlanError {
 }
 
 fn known_keys_hint() -> String {
-    "known keys are `id`, `title`, `targets`, `stages` and `protect`".to_owned()
+    "known keys are `id`, `title`, `targets`, `stages`, `protect` and `checks`".to_owned()
 }
 
 /// The known key a typo most likely meant, if any is close enough to be a useful suggestion.

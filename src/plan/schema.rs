@@ -27,6 +27,38 @@ pub struct Frontmatter {
     /// can add protected paths, never remove one.
     #[schemars(length(min = 1))]
     protect: Option<Vec<String>>,
+    /// Runner checks this plan adds to its gated stages, after the repository's; a plan may
+    /// not redefine one of the repository's (docs/checks.md).
+    checks: Option<Vec<Check>>,
+}
+
+/// A command git-baton runs in the run's worktree after the actor exits; a failing one blocks
+/// the attempt.
+#[derive(JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Check {
+    /// The check's name: lowercase letters, digits, `_`, `-`.
+    #[schemars(regex(pattern = r"^[a-z0-9][a-z0-9_-]*$"), length(max = 64))]
+    name: String,
+    /// The program and its arguments (argv, never a shell string).
+    #[schemars(length(min = 1))]
+    command: Option<Vec<String>>,
+    /// A shell command line, run as `sh -c`; give `command` or `shell`.
+    shell: Option<String>,
+    /// How long it may run before it is killed: seconds or a duration (`90s`, `10m`); default
+    /// `10m`.
+    timeout: Option<Timeout>,
+}
+
+/// Seconds, or a duration as text.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum Timeout {
+    #[schemars(extend("minimum" = 1))]
+    Seconds(u64),
+    Text(String),
 }
 
 #[cfg(test)]

@@ -309,19 +309,19 @@ fn rejects_unknown_keys() {
 
         "---\nfiles: [a.md]\n---\n"
         plans/demo.md:2:1: unknown key `files` in plan frontmatter
-        hint: known keys are `id`, `title`, `targets`, `stages` and `protect`
+        hint: known keys are `id`, `title`, `targets`, `stages`, `protect` and `checks`
 
         "---\nx: 1\n---\n"
         plans/demo.md:2:1: unknown key `x` in plan frontmatter
-        hint: known keys are `id`, `title`, `targets`, `stages` and `protect`
+        hint: known keys are `id`, `title`, `targets`, `stages`, `protect` and `checks`
 
         "---\n? [a]\n: b\n---\n"
         plans/demo.md:2:3: plan frontmatter keys must be strings, found a list
-        hint: known keys are `id`, `title`, `targets`, `stages` and `protect`
+        hint: known keys are `id`, `title`, `targets`, `stages`, `protect` and `checks`
 
         "---\n1: x\n---\n"
         plans/demo.md:2:1: plan frontmatter keys must be strings, found an integer
-        hint: known keys are `id`, `title`, `targets`, `stages` and `protect`
+        hint: known keys are `id`, `title`, `targets`, `stages`, `protect` and `checks`
         "#);
 }
 

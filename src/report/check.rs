@@ -95,3 +95,32 @@ pub fn text(check: &Check) -> String {
     }
     out
 }
+
+/// What `git baton check --checks` ran of the runner checks: one line per check, with the end of
+/// the output of one that did not pass.
+pub fn checks_text(checks: &[crate::state::CheckResult]) -> String {
+    let mut out = String::new();
+    if checks.is_empty() {
+        let _ = writeln!(out, "\nno runner checks apply to this stage");
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "\nrunner checks (run now for your information; the runner runs them again after you exit, and only that run counts):"
+    );
+    for check in checks {
+        let _ = writeln!(
+            out,
+            "  {} {}  {}",
+            crate::report::width::status(check.outcome.name(), 10),
+            crate::report::escape::line(&check.name),
+            crate::report::escape::line(&check.stdout_log)
+        );
+        if !check.passed() {
+            for line in check.tail.lines() {
+                let _ = writeln!(out, "    | {}", crate::report::escape::line(line));
+            }
+        }
+    }
+    out
+}

@@ -122,6 +122,15 @@ pub fn render(
         }
     }
 
+    if !state.checks().is_empty() {
+        let _ = writeln!(
+            out,
+            "\nchecks: {}",
+            crate::report::status::checks_verdict(state)
+        );
+        crate::report::status::checks_lines(&mut out, state, "  ");
+    }
+
     let _ = writeln!(
         out,
         "\nattempts (what each changed against the snapshot before it)"

@@ -324,8 +324,82 @@ pub fn render(
             let _ = writeln!(out, "    {status} {target}  {detail}");
         }
     }
+    if !state.checks().is_empty() {
+        let _ = writeln!(out, "\n  checks: {}", checks_verdict(state));
+        checks_lines(&mut out, state, "    ");
+    }
     let _ = writeln!(out, "\n  next: {}", next_command(state, stale));
     out
+}
+
+/// `passed`, or `failed`, with the attempt whose checks they are.
+pub fn checks_verdict(state: &RunState) -> String {
+    let Some((stage, attempt)) = checked_attempt(state) else {
+        return "none ran".into();
+    };
+    let verdict = match crate::state::checks::first_failed(&attempt.checks) {
+        None => "passed",
+        Some(_) => "failed",
+    };
+    format!(
+        "{verdict} (run by git-baton on attempt {} of stage {stage})",
+        attempt.n
+    )
+}
+
+/// The latest attempt that ran the runner's checks, with its stage's name.
+fn checked_attempt(state: &RunState) -> Option<(&str, &crate::state::Attempt)> {
+    state
+        .stages()
+        .iter()
+        .flat_map(|s| s.attempts.iter().map(move |a| (s.name.as_str(), a)))
+        .filter(|(_, a)| !a.checks.is_empty())
+        .max_by_key(|(_, a)| a.started_at)
+}
+
+/// The lines of the runner's checks of the latest attempt that ran them: each with its outcome,
+/// how it ended and its stdout log (relative to the run directory); a check that did not pass
+/// with the last lines of its output.
+pub fn checks_lines(out: &mut String, state: &RunState, indent: &str) {
+    const SHOWN_LINES: usize = 5;
+    let Some((_, attempt)) = checked_attempt(state) else {
+        return;
+    };
+    let checks = &attempt.checks;
+    let cells = width::widest(checks.iter().map(|c| c.name.as_str()));
+    for check in checks {
+        let how = match (check.exit_code, check.signal, check.outcome) {
+            (_, _, crate::state::CheckOutcome::TimedOut) => "timed out".to_string(),
+            (Some(code), _, _) => format!("exit code {code}"),
+            (None, Some(signal), _) => format!("signal {signal}"),
+            (None, None, _) => check
+                .error
+                .as_deref()
+                .map(|e| escape::line(e).into_owned())
+                .unwrap_or_else(|| "-".into()),
+        };
+        let name = width::left(&check.name, cells);
+        let outcome = width::status(check.outcome.name(), 10);
+        if check.outcome == crate::state::CheckOutcome::Error {
+            // It never ran: no duration, no log.
+            let _ = writeln!(out, "{indent}{outcome} {name}  {how}");
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "{indent}{outcome} {name}  {how}, {}  {}/{}",
+            duration(check.duration_ms),
+            escape::line(&attempt.dir),
+            escape::line(&check.stdout_log),
+        );
+        if check.passed() {
+            continue;
+        }
+        let lines: Vec<&str> = check.tail.lines().collect();
+        for line in &lines[lines.len().saturating_sub(SHOWN_LINES)..] {
+            let _ = writeln!(out, "{indent}  | {}", escape::line(line));
+        }
+    }
 }
 
 /// The base, branch and worktree lines that `status` and `review` both begin with.
@@ -360,9 +434,26 @@ pub fn next_command(state: &RunState, stale: bool) -> String {
             "merge branch {}; `git baton clean {id}` removes the run",
             state.branch
         ),
-        RunStatus::Blocked => format!(
-            "git baton resume {id}   (the stage re-runs; it must change or give a reason for every uncovered target)"
-        ),
+        RunStatus::Blocked => {
+            let last = state
+                .stages()
+                .iter()
+                .flat_map(|s| &s.attempts)
+                .max_by_key(|a| a.started_at);
+            let check = last.and_then(|a| crate::state::checks::first_failed(&a.checks));
+            let uncovered = last
+                .and_then(|a| a.coverage.as_ref())
+                .is_some_and(|r| !r.passed);
+            let must = match (check, uncovered) {
+                (Some(c), false) => format!("its work must pass runner check `{}`", c.name),
+                (Some(c), true) => format!(
+                    "it must change or give a reason for every uncovered target, and pass runner check `{}`",
+                    c.name
+                ),
+                (None, _) => "it must change or give a reason for every uncovered target".into(),
+            };
+            format!("git baton resume {id}   (the stage re-runs; {must})")
+        }
         RunStatus::Paused | RunStatus::Interrupted | RunStatus::RateLimited | RunStatus::Failed => {
             format!(
                 "git baton resume {id}   (optionally --actor STAGE=NAME); see `git baton log {id}`"

@@ -18,8 +18,8 @@ use super::gate::{self, Work};
 use super::note::Note;
 use super::worktree::open_run_worktree;
 use super::{
-    ACTOR_PID, ATTEMPT_TOKEN, GRACE, RunError, STOP_REQUEST, agent_side, attempt_dir, ending,
-    guard, prompt, unrecorded,
+    ACTOR_PID, ATTEMPT_TOKEN, GRACE, RunError, STOP_REQUEST, agent_side, attempt_dir, checks,
+    ending, guard, prompt, unrecorded,
 };
 
 /// The variables that lead to a terminal multiplexer's server already running outside the
@@ -33,7 +33,7 @@ const MULTIPLEXER_VARS: [&str; 3] = ["TMUX", "TMUX_PANE", "STY"];
 /// `GIT_INDEX_FILE`, …), with which its `git commit` would land in the repository and index they
 /// name (the user's `main`) instead of the run's worktree, which it must find by discovery; and
 /// [`MULTIPLEXER_VARS`].
-fn actor_cleared_vars() -> Vec<&'static str> {
+pub(super) fn actor_cleared_vars() -> Vec<&'static str> {
     let git = crate::git::local_env_vars().iter().copied();
     git.chain(MULTIPLEXER_VARS).collect()
 }
@@ -209,7 +209,7 @@ impl Driver<'_> {
             workdir: Path::new(&state.worktree),
             env: self.actor_env(state, a),
             clear_env: &cleared,
-            placeholders: self.placeholders(state, a),
+            placeholders: Some(self.placeholders(state, a)),
             prompt_file: &a.prompt_file,
             stdout_log: &a.dir.join("stdout.log"),
             stderr_log: &a.dir.join("stderr.log"),
@@ -316,7 +316,11 @@ impl Driver<'_> {
         let (Outcome::Succeeded, Some(snapshot)) = (end.outcome, end.snapshot) else {
             return;
         };
+        self.run_checks(state, a, plan, end);
         if !state.stages()[a.index].gated {
+            if end.outcome != Outcome::Succeeded {
+                return;
+            }
             // The gated verdicts before this stage must still hold on its work.
             match gate::undone(self.repo, state, &plan.targets, snapshot) {
                 Ok(None) => {}
@@ -339,17 +343,57 @@ impl Driver<'_> {
         ) {
             Ok(report) => {
                 if enforce && !report.passed {
-                    end.outcome = Outcome::Blocked;
-                    end.error = Some(gate::blocked_message(&report));
+                    block(end, gate::blocked_message(&report));
                 }
                 // Kept bounded: the RunState travels with every save (`coverage::bounded`).
                 end.coverage = Some(report.bounded(crate::coverage::KEPT_PATHS));
             }
-            Err(message) if enforce => {
-                end.outcome = Outcome::Blocked;
-                end.error = Some(message);
-            }
+            Err(message) if enforce => block(end, message),
             Err(message) => self.sink().note(Note::CoverageMissing { message }),
+        }
+    }
+
+    /// Runs the runner's checks of the attempt's stage on its work (`checks`) and records them;
+    /// one that did not pass blocks the attempt where the gate is enforced, and an interrupted
+    /// one interrupts it.
+    fn run_checks(&self, state: &RunState, a: &Opened, plan: &Plan, end: &mut AttemptEnd) {
+        let gated = state.stages()[a.index].gated;
+        let wanted = self
+            .config
+            .checks_for(&a.stage, gated, plan, &state.plan.path);
+        if wanted.is_empty() {
+            return;
+        }
+        let stop_file = self.run_dir().join(STOP_REQUEST);
+        let stop_requested = || stop_file.exists();
+        let cleared = actor_cleared_vars();
+        let running = |name: &str| self.sink().running(&a.stage, &format!("check {name}"), a.n);
+        let cx = checks::Context {
+            worktree: Path::new(&state.worktree),
+            attempt_dir: &a.dir,
+            log_dir: checks::RUNNER_LOGS,
+            token_file: &a.dir.join(ATTEMPT_TOKEN),
+            env: self.actor_env(state, a),
+            clear_env: &cleared,
+            stop_requested: &stop_requested,
+            interrupted: self.interrupted,
+            grace: GRACE,
+            log_limit: self.config.log_limit,
+            clock: self.store.clock(),
+            running: &running,
+        };
+        end.checks = checks::run_all(&wanted, &cx);
+        let Some(failed) = crate::state::checks::first_failed(&end.checks) else {
+            return;
+        };
+        if failed.outcome == crate::state::CheckOutcome::Interrupted {
+            let _ = std::fs::remove_file(&stop_file);
+            end.outcome = Outcome::Interrupted;
+            end.cause = Some(crate::state::Cause::Manual);
+            end.error = Some(crate::state::checks::failed_message(failed));
+        } else if state.gate_enforced(a.n) {
+            end.outcome = Outcome::Blocked;
+            end.error = Some(crate::state::checks::failed_message(failed));
         }
     }
 
@@ -376,4 +420,14 @@ impl Driver<'_> {
         self.commit_at(state, Event::AttemptEnded(end), ended_at)?;
         Ok(outcome)
     }
+}
+
+/// Blocks the attempt for `message`, before the error a failed runner check already gave it:
+/// both are the reason.
+fn block(end: &mut AttemptEnd, message: String) {
+    end.outcome = Outcome::Blocked;
+    end.error = Some(match end.error.take() {
+        Some(check) => format!("{message}\n{check}"),
+        None => message,
+    });
 }

@@ -100,6 +100,10 @@ pub fn policy(
             stages
         }
     };
+    // A plan adds checks; one named like the repository's would replace it.
+    if let Some(err) = config.plan_check_conflict(plan, plan_path) {
+        return Err(RunError::Plan(err));
+    }
     if plan.targets.is_empty() && config.require_targets {
         return Err(RunError::NoTargets {
             plan: plan_path.into(),

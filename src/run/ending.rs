@@ -82,6 +82,7 @@ pub(super) fn attempt_end(f: &exec::Ran, format: Format) -> (AttemptEnd, Option<
         snapshot: None,
         hook_blocks: None,
         unrecorded: Vec::new(),
+        checks: Vec::new(),
         violations: Vec::new(),
     };
     (end, reset)

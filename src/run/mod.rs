@@ -15,6 +15,7 @@
 pub mod agent_side;
 mod attempt;
 mod attempt_dir;
+pub mod checks;
 mod claims;
 mod create;
 pub mod doctor;

@@ -88,6 +88,7 @@ fn resume_section(out: &mut String, input: &PromptInput, prev: &Attempt) {
          some files were already edited: partial changes are not completion.\n",
         prev.n, prev.actor, prev.started_at
     );
+    failed_checks_section(out, prev);
     if !prev.violations.is_empty() {
         let _ = writeln!(
             out,
@@ -145,6 +146,37 @@ fn resume_section(out: &mut String, input: &PromptInput, prev: &Attempt) {
              the whole plan from the start.\n"
         );
     }
+}
+
+/// The runner's checks the previous attempt did not pass, with the end of their output: what
+/// git-baton itself found, whatever that attempt's agent reported.
+fn failed_checks_section(out: &mut String, prev: &Attempt) {
+    for check in prev.checks.iter().filter(|c| !c.passed()) {
+        let how = crate::state::checks::failed_message(&crate::state::CheckResult {
+            tail: String::new(),
+            ..check.clone()
+        });
+        let _ = writeln!(
+            out,
+            "The {how} on the previous attempt's work. git-baton ran it itself, after that \
+             attempt's agent had exited; whatever the agent reported, the work is not done until \
+             this check passes. Its logs are `{}` and `{}` in the attempt's directory.\n",
+            check.stdout_log, check.stderr_log
+        );
+        let tail = check.tail.trim_end();
+        if !tail.is_empty() {
+            let fence = "`".repeat(longest_backtick_run(tail).max(2) + 1);
+            let _ = writeln!(
+                out,
+                "The end of its output:\n\n{fence}text\n{tail}\n{fence}\n"
+            );
+        }
+    }
+}
+
+/// The longest run of backticks in `text`, so that a fence around it is longer.
+fn longest_backtick_run(text: &str) -> usize {
+    text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
 }
 
 fn targets_section(out: &mut String, state: &RunState) {

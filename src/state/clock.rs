@@ -116,6 +116,16 @@ impl Clock {
         }
     }
 
+    /// A duration measured by a monotonic clock as recorded: itself, or 0 under an injected
+    /// clock, so that what tests compare does not depend on the machine's speed.
+    pub fn measured_ms(&self, measured: Duration) -> u64 {
+        if self.lock().next.is_some() {
+            0
+        } else {
+            u64::try_from(measured.as_millis()).unwrap_or(u64::MAX)
+        }
+    }
+
     /// Noise for a new run id.
     pub fn noise(&self) -> u64 {
         let mut inner = self.lock();

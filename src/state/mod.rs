@@ -14,6 +14,7 @@
 
 mod agent;
 mod check;
+pub mod checks;
 pub mod clock;
 mod id;
 pub mod store;
@@ -30,6 +31,7 @@ use crate::coverage::{Report, Usage};
 use crate::git::CommitId;
 pub use agent::{AgentOutput, FallbackFrom, RateLimitReset, UsageSource};
 pub use check::InvalidState;
+pub use checks::{CheckOutcome, CheckResult};
 pub use clock::Clock;
 pub use id::{BadRunId, RunId};
 pub use transition::{Event, TransitionError};
@@ -285,6 +287,10 @@ pub struct Attempt {
     /// with git's reason. Empty, and omitted from the file, when the snapshot holds everything.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unrecorded: Vec<UnrecordedPath>,
+    /// The runner's checks on this attempt's work (docs/checks.md), in order; omitted when none
+    /// ran (and in files written before them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<CheckResult>,
     /// What the attempt changed that no attempt may (a protected path, the git configuration,
     /// the branch, the recorded history); an attempt with any is `failed`. Omitted when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

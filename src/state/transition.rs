@@ -30,6 +30,9 @@ use super::{
 use crate::coverage::Report;
 
 /// Something that happened to a run.
+// An event is built, applied once and dropped: the size of its largest variant (an attempt's end,
+// with its checks and violations) costs nothing worth a box at every construction.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Event {
     /// A new attempt of stage `stage` (an index) by `actor`, recording into `dir`. Its number is
@@ -93,6 +96,8 @@ pub struct AttemptEnd {
     pub hook_blocks: Option<u32>,
     /// What `snapshot` does not hold.
     pub unrecorded: Vec<super::UnrecordedPath>,
+    /// The runner's checks on the attempt's work.
+    pub checks: Vec<super::CheckResult>,
     /// What the attempt changed that no attempt may.
     pub violations: Vec<super::Violation>,
 }
@@ -114,6 +119,7 @@ impl Default for AttemptEnd {
             snapshot: None,
             hook_blocks: None,
             unrecorded: Vec::new(),
+            checks: Vec::new(),
             violations: Vec::new(),
         }
     }
@@ -264,6 +270,7 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
                 fallback_from,
                 hook_blocks: None,
                 unrecorded: Vec::new(),
+                checks: Vec::new(),
                 violations: Vec::new(),
             });
             next.status = RunStatus::Running;
@@ -464,6 +471,7 @@ fn end_open_attempt(next: &mut RunState, stage: usize, end: AttemptEnd, at: Time
     attempt.snapshot = end.snapshot;
     attempt.hook_blocks = end.hook_blocks;
     attempt.unrecorded = end.unrecorded;
+    attempt.checks = end.checks;
     attempt.violations = end.violations;
     next.status = match end.outcome {
         // Between two stages the run is still running: the driver goes on to the next one.

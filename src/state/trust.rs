@@ -151,6 +151,7 @@ pub fn check_claim(state: &RunState) -> Result<(), Broken> {
             state
                 .attempt_dir_in(Path::new(""), &stage.name, attempt)
                 .map_err(shape)?;
+            check_checks(state, &stage.name, attempt)?;
             check_violations(&stage.name, attempt)?;
         }
     }
@@ -176,6 +177,32 @@ pub fn check_claim(state: &RunState) -> Result<(), Broken> {
                 check_passing_report(state, &stage.name, attempt)?;
             }
         }
+    }
+    Ok(())
+}
+
+/// The runner's checks of an attempt are ones git-baton could have recorded, and an attempt
+/// that succeeded where they are enforced passed every one of them (a failed check blocks it,
+/// whatever the gate says).
+fn check_checks(state: &RunState, stage: &str, attempt: &Attempt) -> Result<(), Broken> {
+    let at = format!("attempt {} of stage `{stage}`", attempt.n);
+    for (i, check) in attempt.checks.iter().enumerate() {
+        if let Some(problem) = super::checks::shape_problem(check) {
+            return Err(Broken(format!("{at}: {problem}")));
+        }
+        if attempt.checks[..i].iter().any(|c| c.name == check.name) {
+            return Err(Broken(format!("{at} ran check `{}` twice", check.name)));
+        }
+    }
+    if attempt.outcome == Some(super::Outcome::Succeeded)
+        && state.gate_enforced(attempt.n)
+        && let Some(failed) = super::checks::first_failed(&attempt.checks)
+    {
+        return Err(Broken(format!(
+            "{at} succeeded although its runner check `{}` is `{}`",
+            failed.name,
+            failed.outcome.name()
+        )));
     }
     Ok(())
 }

@@ -31,6 +31,9 @@ pub struct RunView<'a> {
     pub policy: PolicyView<'a>,
     pub stages: Vec<StageView<'a>>,
     pub coverage: Option<&'a Report>,
+    /// The runner's checks of the latest attempt that ran any (absent when none did).
+    #[serde(skip_serializing_if = "<[super::CheckResult]>::is_empty")]
+    pub checks: &'a [super::CheckResult],
     pub usage: UsageTotals,
     pub error: Option<LastError>,
     /// Where the run was published (absent until it was).
@@ -93,6 +96,8 @@ pub struct AttemptView<'a> {
     pub hook_blocks: Option<u32>,
     #[serde(skip_serializing_if = "<[UnrecordedPath]>::is_empty")]
     pub unrecorded: &'a [UnrecordedPath],
+    #[serde(skip_serializing_if = "<[super::CheckResult]>::is_empty")]
+    pub checks: &'a [super::CheckResult],
     #[serde(skip_serializing_if = "<[Violation]>::is_empty")]
     pub violations: &'a [Violation],
 }
@@ -119,6 +124,7 @@ impl<'a> RunView<'a> {
             },
             stages: state.stages().iter().map(StageView::of).collect(),
             coverage: state.coverage(),
+            checks: state.checks(),
             usage: state.usage(),
             error: state.error(),
             remote: state.remote(),
@@ -165,6 +171,7 @@ impl<'a> AttemptView<'a> {
             fallback_from: &a.fallback_from,
             hook_blocks: a.hook_blocks,
             unrecorded: &a.unrecorded,
+            checks: &a.checks,
             violations: &a.violations,
         }
     }

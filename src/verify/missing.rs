@@ -56,10 +56,11 @@ pub fn mark_missing(
 }
 
 /// The directories of the commits' trees listed so far, so that many targets in one directory
-/// cost one listing and a lookup each, not a walk from the root each.
+/// cost one listing and a lookup each, not a walk from the root each. Keyed by commit, then by
+/// directory, so that a lookup borrows the target's path instead of building a key.
 pub(super) struct Dirs<'r> {
     pub(super) repo: &'r Repo,
-    listed: HashMap<(CommitId, String), HashMap<String, PathKind>>,
+    listed: HashMap<CommitId, HashMap<String, HashMap<String, PathKind>>>,
 }
 
 impl<'r> Dirs<'r> {
@@ -77,12 +78,12 @@ impl<'r> Dirs<'r> {
         path: &str,
     ) -> Result<Option<PathKind>, GitError> {
         let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
-        let key = (commit, dir.to_owned());
-        if !self.listed.contains_key(&key) {
+        let dirs = self.listed.entry(commit).or_default();
+        if !dirs.contains_key(dir) {
             let entries = self.repo.dir_entries_at(commit, dir)?.into_iter().collect();
-            self.listed.insert(key.clone(), entries);
+            dirs.insert(dir.to_owned(), entries);
         }
-        Ok(self.listed[&key].get(name).copied())
+        Ok(dirs[dir].get(name).copied())
     }
 }
 

@@ -216,13 +216,19 @@ fn driver_cut_off(world: &World, cut: impl FnOnce(&TestRepo)) -> (TestRepo, Stri
 /// took its expired lease over advances the run on the remote: the two records have diverged.
 /// `status` says so, `doctor` reports it, and `resume`, `finish` and `push` refuse it with exit
 /// 3, while the remote keeps the record of the machine that held the lease.
+///
+/// The lease is long here and the actor ends when told: what A does offline (the rest of the
+/// attempt, the snapshot, the gate, the reporter) must fit in what is left of its lease, or A
+/// rightly stops so that another machine may take over — on a loaded machine a short lease
+/// would test the load, not the divergence.
 #[test]
 fn a_clone_that_drove_offline_past_its_lease_has_diverged() {
-    let tail = format!("lease: {}s\nsync: push\n", LEASE.as_secs());
+    const OFFLINE_LEASE: Duration = Duration::from_secs(20);
+    let tail = format!("lease: {}s\nsync: push\n", OFFLINE_LEASE.as_secs());
     let world = World::new(Transport::File, &tail).unwrap();
     let (a, id) = world.rate_limited_and_pushed();
-    let driver = a.live_spawn(["resume", id.as_str(), "--actor", "executor=slow"]);
-    wait_for_line(&world.scratch("slow.pid"));
+    let driver = a.live_spawn(["resume", id.as_str(), "--actor", "executor=waiting"]);
+    wait_for_line(&world.scratch("waiting.pid"));
     let deadline = Instant::now() + LIVENESS;
     while world.state_on_origin(&id)["status"] != "running" {
         assert!(Instant::now() < deadline, "never published running");
@@ -235,12 +241,13 @@ fn a_clone_that_drove_offline_past_its_lease_has_diverged() {
     let rewrite = format!("url.{}.insteadOf", nowhere.display());
     a.git(["config", "--global", &rewrite, &url]);
     // Offline, A's actor ends and A saves the rest of the run here only.
+    std::fs::write(world.scratch("go"), "").unwrap();
     let offline = wait(&a, driver);
     assert_eq!(status(&a, &id)["status"], "review", "{offline}");
 
     let b = world.origin.machine();
     assert_eq!(b.live(["fetch"]).code, 0);
-    let deadline = Instant::now() + LEASE + LIVENESS;
+    let deadline = Instant::now() + OFFLINE_LEASE + LIVENESS;
     let taken = resume_once_free(&b, &id, deadline);
     assert_eq!(taken.code, 0, "{taken}");
     let record = format!("refs/baton/runs/{id}/record");

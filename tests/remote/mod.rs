@@ -115,6 +115,20 @@ fn baton_yml(scratch: &Path, tail: &str) -> String {
             ],
             "",
         ),
+        // Like `slow`, but it finishes when the test says so (`go`), at most 30 s later.
+        actor(
+            "waiting",
+            &[
+                "pid",
+                &pid("waiting.pid"),
+                "wait-for",
+                &pid("go"),
+                "edit",
+                "docs/b.md",
+                B_WORK,
+            ],
+            "",
+        ),
         actor("sleeper", &["pid", &pid("sleeper.pid"), "sleep", "60"], ""),
         actor(
             "failing",

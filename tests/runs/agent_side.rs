@@ -22,7 +22,7 @@ fn path_with_baton() -> String {
 }
 
 /// An actor that can run `git baton`.
-fn with_baton(actor: Actor) -> Actor {
+pub(super) fn with_baton(actor: Actor) -> Actor {
     actor.set(&format!(
         "env: {{ PATH: {} }}",
         serde_json::to_string(&path_with_baton()).unwrap()

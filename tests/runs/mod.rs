@@ -28,6 +28,7 @@ mod actors;
 mod agent_side;
 mod agents;
 mod bounds;
+mod checks;
 mod concurrency;
 mod contain;
 mod crash;

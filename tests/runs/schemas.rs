@@ -6,7 +6,7 @@
 
 use super::*;
 
-fn schema(name: &str) -> jsonschema::Validator {
+pub(super) fn schema(name: &str) -> jsonschema::Validator {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("docs/schemas")
         .join(name);
@@ -22,7 +22,7 @@ fn errors(schema: &jsonschema::Validator, instance: &Value) -> Vec<String> {
         .collect()
 }
 
-fn assert_valid(schema: &jsonschema::Validator, instance: &Value, what: &str) {
+pub(super) fn assert_valid(schema: &jsonschema::Validator, instance: &Value, what: &str) {
     let errors = errors(schema, instance);
     assert!(
         errors.is_empty(),
@@ -32,13 +32,13 @@ fn assert_valid(schema: &jsonschema::Validator, instance: &Value, what: &str) {
 }
 
 /// YAML text as the JSON value an editor's YAML language server validates.
-fn yaml(text: &str) -> Value {
+pub(super) fn yaml(text: &str) -> Value {
     serde_saphyr::from_str(text).unwrap_or_else(|e| panic!("not YAML: {e}\n{text}"))
 }
 
 /// A plan's frontmatter as JSON, fenced as the parser reads it (`---` lines, trailing blanks
 /// allowed); no frontmatter, or an empty one, is an empty mapping.
-fn frontmatter(plan: &str) -> Value {
+pub(super) fn frontmatter(plan: &str) -> Value {
     let mut lines = plan
         .trim_start_matches('\u{feff}')
         .lines()

@@ -24,18 +24,9 @@ impl Scope {
         if list.iter().any(|p| p.is_empty()) {
             return Scope::All;
         }
-        list.sort();
+        list.sort_unstable();
         list.dedup();
-        let mut kept: Vec<String> = Vec::with_capacity(list.len());
-        for p in list {
-            // A parent sorts before the paths below it, but not always right before them
-            // ("a" < "a-b" < "a/b"): every ancestor is looked up.
-            if has_ancestor_in(&kept, &p) {
-                continue;
-            }
-            kept.push(p);
-        }
-        Scope::Prefixes(kept)
+        Scope::Prefixes(fold_nested(list))
     }
 
     /// The prefixes to visit; the whole repository is the single empty prefix.
@@ -60,6 +51,37 @@ impl Scope {
     }
 }
 
+/// `sorted` (byte order, no duplicates) without the paths below another of its paths, in one pass.
+///
+/// The paths a string is a byte prefix of sort right after it, in one run, so the kept paths
+/// that are byte prefixes of the current one form a stack: each is a byte prefix of the next, and
+/// one that is not a byte prefix of the current path is a prefix of no later path either. A parent
+/// does not always sort right before the paths below it (`a` < `a-b` < `a/b`), which is why a
+/// stack rather than the last path kept; a path is below the stack's top when a `/` follows it.
+fn fold_nested(sorted: Vec<String>) -> Vec<String> {
+    let mut kept: Vec<String> = Vec::with_capacity(sorted.len());
+    // Indices into `kept`.
+    let mut open: Vec<usize> = Vec::new();
+    for p in sorted {
+        while let Some(&top) = open.last()
+            && !p.starts_with(kept[top].as_str())
+        {
+            open.pop();
+        }
+        // Only the innermost can have `p` below it: had one under it, the innermost (a longer
+        // byte prefix of `p`) would be below that one too, and not kept.
+        let below = open
+            .last()
+            .is_some_and(|&k| p.as_bytes().get(kept[k].len()) == Some(&b'/'));
+        if below {
+            continue;
+        }
+        open.push(kept.len());
+        kept.push(p);
+    }
+    kept
+}
+
 /// Whether a proper ancestor directory of `path` is in `sorted`.
 fn has_ancestor_in(sorted: &[String], path: &str) -> bool {
     path.match_indices('/').any(|(at, _)| {
@@ -79,6 +101,31 @@ pub(in crate::git) fn is_within_bytes(path: &[u8], prefix: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fold as first written: every ancestor of each path looked up in the paths kept.
+    fn fold_by_lookup(sorted: Vec<String>) -> Vec<String> {
+        let mut kept: Vec<String> = Vec::with_capacity(sorted.len());
+        for p in sorted {
+            if !has_ancestor_in(&kept, &p) {
+                kept.push(p);
+            }
+        }
+        kept
+    }
+
+    proptest::proptest! {
+        /// Paths over a small alphabet that sorts around `/` (`-` and `.` before it, `0` and
+        /// letters after), so that parents, siblings and extensions interleave.
+        #[test]
+        fn folding_in_one_pass_keeps_what_lookups_keep(
+            paths in proptest::collection::vec("[ab.0-]{1,3}(/[ab.0-]{1,3}){0,3}", 0..40)
+        ) {
+            let mut sorted = paths;
+            sorted.sort_unstable();
+            sorted.dedup();
+            proptest::prop_assert_eq!(fold_nested(sorted.clone()), fold_by_lookup(sorted));
+        }
+    }
 
     #[test]
     fn scope_folds_nested_prefixes_and_keeps_siblings() {

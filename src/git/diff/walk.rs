@@ -19,7 +19,6 @@
 
 use std::ops::Range;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use std::sync::{Condvar, Mutex};
@@ -27,6 +26,8 @@ use std::sync::{Condvar, Mutex};
 use gix::bstr::{BString, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stat, mode::Change, stat};
 use rustix::fs::OFlags;
+
+mod prefixes;
 
 /// What the walk found for one index entry.
 pub(in crate::git) mod state {
@@ -148,32 +149,6 @@ struct Info {
 }
 
 impl Info {
-    fn of_metadata(meta: &std::fs::Metadata) -> Info {
-        let file_type = meta.file_type();
-        let kind = if file_type.is_dir() {
-            Kind::Dir
-        } else if file_type.is_symlink() {
-            Kind::Symlink
-        } else if file_type.is_file() {
-            Kind::File
-        } else {
-            Kind::Other
-        };
-        Info {
-            kind,
-            executable: kind == Kind::File && meta.mode() & 0o100 != 0,
-            stat: stat_of(
-                (meta.mtime(), meta.mtime_nsec()),
-                (meta.ctime(), meta.ctime_nsec()),
-                meta.dev(),
-                meta.ino(),
-                meta.uid(),
-                meta.gid(),
-                meta.size(),
-            ),
-        }
-    }
-
     // The field types of `struct stat` differ between platforms (and are already `i64`/`u64`
     // on some); the casts are what `std`'s `MetadataExt` does.
     #[allow(clippy::unnecessary_cast)]
@@ -242,6 +217,7 @@ impl<'a> Walker<'a> {
     pub fn run(&self, prefixes: &[String], threads: usize) -> Result<Vec<Candidate>, Unsupported> {
         let mut tasks = Vec::new();
         let mut candidates = Vec::new();
+        let mut parents = prefixes::Parents::default();
         for prefix in prefixes {
             if prefix.is_empty() {
                 tasks.push(Task {
@@ -249,7 +225,7 @@ impl<'a> Walker<'a> {
                     range: 0..self.index.entries().len(),
                 });
             } else {
-                self.visit_prefix(prefix.as_bytes(), &mut tasks, &mut candidates)?;
+                self.visit_prefix(prefix.as_bytes(), &mut parents, &mut tasks, &mut candidates)?;
             }
         }
         if threads <= 1 {
@@ -318,54 +294,6 @@ impl<'a> Walker<'a> {
                 wake.notify_all();
             }
         }
-    }
-
-    /// A scope prefix: its ancestors must be real directories, then it is one name like any other.
-    fn visit_prefix(
-        &self,
-        prefix: &[u8],
-        tasks: &mut Vec<Task>,
-        candidates: &mut Vec<Candidate>,
-    ) -> Result<(), Unsupported> {
-        // git never looks inside `.git`, and the index cannot hold paths there.
-        if prefix.split(|b| *b == b'/').any(|c| c == b".git") {
-            return Ok(());
-        }
-        let index = self.index;
-        let mut dir_prefix = prefix.to_vec();
-        dir_prefix.push(b'/');
-        let file_range = index.entry_range(prefix.as_bstr());
-        let dir_range = index.prefixed_entries_range(dir_prefix.as_bstr());
-
-        for (at, _) in prefix.iter().enumerate().filter(|(_, b)| **b == b'/') {
-            let info = self.lstat(&prefix[..at])?;
-            if !info.is_some_and(|i| i.kind == Kind::Dir) {
-                // A missing parent, a file, or a symlink in the leading path: nothing is there.
-                for range in [file_range, dir_range].into_iter().flatten() {
-                    self.mark_removed(range);
-                }
-                return Ok(());
-            }
-        }
-        let found = match self.lstat(prefix)? {
-            Some(info) => Found::of(info.kind, Meta::Have(info)),
-            None => Found::Missing,
-        };
-        let parent_tracked = match prefix.iter().rposition(|b| *b == b'/') {
-            None => true,
-            Some(at) => index
-                .prefixed_entries_range(prefix[..=at].as_bstr())
-                .is_some(),
-        };
-        self.visit_name(
-            prefix,
-            found,
-            file_range,
-            dir_range,
-            parent_tracked,
-            tasks,
-            candidates,
-        )
     }
 
     /// A tracked directory: merge its listing with the index entries below it.
@@ -614,16 +542,6 @@ impl<'a> Walker<'a> {
                 state::REMOVED
             };
             self.states[i].store(state, Relaxed);
-        }
-    }
-
-    /// `lstat` of a repo-relative path; `None` when nothing is there.
-    fn lstat(&self, path: &[u8]) -> Result<Option<Info>, Unsupported> {
-        let full = self.workdir.join(rel(path));
-        match std::fs::symlink_metadata(&full) {
-            Ok(meta) => Ok(Some(Info::of_metadata(&meta))),
-            Err(err) if is_missing(&err) => Ok(None),
-            Err(err) => Err(unsupported(&full, err)),
         }
     }
 }

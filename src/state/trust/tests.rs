@@ -413,6 +413,72 @@ fn derived_targets_come_from_a_snapshot_that_declares_none() {
     check_record(&state, &derived, None, &configured()).unwrap();
 }
 
+/// The fixture's passing attempt, with `checks` recorded on it.
+fn checked(outcome: Outcome, checks: Vec<crate::state::CheckResult>) -> RunState {
+    let mut state = ended(outcome, Some(report(TargetStatus::Changed, None)));
+    state.stages[0].attempts[0].checks = checks;
+    state
+}
+
+fn check_result(name: &str, outcome: crate::state::CheckOutcome) -> crate::state::CheckResult {
+    let (stdout_log, stderr_log) = crate::state::checks::log_paths(name);
+    crate::state::CheckResult {
+        name: name.into(),
+        outcome,
+        exit_code: Some(if outcome == crate::state::CheckOutcome::Passed {
+            0
+        } else {
+            1
+        }),
+        signal: None,
+        duration_ms: 10,
+        stdout_log,
+        stderr_log,
+        tail: "ok".into(),
+        error: None,
+    }
+}
+
+#[test]
+fn runner_checks_are_ones_git_baton_could_have_recorded() {
+    use crate::state::CheckOutcome::{Failed, Passed};
+    check_claim(&checked(
+        Outcome::Succeeded,
+        vec![check_result("tests", Passed)],
+    ))
+    .unwrap();
+    check_claim(&checked(
+        Outcome::Blocked,
+        vec![check_result("tests", Failed)],
+    ))
+    .unwrap();
+    assert_eq!(
+        broken(check_claim(&checked(
+            Outcome::Succeeded,
+            vec![check_result("tests", Failed)]
+        ))),
+        "attempt 1 of stage `executor` succeeded although its runner check `tests` is `failed`"
+    );
+    let mut escaping = check_result("tests", Failed);
+    escaping.stdout_log = "../../../../etc/passwd".into();
+    assert!(
+        broken(check_claim(&checked(Outcome::Blocked, vec![escaping])))
+            .contains("the logs of check `tests`")
+    );
+    let mut named = check_result("tests", Failed);
+    named.name = "../x".into();
+    assert!(broken(check_claim(&checked(Outcome::Blocked, vec![named]))).contains("check name"));
+    let mut flooded = check_result("tests", Failed);
+    flooded.tail = "x".repeat(crate::state::checks::MAX_TAIL + 1);
+    assert!(broken(check_claim(&checked(Outcome::Blocked, vec![flooded]))).contains("tail"));
+    // Under `coverage: resume` a first attempt's checks are recorded, not enforced.
+    let mut unenforced = checked(Outcome::Succeeded, vec![check_result("tests", Failed)]);
+    unenforced.policy.coverage = crate::state::CoverageMode::Resume;
+    check_claim(&unenforced).unwrap();
+    let twice = vec![check_result("tests", Passed), check_result("tests", Passed)];
+    assert!(broken(check_claim(&checked(Outcome::Succeeded, twice))).contains("twice"));
+}
+
 #[test]
 fn an_attempt_with_a_violation_is_failed_and_says_what_it_changed() {
     let violation = crate::state::Violation {

@@ -71,18 +71,28 @@ impl<'p> Selection<'p> {
         let mut below = Vec::new();
         let mut exact = Vec::new();
         let mut first_below = Vec::new();
+        let mut previous: &[u8] = &[];
         for prefix in prefixes {
             let prefix = prefix.as_bytes();
             exact.push(prefix);
             let mut dir = prefix.to_vec();
             dir.push(b'/');
             below.push(dir);
+            // The ancestors it shares with the prefix before it are listed already: sorted
+            // prefixes of one directory (a plan of many file targets) add its ancestors once.
+            let shared = prefix
+                .iter()
+                .zip(previous)
+                .take_while(|(a, b)| a == b)
+                .count();
+            previous = prefix;
             // An ancestor as long as the longest path kept can neither be an entry nor hold
             // one: a target of 200,000 components sorts 2,000 of them, not 200,000.
             for (at, _) in prefix
                 .iter()
                 .enumerate()
                 .take(MAX_PATH - 1)
+                .skip(shared)
                 .filter(|(_, b)| **b == b'/')
             {
                 exact.push(&prefix[..at]);
