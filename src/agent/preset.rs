@@ -1,9 +1,8 @@
 //! Presets: the actor entry of `.baton.yml` for each agent CLI git-baton knows, and the
 //! commented file `git baton init` writes from them (pure data and rendering, no I/O).
 //!
-//! Each preset is the agent's current non-interactive invocation — for Claude Code, Codex,
-//! aider and Gemini CLI checked against the real CLI (docs/agents.md names the versions;
-//! opencode's comes from its documentation): how the prompt reaches it, which
+//! Each preset is the agent's current non-interactive invocation, checked against the real CLI
+//! (docs/agents.md names the versions): how the prompt reaches it, which
 //! `output:` parser reads what it prints, and the text it prints when it is rate limited. Two
 //! facts shape them more than any other:
 //!
@@ -31,6 +30,19 @@ pub const CLAUDE_ALLOWED_TOOLS: [&str; 3] = [
     "Bash(git baton check)",
     "Bash(git baton check --json)",
 ];
+
+/// What Gemini CLI may run besides editing: `git baton unchanged …`. Its `--allowed-tools`
+/// rules are prefixes (`run_shell_command(git baton check)` approves `git baton check --hook
+/// claude-stop` too: gemini 0.61.0 matches `"command":"<prefix>` followed by a space or the
+/// closing quote), and an exact rule needs a policy file, so
+/// `check` is left out rather than approved in every form.
+pub const GEMINI_ALLOWED_TOOL: &str = "run_shell_command(git baton unchanged)";
+
+/// opencode's permission rules (`OPENCODE_PERMISSION`, JSON merged over its configuration's
+/// `permission`): the last matching rule wins, so `*` denies every shell command first and the
+/// two agent-side commands are allowed after it, `check` in its two exact forms only (as for
+/// Claude Code).
+pub const OPENCODE_PERMISSION: &str = r#"{"bash":{"*":"deny","git baton unchanged *":"allow","git baton check":"allow","git baton check --json":"allow"}}"#;
 
 /// One agent CLI's actor entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,32 +151,30 @@ pub const PRESETS: &[Preset] = &[
         title: "Gemini CLI",
         notes: &[
             "Headless mode: the prompt on stdin, with -p appended to it. --skip-trust keeps",
-            "auto_edit (in an untrusted folder Gemini falls back to asking, which headless mode",
-            "cannot); auto_edit approves edits, and --allowed-tools (once per tool) exactly the",
-            "two agent-side commands (deprecated in favour of policy files, which would need a",
-            "file). Exit codes: 1 for errors and API failures (rate limits included), 41 no",
-            "authentication, 42 input error, 53 turn limit.",
+            "auto_edit (in an untrusted folder Gemini exits 55 instead). auto_edit approves",
+            "edits; --allowed-tools approves `git baton unchanged …` and no other shell",
+            "command. Its rules are prefixes, so `git baton check` is not approved: its",
+            "prefix would approve the Stop hook's `check --hook claude-stop` too; the gate",
+            "decides after Gemini exits. stream-json keeps the tokens of the turns before an",
+            "error. It exits with the HTTP status modulo 256: 173 is a 429 (41 no",
+            "authentication, 42 input error, 53 turn limit, 144 a 400).",
         ],
         command: &[
             "gemini",
             "--output-format",
-            "json",
+            "stream-json",
             "--skip-trust",
             "--approval-mode",
             "auto_edit",
-            // Once per tool: the flag is an array, and a second value would be taken as the
-            // positional prompt, which Gemini refuses together with -p.
             "--allowed-tools",
-            "run_shell_command(git baton unchanged)",
-            "--allowed-tools",
-            "run_shell_command(git baton check)",
+            GEMINI_ALLOWED_TOOL,
             "-p",
             "Carry out the task above.",
         ],
         env: &[],
         stdin_prompt: true,
-        output: Format::GeminiJson,
-        rate_limit_exit_codes: &[],
+        output: Format::GeminiStreamJson,
+        rate_limit_exit_codes: &[173],
         rate_limit_patterns: &["RESOURCE_EXHAUSTED", "Quota exceeded", "status 429"],
     },
     Preset {
@@ -215,19 +225,23 @@ pub const PRESETS: &[Preset] = &[
         program: "opencode",
         title: "opencode",
         notes: &[
-            "`opencode run` takes the prompt as its message argument (a shell reads the prompt",
-            "file into it). Its JSON output has no parser yet, so it is read as text.",
+            "`opencode run` with JSON events on stdout, the prompt on stdin. OPENCODE_PERMISSION",
+            "(merged over your own permission rules) denies every shell command but exactly the",
+            "two agent-side commands; edits stay allowed. A denied command is reported to the",
+            "model, which goes on; a rule that would ask is rejected (nobody can answer) and",
+            "ends the run with exit 0, and the gate decides. A rate limit exits 1: output",
+            "`opencode-jsonl` reads its `error` event (statusCode 429, or a quota).",
         ],
-        command: &[
-            "sh",
-            "-c",
-            r#"exec opencode run "$(cat "$BATON_PROMPT_FILE")""#,
-        ],
-        env: &[],
-        stdin_prompt: false,
-        output: Format::Text,
+        command: &["opencode", "run", "--format", "json"],
+        env: &[("OPENCODE_PERMISSION", OPENCODE_PERMISSION)],
+        stdin_prompt: true,
+        output: Format::OpencodeJsonl,
         rate_limit_exit_codes: &[],
-        rate_limit_patterns: &["rate limit", "429"],
+        rate_limit_patterns: &[
+            "\"statusCode\":429",
+            "rate limit",
+            "exceeded your current quota",
+        ],
     },
 ];
 
@@ -412,6 +426,12 @@ mod tests {
             assert!(caught("aider", message), "{message}");
         }
         for message in [
+            r#"{"type":"error","error":{"name":"APIError","data":{"message":"x","statusCode":429}}}"#,
+            "Too Many Requests: {\"error\": {\"message\": \"You exceeded your current quota, please",
+        ] {
+            assert!(caught("opencode", message), "{message}");
+        }
+        for message in [
             "exceeded retry limit, last status: 429 Too Many Requests",
             "You\u{2019}ve hit your usage limit. Upgrade to Pro or try again at Dec 1st, 2026 4:00 PM.",
         ] {
@@ -460,6 +480,65 @@ mod tests {
         assert_eq!(aider.output, Format::AiderText);
         let text = render(&[aider], false);
         assert!(text.contains("    env: { BROWSER: 'true' }\n"), "{text}");
+    }
+
+    /// opencode's rules are JSON whose last `bash` rules allow exactly the agent-side commands,
+    /// after a `*` that denies the rest, and they reach opencode through its environment.
+    #[test]
+    fn opencode_permits_exactly_the_agent_side_commands() {
+        let rules: serde_json::Value = serde_json::from_str(OPENCODE_PERMISSION).unwrap();
+        let bash = rules["bash"].as_object().unwrap();
+        let mut allowed: Vec<&str> = bash
+            .iter()
+            .filter(|(_, v)| *v == "allow")
+            .map(|(k, _)| k.as_str())
+            .collect();
+        allowed.sort_unstable();
+        assert_eq!(
+            allowed,
+            [
+                "git baton check",
+                "git baton check --json",
+                "git baton unchanged *"
+            ]
+        );
+        assert_eq!(bash.len(), 4);
+        assert_eq!(bash["*"], "deny");
+        // The order opencode reads them in: the deny first, so that the allows win.
+        let deny = OPENCODE_PERMISSION.find(r#""*":"deny""#).unwrap();
+        assert!(
+            allowed
+                .iter()
+                .all(|a| OPENCODE_PERMISSION.find(a).unwrap() > deny)
+        );
+        let opencode = find("opencode").unwrap();
+        assert_eq!(
+            opencode.env,
+            &[("OPENCODE_PERMISSION", OPENCODE_PERMISSION)]
+        );
+        assert!(opencode.stdin_prompt);
+        assert_eq!(opencode.output, Format::OpencodeJsonl);
+        let text = render(&[opencode], false);
+        assert!(
+            text.contains(&format!(
+                "    env: {{ OPENCODE_PERMISSION: '{OPENCODE_PERMISSION}' }}\n"
+            )),
+            "{text}"
+        );
+    }
+
+    /// Gemini's one rule is a prefix of the `unchanged` command and of no form of `check`.
+    #[test]
+    fn gemini_approves_no_form_of_check() {
+        let gemini = find("gemini").unwrap();
+        let rules: Vec<&&str> = gemini
+            .command
+            .iter()
+            .filter(|a| a.starts_with("run_shell_command("))
+            .collect();
+        assert_eq!(rules, [&GEMINI_ALLOWED_TOOL]);
+        assert!(!GEMINI_ALLOWED_TOOL.contains("check"));
+        assert_eq!(gemini.rate_limit_exit_codes, &[429 % 256]);
     }
 
     #[test]

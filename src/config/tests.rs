@@ -70,7 +70,7 @@ pipeline:
     assert_eq!(c.pipeline[0].fallback, ["codex", "gemini"]);
     assert!(c.pipeline[1].fallback.is_empty());
 
-    insta::assert_snapshot!(err("actors:\n  a: {command: [x], output: claude}\n"), @".baton.yml:2:29: unknown variant `claude`, expected one of text, claude-json, codex-jsonl, gemini-json, aider-text");
+    insta::assert_snapshot!(err("actors:\n  a: {command: [x], output: claude}\n"), @".baton.yml:2:29: unknown variant `claude`, expected one of text, claude-json, codex-jsonl, gemini-json, gemini-stream-json, aider-text, opencode-jsonl");
     insta::assert_snapshot!(err("actors:\n  a: {command: [x]}\n  b: {command: [y]}\npipeline:\n  - stage: s\n    actor: a\n    fallback: [b, c]\n"), @r"
         .baton.yml:7:19: unknown actor `c` in the `fallback` of stage `s`
         hint: defined actors: a, b

@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use super::mock::MockServer;
 
-/// The directories holding the CLIs: npm's for Claude Code and Codex, the virtual
-/// environment's for aider.
+/// The directories holding the CLIs: npm's for Claude Code, Codex, opencode and Gemini CLI, the
+/// virtual environment's for aider.
 pub fn bin_dirs() -> Vec<PathBuf> {
     match std::env::var_os("GIT_BATON_AGENT_BIN") {
         Some(dirs) => std::env::split_paths(&dirs).collect(),
@@ -34,7 +34,7 @@ pub fn bin_dirs() -> Vec<PathBuf> {
     }
 }
 
-/// The path of `name` (`claude`, `codex`, `aider`) in the first of [`bin_dirs`] holding it, or
+/// The path of `name` (`claude`, `codex`, `aider`, `opencode`, `gemini`) in the first of [`bin_dirs`] holding it, or
 /// why it cannot be used.
 pub fn find(name: &str) -> Result<PathBuf, String> {
     let dirs = bin_dirs();
@@ -81,8 +81,19 @@ pub struct AgentEnv {
     subscription: Option<&'static str>,
 }
 
+/// Where opencode's npm registry points, on the mock: every request there is answered 404.
+pub const NPM_REGISTRY: &str = "/npm";
+
 /// The API key the CLIs send; the mock accepts anything.
 pub const API_KEY: &str = "mock-key";
+
+/// The model opencode is given: a provider of its own configuration (`OPENCODE_CONFIG_CONTENT`),
+/// `@ai-sdk/anthropic` at the mock's `/v1/messages`, priced so that opencode reports a cost
+/// (dollars per million tokens).
+pub const OPENCODE_MODEL: &str = "mock/claude-mock";
+
+/// The model Gemini CLI is told to use (its settings' `model.name`).
+pub const GEMINI_MODEL: &str = "gemini-2.5-pro";
 
 /// The model aider asks for: one litellm's bundled price list knows (so aider prints a cost),
 /// through the `openai/` provider, which `OPENAI_API_BASE` points at the mock.
@@ -110,6 +121,23 @@ impl AgentEnv {
         std::fs::write(env.codex_home.join("config.toml"), env.codex_config()).unwrap();
         // aider fetches litellm's price list from GitHub unless its cache is fresh and not
         // empty; one without the model keeps it offline, on the list litellm ships.
+        // Gemini CLI: an API key with a custom base URL needs the auth type chosen in its
+        // settings; one attempt per request (a 429 is otherwise retried for about 232 s); the
+        // model named, so that no router request picks one; nothing reported home.
+        let gemini = env.home.join(".gemini");
+        std::fs::create_dir_all(&gemini).unwrap();
+        std::fs::write(
+            gemini.join("settings.json"),
+            serde_json::json!({
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "general": {"maxAttempts": 1, "disableAutoUpdate": true},
+                "model": {"name": GEMINI_MODEL},
+                "telemetry": {"enabled": false},
+                "privacy": {"usageStatisticsEnabled": false}
+            })
+            .to_string(),
+        )
+        .unwrap();
         let caches = env.home.join(".aider/caches");
         std::fs::create_dir_all(&caches).unwrap();
         std::fs::write(
@@ -143,6 +171,26 @@ impl AgentEnv {
         )
     }
 
+    /// opencode's configuration: the mock provider and model, nothing shared or updated.
+    fn opencode_config(&self) -> String {
+        serde_json::json!({
+            "provider": {"mock": {
+                "npm": "@ai-sdk/anthropic",
+                "name": "mock",
+                "options": {"baseURL": format!("{}/v1", self.url), "apiKey": API_KEY},
+                "models": {"claude-mock": {
+                    "name": "claude-mock",
+                    "cost": {"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75}
+                }}
+            }},
+            "model": OPENCODE_MODEL,
+            "small_model": OPENCODE_MODEL,
+            "autoupdate": false,
+            "share": "disabled"
+        })
+        .to_string()
+    }
+
     /// The variables the CLIs need to run offline against the mock.
     pub fn vars(&self) -> Vec<(&'static str, OsString)> {
         let auth: [(&'static str, OsString); 2] = match self.subscription {
@@ -167,6 +215,23 @@ impl AgentEnv {
             ("OPENAI_API_KEY", API_KEY.into()),
             ("AIDER_MODEL", AIDER_MODEL.into()),
             ("AIDER_EDIT_FORMAT", "whole".into()),
+            // opencode: its provider at the mock; no models.dev catalog, no update check, no
+            // LSP downloads. It installs `@opencode-ai/plugin` into its configuration directory
+            // on every start, from npm's registry: `npm_config_registry` points that at the
+            // mock, which answers 404 (opencode logs the failure and goes on).
+            ("OPENCODE_CONFIG_CONTENT", self.opencode_config().into()),
+            ("OPENCODE_DISABLE_MODELS_FETCH", "1".into()),
+            ("OPENCODE_DISABLE_AUTOUPDATE", "1".into()),
+            ("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1".into()),
+            ("OPENCODE_DISABLE_LSP_DOWNLOAD", "1".into()),
+            ("OPENCODE_DISABLE_SHARE", "1".into()),
+            (
+                "npm_config_registry",
+                format!("{}{NPM_REGISTRY}/", self.url).into(),
+            ),
+            // Gemini CLI: the key and the mock's base URL (settings in `~/.gemini`, above).
+            ("GEMINI_API_KEY", API_KEY.into()),
+            ("GOOGLE_GEMINI_BASE_URL", self.url.clone().into()),
         ];
         vars.extend(auth);
         vars

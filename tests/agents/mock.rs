@@ -2,15 +2,16 @@
 //!
 //! It speaks just enough HTTP/1.1 (keep-alive, `Content-Length` or chunked request bodies) for
 //! Claude Code (`POST /v1/messages`, Anthropic's server-sent events), Codex
-//! (`POST /v1/responses`, OpenAI's Responses events) and aider (`POST /v1/chat/completions`,
+//! (`POST /v1/responses`, OpenAI's Responses events), aider (`POST /v1/chat/completions`,
 //! OpenAI's chat completions, one JSON object or, when asked to stream, `chat.completion.chunk`
-//! events). A [`Script`] is the list of the model's turns in order, whichever CLI asks: each
-//! request that carries a tool list (the agent's main loop) takes the next turn and gets it
-//! rendered in the protocol it asked in, so one script can serve Claude Code, then Codex, then
-//! Claude Code again. Requests without tools (a CLI's side requests, such as a title) get a
-//! short fixed answer and take no turn — except chat completions, where aider sends its edits as
-//! text and never a tool list: every one of them takes a turn. An error turn, once
-//! reached, answers every later scripted request in the same protocol too — a rate limit does
+//! events) and Gemini CLI (`POST /v1beta/models/<model>:streamGenerateContent?alt=sse`, one
+//! `candidates` chunk with its `usageMetadata`). A [`Script`] is the list of the model's turns in
+//! order, whichever CLI asks: each request that carries a tool list (the agent's main loop)
+//! takes the next turn and gets it rendered in the protocol it asked in, so one script can serve
+//! Claude Code, then Codex, then Claude Code again. Requests without tools (a CLI's side
+//! requests, such as a title) get a short fixed answer and take no turn — except chat
+//! completions, where aider sends its edits as text and never a tool list: every one of them
+//! takes a turn. An error turn, once reached, answers every later scripted request in the same protocol too — a rate limit does
 //! not lift between retries — while the other protocol's requests go on with the script, as
 //! another provider would: a stage can fall back from a rate-limited Claude Code to Codex.
 //! A request past the end of the script gets a 400 the CLI does not retry, and is counted, so a
@@ -346,6 +347,8 @@ enum Wire {
     OpenAi,
     /// OpenAI's chat completions: every request is the agent's main loop.
     Chat,
+    /// Gemini's `streamGenerateContent`; the model is in the path.
+    Gemini,
 }
 
 fn respond(mut request: Request, state: &Mutex<State>) -> Vec<u8> {
@@ -353,13 +356,21 @@ fn respond(mut request: Request, state: &Mutex<State>) -> Vec<u8> {
         ("POST", Some("/v1/messages")) => Wire::Anthropic,
         ("POST", Some("/v1/responses")) => Wire::OpenAi,
         ("POST", Some("/v1/chat/completions")) => Wire::Chat,
+        ("POST", Some(p))
+            if p.starts_with("/v1beta/models/") && p.ends_with(":streamGenerateContent") =>
+        {
+            Wire::Gemini
+        }
         _ => {
             state.lock().unwrap().requests.push(request);
             return http(404, &[], "application/json", br#"{"error":"not found"}"#);
         }
     };
     let body = request.json();
-    let model = body["model"].as_str().unwrap_or("mock-model").to_string();
+    let model = match wire {
+        Wire::Gemini => gemini_model(&request.path),
+        _ => body["model"].as_str().unwrap_or("mock-model").to_string(),
+    };
     let has_tools = wire == Wire::Chat || body["tools"].as_array().is_some_and(|t| !t.is_empty());
     let stream = body["stream"].as_bool().unwrap_or(false);
     let turn = {
@@ -430,6 +441,11 @@ fn respond(mut request: Request, state: &Mutex<State>) -> Vec<u8> {
                 Wire::Chat => {
                     let body = chat_completion(&turn, &model, n).to_string();
                     return http(200, &[], "application/json", body.as_bytes());
+                }
+                Wire::Gemini => {
+                    let chunk = gemini_chunk(&turn, &model);
+                    let body = format!("data: {chunk}\r\n\r\n");
+                    return http(200, &[], "text/event-stream", body.as_bytes());
                 }
             };
             http(200, &[], "text/event-stream", sse(&events).as_bytes())
@@ -518,6 +534,34 @@ fn chat_chunks(turn: &Turn, model: &str, n: usize) -> Vec<Value> {
         ),
         chunk(json!([]), chat_usage(usage)),
     ]
+}
+
+/// The model of a Gemini request's path (`/v1beta/models/<model>:streamGenerateContent`).
+fn gemini_model(path: &str) -> String {
+    let path = path.split('?').next().unwrap_or_default();
+    path.trim_start_matches("/v1beta/models/")
+        .trim_end_matches(":streamGenerateContent")
+        .to_string()
+}
+
+/// A turn as one `streamGenerateContent` chunk: the text or the function call, then the usage,
+/// whose `promptTokenCount` counts the cached tokens in, as Gemini's does.
+fn gemini_chunk(turn: &Turn, model: &str) -> Value {
+    let (part, usage) = match turn {
+        Turn::Text { text, usage } => (json!({"text": text}), *usage),
+        Turn::Tool { name, input, usage } => (
+            json!({"functionCall": {"name": name, "args": input}}),
+            *usage,
+        ),
+        Turn::Error { .. } => unreachable!("errors are answered before chunks"),
+    };
+    json!({"candidates": [{"content": {"parts": [part], "role": "model"},
+                           "finishReason": "STOP", "index": 0}],
+           "usageMetadata": {"promptTokenCount": usage.input + usage.cache_read,
+                             "candidatesTokenCount": usage.output,
+                             "cachedContentTokenCount": usage.cache_read,
+                             "totalTokenCount": usage.input + usage.cache_read + usage.output},
+           "modelVersion": model})
 }
 
 fn anthropic_events(turn: &Turn, model: &str, n: usize) -> Vec<(&'static str, Value)> {

@@ -231,3 +231,43 @@ fn chat_completions_answer_every_request_with_a_turn_in_json_or_chunks() {
     }
     assert_eq!(server.scripted().len(), 6);
 }
+
+#[test]
+fn gemini_turns_are_generate_content_chunks_with_the_model_of_the_path() {
+    let server = MockServer::start(Script(vec![
+        Turn::tool("write_file", json!({"file_path": "a.md", "content": "A\n"})),
+        Turn::text("done").with_usage(Usage {
+            input: 60,
+            output: 5,
+            cache_read: 40,
+        }),
+    ]));
+    let path = "/v1beta/models/gemini-test:streamGenerateContent?alt=sse";
+    let tools =
+        json!({"contents": [], "tools": [{"functionDeclarations": [{"name": "write_file"}]}]});
+    let (status, head, body) = post(&server, path, &tools);
+    assert_eq!(status, 200);
+    assert!(head.contains("content-type: text/event-stream"), "{head}");
+    let ev = events(&body);
+    assert_eq!(ev.len(), 1, "{body}");
+    let call = &ev[0]["candidates"][0]["content"]["parts"][0]["functionCall"];
+    assert_eq!(call["name"], "write_file");
+    assert_eq!(call["args"]["content"], "A\n");
+    assert_eq!(ev[0]["modelVersion"], "gemini-test");
+
+    let (_, _, body) = post(&server, path, &tools);
+    let ev = events(&body);
+    assert_eq!(
+        ev[0]["candidates"][0]["content"]["parts"][0]["text"],
+        "done"
+    );
+    // Gemini's prompt count holds the cached tokens.
+    let usage = &ev[0]["usageMetadata"];
+    assert_eq!(usage["promptTokenCount"], 100);
+    assert_eq!(usage["cachedContentTokenCount"], 40);
+    assert_eq!(usage["candidatesTokenCount"], 5);
+    // Past the end: a 400, counted.
+    let (status, _, _) = post(&server, path, &tools);
+    assert_eq!(status, 400);
+    assert_eq!(server.overruns(), 1);
+}

@@ -1,6 +1,7 @@
-//! The real agent CLIs (Claude Code, Codex, aider) driven offline against a scripted mock model server
-//! on 127.0.0.1: first on their own, to pin down what they send and print (and to capture the
-//! parser fixtures under testdata/agents/), then through the real `git baton` binary.
+//! The real agent CLIs (Claude Code, Codex, aider, opencode, Gemini CLI) driven offline against
+//! a scripted mock model server on 127.0.0.1: first on their own, to pin down what they send and
+//! print (and to capture the parser fixtures under testdata/agents/), then through the real
+//! `git baton` binary.
 //!
 //! Every test that needs a CLI skips by name when it is not installed (see [`cli`]).
 
@@ -14,6 +15,8 @@ mod harness;
 mod aider;
 mod claude;
 mod codex;
+mod gemini;
+mod opencode;
 
 mod e2e;
 mod incident;

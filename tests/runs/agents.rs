@@ -321,7 +321,8 @@ fn a_fallback_chain_ends_in_review() {
     let prompt = text(&run_dir(&repo, &id).join("attempts/executor-3/prompt.md"));
     assert!(prompt.contains("This is a resumed attempt"), "{prompt}");
     assert_eq!(attempt(&state, "executor", 3)["coverage"]["passed"], true);
-    assert_eq!(state["usage"]["input_tokens"], 2100);
+    // Codex's 2100 input tokens less the 1024 cached: input as Claude Code counts it.
+    assert_eq!(state["usage"]["input_tokens"], 1076);
     assert_eq!(
         state["usage"]["attempts_without_cost"], 1,
         "codex reports no cost"
@@ -421,5 +422,5 @@ fn a_cut_output_still_gives_its_tail_and_says_so() {
         .lines()
         .find(|l| l.trim_start().starts_with("executor"))
         .unwrap();
-    assert!(row.ends_with(" -") && row.contains(" 2157 "), "{row}");
+    assert!(row.ends_with(" -") && row.contains(" 1133 "), "{row}");
 }

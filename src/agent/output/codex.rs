@@ -2,7 +2,8 @@
 //!
 //! Read: `thread.started.thread_id` (the session id), the `usage` of every `turn.completed`
 //! (`input_tokens`, `cached_input_tokens`, `output_tokens`, `reasoning_output_tokens`, summed
-//! over turns), and the verdict from the last `turn.completed` or `turn.failed`. A
+//! over turns; OpenAI's `input_tokens` counts the cached ones in, so input is recorded without
+//! them, as Claude Code reports it), and the verdict from the last `turn.completed` or `turn.failed`. A
 //! `turn.failed` whose message names a 429, a rate limit or a usage limit is a rate limit, with
 //! `resets_at` (epoch seconds) when the error carries it, else the words of "try again …".
 //! Codex reports no cost, so none is recorded. `item.completed` items of type `error` are
@@ -49,10 +50,12 @@ pub(super) fn parse(stdout: Stdout) -> Reading {
             }
             Some("turn.completed") => {
                 if let Some(u) = event.get("usage").and_then(Value::as_object) {
+                    let cached = count(u.get("cached_input_tokens"));
                     let turn = Tokens {
-                        input: count(u.get("input_tokens")),
+                        input: count(u.get("input_tokens"))
+                            .map(|i| i.saturating_sub(cached.unwrap_or(0))),
                         output: count(u.get("output_tokens")),
-                        cache_read: count(u.get("cached_input_tokens")),
+                        cache_read: cached,
                         cache_creation: count(u.get("cache_write_input_tokens")),
                         reasoning: count(u.get("reasoning_output_tokens")),
                     };
@@ -136,7 +139,8 @@ mod tests {
         assert_eq!(
             r.tokens,
             Some(Tokens {
-                input: Some(2100),
+                // 2100 input tokens, 1024 of them cached.
+                input: Some(1076),
                 output: Some(57),
                 cache_read: Some(1024),
                 cache_creation: Some(0),
@@ -212,7 +216,7 @@ mod tests {
         let text = format!("{SUCCESS}{turn}\n");
         assert_eq!(
             parse(Stdout::Whole(&text)).tokens.unwrap().input,
-            Some(4200)
+            Some(2 * 1076)
         );
         // The middle dropped, a line broken at each side: the turn in the tail still counts.
         let (head, rest) = SUCCESS.split_at(30);

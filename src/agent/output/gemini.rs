@@ -3,8 +3,10 @@
 //! (measured: stdout empty, the object the last thing on stderr, exit code 41 for an
 //! authentication error). So when stdout is blank the object is read from the end of stderr.
 //!
-//! Read: `session_id`; the tokens of every model under `stats.models` (`prompt` as input,
-//! `candidates` as output, `cached`, `thoughts` as reasoning), summed, and the models' names;
+//! Read: `session_id`; the tokens of every model under `stats.models` (`input`, or where it is
+//! missing `prompt` less `cached`, as input — Gemini's `prompt` counts the cached tokens in, unlike Claude Code's
+//! `input_tokens` — `cached` as cache reads, `candidates` as output, `thoughts` as reasoning),
+//! summed, and the models' names;
 //! the verdict from `error`: absent is a success, present is a failure, or a rate limit when its
 //! `code` is 429 or its message names a 429, `RESOURCE_EXHAUSTED` or a quota. (`error.code` is
 //! what Gemini CLI exits with: 41 for an authentication error, 429 for a rate limit.) Gemini CLI
@@ -78,8 +80,12 @@ pub(super) fn parse(stdout: Stdout, stderr: Stdout) -> Reading {
     for (name, model) in models.into_iter().flatten() {
         names.push(name.as_str());
         if let Some(t) = model.get("tokens").and_then(Value::as_object) {
+            let cached = count(t.get("cached"));
+            // gemini 0.61.0 prints `input` (`prompt` less `cached`) beside `prompt`.
+            let input = count(t.get("input"))
+                .or_else(|| count(t.get("prompt")).map(|p| p.saturating_sub(cached.unwrap_or(0))));
             tokens.get_or_insert_with(Tokens::default).add(&Tokens {
-                input: count(t.get("prompt")),
+                input,
                 output: count(t.get("candidates")),
                 cache_read: count(t.get("cached")),
                 cache_creation: None,
@@ -181,10 +187,44 @@ mod tests {
         );
     }
 
+    // Captured from gemini 0.61.0 through the `gemini` preset with `--output-format json` (before
+    // it moved to `stream-json`; tests/agents/gemini.rs) against a mock model server on 127.0.0.1: a `write_file`, a `run_shell_command` of
+    // `git baton unchanged`, then text; each turn 25,000 prompt tokens (5,000 of them cached) and
+    // 2,000 output tokens.
+    const EDIT: &str = include_str!("../../../testdata/agents/gemini/e2e-edit-unchanged.json");
+
+    #[test]
+    fn a_captured_success_records_input_without_the_cached_tokens() {
+        let r = parse(Stdout::Whole(EDIT), NONE);
+        assert_eq!(r.verdict, Some(Verdict::Succeeded));
+        assert_eq!(
+            r.tokens,
+            Some(Tokens {
+                input: Some(60_000),
+                output: Some(6_000),
+                cache_read: Some(15_000),
+                cache_creation: None,
+                reasoning: Some(0),
+            })
+        );
+        assert_eq!(r.model.as_deref(), Some("gemini-2.5-pro"));
+        assert_eq!(
+            r.session_id.as_deref(),
+            Some("1ff3ad6f-2fab-4547-ae2d-091a17879960")
+        );
+        // Without `input`, as older builds print: `prompt` less `cached`.
+        let mut object: Value = serde_json::from_str(EDIT).unwrap();
+        let tokens = &mut object["stats"]["models"]["gemini-2.5-pro"]["tokens"];
+        tokens.as_object_mut().unwrap().remove("input");
+        let text = object.to_string();
+        let r = parse(Stdout::Whole(&text), NONE);
+        assert_eq!(r.tokens.unwrap().input, Some(60_000));
+    }
+
     #[test]
     fn stats_give_tokens_per_model_summed() {
-        // The documented shape of a success (`stats.models.<name>.tokens`), not a capture:
-        // no model server answers Gemini CLI here.
+        // Two models (as without `-m`, where the router's model is listed too), without
+        // `input`: each model's `prompt` less its `cached`.
         let text = r#"{"session_id":"s","response":"done","stats":{"models":{
             "gemini-2.5-pro":{"tokens":{"prompt":100,"candidates":20,"total":130,"cached":40,"thoughts":10,"tool":0}},
             "gemini-2.5-flash":{"tokens":{"prompt":5,"candidates":1,"total":6,"cached":0,"thoughts":0,"tool":0}}}}}"#;
@@ -193,7 +233,8 @@ mod tests {
         assert_eq!(
             r.tokens,
             Some(Tokens {
-                input: Some(105),
+                // (100 - 40) + 5: the cached tokens are counted once, as cache reads.
+                input: Some(65),
                 output: Some(21),
                 cache_read: Some(40),
                 cache_creation: None,

@@ -12,6 +12,8 @@ mod aider;
 mod claude;
 mod codex;
 mod gemini;
+mod gemini_stream;
+mod opencode;
 mod reset;
 
 use serde::{Deserialize, Serialize};
@@ -32,8 +34,12 @@ pub enum Format {
     CodexJsonl,
     /// Gemini CLI `--output-format json`: `{response, stats, error}`.
     GeminiJson,
+    /// Gemini CLI `--output-format stream-json`: one JSON event per line, a `result` last.
+    GeminiStreamJson,
     /// aider's console text (`--no-pretty`): its usage reports and its last API error.
     AiderText,
+    /// `opencode run --format json`: one JSON event per line.
+    OpencodeJsonl,
 }
 
 impl Format {
@@ -44,7 +50,9 @@ impl Format {
             Format::ClaudeJson => "claude-json",
             Format::CodexJsonl => "codex-jsonl",
             Format::GeminiJson => "gemini-json",
+            Format::GeminiStreamJson => "gemini-stream-json",
             Format::AiderText => "aider-text",
+            Format::OpencodeJsonl => "opencode-jsonl",
         }
     }
 }
@@ -132,7 +140,9 @@ pub fn parse(format: Format, stdout: Stdout, stderr: Stdout) -> Option<Reading> 
         Format::ClaudeJson => claude::parse(stdout),
         Format::CodexJsonl => codex::parse(stdout),
         Format::GeminiJson => gemini::parse(stdout, stderr),
+        Format::GeminiStreamJson => gemini_stream::parse(stdout, stderr),
         Format::AiderText => aider::parse(stdout),
+        Format::OpencodeJsonl => opencode::parse(stdout),
     };
     Some(report)
 }
@@ -222,7 +232,9 @@ mod tests {
             Format::ClaudeJson,
             Format::CodexJsonl,
             Format::GeminiJson,
+            Format::GeminiStreamJson,
             Format::AiderText,
+            Format::OpencodeJsonl,
         ] {
             let json = serde_json::to_string(&format).unwrap();
             assert_eq!(json, format!("\"{}\"", format.name()));
