@@ -590,7 +590,6 @@ fn quote(path: &Path) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
