@@ -39,9 +39,19 @@ fn whole_edit(targets: &[&str]) -> Turn {
     Turn::text(&text).with_usage(TURN)
 }
 
-/// A repository with a committed `.gitignore`, and `.baton.yml` as `init --agent aider` wrote
-/// it, committed unchanged.
+/// A repository with a committed `.gitignore`, `.baton.yml` as `init --agent aider` wrote it,
+/// committed unchanged, and a git identity in its configuration: aider writes one into the
+/// repository's configuration when git has none (see
+/// [`without_a_git_identity_aider_writes_one_and_the_guard_fails_the_attempt`]).
 fn aider_repo(script: Script) -> AgentRepo {
+    let ar = aider_repo_without_identity(script);
+    ar.repo.git(["config", "user.name", "Test Author"]);
+    ar.repo.git(["config", "user.email", "author@example.com"]);
+    ar
+}
+
+/// [`aider_repo`] as a machine whose git knows no `user.name` or `user.email`.
+fn aider_repo_without_identity(script: Script) -> AgentRepo {
     let ar = AgentRepo::new(script);
     ar.repo.write(".gitignore", GITIGNORE);
     let run = ar.baton(&["init", "--agent", "aider"]);
@@ -224,4 +234,29 @@ fn a_429_aider_gives_up_on_ends_the_attempt_rate_limited_despite_its_exit_0() {
     assert_eq!(ar.mock.scripted().len(), 27, "{stdout}");
     assert!(a["usage"].is_null(), "no answer, no usage: {a:#}");
     assert_worktree_clean_of_aider(&ar.worktree(&state), &[]);
+}
+
+/// aider, finding no git identity, writes `user.name "Your Name"` into the repository's
+/// configuration (aider 0.86.2, `aider/main.py`). An attempt may not change the git
+/// configuration, whoever asked for it: the attempt fails naming the file, although aider's
+/// edit was complete — which docs/agents.md tells aider's users to avoid with an identity.
+#[test]
+fn without_a_git_identity_aider_writes_one_and_the_guard_fails_the_attempt() {
+    let Some(_) = cli::agent("aider") else { return };
+    let ar = aider_repo_without_identity(Script(vec![whole_edit(&TARGETS)]));
+    let run = ar.baton(&["run", "plans/rule.md"]);
+    let id = run.run_id();
+    let stdout = ar.stdout(&id, 1);
+    assert_eq!(run.code, 1, "{run}\n--- aider's stdout\n{stdout}");
+    let state = ar.status(&id);
+    let a = attempt(&state, 1);
+    assert_eq!(a["outcome"], "failed", "{a:#}");
+    let kinds: Vec<&str> = a["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["git_config"], "{a:#}");
+    assert_eq!(state["error"]["kind"], "violation", "{state:#}");
 }
