@@ -5,8 +5,8 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
-use super::{bound, escape};
-use crate::coverage::{Report, TargetStatus};
+use super::escape;
+use crate::coverage::Report;
 
 /// The version of `check --json`'s layout: raised when a field changes meaning or goes away
 /// (adding one does not).
@@ -43,31 +43,7 @@ pub fn text(check: &Check) -> String {
         check.run_id, check.stage, check.attempt
     );
     if let Some(report) = &check.coverage {
-        let width = report
-            .targets
-            .iter()
-            .map(|t| escape::line(&t.target).chars().count())
-            .max()
-            .unwrap_or(0);
-        for t in &report.targets {
-            let detail = match t.status {
-                TargetStatus::Changed => bound::joined(&t.paths, |p| escape::line(p).into_owned()),
-                TargetStatus::Unchanged => format!(
-                    "because: {}",
-                    escape::line(t.reason.as_deref().unwrap_or(""))
-                ),
-                TargetStatus::Uncovered => "no change and no reason".into(),
-                TargetStatus::Missing => format!("names no path{}", super::gate::did_you_mean(t)),
-                TargetStatus::Touched => format!(
-                    "{}: {}",
-                    super::gate::TOUCHED_DETAIL,
-                    bound::joined(&t.paths, |p| escape::line(p).into_owned())
-                ),
-            };
-            let status = super::status::word(t.status);
-            let target = escape::line(&t.target);
-            let _ = writeln!(out, "  {status:<10} {target:<width$}  {detail}");
-        }
+        super::status::target_rows(&mut out, report, "  ");
         for p in &report.problems {
             let _ = writeln!(
                 out,

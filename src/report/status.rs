@@ -299,35 +299,7 @@ pub fn render(
     } else if let Some(report) = state.coverage() {
         let verdict = if report.passed { "passed" } else { "failed" };
         let _ = writeln!(out, "\n  coverage: {verdict}{}", derived_note(state));
-        let targets: Vec<_> = report
-            .targets
-            .iter()
-            .map(|t| escape::line(&t.target))
-            .collect();
-        let cells = width::widest(targets.iter().map(|t| t.as_ref()));
-        for (t, target) in report.targets.iter().zip(&targets) {
-            let detail = match t.status {
-                TargetStatus::Changed => bound::joined(&t.paths, |p| escape::line(p).into_owned()),
-                TargetStatus::Unchanged => {
-                    format!(
-                        "because: {}",
-                        escape::line(t.reason.as_deref().unwrap_or(""))
-                    )
-                }
-                TargetStatus::Uncovered => "no change and no reason".into(),
-                TargetStatus::Missing => {
-                    format!("names no path{}", crate::report::gate::did_you_mean(t))
-                }
-                TargetStatus::Touched => format!(
-                    "{}: {}",
-                    crate::report::gate::TOUCHED_DETAIL,
-                    bound::joined(&t.paths, |p| escape::line(p).into_owned())
-                ),
-            };
-            let status = width::status(&word(t.status), 10);
-            let target = width::left(target, cells);
-            let _ = writeln!(out, "    {status} {target}  {detail}");
-        }
+        target_rows(&mut out, report, "    ");
     }
     if !state.checks().is_empty() {
         let _ = writeln!(out, "\n  checks: {}", checks_verdict(state));
@@ -484,5 +456,37 @@ pub fn derived_note(state: &RunState) -> &'static str {
     match state.plan.targets_source {
         TargetSource::Declared => "",
         TargetSource::Derived => " (targets derived from the plan's body)",
+    }
+}
+
+/// One row per target of `report` — its status word, the target padded to the widest, and its
+/// paths or reason — each line starting with `indent`: what `status` and `check` show.
+pub fn target_rows(out: &mut String, report: &crate::coverage::Report, indent: &str) {
+    let targets: Vec<_> = report
+        .targets
+        .iter()
+        .map(|t| escape::line(&t.target))
+        .collect();
+    let cells = width::widest(targets.iter().map(|t| t.as_ref()));
+    for (t, target) in report.targets.iter().zip(&targets) {
+        let detail = match t.status {
+            TargetStatus::Changed => bound::joined(&t.paths, |p| escape::line(p).into_owned()),
+            TargetStatus::Unchanged => format!(
+                "because: {}",
+                escape::line(t.reason.as_deref().unwrap_or(""))
+            ),
+            TargetStatus::Uncovered => "no change and no reason".into(),
+            TargetStatus::Missing => {
+                format!("names no path{}", crate::report::gate::did_you_mean(t))
+            }
+            TargetStatus::Touched => format!(
+                "{}: {}",
+                crate::report::gate::TOUCHED_DETAIL,
+                bound::joined(&t.paths, |p| escape::line(p).into_owned())
+            ),
+        };
+        let status = width::status(&word(t.status), 10);
+        let target = width::left(target, cells);
+        let _ = writeln!(out, "{indent}{status} {target}  {detail}");
     }
 }
