@@ -34,7 +34,7 @@ pub const FILE_NAME: &str = ".baton.yml";
 pub const DEFAULT_WORKTREE_ROOT: &str = ".baton/worktrees";
 /// A lease outlives a stalled network call or two, and a dead machine's run waits no longer
 /// than a coffee break.
-pub const DEFAULT_LEASE: Duration = Duration::from_secs(5 * 60);
+pub const DEFAULT_LEASE: Duration = crate::state::DEFAULT_LEASE;
 pub const DEFAULT_REMOTE: &str = "origin";
 
 #[derive(Debug, Clone, PartialEq)]

@@ -61,6 +61,9 @@ pub fn cmd_status(cwd: &Path, args: StatusArgs, out: &mut dyn Write) -> Result<E
         sync.as_ref()
             .map(|(remote, sync)| (remote.as_str(), sync.name())),
         now,
+        state
+            .lease()
+            .is_some_and(|lease| ctx.store.lease_in_force(lease)),
     );
     let publication = match &run {
         Listed::OnRemote { claim, .. } => publication + &claim_line(claim),

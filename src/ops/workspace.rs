@@ -24,7 +24,19 @@ impl Workspace {
         let repo = Repo::discover(cwd)?;
         let clock = Clock::from_env()?;
         let store = Store::new(repo.common_dir(), clock);
-        Ok(Workspace { repo, store })
+        let ws = Workspace { repo, store };
+        // The configured lease decides which leases are in force in `status` and `list` too; a
+        // configuration that does not load leaves the default (its error is for the commands
+        // that drive runs to report).
+        let lease = ws
+            .main_worktree()
+            .ok()
+            .and_then(|main| crate::config::load(&main).ok())
+            .map_or(crate::config::DEFAULT_LEASE, |config| config.lease);
+        Ok(Workspace {
+            store: ws.store.with_lease_max(lease),
+            repo: ws.repo,
+        })
     }
 
     /// The configuration, read only by the commands that drive runs: a broken `.baton.yml` must

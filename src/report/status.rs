@@ -50,15 +50,23 @@ fn elapsed_ms(since: jiff::Timestamp, now: jiff::Timestamp) -> Option<u64> {
 
 /// Where a published run stands: the remote and how this clone's record compares (`sync`),
 /// who holds its lease until when, and the takeovers it saw; empty for a run never published.
-pub fn publication(state: &RunState, remote: Option<(&str, &str)>, now: jiff::Timestamp) -> String {
+/// `in_force` says whether the run's lease is in force by the rule of takeovers
+/// (`Store::lease_in_force`): one that ends further out than any lease could is not.
+pub fn publication(
+    state: &RunState,
+    remote: Option<(&str, &str)>,
+    now: jiff::Timestamp,
+    in_force: bool,
+) -> String {
     let mut out = String::new();
     if let Some((remote, sync)) = remote {
         let _ = writeln!(out, "  remote    {} ({sync})", escape::line(remote));
     }
     if let Some(lease) = state.lease() {
-        let held = match lease.until > now {
-            true => "leased",
-            false => "lease expired",
+        let held = match (in_force, lease.until > now) {
+            (true, _) => "leased",
+            (false, true) => "lease not in force (longer than any lease this clone grants)",
+            (false, false) => "lease expired",
         };
         let _ = writeln!(
             out,

@@ -43,6 +43,9 @@ pub use violation::{Violation, ViolationKind, violations_message};
 /// The version `state.json` is written with; [`store`] also reads version 1.
 pub const SCHEMA_VERSION: u32 = 2;
 
+/// A lease's length when the configuration sets none (`lease:` in `.baton.yml`).
+pub const DEFAULT_LEASE: std::time::Duration = std::time::Duration::from_secs(5 * 60);
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]

@@ -713,3 +713,24 @@ fn status_and_list_of_a_remote_run_show_the_coverage_judged_here() {
     let text = b.live(["status", &id]);
     assert!(!text.stdout.contains("coverage: "), "{text}");
 }
+
+/// `status` applies the takeover rule to the lease it shows: a lease that ends further out than
+/// any lease of this clone could (forged, or from a clock far ahead) is shown as not in force,
+/// never as someone driving the run; one within the configured length is shown as leased.
+#[test]
+fn status_shows_a_lease_longer_than_the_longest_as_not_in_force() {
+    let world = World::new(Transport::File, "lease: 30s\n").unwrap();
+    let soon = (jiff::Timestamp::now() + jiff::SignedDuration::from_secs(20)).to_string();
+    for (until, shown) in [
+        ("9000-01-01T00:00:00Z".to_string(), "lease not in force"),
+        (soon, "leased by forger:1"),
+    ] {
+        let (_a, id) = world.rate_limited_and_pushed();
+        forge_lease(&world, &id, &until);
+        let b = world.origin.machine();
+        assert_eq!(b.live(["fetch"]).code, 0);
+        let status = b.live(["status", &id]);
+        assert_eq!(status.code, 0, "{status}");
+        assert!(status.stdout.contains(shown), "{until}: {status}");
+    }
+}

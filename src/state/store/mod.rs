@@ -89,6 +89,9 @@ pub struct Store {
     clock: Clock,
     /// This clone's id, read (or drawn) once per process: `list` asks it per leased run.
     clone_id: std::sync::OnceLock<String>,
+    /// The longest lease this clone honours (its `lease:` length): a lease that ends further
+    /// out is no lease ([`super::trust::lease_in_force`]).
+    lease_max: jiff::SignedDuration,
 }
 
 impl Store {
@@ -99,7 +102,20 @@ impl Store {
             root: common_dir.join("baton"),
             clock,
             clone_id: std::sync::OnceLock::new(),
+            lease_max: jiff::SignedDuration::try_from(super::DEFAULT_LEASE)
+                .unwrap_or(jiff::SignedDuration::MAX),
         }
+    }
+
+    /// The store, honouring leases up to `max` (the configured `lease:` length).
+    pub fn with_lease_max(mut self, max: std::time::Duration) -> Store {
+        self.lease_max = jiff::SignedDuration::try_from(max).unwrap_or(jiff::SignedDuration::MAX);
+        self
+    }
+
+    /// Whether `lease` is in force now, by the rule every driver applies to take a run over.
+    pub fn lease_in_force(&self, lease: &super::Lease) -> bool {
+        super::trust::lease_in_force(lease, self.now(), self.lease_max)
     }
 
     pub fn clock(&self) -> &Clock {
@@ -270,7 +286,7 @@ impl Store {
         let Some(lease) = state.lease() else {
             return false;
         };
-        !self.holds_here(lease) && lease.until > self.now()
+        !self.holds_here(lease) && self.lease_in_force(lease)
     }
 
     /// The holder name of a lease taken by process `pid` of this clone at `at`:
