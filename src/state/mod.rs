@@ -35,7 +35,10 @@ pub use check::InvalidState;
 pub use checks::{CheckOutcome, CheckResult};
 pub use clock::Clock;
 pub use id::{BadRunId, RunId};
-pub use stage::{Attempt, Stage, UnrecordedPath, is_resumed, unrecorded_message};
+pub use stage::{
+    Attempt, Stage, UNRECORDED_KEPT, UnrecordedPath, is_resumed, keep_unrecorded,
+    unrecorded_message,
+};
 pub use transition::{Event, TransitionError};
 pub use trust::BadPath;
 pub use violation::{Violation, ViolationKind, violations_message};

@@ -70,6 +70,10 @@ pub struct Attempt {
     /// with git's reason. Empty, and omitted from the file, when the snapshot holds everything.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unrecorded: Vec<UnrecordedPath>,
+    /// How many more such paths there were beyond the first [`UNRECORDED_KEPT`] that
+    /// `unrecorded` keeps, so that the RunState stays bounded. Omitted when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unrecorded_omitted: u64,
     /// The runner's checks on this attempt's work (docs/checks.md), in order; omitted when none
     /// ran (and in files written before them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -90,17 +94,69 @@ pub struct UnrecordedPath {
     pub reason: String,
 }
 
-/// What an attempt's error says of the paths its snapshot does not hold.
+/// How many unrecorded paths an attempt keeps by name; the rest are counted.
+pub const UNRECORDED_KEPT: usize = 100;
+
+/// How many unrecorded paths an attempt's error names; the rest are counted.
+const UNRECORDED_NAMED: usize = 10;
+
+pub(super) fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The first [`UNRECORDED_KEPT`] of `paths`, and how many more there were.
+pub fn keep_unrecorded(mut paths: Vec<UnrecordedPath>) -> (Vec<UnrecordedPath>, u64) {
+    let omitted = paths.len().saturating_sub(UNRECORDED_KEPT) as u64;
+    paths.truncate(UNRECORDED_KEPT);
+    (paths, omitted)
+}
+
+/// What an attempt's error says of the paths its snapshot does not hold: the first few by name,
+/// then how many more.
 pub fn unrecorded_message(paths: &[UnrecordedPath]) -> String {
-    let named: Vec<String> = paths
+    let mut named: Vec<String> = paths
         .iter()
+        .take(UNRECORDED_NAMED)
         .map(|p| format!("{} ({})", p.path, p.reason))
         .collect();
+    if paths.len() > UNRECORDED_NAMED {
+        named.push(format!("and {} more", paths.len() - UNRECORDED_NAMED));
+    }
     format!(
         "its snapshot does not hold {} path(s) git cannot record, which are only in the worktree: {}",
         paths.len(),
         named.join("; ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths(n: usize) -> Vec<UnrecordedPath> {
+        (0..n)
+            .map(|i| UnrecordedPath {
+                path: format!("docs/{i:06}.GIT"),
+                reason: "invalid path".into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn unrecorded_paths_are_kept_and_named_up_to_a_bound_and_the_rest_counted() {
+        let (kept, omitted) = keep_unrecorded(paths(UNRECORDED_KEPT + 7));
+        assert_eq!((kept.len(), omitted), (UNRECORDED_KEPT, 7));
+        assert_eq!(keep_unrecorded(paths(3)).1, 0);
+
+        let message = unrecorded_message(&paths(12));
+        assert!(
+            message.starts_with("its snapshot does not hold 12 path(s)"),
+            "{message}"
+        );
+        assert!(message.contains("docs/000009.GIT") && !message.contains("docs/000010.GIT"));
+        assert!(message.ends_with("; and 2 more"), "{message}");
+        assert!(!unrecorded_message(&paths(2)).contains("more"));
+    }
 }
 
 impl Attempt {

@@ -270,6 +270,7 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
                 fallback_from,
                 hook_blocks: None,
                 unrecorded: Vec::new(),
+                unrecorded_omitted: 0,
                 checks: Vec::new(),
                 violations: Vec::new(),
             });
@@ -470,7 +471,8 @@ fn end_open_attempt(next: &mut RunState, stage: usize, end: AttemptEnd, at: Time
     attempt.coverage = end.coverage;
     attempt.snapshot = end.snapshot;
     attempt.hook_blocks = end.hook_blocks;
-    attempt.unrecorded = end.unrecorded;
+    (attempt.unrecorded, attempt.unrecorded_omitted) =
+        super::stage::keep_unrecorded(end.unrecorded);
     attempt.checks = end.checks;
     attempt.violations = end.violations;
     next.status = match end.outcome {

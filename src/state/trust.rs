@@ -153,6 +153,7 @@ pub fn check_claim(state: &RunState) -> Result<(), Broken> {
                 .map_err(shape)?;
             check_checks(state, &stage.name, attempt)?;
             check_violations(&stage.name, attempt)?;
+            check_unrecorded(&stage.name, attempt)?;
         }
     }
     if let Some(problem) = text_problem(&state.plan.path) {
@@ -221,6 +222,26 @@ fn check_violations(stage: &str, attempt: &Attempt) -> Result<(), Broken> {
         return Err(Broken(format!(
             "{at} records a violation of `{}` that says nothing",
             v.subject.escape_debug()
+        )));
+    }
+    Ok(())
+}
+
+/// The paths an attempt's snapshot left out are kept up to a bound, and an attempt that left any
+/// out did not succeed.
+fn check_unrecorded(stage: &str, attempt: &Attempt) -> Result<(), Broken> {
+    let at = format!("attempt {} of stage `{stage}`", attempt.n);
+    if attempt.unrecorded.len() > super::UNRECORDED_KEPT {
+        return Err(Broken(format!(
+            "{at} lists {} unrecorded paths, more than the {} git-baton keeps",
+            attempt.unrecorded.len(),
+            super::UNRECORDED_KEPT
+        )));
+    }
+    let left_out = !attempt.unrecorded.is_empty() || attempt.unrecorded_omitted > 0;
+    if left_out && attempt.outcome == Some(super::Outcome::Succeeded) {
+        return Err(Broken(format!(
+            "{at} succeeded although its snapshot left paths out"
         )));
     }
     Ok(())

@@ -136,6 +136,7 @@ pub(super) fn read(bytes: &[u8]) -> Result<RunState, String> {
                     fallback_from: None,
                     hook_blocks: None,
                     unrecorded: Vec::new(),
+                    unrecorded_omitted: 0,
                     checks: Vec::new(),
                     violations: Vec::new(),
                 })

@@ -96,6 +96,8 @@ pub struct AttemptView<'a> {
     pub hook_blocks: Option<u32>,
     #[serde(skip_serializing_if = "<[UnrecordedPath]>::is_empty")]
     pub unrecorded: &'a [UnrecordedPath],
+    #[serde(skip_serializing_if = "super::stage::is_zero")]
+    pub unrecorded_omitted: u64,
     #[serde(skip_serializing_if = "<[super::CheckResult]>::is_empty")]
     pub checks: &'a [super::CheckResult],
     #[serde(skip_serializing_if = "<[Violation]>::is_empty")]
@@ -171,6 +173,7 @@ impl<'a> AttemptView<'a> {
             fallback_from: &a.fallback_from,
             hook_blocks: a.hook_blocks,
             unrecorded: &a.unrecorded,
+            unrecorded_omitted: a.unrecorded_omitted,
             checks: &a.checks,
             violations: &a.violations,
         }
