@@ -312,7 +312,7 @@ impl Driver<'_> {
             end.usage = e.usage.clone();
             end.usage_source = Some(UsageSource::Evidence);
         }
-        // A success has a snapshot: `unrecorded::record` fails an attempt without one.
+        // A success has a snapshot: `unrecorded::apply` fails an attempt without one.
         let (Outcome::Succeeded, Some(snapshot)) = (end.outcome, end.snapshot) else {
             return;
         };
