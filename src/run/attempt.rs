@@ -411,7 +411,7 @@ impl Driver<'_> {
                 ended_at,
             ));
         }
-        self.commit_at(state, Event::AttemptEnded(end), ended_at)?;
+        self.commit_at(state, Event::attempt_ended(end), ended_at)?;
         Ok(outcome)
     }
 }

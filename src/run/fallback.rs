@@ -59,7 +59,7 @@ mod tests {
         .unwrap();
         apply(
             &s,
-            Event::AttemptEnded(AttemptEnd {
+            Event::attempt_ended(AttemptEnd {
                 outcome,
                 error: Some(format!("{actor} ended")),
                 ..AttemptEnd::default()

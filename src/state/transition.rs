@@ -30,9 +30,6 @@ use super::{
 use crate::coverage::Report;
 
 /// Something that happened to a run.
-// An event is built, applied once and dropped: the size of its largest variant (an attempt's end,
-// with its checks and violations) costs nothing worth a box at every construction.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Event {
     /// A new attempt of stage `stage` (an index) by `actor`, recording into `dir`. Its number is
@@ -48,7 +45,7 @@ pub enum Event {
         fallback_from: Option<FallbackFrom>,
     },
     /// The open attempt ended.
-    AttemptEnded(AttemptEnd),
+    AttemptEnded(Box<AttemptEnd>),
     /// The run was `running` while no process held its lock: its driver died.
     CrashFound {
         snapshot: Option<CommitId>,
@@ -73,6 +70,13 @@ pub enum Event {
     LeaseRenewed { holder: String, until: Timestamp },
     /// The holder stopped driving.
     LeaseReleased { holder: String },
+}
+
+impl Event {
+    /// The open attempt ended with `end` (boxed: an end is much larger than every other event).
+    pub fn attempt_ended(end: AttemptEnd) -> Event {
+        Event::AttemptEnded(Box::new(end))
+    }
 }
 
 /// What the pipeline learned when an attempt ended.
@@ -284,7 +288,7 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
                     status: state.status,
                 });
             };
-            end_open_attempt(&mut next, stage, end, at);
+            end_open_attempt(&mut next, stage, *end, at);
         }
         Event::CrashFound {
             snapshot,

@@ -108,7 +108,7 @@ fn start(state: &RunState, stage: usize, actor: &str) -> Result<RunState, Transi
 fn end(state: &RunState, outcome: Outcome) -> Result<RunState, TransitionError> {
     apply(
         state,
-        Event::AttemptEnded(AttemptEnd {
+        Event::attempt_ended(AttemptEnd {
             outcome,
             duration_ms: Some(5),
             exit_code: Some(0),
@@ -212,7 +212,7 @@ fn usage_totals_say_when_they_are_a_lower_bound() {
         let s = start(state, 0, "a").unwrap();
         apply(
             &s,
-            Event::AttemptEnded(AttemptEnd {
+            Event::attempt_ended(AttemptEnd {
                 outcome: Outcome::RateLimited,
                 usage,
                 agent: agent.map(Box::new),
@@ -263,7 +263,7 @@ fn a_failure_keeps_the_stage_current_and_the_next_attempt_is_resumed() {
     let s = start(&run(), 0, "a").unwrap();
     let s = apply(
         &s,
-        Event::AttemptEnded(AttemptEnd {
+        Event::attempt_ended(AttemptEnd {
             outcome: Outcome::RateLimited,
             exit_code: Some(75),
             error: Some("rate limit: matched `usage limit`".into()),
@@ -301,7 +301,7 @@ fn a_failure_keeps_the_stage_current_and_the_next_attempt_is_resumed() {
     assert_eq!(s.error(), None);
     let s = apply(
         &s,
-        Event::AttemptEnded(AttemptEnd {
+        Event::attempt_ended(AttemptEnd {
             outcome: Outcome::Succeeded,
             usage: Some(Usage {
                 input_tokens: Some(5),
@@ -321,7 +321,7 @@ fn an_actor_that_cannot_start_is_an_exec_error() {
     let s = start(&run(), 0, "a").unwrap();
     let s = apply(
         &s,
-        Event::AttemptEnded(AttemptEnd {
+        Event::attempt_ended(AttemptEnd {
             exec_error: true,
             error: Some("not found".into()),
             ..AttemptEnd::default()
@@ -454,7 +454,7 @@ fn the_latest_gate_is_the_runs_coverage() {
     };
     let s = apply(
         &s,
-        Event::AttemptEnded(AttemptEnd {
+        Event::attempt_ended(AttemptEnd {
             outcome: Outcome::Blocked,
             coverage: Some(report(false)),
             ..AttemptEnd::default()
@@ -466,7 +466,7 @@ fn the_latest_gate_is_the_runs_coverage() {
     let s = start(&s, 0, "a").unwrap();
     let s = apply(
         &s,
-        Event::AttemptEnded(AttemptEnd {
+        Event::attempt_ended(AttemptEnd {
             outcome: Outcome::Succeeded,
             coverage: Some(report(true)),
             ..AttemptEnd::default()
@@ -691,7 +691,7 @@ mod properties {
                 fallback_from: None,
             }),
             (outcome, any::<bool>()).prop_map(|(outcome, exec_error)| {
-                Event::AttemptEnded(AttemptEnd {
+                Event::attempt_ended(AttemptEnd {
                     outcome,
                     exec_error,
                     ..AttemptEnd::default()

@@ -48,7 +48,7 @@ fn ended(outcome: Outcome, coverage: Option<Report>) -> RunState {
     .unwrap();
     apply(
         &started,
-        Event::AttemptEnded(AttemptEnd {
+        Event::attempt_ended(AttemptEnd {
             outcome,
             coverage,
             ..AttemptEnd::default()
