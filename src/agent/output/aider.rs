@@ -25,10 +25,7 @@ const RATE_LIMIT: &str = "litellm.RateLimitError:";
 const MAX_WRAPPED: usize = 8;
 
 pub(super) fn parse(stdout: Stdout) -> Reading {
-    let (parts, cut): (Vec<&str>, bool) = match stdout {
-        Stdout::Whole(text) => (vec![text], false),
-        Stdout::Cut { head, tail } => (vec![head, tail], true),
-    };
+    let (parts, cut) = stdout.parts();
     let lines: Vec<&str> = parts
         .iter()
         .flat_map(|p| p.lines())

@@ -23,27 +23,13 @@ const LIMIT_WORDS: [&str; 5] = [
 ];
 
 pub(super) fn parse(stdout: Stdout) -> Reading {
-    let (parts, cut): (Vec<&str>, bool) = match stdout {
-        Stdout::Whole(text) => (vec![text], false),
-        Stdout::Cut { head, tail } => (vec![head, tail], true),
-    };
-    let mut events = 0usize;
-    let mut not_json = 0usize;
+    let (parts, cut) = stdout.parts();
+    let (found, not_json) = super::jsonl_events(&parts);
+    let events = found.len();
     let mut tokens: Option<Tokens> = None;
     let mut session_id = None;
     let mut verdict = None;
-    for line in parts.iter().flat_map(|p| p.lines()) {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        // In a cut log the line broken at each side of the cut fails here, like any line
-        // that is not an event: skipped, and counted for the message below.
-        let Ok(Value::Object(event)) = serde_json::from_str::<Value>(line) else {
-            not_json += 1;
-            continue;
-        };
-        events += 1;
+    for event in found {
         match event.get("type").and_then(Value::as_str) {
             Some("thread.started") => {
                 session_id = text(event.get("thread_id")).map(str::to_string);

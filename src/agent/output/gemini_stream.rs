@@ -19,26 +19,16 @@ use super::{Reading, Stdout, Tokens, Verdict, count, gemini, reset, text};
 const LIMIT_WORDS: [&str; 4] = ["429", "resource_exhausted", "quota", "rate limit"];
 
 pub(super) fn parse(stdout: Stdout, stderr: Stdout) -> Reading {
-    let (parts, cut): (Vec<&str>, bool) = match stdout {
-        Stdout::Whole(text) if text.trim().is_empty() => return gemini::parse(stdout, stderr),
-        Stdout::Whole(text) => (vec![text], false),
-        Stdout::Cut { head, tail } => (vec![head, tail], true),
-    };
-    let mut events = 0usize;
-    let mut not_json = 0usize;
+    if matches!(stdout, Stdout::Whole(text) if text.trim().is_empty()) {
+        return gemini::parse(stdout, stderr);
+    }
+    let (parts, cut) = stdout.parts();
+    let (found, not_json) = super::jsonl_events(&parts);
+    let events = found.len();
     let mut session_id = None;
     let mut model = None;
     let mut result = None;
-    for line in parts.iter().flat_map(|p| p.lines()) {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let Ok(Value::Object(event)) = serde_json::from_str::<Value>(line) else {
-            not_json += 1;
-            continue;
-        };
-        events += 1;
+    for event in found {
         match event.get("type").and_then(Value::as_str) {
             Some("init") => {
                 session_id = text(event.get("session_id")).map(str::to_string);

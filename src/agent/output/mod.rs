@@ -67,6 +67,35 @@ pub enum Stdout<'a> {
     Cut { head: &'a str, tail: &'a str },
 }
 
+impl<'a> Stdout<'a> {
+    /// The parts of the log as kept (both ends of a cut one), and whether it was cut.
+    fn parts(self) -> (Vec<&'a str>, bool) {
+        match self {
+            Stdout::Whole(text) => (vec![text], false),
+            Stdout::Cut { head, tail } => (vec![head, tail], true),
+        }
+    }
+}
+
+/// The JSON objects of a JSONL log, one per non-empty line, in order, and how many non-empty
+/// lines are not objects. In a cut log the line broken at each side of the cut is one of those:
+/// skipped and counted, like any line that is not an event.
+fn jsonl_events(parts: &[&str]) -> (Vec<serde_json::Map<String, serde_json::Value>>, usize) {
+    let mut events = Vec::new();
+    let mut not_json = 0;
+    for line in parts.iter().flat_map(|p| p.lines()) {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<serde_json::Value>(line) {
+            Ok(serde_json::Value::Object(event)) => events.push(event),
+            _ => not_json += 1,
+        }
+    }
+    (events, not_json)
+}
+
 /// Tokens as the agent reports them (docs/agents.md says what each agent counts in each).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tokens {

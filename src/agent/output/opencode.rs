@@ -25,28 +25,15 @@ const LIMIT_WORDS: [&str; 5] = [
 ];
 
 pub(super) fn parse(stdout: Stdout) -> Reading {
-    let (parts, cut): (Vec<&str>, bool) = match stdout {
-        Stdout::Whole(text) => (vec![text], false),
-        Stdout::Cut { head, tail } => (vec![head, tail], true),
-    };
-    let mut events = 0usize;
-    let mut not_json = 0usize;
+    let (parts, cut) = stdout.parts();
+    let (found, not_json) = super::jsonl_events(&parts);
+    let events = found.len();
     let mut tokens: Option<Tokens> = None;
     let mut cost: Option<f64> = None;
     let mut session_id: Option<String> = None;
     let mut finished = false;
     let mut error: Option<Verdict> = None;
-    for line in parts.iter().flat_map(|p| p.lines()) {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        // A line broken by a cut fails here like any other line that is not an event.
-        let Ok(Value::Object(event)) = serde_json::from_str::<Value>(line) else {
-            not_json += 1;
-            continue;
-        };
-        events += 1;
+    for event in found {
         if let Some(id) = text(event.get("sessionID")) {
             session_id = Some(id.to_string());
         }
