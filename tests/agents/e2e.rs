@@ -56,6 +56,39 @@ pub fn u64_of(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
 }
 
+/// That `attempt` succeeded with its usage from the agent's output: `turns` times `turn`, input
+/// without the cached tokens (the one meaning of docs/agents.md), the cache reads apart.
+pub fn assert_output_usage(attempt: &Value, turns: u64, turn: &Usage) {
+    let a = attempt;
+    assert_eq!(a["outcome"], "succeeded", "{a:#}");
+    assert_eq!(a["usage_source"], "output", "{a:#}");
+    assert_eq!(
+        u64_of(&a["usage"]["input_tokens"]),
+        turns * turn.input,
+        "{a:#}"
+    );
+    assert_eq!(
+        u64_of(&a["usage"]["output_tokens"]),
+        turns * turn.output,
+        "{a:#}"
+    );
+    assert_eq!(
+        u64_of(&a["agent"]["cache_read_input_tokens"]),
+        turns * turn.cache_read,
+        "{a:#}"
+    );
+}
+
+/// The coverage row of `target` in a `status --json` document.
+pub fn coverage_row<'v>(state: &'v Value, target: &str) -> &'v Value {
+    state["coverage"]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["target"] == target)
+        .unwrap_or_else(|| panic!("no coverage row for {target}: {state:#}"))
+}
+
 pub fn f64_of(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not an amount: {v}"))
 }

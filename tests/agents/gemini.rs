@@ -105,29 +105,12 @@ fn gemini_preset_edits_records_a_reason_and_the_run_reaches_review_with_usage() 
         sent[0].body.contains("Replace the old rule"),
         "the prompt on stdin"
     );
-    let b = state["coverage"]["targets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["target"] == TARGETS[1])
-        .unwrap();
+    let b = super::e2e::coverage_row(&state, TARGETS[1]);
     assert_eq!(b["status"], "unchanged", "{b:#}");
 
     // Input without the cached tokens, as for Claude Code.
     let a = attempt(&state, 1);
-    assert_eq!(a["outcome"], "succeeded", "{a:#}");
-    assert_eq!(a["usage_source"], "output", "{a:#}");
-    assert_eq!(u64_of(&a["usage"]["input_tokens"]), 3 * TURN.input, "{a:#}");
-    assert_eq!(
-        u64_of(&a["usage"]["output_tokens"]),
-        3 * TURN.output,
-        "{a:#}"
-    );
-    assert_eq!(
-        u64_of(&a["agent"]["cache_read_input_tokens"]),
-        3 * TURN.cache_read,
-        "{a:#}"
-    );
+    super::e2e::assert_output_usage(a, 3, &TURN);
     assert!(a["usage"]["cost_usd"].is_null(), "{a:#}");
     assert_eq!(a["usage"]["model"], cli::GEMINI_MODEL, "{a:#}");
     let ev = events(&stdout);

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::capture;
 use super::cli;
-use super::e2e::{f64_of, new_text, same_amount, u64_of};
+use super::e2e::{f64_of, new_text, same_amount};
 use super::harness::{AgentRepo, TARGETS, attempt};
 use super::mock::{MockServer, Script, Turn, Usage};
 
@@ -143,29 +143,12 @@ fn opencode_preset_edits_records_a_reason_and_the_run_reaches_review_with_usage_
             .all(|t| t["part"]["state"]["status"] == "completed"),
         "{stdout}"
     );
-    let b = state["coverage"]["targets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["target"] == TARGETS[1])
-        .unwrap();
+    let b = super::e2e::coverage_row(&state, TARGETS[1]);
     assert_eq!(b["status"], "unchanged", "{b:#}");
 
     // Three steps of TURN; input without the cache reads, as for Claude Code.
     let a = attempt(&state, 1);
-    assert_eq!(a["outcome"], "succeeded", "{a:#}");
-    assert_eq!(a["usage_source"], "output", "{a:#}");
-    assert_eq!(u64_of(&a["usage"]["input_tokens"]), 3 * TURN.input, "{a:#}");
-    assert_eq!(
-        u64_of(&a["usage"]["output_tokens"]),
-        3 * TURN.output,
-        "{a:#}"
-    );
-    assert_eq!(
-        u64_of(&a["agent"]["cache_read_input_tokens"]),
-        3 * TURN.cache_read,
-        "{a:#}"
-    );
+    super::e2e::assert_output_usage(a, 3, &TURN);
     // The cost is opencode's own figure (from the model's price in its configuration).
     let printed: f64 = ev
         .iter()
