@@ -15,6 +15,8 @@ use super::Result;
 pub struct Workspace {
     pub repo: Repo,
     pub store: Store,
+    /// The configuration as read when the workspace was opened, when it loaded.
+    loaded: Option<Config>,
 }
 
 impl Workspace {
@@ -24,26 +26,35 @@ impl Workspace {
         let repo = Repo::discover(cwd)?;
         let clock = Clock::from_env()?;
         let store = Store::new(repo.common_dir(), clock);
-        let ws = Workspace { repo, store };
-        // The configured lease decides which leases are in force in `status` and `list` too; a
-        // configuration that does not load leaves the default (its error is for the commands
-        // that drive runs to report).
-        let lease = ws
+        let mut ws = Workspace {
+            repo,
+            store,
+            loaded: None,
+        };
+        // Read once, here: the configured lease decides which leases are in force in `status`
+        // and `list` too. A configuration that does not load leaves the default lease, and its
+        // error is for the commands that drive runs to report.
+        ws.loaded = ws
             .main_worktree()
             .ok()
-            .and_then(|main| crate::config::load(&main).ok())
+            .and_then(|main| crate::config::load(&main).ok());
+        let lease = ws
+            .loaded
+            .as_ref()
             .map_or(crate::config::DEFAULT_LEASE, |config| config.lease);
-        Ok(Workspace {
-            store: ws.store.with_lease_max(lease),
-            repo: ws.repo,
-        })
+        ws.store = ws.store.with_lease_max(lease);
+        Ok(ws)
     }
 
     /// The configuration, read only by the commands that drive runs: a broken `.baton.yml` must
     /// not hide the runs from `status` and `list`. It comes from the main worktree, so that every
     /// worktree of a repository, the runs' own included, drives runs the same way.
     pub fn config(&self) -> Result<Config> {
-        Ok(crate::config::load(&self.main_worktree()?)?)
+        match &self.loaded {
+            Some(config) => Ok(config.clone()),
+            // Read again, for the error.
+            None => Ok(crate::config::load(&self.main_worktree()?)?),
+        }
     }
 
     /// The worktree the command was started in (`.` in a bare repository).
