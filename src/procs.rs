@@ -103,11 +103,27 @@ pub fn ended(proc: &Proc) -> bool {
 
 /// Whether the environment `pid` was started with holds `entry` (`NAME=value`) exactly.
 /// Unreadable (gone, or not ours to read) counts as no.
+///
+/// A process in the middle of `execve` reads as an empty environment: the kernel installs the
+/// new address space before it records where the new environment lies. On a loaded machine a
+/// process can be descheduled in that window for milliseconds, and a scan that took the empty
+/// read at its word missed it (a sweep then found nothing to end). So an empty read is read
+/// again, a bounded number of times; a process that really has no environment costs the wait.
 pub fn environ_has(pid: i32, entry: &str) -> bool {
-    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
-        return false;
-    };
-    environ.split(|b| *b == 0).any(|e| e == entry.as_bytes())
+    const REREADS: [u64; 5] = [1, 2, 5, 12, 30];
+    let path = format!("/proc/{pid}/environ");
+    for pause in std::iter::once(0).chain(REREADS) {
+        if pause > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(pause));
+        }
+        let Ok(environ) = std::fs::read(&path) else {
+            return false;
+        };
+        if !environ.is_empty() {
+            return environ.split(|b| *b == 0).any(|e| e == entry.as_bytes());
+        }
+    }
+    false
 }
 
 /// Whether `pid` has a file descriptor open on one of the pipes with these inode numbers.
