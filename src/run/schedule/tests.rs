@@ -247,7 +247,7 @@ fn crashed_runs_are_due_and_driven_ones_are_not() {
 fn a_run_that_keeps_failing_stops_being_resumed_at_the_cap() {
     let mut state = queued();
     for n in 0..3 {
-        state = apply(&state, Event::CycleResumed, at(n)).unwrap();
+        state = apply(&state, Event::CycleResumed { max_resumes: 3 }, at(n)).unwrap();
         state = attempt(
             &state,
             "a",
