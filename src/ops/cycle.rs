@@ -259,8 +259,7 @@ fn decide_all(
             if Some(&remote) != options.remote.as_ref() || seen_ids.contains(&id) {
                 continue;
             }
-            let Ok(Some(state)) = crate::run::remote::tracked_state(&ws.repo, &remote, &id)
-            else {
+            let Ok(Some(state)) = crate::run::remote::tracked_state(&ws.repo, &remote, &id) else {
                 continue;
             };
             let busy = ws.store.driven_elsewhere(&state);
@@ -344,7 +343,10 @@ fn spawn<'scope, 'env>(
     let reader = child.stderr.take().map(|stderr| {
         let run = id.to_string();
         scope.spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(std::io::Result::ok) {
+            for line in BufReader::new(stderr)
+                .lines()
+                .map_while(std::io::Result::ok)
+            {
                 sink.note(Note::Cycle(CycleNote::Said {
                     run: run.clone(),
                     line,
@@ -400,9 +402,7 @@ fn reap(
             let _ = reader.join();
         }
         let status = ws.store.load(&done.id).ok().map(|s| s.status());
-        if stopping.is_some()
-            && status == Some(crate::state::RunStatus::Interrupted)
-        {
+        if stopping.is_some() && status == Some(crate::state::RunStatus::Interrupted) {
             if let Err(err) = mark_stopped(ws, &done.id, sink) {
                 sink.note(Note::Cycle(CycleNote::NotMarked {
                     run: done.id.to_string(),

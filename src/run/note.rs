@@ -273,12 +273,19 @@ pub enum CycleNote {
         status: Option<crate::state::RunStatus>,
     },
     /// A signal stopped the cycle; this many resumes are being stopped.
-    Stopping { driving: usize },
+    Stopping {
+        driving: usize,
+    },
     /// Nothing is due: the cycle looks again at `until`.
-    Sleeping { until: jiff::Timestamp },
+    Sleeping {
+        until: jiff::Timestamp,
+    },
     /// The cycle's stop interrupted the run, but that could not be recorded: the next cycle
     /// takes it for a person's stop.
-    NotMarked { run: String, reason: String },
+    NotMarked {
+        run: String,
+        reason: String,
+    },
 }
 
 impl CycleNote {
@@ -316,21 +323,31 @@ impl fmt::Display for CycleNote {
                 let status = status.map_or("unknown".to_owned(), |s| s.to_string());
                 match code {
                     Some(0 | 1) => write!(f, "cycle: {run}: resume ended, the run is {status}"),
-                    Some(2) => write!(f, "cycle: {run}: resume refused (exit 2), the run is {status}"),
+                    Some(2) => write!(
+                        f,
+                        "cycle: {run}: resume refused (exit 2), the run is {status}"
+                    ),
                     Some(3) => write!(
                         f,
                         "cycle: {run}: busy (exit 3): another process or machine drives it"
                     ),
                     Some(130) => write!(f, "cycle: {run}: resume interrupted, the run is {status}"),
-                    Some(code) => write!(f, "cycle: {run}: resume exited {code}, the run is {status}"),
-                    None => write!(f, "cycle: {run}: resume killed by a signal, the run is {status}"),
+                    Some(code) => {
+                        write!(f, "cycle: {run}: resume exited {code}, the run is {status}")
+                    }
+                    None => write!(
+                        f,
+                        "cycle: {run}: resume killed by a signal, the run is {status}"
+                    ),
                 }
             }
             CycleNote::Stopping { driving } => write!(
                 f,
                 "cycle: stopping: {driving} resume(s) are stopped at a safe point"
             ),
-            CycleNote::Sleeping { until } => write!(f, "cycle: nothing is due; next look at {until}"),
+            CycleNote::Sleeping { until } => {
+                write!(f, "cycle: nothing is due; next look at {until}")
+            }
             CycleNote::NotMarked { run, reason } => write!(
                 f,
                 "cycle: {run}: could not record that the cycle's stop interrupted it ({reason}); \
