@@ -99,7 +99,7 @@ mod tests {
             fields_of::<RawStage>(),
             ["stage", "actor", "gate", "fallback", "checks"]
         );
-        assert_eq!(fields_of::<RawActor>().len(), 8);
+        assert_eq!(fields_of::<RawActor>().len(), 9);
     }
 
     /// A key with no near neighbour lists the keys of its own mapping, exactly the fields of
@@ -141,7 +141,7 @@ mod tests {
         hint: did you mean `fresh`?
         ");
         insta::assert_snapshot!(err("actors:\n  a:\n    command: [x]\n    timout: 30m\n"), @r"
-        .baton.yml:4:5: unknown field `timout`, expected one of command, stdin, env, timeout, rate_limit, model, provider, output
+        .baton.yml:4:5: unknown field `timout`, expected one of command, stdin, env, timeout, rate_limit, model, provider, account, output
         hint: did you mean `timeout`?
         ");
         insta::assert_snapshot!(err("actors:\n  a:\n    command: [x]\n    rate_limit: { exit_code: [75] }\n"), @r"

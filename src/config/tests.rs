@@ -211,7 +211,7 @@ fn errors_are_located() {
             hint: defined actors: a
             "#);
     insta::assert_snapshot!(err("actors:\n  a: {comand: [x]}\n"), @r"
-        .baton.yml:2:7: unknown field `comand`, expected one of command, stdin, env, timeout, rate_limit, model, provider, output
+        .baton.yml:2:7: unknown field `comand`, expected one of command, stdin, env, timeout, rate_limit, model, provider, account, output
         hint: did you mean `command`?
         ");
     insta::assert_snapshot!(err("actors:\n  a: {command: [x], timeout: 5 fortnights}\n"), @r#"
