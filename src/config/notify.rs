@@ -88,7 +88,7 @@ impl Notify {
 /// `notify:` as written: an argv alone, or a mapping — or a scalar, refused where it is.
 pub(super) enum RawNotify {
     Argv(Vec<String>),
-    Full(RawNotifyMap),
+    Full(Box<RawNotifyMap>),
     Scalar(String),
 }
 
@@ -123,7 +123,7 @@ pub(super) struct RawNotifyMap {
 pub(super) enum RawNotifySchema {
     /// The program and its arguments (argv, never a shell string).
     Argv(#[schemars(length(min = 1))] Vec<String>),
-    Full(RawNotifyMap),
+    Full(Box<RawNotifyMap>),
 }
 
 // Read by hand rather than `#[serde(untagged)]`: an untagged enum buffers the value, which
@@ -149,7 +149,7 @@ impl<'de> Deserialize<'de> for RawNotify {
 
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawNotify, A::Error> {
                 RawNotifyMap::deserialize(de::value::MapAccessDeserializer::new(map))
-                    .map(RawNotify::Full)
+                    .map(|map| RawNotify::Full(Box::new(map)))
             }
 
             // A scalar is refused by `read`, at its own line and column, which an error raised
