@@ -507,6 +507,45 @@ mod tests {
     }
 
     #[test]
+    fn the_log_is_appended_and_moved_aside_once_it_is_long() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = fixture::run();
+        let doc = document_of(&run);
+        let notify = Notify {
+            command: vec!["sh".into(), "-c".into(), "notify-send hi".into()],
+            timeout: Duration::from_secs(1),
+            on: NotifyEvent::ALL.to_vec(),
+            origin: ".baton.yml:3:9".into(),
+        };
+        let (out, err) = (dir.path().join("out"), dir.path().join("err"));
+        std::fs::write(&out, "sent").unwrap();
+        std::fs::write(&err, "").unwrap();
+        append_log(dir.path(), &notify, &doc, &out, &err, &Ok(())).unwrap();
+        let failed = Err("exit code 1".to_string());
+        append_log(dir.path(), &notify, &doc, &out, &err, &failed).unwrap();
+        let log = std::fs::read_to_string(dir.path().join(LOG)).unwrap();
+        let entry = "== 2026-01-01T00:00:09Z review: run 1ngvbzkqq5 became pending (was running)\n\
+                     $ notify-send hi (.baton.yml:3:9)\n-- stdout\nsent\n";
+        assert_eq!(
+            log,
+            format!("{entry}== succeeded\n{entry}== did not succeed: exit code 1\n")
+        );
+        // Past the limit, the log is moved aside (replacing the one before) and starts again.
+        let long = "x".repeat(LOG_LIMIT as usize);
+        std::fs::write(dir.path().join(LOG), &long).unwrap();
+        std::fs::write(dir.path().join("notify.log.1"), "older").unwrap();
+        append_log(dir.path(), &notify, &doc, &out, &err, &Ok(())).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("notify.log.1")).unwrap(),
+            long
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(LOG)).unwrap(),
+            format!("{entry}== succeeded\n")
+        );
+    }
+
+    #[test]
     fn commands_are_shown_as_written() {
         let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert_eq!(shown(&argv(&["notify-send", "baton"])), "notify-send baton");
