@@ -407,3 +407,70 @@ fn an_unknown_event_is_refused_before_anything_runs() {
     ");
     assert_eq!(run_entries(&repo), Vec::<String>::new());
 }
+
+/// Only the machine that records a change tells of it: a run rate limited on machine A (told
+/// there), fetched and resumed to review on machine B (told there, once), then caught up with on
+/// A — which takes B's record and finishes the run — tells nobody more.
+#[test]
+fn only_the_machine_that_records_a_change_tells_of_it() {
+    use crate::support::remote::{Origin, Transport};
+    let dir = scratch();
+    let told = outside(&dir, "told");
+    let limited = Actor::agent("limited")
+        .edit("docs/a.md", "rule: grade A")
+        .exit("75")
+        .set("rate_limit: { exit_codes: [75] }");
+    let yml = config(
+        &[limited, worker(), writer()],
+        &pipeline_with("limited", &notify_into(&told, &[], &[])),
+    );
+    let fixture = TestRepo::with()
+        .files(&[
+            ("docs/a.md", "# A\n\nThe old rule.\n"),
+            ("docs/b.md", "# B\n\nThe old rule.\n"),
+            ("docs/c.md", "# C\n\nThe old rule.\n"),
+            ("plans/fix.md", PLAN),
+        ])
+        .config(&yml);
+    let origin = Origin::new(fixture, Transport::File).unwrap();
+    let a = origin.machine();
+    let run = a.live(["run", "plans/fix.md"]);
+    assert_eq!(run.code, 1, "{run}");
+    let id = run.run_id();
+    assert_eq!(a.live(["push", &id]).code, 0);
+    let events = |machine: &TestRepo| -> Vec<(String, String)> {
+        documents(&told)
+            .iter()
+            .map(|d| {
+                let worktree = d["worktree"].as_str().unwrap();
+                let on = match worktree.starts_with(&machine.root.display().to_string()) {
+                    true => "here",
+                    false => "elsewhere",
+                };
+                (d["event"].as_str().unwrap().to_owned(), on.to_owned())
+            })
+            .collect()
+    };
+    assert_eq!(events(&a), [("hold".into(), "here".into())]);
+
+    let b = origin.machine();
+    assert_eq!(b.live(["fetch"]).code, 0);
+    assert_eq!(status(&b, &id)["status"], "rate_limited");
+    assert_eq!(documents(&told).len(), 1, "catching up told nobody");
+    let resumed = b.live(["resume", &id, "--actor", "executor=worker"]);
+    assert_eq!(resumed.code, 0, "{resumed}");
+    assert_eq!(
+        events(&b),
+        [
+            ("hold".into(), "elsewhere".into()),
+            ("review".into(), "here".into())
+        ]
+    );
+
+    // `finish` takes B's record (review) before it finishes: nothing A commits is told.
+    assert_eq!(a.live(["fetch"]).code, 0);
+    let finished = a.live(["finish", &id]);
+    assert_eq!(finished.code, 0, "{finished}");
+    assert_eq!(status(&a, &id)["status"], "finished");
+    assert_eq!(documents(&told).len(), 2, "{:#?}", documents(&told));
+}
