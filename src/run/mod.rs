@@ -36,6 +36,7 @@ pub mod remote;
 pub mod request;
 mod result;
 pub mod resume;
+pub mod schedule;
 pub mod session;
 mod targets;
 pub mod unrecorded;
