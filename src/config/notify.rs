@@ -319,6 +319,7 @@ mod tests {
     fn the_statuses_a_person_is_told_of() {
         let told: Vec<(RunStatus, NotifyEvent)> = [
             RunStatus::Pending,
+            RunStatus::Queued,
             RunStatus::Running,
             RunStatus::Paused,
             RunStatus::Interrupted,
