@@ -123,20 +123,10 @@ fn agent_record(
     (usage, Some(Box::new(agent)), reset)
 }
 
-/// The reset as recorded: its words, and its instant when the output named one (an epoch) or a
-/// wait (counted from the attempt's end).
+/// The reset as recorded: its words, and its instant when the output named one (an epoch), a
+/// wait (counted from the attempt's end) or a wall-clock time (the next one after the attempt's
+/// end, in the zone the words name or else in this machine's: see `Reset::instant`).
 pub(super) fn reset_record(reset: Reset, ended_at: Timestamp) -> RateLimitReset {
-    let at = match (reset.epoch, reset.after_secs) {
-        (Some(epoch), _) => Timestamp::from_second(epoch).ok(),
-        (None, Some(secs)) => i64::try_from(secs).ok().and_then(|secs| {
-            ended_at
-                .checked_add(jiff::SignedDuration::from_secs(secs))
-                .ok()
-        }),
-        (None, None) => None,
-    };
-    RateLimitReset {
-        text: reset.text,
-        at,
-    }
+    let (at, text) = reset.instant(ended_at, &jiff::tz::TimeZone::system());
+    RateLimitReset { text, at }
 }

@@ -10,6 +10,7 @@
 
 mod aider;
 mod claude;
+mod clock;
 mod codex;
 mod gemini;
 mod gemini_stream;
