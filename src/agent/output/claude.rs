@@ -145,7 +145,7 @@ mod tests {
         assert!(words.ends_with(":37pm (Europe/Berlin)"), "{}", reset.text);
         assert_eq!(reset.epoch, Some(1_796_488_633));
         // The refusal's event dropped by a cut: the error message still carries it.
-        let at = STREAM_LIMIT.find("{\"rate_limit_info\"").unwrap();
+        let at = STREAM_LIMIT.find("\"type\":\"rate_limit_event\"").unwrap();
         let (head, tail) = STREAM_LIMIT.split_at(at + 10);
         let r = parse(Stdout::Cut { head, tail });
         let Some(Verdict::RateLimited { reset, .. }) = r.verdict else {

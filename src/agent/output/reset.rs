@@ -80,6 +80,17 @@ pub fn from_message(message: &str) -> Option<Reset> {
             .map(|(at, _)| at)
             .find(|&at| !lower[..at].ends_with(|c: char| c.is_ascii_alphanumeric()))
     };
+    // Gemini CLI's wording of a 429's `google.rpc.RetryInfo.retryDelay` (a protobuf Duration).
+    if let Some(at) = find("suggested retry after ") {
+        let rest = &message[at + "suggested retry after ".len()..];
+        if let Some((secs, len)) = retry_delay(rest) {
+            return Some(Reset {
+                text: format!("retry after {}", &rest[..len]),
+                epoch: None,
+                after_secs: Some(secs),
+            });
+        }
+    }
     if let Some(at) = find("try again in ") {
         let words = clause(&message[at + "try again ".len()..]);
         return Some(Reset {
@@ -118,6 +129,28 @@ fn clause(text: &str) -> String {
         kept.push('…');
     }
     kept
+}
+
+/// A protobuf Duration's JSON form at the start of `text` (`37s`, `90.5s`, `0.000001s`): the
+/// seconds, rounded up so that the wait is never short, and the length of the form.
+fn retry_delay(text: &str) -> Option<(u64, usize)> {
+    let whole_len = text.find(|c: char| !c.is_ascii_digit())?;
+    let whole: u64 = text[..whole_len].parse().ok()?;
+    let rest = &text[whole_len..];
+    let frac_len = match rest.strip_prefix('.') {
+        Some(frac) => {
+            1 + frac
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(frac.len())
+        }
+        None => 0,
+    };
+    if !rest[frac_len..].starts_with('s') {
+        return None;
+    }
+    let up = rest[..frac_len].bytes().any(|b| (b'1'..=b'9').contains(&b));
+    let secs = whole.checked_add(u64::from(up))?;
+    Some((secs, whole_len + frac_len + 1))
 }
 
 /// `4 days 6 hours 37 minutes` (also `1 day`, `2h 5m`, `30 seconds`, with `and` and commas) in
@@ -181,7 +214,7 @@ mod tests {
         /// Any text an agent prints, however cut: an answer or none, never a panic.
         #[test]
         fn any_message_is_read_without_a_panic(
-            message in "(try again (in|at) |resets (at )?|usage limit reached\\|)?[ -~\u{b7}\u{2019}é]{0,24}"
+            message in "(try again (in|at) |resets (at )?|usage limit reached\\||suggested retry after )?[ -~\u{b7}\u{2019}é]{0,24}"
         ) {
             let _ = from_message(&message);
         }
@@ -310,6 +343,40 @@ mod tests {
             after_secs: Some(1),
         };
         assert_eq!(huge.instant(Timestamp::MAX, &TimeZone::UTC).0, None);
+    }
+
+    #[test]
+    fn gemini_retry_delays_are_seconds_rounded_up() {
+        // As gemini 0.61.0 printed it for a 429 whose details held RetryInfo `90.5s`.
+        let r = from_message(
+            "[API Error: Quota exceeded.\nSuggested retry after 90.5s.]\nPlease wait and try \
+             again later.",
+        )
+        .unwrap();
+        assert_eq!(
+            (r.text.as_str(), r.after_secs),
+            ("retry after 90.5s", Some(91))
+        );
+        let r = from_message("Suggested retry after 37s.").unwrap();
+        assert_eq!(r.after_secs, Some(37));
+        assert_eq!(
+            from_message("Suggested retry after 2.000s")
+                .unwrap()
+                .after_secs,
+            Some(2)
+        );
+        for message in [
+            "Suggested retry after soon",
+            "Suggested retry after 37",
+            "Suggested retry after .5s",
+            "Suggested retry after 99999999999999999999999s",
+        ] {
+            assert_eq!(
+                from_message(message).and_then(|r| r.after_secs),
+                None,
+                "{message}"
+            );
+        }
     }
 
     #[test]
