@@ -301,10 +301,10 @@ fn scrub(stdout: &str, base: &std::path::Path) -> String {
         .replace(&shown.replace('/', "-"), "-$TMP");
     // The line is kept byte for byte otherwise: the preset's patterns match its raw form.
     let key = "\"messaging_socket_path\":\"";
-    if let Some(at) = text.find(key).map(|at| at + key.len()) {
-        if let Some(len) = text[at..].find('"') {
-            text.replace_range(at..at + len, "$TMP/cc-socks/0.sock");
-        }
+    if let Some(at) = text.find(key).map(|at| at + key.len())
+        && let Some(len) = text[at..].find('"')
+    {
+        text.replace_range(at..at + len, "$TMP/cc-socks/0.sock");
     }
     text
 }
