@@ -85,11 +85,12 @@ pub fn parse(words: &str) -> Option<Clock> {
     })
 }
 
-/// The instant `clock` names, read in its zone or else in `local`, by the rule above.
-pub fn next_after(clock: &Clock, after: Timestamp, local: &TimeZone) -> Option<Resolved> {
+/// The instant `clock` names, read in its zone or else in `local` (none when the local zone is
+/// not known), by the rule above.
+pub fn next_after(clock: &Clock, after: Timestamp, local: Option<&TimeZone>) -> Option<Resolved> {
     let tz = match &clock.zone {
         Some(name) => TimeZone::get(name).ok()?,
-        None => local.clone(),
+        None => local?.clone(),
     };
     let at = |date: Date| -> Option<Timestamp> {
         let wall = DateTime::from_parts(date, jiff::civil::time(clock.hour, clock.minute, 0, 0));
@@ -207,7 +208,7 @@ mod tests {
     fn next(words: &str, after: &str, local: &str) -> Option<String> {
         let after: Timestamp = after.parse().unwrap();
         let clock = parse(words)?;
-        next_after(&clock, after, &tz(local)).map(|r| r.at.to_string())
+        next_after(&clock, after, Some(&tz(local))).map(|r| r.at.to_string())
     }
 
     #[test]
@@ -236,12 +237,14 @@ mod tests {
     fn without_a_zone_the_local_one_is_taken() {
         let clock = parse("at 10:00 AM").unwrap();
         let after: Timestamp = "2026-12-02T12:00:00Z".parse().unwrap();
-        let r = next_after(&clock, after, &tz("America/New_York")).unwrap();
+        let r = next_after(&clock, after, Some(&tz("America/New_York"))).unwrap();
         // 12:00 UTC is 07:00 in New York: 10:00 there is 15:00 UTC the same day.
         assert_eq!(r.at.to_string(), "2026-12-02T15:00:00Z");
         assert!(r.local);
-        let r = next_after(&parse("5pm (UTC)").unwrap(), after, &tz("Asia/Tokyo")).unwrap();
+        let r = next_after(&parse("5pm (UTC)").unwrap(), after, None).unwrap();
         assert!(!r.local);
+        // No zone in the words and none known locally: no instant.
+        assert_eq!(next_after(&clock, after, None), None);
     }
 
     #[test]
@@ -354,19 +357,25 @@ mod tests {
         // An unknown zone is no zone to guess at.
         let clock = parse("3pm (Mars/Olympus_Mons)").unwrap();
         let after: Timestamp = "2026-12-02T00:00:00Z".parse().unwrap();
-        assert_eq!(next_after(&clock, after, &TimeZone::UTC), None);
+        assert_eq!(next_after(&clock, after, Some(&TimeZone::UTC)), None);
         // 30 February never comes.
         let clock = parse("Feb 30, 5pm (UTC)").unwrap();
-        assert_eq!(next_after(&clock, after, &TimeZone::UTC), None);
+        assert_eq!(next_after(&clock, after, Some(&TimeZone::UTC)), None);
     }
 
     #[test]
     fn the_ends_of_time_give_no_instant_and_no_panic() {
         let clock = parse("Dec 31, 11:59pm (UTC)").unwrap();
-        assert_eq!(next_after(&clock, Timestamp::MAX, &TimeZone::UTC), None);
+        assert_eq!(
+            next_after(&clock, Timestamp::MAX, Some(&TimeZone::UTC)),
+            None
+        );
         let clock = parse("11:59pm").unwrap();
-        assert_eq!(next_after(&clock, Timestamp::MAX, &TimeZone::UTC), None);
-        assert!(next_after(&clock, Timestamp::MIN, &TimeZone::UTC).is_some());
+        assert_eq!(
+            next_after(&clock, Timestamp::MAX, Some(&TimeZone::UTC)),
+            None
+        );
+        assert!(next_after(&clock, Timestamp::MIN, Some(&TimeZone::UTC)).is_some());
     }
 
     proptest::proptest! {
@@ -378,7 +387,7 @@ mod tests {
         ) {
             if let Some(clock) = parse(&words) {
                 let after = Timestamp::from_second(secs).unwrap();
-                let _ = next_after(&clock, after, &TimeZone::UTC);
+                let _ = next_after(&clock, after, Some(&TimeZone::UTC));
             }
         }
     }

@@ -28,9 +28,13 @@ impl Reset {
     /// The instant the limit lifts, and the words to record with it: the epoch when the output
     /// named one, else the wait counted from `ended_at`, else the wall-clock time of the words
     /// by the rule of [`clock`](super::clock) — read in `local` when they name no zone, which
-    /// the recorded words then say. `None` when nothing gives an instant (or it is past the
+    /// the recorded words then say (no instant when the local zone is not known). `None` when nothing gives an instant (or it is past the
     /// range of time): the words alone are kept, and the run waits for a person.
-    pub fn instant(&self, ended_at: Timestamp, local: &TimeZone) -> (Option<Timestamp>, String) {
+    pub fn instant(
+        &self,
+        ended_at: Timestamp,
+        local: Option<&TimeZone>,
+    ) -> (Option<Timestamp>, String) {
         if let Some(epoch) = self.epoch {
             return (Timestamp::from_second(epoch).ok(), self.text.clone());
         }
@@ -45,7 +49,7 @@ impl Reset {
             .and_then(|clock| super::clock::next_after(&clock, ended_at, local));
         match resolved {
             Some(r) if r.local => {
-                let zone = local.iana_name().unwrap_or("unnamed");
+                let zone = local.and_then(TimeZone::iana_name).unwrap_or("unnamed");
                 (
                     Some(r.at),
                     format!("{} (in the local time zone, {zone})", self.text),
@@ -227,7 +231,7 @@ mod tests {
             ended in Timestamp::MIN.as_second()..=Timestamp::MAX.as_second(),
         ) {
             let reset = Reset { text: "3pm (Europe/Berlin)".into(), epoch, after_secs };
-            let _ = reset.instant(Timestamp::from_second(ended).unwrap(), &TimeZone::UTC);
+            let _ = reset.instant(Timestamp::from_second(ended).unwrap(), Some(&TimeZone::UTC));
         }
     }
 
@@ -283,19 +287,19 @@ mod tests {
             after_secs: Some(5),
         };
         assert_eq!(
-            epoch.instant(ended, &berlin),
+            epoch.instant(ended, Some(&berlin)),
             (Some(at("2026-12-05T16:00:00Z")), "1796486400".into())
         );
         let wait = from_message("try again in 2h 5m").unwrap();
         assert_eq!(
-            wait.instant(ended, &berlin).0,
+            wait.instant(ended, Some(&berlin)).0,
             Some(at("2026-12-02T05:35:00Z"))
         );
         let zoned =
             from_message("You've hit your 5-hour limit \u{b7} resets 5:37pm (Europe/Berlin)")
                 .unwrap();
         assert_eq!(
-            zoned.instant(ended, &TimeZone::UTC),
+            zoned.instant(ended, Some(&TimeZone::UTC)),
             (
                 Some(at("2026-12-02T16:37:00Z")),
                 "5:37pm (Europe/Berlin)".into()
@@ -304,7 +308,7 @@ mod tests {
         // No zone in the words: the local one, named in the words recorded.
         let local = from_message("or try again at 4:32 AM.").unwrap();
         assert_eq!(
-            local.instant(ended, &berlin),
+            local.instant(ended, Some(&berlin)),
             (
                 Some(at("2026-12-02T03:32:00Z")),
                 "at 4:32 AM (in the local time zone, Europe/Berlin)".into()
@@ -335,14 +339,18 @@ mod tests {
                 after_secs: Some(i64::MAX as u64),
             },
         ] {
-            assert_eq!(reset.instant(ended, &TimeZone::UTC).0, None, "{reset:?}");
+            assert_eq!(
+                reset.instant(ended, Some(&TimeZone::UTC)).0,
+                None,
+                "{reset:?}"
+            );
         }
         let huge = Reset {
             text: "x".into(),
             epoch: None,
             after_secs: Some(1),
         };
-        assert_eq!(huge.instant(Timestamp::MAX, &TimeZone::UTC).0, None);
+        assert_eq!(huge.instant(Timestamp::MAX, Some(&TimeZone::UTC)).0, None);
     }
 
     #[test]
