@@ -65,7 +65,9 @@ pub fn code(result: &Result<Ending, CliError>) -> Exit {
         },
         Ok(Ending::HookFailedOpen) => Exit::Failed,
         Ok(Ending::Existing { status, stale }) => match status {
-            RunStatus::Review | RunStatus::Paused | RunStatus::Finished => Exit::Success,
+            RunStatus::Review | RunStatus::Paused | RunStatus::Finished | RunStatus::Queued => {
+                Exit::Success
+            }
             RunStatus::Running | RunStatus::Pending if !stale => Exit::Busy,
             _ => Exit::Failed,
         },

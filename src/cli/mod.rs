@@ -8,6 +8,7 @@ mod args;
 mod check;
 mod clean;
 mod completions;
+mod cycle;
 mod demo;
 mod diff;
 mod doctor;
@@ -110,6 +111,7 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     Stop(stop::StopArgs),
     Pause(pause::PauseArgs),
+    Cycle(cycle::CycleArgs),
     Verify(verify::VerifyArgs),
     Demo(demo::DemoArgs),
     Init(init::InitArgs),
@@ -203,6 +205,7 @@ pub fn dispatch(cli: Cli) -> Result<Ending, CliError> {
         Command::Doctor(args) => doctor::cmd_doctor(&cwd, args, out),
         Command::Stop(args) => stop::cmd_stop(&cwd, args, out),
         Command::Pause(args) => pause::cmd_pause(&cwd, args, out),
+        Command::Cycle(args) => cycle::cmd_cycle(&cwd, args, out),
         Command::Verify(args) => verify::cmd_verify(&cwd, args, out),
         Command::Demo(args) => demo::cmd_demo(args, out),
         Command::Init(args) => init::cmd_init(&cwd, args, out),

@@ -39,6 +39,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "STAGE=NAME", value_parser = parse_actor)]
     pub actor: Vec<(String, String)>,
 
+    /// Create the run `queued` and leave it for `git baton cycle` (or `resume`) to drive.
+    #[arg(long)]
+    pub queue: bool,
+
     /// Print the final RunState as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -53,6 +57,7 @@ pub fn cmd_run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Ending,
         key: args.key.as_deref(),
         stop_after: args.stop_after.as_deref(),
         actors: &args.actor,
+        queue: args.queue,
     };
     let sink = super::Terminal::driving(!args.json);
     match crate::ops::run::run(&ws, &options, &sink)? {
@@ -66,5 +71,11 @@ pub fn cmd_run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Ending,
             })
         }
         RunOutcome::Driven(drove) => super::print_summary(&ws.store, drove, args.json, out),
+        RunOutcome::Queued(state) => {
+            if args.json {
+                super::write_json(out, &super::json_view(&ws.store, &state));
+            }
+            Ok(Ending::Done)
+        }
     }
 }

@@ -19,6 +19,8 @@ pub struct RunOptions<'a> {
     pub stop_after: Option<&'a str>,
     /// `(stage, actor)` choices for this run.
     pub actors: &'a [(String, String)],
+    /// Leave the run `queued` for `cycle` instead of driving it.
+    pub queue: bool,
 }
 
 #[derive(Debug)]
@@ -27,6 +29,8 @@ pub enum RunOutcome {
     Existing(Box<RunState>),
     /// A new run, driven.
     Driven(Drove),
+    /// A new run, left `queued` (`--queue`).
+    Queued(Box<RunState>),
 }
 
 /// Creates the run and drives it; with `sync: push`, under a lease from its start.
@@ -57,6 +61,7 @@ pub fn run(ws: &Workspace, options: &RunOptions, sink: &dyn Sink) -> Result<RunO
             actors: options.actors,
             main_worktree: &ws.main_worktree()?,
             command: "git baton run",
+            queued: options.queue,
         },
         sink,
     )?;
@@ -89,6 +94,11 @@ pub fn run(ws: &Workspace, options: &RunOptions, sink: &dyn Sink) -> Result<RunO
         });
     }
     let mut session = Session::locked(&ws.repo, &ws.store, sink, lock);
+    if options.queue {
+        // A queued run is published when `cycle` takes it, as any run is when driven.
+        drop(session);
+        return Ok(RunOutcome::Queued(state));
+    }
     // `sync: push` publishes the run from its start, and drives it under a lease.
     if config.sync_push {
         session

@@ -411,6 +411,11 @@ pub fn next_command(state: &RunState, stale: bool) -> String {
         RunStatus::Running | RunStatus::Pending => {
             format!("wait, or `git baton stop {id}`; follow it with `git baton log {id}`")
         }
+        RunStatus::Queued => {
+            format!(
+                "git baton cycle   (starts the queue), or `git baton resume {id}` to start it now"
+            )
+        }
         RunStatus::Review => format!(
             "git baton review {id}, then `git baton finish {id}` and merge branch {}",
             state.branch

@@ -59,6 +59,8 @@ pub struct CreateOptions<'a> {
     /// The main worktree, which a relative `worktree_root` is resolved against.
     pub main_worktree: &'a Path,
     pub command: &'a str,
+    /// `run --queue`: the run is born `queued` and not driven.
+    pub queued: bool,
 }
 
 pub enum Created {
@@ -259,6 +261,7 @@ pub fn create(
             base: options.base,
             base_rev: options.base_rev.into(),
             branch: branch.clone(),
+            queued: options.queued,
             worktree: worktree.display().to_string(),
             pipeline,
             policy,

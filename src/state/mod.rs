@@ -8,7 +8,7 @@
 //! [`transition::apply`]: events in, a new state or a typed error out. The fields it owns are
 //! private here, so nothing else can assign them.
 //!
-//! [`store`] does the I/O (atomic writes, the run lock, listing, reading schema versions 1 and 2),
+//! [`store`] does the I/O (atomic writes, the run lock, listing, reading schema versions 1 to 3),
 //! [`view`] is the document `status --json` prints, [`clock`] the source of time and id noise.
 //! The field-by-field meaning is documented in docs/state.md.
 
@@ -16,6 +16,7 @@ mod agent;
 mod check;
 pub mod checks;
 pub mod clock;
+mod cycle;
 mod id;
 mod stage;
 pub mod store;
@@ -34,6 +35,7 @@ pub use agent::{AgentOutput, FallbackFrom, RateLimitReset, UsageSource};
 pub use check::InvalidState;
 pub use checks::{CheckOutcome, CheckResult};
 pub use clock::Clock;
+pub use cycle::{CycleFacts, Held};
 pub use id::{BadRunId, RunId};
 pub use stage::{
     Attempt, Stage, UNRECORDED_KEPT, UnrecordedPath, is_resumed, keep_unrecorded,
@@ -44,7 +46,7 @@ pub use trust::BadPath;
 pub use violation::{Violation, ViolationKind, violations_message};
 
 /// The version `state.json` is written with; [`store`] also reads version 1.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// A lease's length when the configuration sets none (`lease:` in `.baton.yml`).
 pub const DEFAULT_LEASE: std::time::Duration = std::time::Duration::from_secs(5 * 60);
@@ -55,6 +57,8 @@ pub const DEFAULT_LEASE: std::time::Duration = std::time::Duration::from_secs(5 
 pub enum RunStatus {
     /// Created; no stage has started yet.
     Pending,
+    /// Created by `run --queue`, for `git baton cycle` (or a person's `resume`) to start.
+    Queued,
     /// A stage is executing (or was, when a crashed process left it so: see `stale`).
     Running,
     /// Stopped at a stage boundary on request (`--stop-after`, `pause`).
@@ -73,6 +77,7 @@ impl RunStatus {
     pub fn name(self) -> &'static str {
         match self {
             RunStatus::Pending => "pending",
+            RunStatus::Queued => "queued",
             RunStatus::Running => "running",
             RunStatus::Paused => "paused",
             RunStatus::Interrupted => "interrupted",
@@ -265,6 +270,10 @@ pub struct LastError {
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Halt {
     pub message: String,
+    /// `crash` when the driver died between stages; `manual` for a signal or a stop request.
+    /// Absent in files written before it existed, which `cycle` takes as a person's stop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<Cause>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -295,8 +304,8 @@ pub struct UsageTotals {
     pub attempts_without_usage: u32,
 }
 
-/// A run. Serialized as it is stored (schema version 2); read it through [`store::parse`], which
-/// also reads version 1 and checks the invariants. The fields that [`transition::apply`] owns are
+/// A run. Serialized as it is stored (schema version 3); read it through [`store::parse`], which
+/// also reads versions 1 and 2 and checks the invariants. The fields that [`transition::apply`] owns are
 /// private.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
@@ -325,6 +334,9 @@ pub struct RunState {
     /// Leases that expired and were taken by another driver, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     takeovers: Vec<Takeover>,
+    /// What `git baton cycle` may do with the run; absent while there is nothing to say.
+    #[serde(default, skip_serializing_if = "CycleFacts::is_empty")]
+    cycle: CycleFacts,
 }
 
 /// The right to drive a published run, recorded in the RunState and published with it through
@@ -367,10 +379,12 @@ pub struct NewRun {
     pub worktree: String,
     pub pipeline: Vec<StagePolicy>,
     pub policy: Policy,
+    /// `run --queue`: the run is born `queued`, for `cycle` to start.
+    pub queued: bool,
 }
 
 impl RunState {
-    /// A `pending` run whose stages are `new.pipeline`, checked like a loaded one.
+    /// A `pending` (or `queued`) run whose stages are `new.pipeline`, checked like a loaded one.
     pub fn new(new: NewRun, now: Timestamp) -> Result<RunState, InvalidState> {
         let stages = new
             .pipeline
@@ -385,7 +399,11 @@ impl RunState {
             .collect();
         let state = RunState {
             run_id: new.run_id,
-            status: RunStatus::Pending,
+            status: if new.queued {
+                RunStatus::Queued
+            } else {
+                RunStatus::Pending
+            },
             key: new.key,
             plan: new.plan,
             base: new.base,
@@ -400,6 +418,7 @@ impl RunState {
             remote: None,
             lease: None,
             takeovers: Vec::new(),
+            cycle: CycleFacts::default(),
         };
         state.check()?;
         Ok(state)
@@ -434,6 +453,28 @@ impl RunState {
 
     pub fn takeovers(&self) -> &[Takeover] {
         &self.takeovers
+    }
+
+    /// The run's standing with `git baton cycle`.
+    pub fn cycle(&self) -> &CycleFacts {
+        &self.cycle
+    }
+
+    /// Whether a person stopped the run (`stop`, a signal, `pause`, `--stop-after`), so that
+    /// `cycle` must not start it again: only a person does. A halt from before halts recorded
+    /// their cause counts as a person's; a stop of the `cycle` that drove the run does not.
+    pub fn stopped_by_hand(&self) -> bool {
+        match self.status {
+            RunStatus::Paused => true,
+            RunStatus::Interrupted if self.cycle.stopped.is_some() => false,
+            RunStatus::Interrupted => match &self.halt {
+                Some(halt) => halt.cause != Some(Cause::Crash),
+                None => self
+                    .latest_attempt()
+                    .is_some_and(|(_, a)| a.cause == Some(Cause::Manual)),
+            },
+            _ => false,
+        }
     }
 
     /// Whether `other` is this state as another clone keeps it: the same in everything but the
@@ -607,6 +648,7 @@ pub(crate) mod fixture {
                 base_rev: "main".into(),
                 branch: "baton/1ngvbzkqq5".into(),
                 worktree: "/w".into(),
+                queued: false,
                 pipeline: vec![
                     StagePolicy {
                         stage: "executor".into(),

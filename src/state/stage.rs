@@ -104,6 +104,10 @@ pub(super) fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+pub(super) fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
+}
+
 /// The first [`UNRECORDED_KEPT`] of `paths`, and how many more there were.
 pub fn keep_unrecorded(mut paths: Vec<UnrecordedPath>) -> (Vec<UnrecordedPath>, u64) {
     let omitted = paths.len().saturating_sub(UNRECORDED_KEPT) as u64;

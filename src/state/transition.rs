@@ -17,9 +17,14 @@
 //! | `LeaseTaken` | no other holder's lease in force (one ending further out than the new lease's length is not: [`super::trust::lease_in_force`]) | (unchanged) an expired lease of another holder is recorded as a takeover |
 //! | `LeaseRenewed` | the lease is the renewer's | (unchanged) |
 //! | `LeaseReleased` | always | (unchanged) the renewer's lease is gone |
+//! | `Held` | not in review or finished, not held | (unchanged) `cycle` leaves it alone |
+//! | `Released` | held, or resumed by `cycle` | (unchanged) `cycle` may take it, its resume count is 0 |
+//! | `CycleResumed` | not in review or finished, not held, not stopped by a person, resumed fewer than `max_resumes` times | (unchanged) one more resume by `cycle` |
+//! | `CycleStopped` | `interrupted` | (unchanged) the interruption was `cycle`'s own stop, not a person's |
 //!
-//! The last four change no status and leave `updated_at` alone: they say who may drive the run,
-//! not what happened to it.
+//! The four lease events change no status and leave `updated_at` alone: they say who may drive
+//! the run, not what happened to it; so does `CycleResumed`. A succeeded attempt sets the resume
+//! count back to 0: the run got somewhere.
 
 use jiff::Timestamp;
 
@@ -70,6 +75,15 @@ pub enum Event {
     LeaseRenewed { holder: String, until: Timestamp },
     /// The holder stopped driving.
     LeaseReleased { holder: String },
+    /// A person excluded the run from `cycle` (`git baton hold`).
+    Held { reason: Option<String> },
+    /// A person gave the run back to `cycle` (`git baton release`); its resume count restarts.
+    Released,
+    /// `cycle` is about to resume the run, which it may resume `max_resumes` times without a
+    /// stage succeeding.
+    CycleResumed { max_resumes: u32 },
+    /// The run was interrupted because the `cycle` driving it was stopped, not by a person.
+    CycleStopped,
 }
 
 impl Event {
@@ -193,6 +207,18 @@ pub enum TransitionError {
         stage: String,
         attempt: u32,
     },
+    #[error("run {run} is already held, since {since}")]
+    AlreadyHeld { run: RunId, since: Timestamp },
+    #[error("run {run} is not held, and cycle has not resumed it: there is nothing to release")]
+    NotHeld { run: RunId },
+    #[error("run {run} is {status}, not interrupted: cycle did not stop it")]
+    NotInterrupted { run: RunId, status: RunStatus },
+    #[error("run {run} is {status} by a person: cycle does not resume it")]
+    StoppedByHand { run: RunId, status: RunStatus },
+    #[error("run {run}: cycle resumed it {resumes} times without a stage succeeding")]
+    ResumeCap { run: RunId, resumes: u32 },
+    #[error("run {run} is held (git baton hold): cycle does not resume it")]
+    HeldByHand { run: RunId },
     #[error("run {run} is leased by {} on {} until {}", .lease.holder, .lease.host, .lease.until)]
     LeaseHeld { run: RunId, lease: Box<Lease> },
     #[error("run {run}: the lease of {holder} is gone{}", match .now {
@@ -280,6 +306,7 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
             });
             next.status = RunStatus::Running;
             next.halt = None;
+            next.cycle.stopped = None;
         }
         Event::AttemptEnded(end) => {
             let Some((stage, _)) = state.open_attempt() else {
@@ -320,6 +347,7 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
                     next.status = RunStatus::Interrupted;
                     next.halt = Some(Halt {
                         message: "the process driving the run died between stages".into(),
+                        cause: Some(Cause::Crash),
                     });
                 }
             }
@@ -339,7 +367,10 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
             unsettled(state, "halting")?;
             nothing_open(state, "halting")?;
             next.status = RunStatus::Interrupted;
-            next.halt = Some(Halt { message });
+            next.halt = Some(Halt {
+                message,
+                cause: Some(Cause::Manual),
+            });
         }
         Event::ReviewEntered => {
             unsettled(state, "entering review")?;
@@ -405,6 +436,56 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
             if state.lease.as_ref().is_some_and(|l| l.holder == holder) {
                 next.lease = None;
             }
+            return Ok(next);
+        }
+        Event::Held { reason } => {
+            unsettled(state, "holding")?;
+            if let Some(held) = &state.cycle.held {
+                return Err(TransitionError::AlreadyHeld {
+                    run: state.run_id.clone(),
+                    since: held.at,
+                });
+            }
+            next.cycle.held = Some(super::Held { at, reason });
+        }
+        Event::Released => {
+            if state.cycle.is_empty() {
+                return Err(TransitionError::NotHeld {
+                    run: state.run_id.clone(),
+                });
+            }
+            next.cycle = super::CycleFacts::default();
+        }
+        Event::CycleResumed { max_resumes } => {
+            unsettled(state, "resuming by cycle")?;
+            if state.cycle.held.is_some() {
+                return Err(TransitionError::HeldByHand {
+                    run: state.run_id.clone(),
+                });
+            }
+            if state.stopped_by_hand() {
+                return Err(TransitionError::StoppedByHand {
+                    run: state.run_id.clone(),
+                    status: state.status,
+                });
+            }
+            if state.cycle.resumes >= max_resumes {
+                return Err(TransitionError::ResumeCap {
+                    run: state.run_id.clone(),
+                    resumes: state.cycle.resumes,
+                });
+            }
+            next.cycle.resumes = next.cycle.resumes.saturating_add(1);
+            return Ok(next);
+        }
+        Event::CycleStopped => {
+            if state.status != RunStatus::Interrupted {
+                return Err(TransitionError::NotInterrupted {
+                    run: state.run_id.clone(),
+                    status: state.status,
+                });
+            }
+            next.cycle.stopped = Some(at);
             return Ok(next);
         }
     }
@@ -479,6 +560,9 @@ fn end_open_attempt(next: &mut RunState, stage: usize, end: AttemptEnd, at: Time
         super::stage::keep_unrecorded(end.unrecorded);
     attempt.checks = end.checks;
     attempt.violations = end.violations;
+    if end.outcome == Outcome::Succeeded {
+        next.cycle.resumes = 0;
+    }
     next.status = match end.outcome {
         // Between two stages the run is still running: the driver goes on to the next one.
         Outcome::Succeeded => RunStatus::Running,

@@ -159,6 +159,15 @@ pub fn check_claim(state: &RunState) -> Result<(), Broken> {
     if let Some(problem) = text_problem(&state.plan.path) {
         return bad(format!("plan.path {problem}"));
     }
+    if let Some(problem) = state
+        .cycle
+        .held
+        .as_ref()
+        .and_then(|h| h.reason.as_deref())
+        .and_then(text_problem)
+    {
+        return bad(format!("cycle.held.reason {problem}"));
+    }
     if let Some(problem) = worktree_problem(&state.worktree) {
         return bad(format!(
             "worktree `{}` {problem}",

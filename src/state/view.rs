@@ -44,6 +44,9 @@ pub struct RunView<'a> {
     pub lease: Option<&'a Lease>,
     #[serde(skip_serializing_if = "<[Takeover]>::is_empty")]
     pub takeovers: &'a [Takeover],
+    /// The run's standing with `git baton cycle` (absent while there is nothing to say).
+    #[serde(skip_serializing_if = "super::CycleFacts::is_empty")]
+    pub cycle: &'a super::CycleFacts,
 }
 
 #[derive(Debug, Serialize)]
@@ -132,6 +135,7 @@ impl<'a> RunView<'a> {
             remote: state.remote(),
             lease: state.lease(),
             takeovers: state.takeovers(),
+            cycle: state.cycle(),
         }
     }
 }

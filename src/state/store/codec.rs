@@ -51,7 +51,7 @@ pub(super) fn read_own(path: &Path, limit: u64) -> Result<Vec<u8>> {
     }
 }
 
-/// Reads the `state.json` at `path`, of either schema version.
+/// Reads the `state.json` at `path`, of any schema version this git-baton knows.
 pub fn load(path: &Path) -> Result<RunState> {
     let bytes = read_own(path, STATE_LIMIT)?;
     parse(&bytes).map_err(|message| StoreError::Corrupt {
@@ -60,7 +60,7 @@ pub fn load(path: &Path) -> Result<RunState> {
     })
 }
 
-/// The RunState in the text of a `state.json` of either schema version, or what is wrong with
+/// The RunState in the text of a `state.json` of any known schema version, or what is wrong with
 /// it (the caller names the file).
 pub fn parse(bytes: &[u8]) -> Result<RunState, String> {
     #[derive(Deserialize)]
@@ -71,12 +71,13 @@ pub fn parse(bytes: &[u8]) -> Result<RunState, String> {
         serde_json::from_slice(bytes).map_err(|e| format!("not a RunState: {e}"))?;
     let state = match version.schema_version {
         1 => super::super::v1::read(bytes)?,
-        SCHEMA_VERSION => {
+        // Version 3 added fields that version 2 files lack and read as absent.
+        2 | SCHEMA_VERSION => {
             serde_json::from_slice(bytes).map_err(|e| format!("not a RunState: {e}"))?
         }
         other => {
             return Err(format!(
-                "schema_version {other} is not supported by this git-baton (it reads 1 and {SCHEMA_VERSION})"
+                "schema_version {other} is not supported by this git-baton (it reads 1 to {SCHEMA_VERSION})"
             ));
         }
     };

@@ -222,7 +222,7 @@ fn atomic_write_replaces_whole_files() {
 }
 
 #[test]
-fn a_version_1_file_loads_and_is_saved_as_version_2() {
+fn a_version_1_file_loads_and_is_saved_as_version_3() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("state.json");
     let v1 = include_str!("../../../testdata/state/v1/review.json");
@@ -230,7 +230,7 @@ fn a_version_1_file_loads_and_is_saved_as_version_2() {
     let state = load(&path).unwrap();
     save_in(tmp.path(), &state).unwrap();
     let saved: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-    assert_eq!(saved["schema_version"], 2);
+    assert_eq!(saved["schema_version"], 3);
     for derived in ["current_stage", "coverage", "usage", "error"] {
         assert!(saved.get(derived).is_none(), "{derived} is not stored");
     }
@@ -274,6 +274,28 @@ fn cleared_variables_are_stored_by_name_and_absent_means_none() {
     assert_eq!(load(&path).unwrap(), state, "and reads back the same");
 }
 
+/// Version 3 only added fields (`cycle`, a halt's `cause`) that a version 2 file lacks: such a
+/// file reads as a run `cycle` has nothing to say about, whose halt counts as a person's.
+#[test]
+fn a_version_2_file_reads_with_the_fields_version_3_added_absent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("state.json");
+    let v1 = include_str!("../../../testdata/state/v1/halted.json");
+    std::fs::write(&path, v1).unwrap();
+    let state = load(&path).unwrap();
+    let v3 = String::from_utf8(crate::state::store::to_json(&state)).unwrap();
+    assert!(!v3.contains("\"cycle\"") && !v3.contains("\"cause\": \"manual\""));
+    let v2 = v3.replacen("\"schema_version\": 3", "\"schema_version\": 2", 1);
+    std::fs::write(&path, &v2).unwrap();
+    let read = load(&path).unwrap();
+    assert_eq!(read, state);
+    assert!(read.cycle().is_empty());
+    assert!(
+        read.stopped_by_hand(),
+        "a halt without a cause is a person's"
+    );
+}
+
 #[test]
 fn unknown_versions_and_inconsistent_states_are_refused_naming_the_file() {
     let tmp = tempfile::tempdir().unwrap();
@@ -281,8 +303,8 @@ fn unknown_versions_and_inconsistent_states_are_refused_naming_the_file() {
     let v1 = include_str!("../../../testdata/state/v1/review.json");
     let cases = [
         (
-            v1.replacen("\"schema_version\": 1", "\"schema_version\": 3", 1),
-            "schema_version 3 is not supported by this git-baton (it reads 1 and 2)",
+            v1.replacen("\"schema_version\": 1", "\"schema_version\": 4", 1),
+            "schema_version 4 is not supported by this git-baton (it reads 1 to 3)",
         ),
         (
             "{}".to_string(),
