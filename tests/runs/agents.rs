@@ -91,7 +91,7 @@ fn claude_usage_and_cost_are_recorded_and_shown() {
     // The state file holds what `status --json` shows.
     let saved: Value =
         serde_json::from_str(&text(&run_dir(&repo, &id).join("state.json"))).unwrap();
-    assert_eq!(saved["schema_version"], 2);
+    assert_eq!(saved["schema_version"], 3);
     assert_eq!(
         saved["stages"][0]["attempts"][0]["agent"]["session_id"],
         "774ff390-4899-478b-8069-fb5ffbe5d317"
