@@ -13,6 +13,7 @@
 //! - [`run`] creates runs (one transaction) and drives their stages through the gate; its
 //!   [`run::session`] is the one way a run changes;
 //! - [`ops`] holds one use case per command that changes a run, on the run session;
+//! - [`mcp`] is the protocol side of `git baton mcp`: the agent-side commands as MCP tools;
 //! - [`report`] renders coverage reports, run status and reviews as text, JSON, GitHub
 //!   annotations and Markdown;
 //! - [`verify`] runs the coverage gate over plans, a diff and evidence;
@@ -70,6 +71,7 @@ pub mod exec;
 pub mod files;
 pub mod git;
 pub mod hermetic;
+pub mod mcp;
 pub mod ops;
 pub mod plan;
 pub mod procs;

@@ -7,7 +7,8 @@ use std::path::Path;
 use clap::{Args, ValueEnum};
 
 use super::{CliError, Ending, Workspace};
-use crate::run::agent_side::{Current, DEFAULT_MAX_BLOCKS, Hook, HookInput, MAX_HOOK_INPUT};
+use crate::run::agent_side::{Check, Current, DEFAULT_MAX_BLOCKS, Hook, HookInput, MAX_HOOK_INPUT};
+use crate::state::checks::CheckResult;
 
 /// Show what the coverage gate would say now (for the agent, inside a run's worktree).
 ///
@@ -74,31 +75,62 @@ pub fn cmd_check(cwd: &Path, args: CheckArgs, out: &mut dyn Write) -> Result<End
             }
         },
         None => {
-            let ctx = Workspace::open(cwd)?;
-            let current = Current::find(&ctx.repo, &ctx.store)?;
-            let check = current.check(&ctx.repo);
-            let ran = match args.checks {
-                true => crate::run::checks::for_agent(&current, &ctx.config()?, ctx.store.clock())?,
-                false => Vec::new(),
-            };
-            let checks_passed = crate::state::checks::first_failed(&ran).is_none();
+            let verdict = verdict(cwd, args.checks)?;
             if args.json {
-                let mut value = serde_json::to_value(&check).unwrap_or_default();
-                if args.checks {
-                    value["checks"] = serde_json::to_value(&ran).unwrap_or_default();
-                }
-                super::write_json(out, &value);
+                super::write_json(out, &verdict.json());
             } else {
-                let _ = out.write_all(crate::report::check::text(&check).as_bytes());
-                if args.checks {
-                    let _ = out.write_all(crate::report::check::checks_text(&ran).as_bytes());
+                let _ = out.write_all(crate::report::check::text(&verdict.check).as_bytes());
+                if let Some(ran) = &verdict.ran {
+                    let _ = out.write_all(crate::report::check::checks_text(ran).as_bytes());
                 }
             }
             Ok(Ending::Checked {
-                passed: check.passed && checks_passed,
+                passed: verdict.passed(),
             })
         }
     }
+}
+
+/// What `check` finds: the gate's verdict on the open attempt now, and the runner checks' results
+/// when asked for (`--checks`).
+pub(super) struct Verdict {
+    check: Check,
+    ran: Option<Vec<CheckResult>>,
+}
+
+impl Verdict {
+    /// The document `check --json` prints (and the MCP tool `check` answers).
+    pub(super) fn json(&self) -> serde_json::Value {
+        let mut value = serde_json::to_value(&self.check).unwrap_or_default();
+        if let Some(ran) = &self.ran {
+            value["checks"] = serde_json::to_value(ran).unwrap_or_default();
+        }
+        value
+    }
+
+    fn passed(&self) -> bool {
+        let checks_passed = self
+            .ran
+            .as_ref()
+            .is_none_or(|ran| crate::state::checks::first_failed(ran).is_none());
+        self.check.passed && checks_passed
+    }
+}
+
+/// The verdict for the agent in `cwd`, a run's worktree.
+pub(super) fn verdict(cwd: &Path, checks: bool) -> Result<Verdict, CliError> {
+    let ctx = Workspace::open(cwd)?;
+    let current = Current::find(&ctx.repo, &ctx.store)?;
+    let check = current.check(&ctx.repo);
+    let ran = match checks {
+        true => Some(crate::run::checks::for_agent(
+            &current,
+            &ctx.config()?,
+            ctx.store.clock(),
+        )?),
+        false => None,
+    };
+    Ok(Verdict { check, ran })
 }
 
 fn claude_stop(cwd: &Path, max_blocks: u32, out: &mut dyn Write) -> Result<Ending, CliError> {

@@ -21,6 +21,7 @@ mod generated;
 mod init;
 mod list;
 mod log;
+mod mcp;
 mod pager;
 mod pause;
 mod push;
@@ -117,6 +118,7 @@ pub enum Command {
     Init(init::InitArgs),
     Unchanged(unchanged::UnchangedArgs),
     Check(check::CheckArgs),
+    Mcp(mcp::McpArgs),
     Targets(targets::TargetsArgs),
     Completions(completions::CompletionsArgs),
 }
@@ -211,6 +213,7 @@ pub fn dispatch(cli: Cli) -> Result<Ending, CliError> {
         Command::Init(args) => init::cmd_init(&cwd, args, out),
         Command::Unchanged(args) => unchanged::cmd_unchanged(&cwd, args, out),
         Command::Check(args) => check::cmd_check(&cwd, args, out),
+        Command::Mcp(args) => mcp::cmd_mcp(&cwd, args, out),
         Command::Targets(args) => targets::cmd_targets(&cwd, args, out),
         Command::Completions(args) => completions::cmd_completions(args, out),
     };

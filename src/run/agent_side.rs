@@ -96,25 +96,7 @@ impl Current {
     /// The worktree `repo` (discovered from the current directory) is the worktree of exactly
     /// one run; that run, with its open attempt.
     pub fn find(repo: &Repo, store: &Store) -> Result<Current> {
-        let not_in_run = || AgentSideError::NotInRun {
-            dir: repo
-                .workdir()
-                .map(|d| d.display().to_string())
-                .unwrap_or_else(|_| repo.common_dir().display().to_string()),
-        };
-        let workdir = repo
-            .workdir()
-            .ok()
-            .and_then(|d| d.canonicalize().ok())
-            .ok_or_else(not_in_run)?;
-        // The latest run first: a worktree path reused after `clean` belongs to the newest.
-        let state = store
-            .list()?
-            .into_iter()
-            .rev()
-            .filter_map(|id| store.load(&id).ok())
-            .find(|state| Path::new(&state.worktree).canonicalize().ok() == Some(workdir.clone()))
-            .ok_or_else(not_in_run)?;
+        let state = run_of_worktree(repo, store)?;
         let run_dir = store.run_dir(&state.run_id);
         let open = state.open_attempt().map(|(i, a)| {
             let dir = state.attempt_dir_in(&run_dir, &state.stages()[i].name, a);
@@ -304,6 +286,30 @@ impl Current {
             reason: block_reason(check),
         })
     }
+}
+
+/// The run whose worktree `repo` (discovered from the current directory) is, whatever its
+/// status.
+pub fn run_of_worktree(repo: &Repo, store: &Store) -> Result<RunState> {
+    let not_in_run = || AgentSideError::NotInRun {
+        dir: repo
+            .workdir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_else(|_| repo.common_dir().display().to_string()),
+    };
+    let workdir = repo
+        .workdir()
+        .ok()
+        .and_then(|d| d.canonicalize().ok())
+        .ok_or_else(not_in_run)?;
+    // The latest run first: a worktree path reused after `clean` belongs to the newest.
+    store
+        .list()?
+        .into_iter()
+        .rev()
+        .filter_map(|id| store.load(&id).ok())
+        .find(|state| Path::new(&state.worktree).canonicalize().ok() == Some(workdir.clone()))
+        .ok_or_else(not_in_run)
 }
 
 /// How often the Stop hook blocked the attempt whose directory is `dir`, if it ever ran.

@@ -31,17 +31,17 @@ pub(super) fn with_baton(actor: Actor) -> Actor {
 
 /// A run in progress: its driver (`git baton run`) waits on an agent that edited `docs/a.md`
 /// and waits for [`Waiting::release`].
-struct Waiting {
-    repo: TestRepo,
+pub(super) struct Waiting {
+    pub(super) repo: TestRepo,
     _scratch: tempfile::TempDir,
     go: PathBuf,
     child: Child,
-    id: String,
-    worktree: PathBuf,
+    pub(super) id: String,
+    pub(super) worktree: PathBuf,
 }
 
 impl Waiting {
-    fn start() -> Waiting {
+    pub(super) fn start() -> Waiting {
         Waiting::start_with("")
     }
 
@@ -87,7 +87,7 @@ impl Waiting {
     }
 
     /// Lets the agent exit 0 and waits for the driver.
-    fn release(self) -> (TestRepo, String, Run) {
+    pub(super) fn release(self) -> (TestRepo, String, Run) {
         std::fs::write(&self.go, "").unwrap();
         let run = wait(&self.repo, self.child);
         (self.repo, self.id, run)
