@@ -639,12 +639,21 @@ fn openai_events(turn: &Turn, model: &str, n: usize) -> Vec<(&'static str, Value
                    "content": [{"type": "output_text", "text": text, "annotations": []}]}),
             *usage,
         ),
-        Turn::Tool { name, input, usage } => (
-            json!({"type": "function_call", "id": format!("fc_mock{n:04}"),
+        Turn::Tool { name, input, usage } => {
+            let mut item = json!({"type": "function_call", "id": format!("fc_mock{n:04}"),
                    "call_id": format!("call_mock{n:04}"), "name": name,
-                   "arguments": input.to_string(), "status": "completed"}),
-            *usage,
-        ),
+                   "arguments": input.to_string(), "status": "completed"});
+            // Codex offers an MCP server's tools in a namespace, `mcp__<server>`: a call of
+            // `mcp__<server>__<tool>` names the tool within it.
+            if let Some((namespace, tool)) = name
+                .strip_prefix("mcp__")
+                .and_then(|rest| rest.split_once("__"))
+            {
+                item["namespace"] = format!("mcp__{namespace}").into();
+                item["name"] = tool.into();
+            }
+            (item, *usage)
+        }
         Turn::Error { .. } => unreachable!("errors are answered before events"),
     };
     let id = format!("resp_mock{n:04}");

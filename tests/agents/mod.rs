@@ -21,6 +21,7 @@ mod opencode;
 mod cycle;
 mod e2e;
 mod incident;
+mod mcp;
 mod sandbox;
 
 /// Writes a CLI's real output to testdata/agents/<agent>/<name> when `GIT_BATON_AGENT_CAPTURE=1`:

@@ -1,0 +1,212 @@
+//! `git baton mcp` started by the real Claude Code and Codex, configured as docs/agents.md says
+//! ("The MCP server"), in a run's attempt: the mock model calls the server's `unchanged` tool
+//! for a target the plan does not have (a tool error the model reads, nothing recorded), then
+//! for `docs/b.md` with a reason, and edits `docs/a.md`; the reason lands in the attempt's
+//! evidence and the run reaches `review` with `docs/b.md` covered by it.
+
+use serde_json::{Value, json};
+
+use super::cli;
+use super::e2e::{claude_edits, codex_edits, coverage_row, new_text, turn};
+use super::harness::{AgentRepo, attempt};
+use super::mock::{Request, Script, Turn};
+
+const REASON: &str = "already states that grades are A to F in its first section";
+
+/// Claude Code's flags for the server: its configuration inline (no file in the worktree), no
+/// other server, and its tools allowed (`mcp__<server>__<tool>`).
+const CLAUDE_MCP: [&str; 5] = [
+    "mcp__baton__unchanged",
+    "mcp__baton__check",
+    "--mcp-config",
+    r#"{"mcpServers":{"baton":{"command":"git","args":["baton","mcp"]}}}"#,
+    "--strict-mcp-config",
+];
+
+/// Codex's: the server in its configuration, given with `-c` (its tools are the namespace
+/// `mcp__baton`).
+const CODEX_MCP: [&str; 4] = [
+    "-c",
+    "mcp_servers.baton.command=\"git\"",
+    "-c",
+    "mcp_servers.baton.args=[\"baton\", \"mcp\"]",
+];
+
+/// For models that can search for tools (the suite's `gpt-5.5`), Codex 0.171.0 offers MCP tools
+/// only through its `tool_search`, which the scripted model does not play; with a model it has
+/// no metadata for, it offers them upfront.
+const CODEX_UPFRONT_TOOLS: [&str; 2] = ["-c", "model=\"gpt-4.1\""];
+
+/// `items` as YAML list items of an actor's `command:`.
+fn yaml_items(items: &[&str]) -> String {
+    items
+        .iter()
+        .map(|i| format!("      - {}\n", serde_json::to_string(i).unwrap()))
+        .collect()
+}
+
+/// `yml` (as `init` wrote it) with `items` inserted into `actor`'s command before its item
+/// `before`.
+fn insert_args(yml: &str, actor: &str, before: &str, items: &[&str]) -> String {
+    let block = yml
+        .find(&format!("  {actor}:\n"))
+        .unwrap_or_else(|| panic!("no {actor} in\n{yml}"));
+    let at = block
+        + yml[block..]
+            .find(&format!("      - {before}\n"))
+            .unwrap_or_else(|| panic!("no {before} in {actor}'s command:\n{yml}"));
+    format!("{}{}{}", &yml[..at], yaml_items(items), &yml[at..])
+}
+
+/// The model's two calls of the server's `unchanged` tool (named `tool` by the CLI).
+fn unchanged_calls(tool: &str) -> [Turn; 2] {
+    [
+        turn(Turn::tool(
+            tool,
+            json!({"target": "docs/bb.md", "reason": REASON}),
+        )),
+        turn(Turn::tool(
+            tool,
+            json!({"target": "docs/b.md", "reason": REASON}),
+        )),
+    ]
+}
+
+/// The evidence the attempt wrote: its `target_coverage` entries as `target: reason`.
+fn evidence_entries(ar: &AgentRepo, id: &str) -> Vec<String> {
+    let path = ar.repo.path(&format!(
+        ".git/baton/runs/{id}/attempts/executor-1/evidence.json"
+    ));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let evidence: Value = serde_json::from_str(&text).unwrap();
+    evidence["target_coverage"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            format!(
+                "{}: {} ({})",
+                e["target"].as_str().unwrap(),
+                e["reason"].as_str().unwrap(),
+                e["status"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// The run reached review with `docs/a.md` changed and `docs/b.md` covered by the reason the
+/// model sent through the server; the refused target left no trace.
+fn assert_reason_landed(ar: &AgentRepo, id: &str) -> Value {
+    let state = ar.status(id);
+    assert_eq!(state["status"], "review", "{state:#}");
+    assert_eq!(
+        std::fs::read_to_string(ar.worktree(&state).join("docs/a.md")).unwrap(),
+        new_text("docs/a.md")
+    );
+    assert_eq!(
+        evidence_entries(ar, id),
+        [format!("docs/b.md: {REASON} (unchanged)")]
+    );
+    let row = coverage_row(&state, "docs/b.md");
+    assert_eq!(row["status"], "unchanged", "{row:#}");
+    assert_eq!(row["reason"], REASON, "{row:#}");
+    assert_eq!(coverage_row(&state, "docs/a.md")["status"], "changed");
+    assert_eq!(attempt(&state, 1)["outcome"], "succeeded");
+    assert_eq!(ar.mock.overruns(), 0);
+    state
+}
+
+/// The scripted requests after the first: what the model was sent back after each turn.
+fn answers_after(sent: &[Request], turn: usize) -> &str {
+    &sent
+        .get(turn + 1)
+        .unwrap_or_else(|| panic!("no request after turn {turn}"))
+        .body
+}
+
+#[test]
+fn claude_code_records_a_reason_through_the_mcp_server() {
+    let Some(_) = cli::agent("claude") else {
+        return;
+    };
+    let mut script = unchanged_calls("mcp__baton__unchanged").to_vec();
+    script.extend(claude_edits("docs/a.md"));
+    script.push(turn(Turn::text(
+        "docs/a.md states the rule; docs/b.md already did.",
+    )));
+    let ar = AgentRepo::new(Script(script));
+    let yml = ar.init();
+    ar.repo.write(
+        ".baton.yml",
+        &insert_args(&yml, "claude", "--settings", &CLAUDE_MCP),
+    );
+    ar.repo.commit_all("claude starts git baton mcp");
+    let run = ar.baton(&["run", "plans/rule.md"]);
+    assert_eq!(run.code, 0, "{run}");
+    let id = run.run_id();
+    assert_reason_landed(&ar, &id);
+
+    let sent = ar.mock.scripted();
+    // The server's tools were offered to the model.
+    assert!(
+        sent[0].body.contains("mcp__baton__unchanged"),
+        "{}",
+        sent[0].body
+    );
+    // The refusal reached the model as a tool error with the command's words; the reason's
+    // acceptance as the tool's JSON.
+    let refused = answers_after(&sent, 0);
+    assert!(refused.contains(r#""is_error":true"#), "{refused}");
+    assert!(
+        refused.contains("error: unknown target `docs/bb.md`")
+            && refused.contains("did you mean `docs/b.md`?"),
+        "{refused}"
+    );
+    let accepted = answers_after(&sent, 1);
+    assert!(accepted.contains(r#"\"recorded\": true"#), "{accepted}");
+}
+
+#[test]
+fn codex_records_a_reason_through_the_mcp_server() {
+    let Some(_) = cli::agent("codex") else { return };
+    let mut script = unchanged_calls("mcp__baton__unchanged").to_vec();
+    script.push(codex_edits("docs/a.md"));
+    script.push(turn(Turn::text(
+        "docs/a.md states the rule; docs/b.md already did.",
+    )));
+    let ar = AgentRepo::new(Script(script));
+    let yml = ar.init();
+    ar.repo.write(
+        ".baton.yml",
+        &insert_args(
+            &yml,
+            "codex",
+            "'-'",
+            &[&CODEX_MCP[..], &CODEX_UPFRONT_TOOLS[..]].concat(),
+        ),
+    );
+    ar.repo.commit_all("codex starts git baton mcp");
+    let run = ar.baton(&["run", "plans/rule.md", "--actor", "executor=codex"]);
+    let sent = ar.mock.scripted();
+    // The server's tools were offered to the model.
+    let first = sent[0].json();
+    let tools: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(tools.contains(&"mcp__baton"), "{tools:?}\n{run}");
+    assert_eq!(run.code, 0, "{run}");
+    let id = run.run_id();
+    assert_reason_landed(&ar, &id);
+
+    let refused = answers_after(&sent, 0);
+    assert!(
+        refused.contains("error: unknown target `docs/bb.md`"),
+        "{refused}"
+    );
+    let accepted = answers_after(&sent, 1);
+    assert!(accepted.contains("recorded"), "{accepted}");
+}
