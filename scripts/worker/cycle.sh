@@ -86,7 +86,9 @@ say "cycling the runs of $remote ($jobs at once)"
 # In the background, so that a SIGTERM sent to this script alone (systemd's KillMode=mixed, a CI
 # cancel) reaches the cycle, which then stops its runs at a safe point, and is waited for: the
 # shell would otherwise die at once and leave the cycle to be killed with no chance to do so.
-git baton "$@" &
+# `git-baton` itself, not `git baton`: git would pass the signal on too, but then die of it, and
+# the script would exit 143 where the cycle said 130.
+git-baton "$@" &
 cycle=$!
 trap 'kill -TERM "$cycle" 2>/dev/null || true' TERM INT HUP
 code=0
