@@ -124,6 +124,17 @@ fn two_runners_cycling_one_remote_at_once_drive_each_queued_run_exactly_once() {
     for runner in [&b_ran, &c_ran] {
         assert!(!runner.stderr.contains("is ahead of origin"), "{runner}");
     }
+    // The next pass resumes nothing on either runner. A runner whose resume lost a run to the
+    // other (exit 3) kept a copy of it from before, still queued; it must judge that run as
+    // the remote now has it — in review — and not start a resume that can only be refused.
+    for (name, runner) in [("B", &b), ("C", &c)] {
+        let again = runner.live_shell(&format!("sh {SCRIPT}"));
+        assert_eq!(again.code, 0, "{name}: {again}");
+        assert!(
+            !again.stderr.contains(": resuming"),
+            "{name} started a resume:\n{again}"
+        );
+    }
     // The machine that queued the runs sees the results after a fetch.
     assert_eq!(a.live(["fetch"]).code, 0);
     for id in &ids {
