@@ -40,6 +40,7 @@ mod drive;
 mod finish_clean;
 mod gate;
 mod guard;
+mod notify;
 mod planted;
 mod record;
 mod resume;
