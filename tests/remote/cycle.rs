@@ -303,6 +303,103 @@ fn sigterm_to_the_script_stops_its_cycle_at_a_safe_point() {
     assert_eq!(decisions[0]["action"], "resume", "{decisions:#}");
 }
 
+/// The machine that queued the runs cycles the remote too (a timer on the laptop), after a
+/// runner met a rate limit on the first run: its own copies of both runs still say `queued`,
+/// but it judges them as the remote has them — the first rate limited until its reset, the
+/// second waiting for the actor the limit holds — and starts neither into the limit.
+#[test]
+fn a_rate_limit_a_runner_met_holds_the_actor_on_the_machine_that_queued_the_runs() {
+    let scratch = tempfile::Builder::new()
+        .prefix("baton-scratch")
+        .tempdir()
+        .unwrap();
+    let template = scratch.path().join("limit.json");
+    let capture = text(Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/testdata/agents/claude/rate-limit-429.json"
+    )));
+    let from = "API Error: Request rejected (429) · Number of request tokens has exceeded your per-minute rate limit";
+    assert!(capture.contains(from));
+    std::fs::write(
+        &template,
+        capture.replace(from, "Claude AI usage limit reached|RESET_EPOCH"),
+    )
+    .unwrap();
+    // The first call anywhere is limited for an hour; every later one does the whole plan.
+    let marker = scratch.path().join("limited-once");
+    let script = format!(
+        "if [ -e '{marker}' ]; then for d in a b c; do echo done >> docs/$d.md; done; \
+         else touch '{marker}'; sed \"s/RESET_EPOCH/$(( $(date +%s) + 3600 ))/\" '{template}'; \
+         exit 1; fi",
+        marker = marker.display(),
+        template = template.display(),
+    );
+    let config = format!(
+        "actors:\n  claude:\n    command: [\"sh\", \"-c\", {}]\n    output: claude-json\n  \
+         writer:\n    command: [\"echo\", \"report\"]\npipeline:\n  \
+         - {{ stage: executor, actor: claude, gate: coverage }}\n  \
+         - {{ stage: reporter, actor: writer }}\n",
+        serde_json::to_string(&script).unwrap()
+    );
+    let fixture = TestRepo::with()
+        .files(&[
+            ("docs/a.md", "# A\n"),
+            ("docs/b.md", "# B\n"),
+            ("docs/c.md", "# C\n"),
+        ])
+        .plan("plans/fix.md", "Fix the documents", &TARGETS)
+        .config(&config);
+    let origin = crate::support::remote::Origin::new(fixture, Transport::File).unwrap();
+    let a = origin.machine();
+    let ids = queued_and_pushed(&a, 2, "claude");
+    let runner = origin.machine();
+    let ran = runner.live_shell(&format!("sh {SCRIPT}"));
+    assert_eq!(ran.code, 0, "{ran}");
+    let on_origin = |id: &str| -> Value {
+        let path = format!("refs/baton/runs/{id}/record:state.json");
+        serde_json::from_str(&origin.git(["cat-file", "-p", &path])).unwrap()
+    };
+    // The runner took the older run first (by creation, then id), met the limit, and held
+    // the other.
+    let (limited, held): (Vec<&String>, Vec<&String>) = ids
+        .iter()
+        .partition(|id| on_origin(id)["status"] == "rate_limited");
+    assert_eq!((limited.len(), held.len()), (1, 1), "{ran}");
+    let first = on_origin(limited[0]);
+    let reset = attempts(&first, "executor")[0]["agent"]["rate_limit_reset"]["at"].clone();
+    assert!(reset.is_string(), "{first:#}");
+    assert_eq!(on_origin(held[0])["status"], "queued");
+    assert!(
+        ran.stderr
+            .contains(&format!("cycle: {}: waits until", held[0])),
+        "{ran}"
+    );
+
+    for id in &ids {
+        assert_eq!(status(&a, id)["status"], "queued", "A's own copy is older");
+    }
+    let plan = a.live([
+        "cycle",
+        "--once",
+        "--remote",
+        "origin",
+        "--dry-run",
+        "--json",
+    ]);
+    assert_eq!(plan.code, 0, "{plan}");
+    let decisions = plan.json()["decisions"].clone();
+    for id in &ids {
+        let decision = decisions
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["run"] == id.as_str())
+            .unwrap_or_else(|| panic!("{id}: no decision: {decisions:#}"));
+        assert_eq!(decision["action"], "wait", "{id}: {decisions:#}\n{plan}");
+        assert_eq!(decision["until"], reset, "{id}: {decisions:#}");
+    }
+}
+
 /// The key/value lines of each `[Section]` of a systemd unit file, comments left out.
 fn unit(rel: &str) -> Vec<(String, String, String)> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
