@@ -13,7 +13,8 @@
 # through the remote's compare-and-swap, so that a run another runner drives is left to it — and
 # publishes each run it drove when it lets go of it. Then it pushes any run whose record here is
 # still ahead of the remote's (a publication that failed at the end of a run), so that a result
-# does not stay on a runner that is thrown away.
+# does not stay on a runner that is thrown away; one that another driver has right now is left
+# to that driver.
 #
 # Its variables, all optional:
 #
@@ -119,7 +120,19 @@ for record in $(git for-each-ref --format='%(refname)' 'refs/baton/runs/*/record
         continue
     fi
     say "run $run is ahead of $remote here: pushing it"
-    if ! git baton push "$run" --remote "$remote"; then
+    status=0
+    said=$(git baton push "$run" --remote "$remote" 2>&1) || status=$?
+    if [ "$status" -eq 3 ]; then
+        # Driven right now (here, by a person's resume, say) or taken by another machine
+        # since: its driver publishes it, not this script, and that is no error of the pass.
+        why=$(printf '%s\n' "$said" | sed -n 's/^error: //p' | head -n 1)
+        say "run $run has another driver now (push exited 3): left to it${why:+ ($why)}"
+        continue
+    fi
+    if [ -n "$said" ]; then
+        printf '%s\n' "$said" >&2
+    fi
+    if [ "$status" -ne 0 ]; then
         printf 'error: run %s: its result is recorded in this clone only: pushing it to %s failed\n' \
             "$run" "$remote" >&2
         printf 'hint: run `git baton push %s --remote %s` where it can reach %s\n' \

@@ -262,6 +262,34 @@ done
     assert_eq!(world.origin.rev(&record), local_rev(&runner, &record));
 }
 
+/// On a clone where a person's resume drives a published run right now, the run's record is
+/// ahead of the remote's between two publications: the cycle leaves the run alone, and so does
+/// the script's push (exit 3 from `push`), which is no failure of the pass.
+#[test]
+fn a_run_driven_here_right_now_is_left_to_its_driver() {
+    let world = World::new(Transport::File, "").unwrap();
+    let (a, id) = world.rate_limited_and_pushed();
+    let driver = a.live_spawn(["resume", id.as_str(), "--actor", "executor=sleeper"]);
+    let agent = wait_for_line(&world.scratch("sleeper.pid"));
+    let ran = a.live_shell(&format!("sh {SCRIPT}"));
+    kill9(&driver.id().to_string());
+    kill9(&format!("-{agent}"));
+    wait(&a, driver);
+    assert_eq!(ran.code, 0, "{ran}");
+    assert!(
+        ran.stderr
+            .contains(&format!("cycle: {id}: left alone: it is being driven now")),
+        "{ran}"
+    );
+    assert!(
+        ran.stderr.contains(&format!(
+            "run {id} has another driver now (push exited 3): left to it"
+        )),
+        "{ran}"
+    );
+    assert!(!ran.stderr.contains("error:"), "{ran}");
+}
+
 /// SIGTERM to the script alone — systemd's `KillMode=mixed`, a CI job cancelled — reaches the
 /// cycle, which stops the run it drives at a safe point: the script exits 130, the origin records
 /// the run as interrupted by its cycle (not by a person) with no lease left, and the next
