@@ -278,13 +278,15 @@ fn a_codex_usage_limit_is_recorded_at_the_minute_codex_words() {
         text.starts_with("at ") && text.ends_with(" (in the local time zone, UTC)"),
         "{reset}"
     );
-    // The words name a minute; without a date, the next one after the attempt ended (by
-    // git-baton's clock, which the test harness sets), with a date, that one.
+    // The words name a minute, whose end is the instant; without a date, the next one after
+    // the attempt ended (by git-baton's clock, which the test harness sets), with a date, that
+    // one.
     let minute = jiff::Timestamp::from_second(resets_at - 50).unwrap();
     // "at 5:40 AM …" or, on another day, "at Dec 3rd, 2026 1:40 AM …".
     let dated = !text["at ".len()..].starts_with(|c: char| c.is_ascii_digit());
+    let end_of = |t: jiff::Timestamp| t + jiff::SignedDuration::from_secs(60);
     let expected = if dated {
-        minute
+        end_of(minute)
     } else {
         let ended: jiff::Timestamp = a["ended_at"].as_str().unwrap().parse().unwrap();
         let time = minute.to_zoned(jiff::tz::TimeZone::UTC).time();
@@ -293,7 +295,7 @@ fn a_codex_usage_limit_is_recorded_at_the_minute_codex_words() {
             .map(|k| {
                 let day = today.checked_add(jiff::Span::new().days(k)).unwrap();
                 let at = day.to_datetime(time).to_zoned(jiff::tz::TimeZone::UTC);
-                at.unwrap().timestamp()
+                end_of(at.unwrap().timestamp())
             })
             .find(|t| *t > ended)
             .unwrap()

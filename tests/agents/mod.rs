@@ -18,6 +18,7 @@ mod codex;
 mod gemini;
 mod opencode;
 
+mod cycle;
 mod e2e;
 mod incident;
 mod sandbox;

@@ -249,7 +249,10 @@ fn a_version_1_run_resumes_and_is_saved_in_the_current_version() {
     assert_eq!(resumed.code, 0, "{resumed}");
     let saved: Value = serde_json::from_str(&text(&path)).unwrap();
     assert_eq!(saved["schema_version"], 3);
-    assert!(saved.get("usage").is_none(), "versions 2 and 3 store no totals");
+    assert!(
+        saved.get("usage").is_none(),
+        "versions 2 and 3 store no totals"
+    );
     assert_eq!(saved["stages"][0]["configured_actor"], "limited");
     let state = status(&repo, &id);
     assert_eq!(state["status"], "review");

@@ -5,7 +5,10 @@
 //! they name none, in the local zone given by the caller (git-baton's, which is the agent's: it
 //! inherits git-baton's environment, `TZ` included). Without a date it is the **next** such
 //! wall-clock time strictly after the attempt ended; with a month and day but no year, the next
-//! such date and time strictly after it; with a year, that date and time. A wall-clock time that
+//! such date and time strictly after it; with a year, that date and time. The words name a
+//! minute, and the instant is that minute's end: agents word a reset to the minute, cutting its
+//! seconds, so the minute's start would be early — and, for an attempt that ended within that
+//! minute, not after its end at all, which would make it the next day's. A wall-clock time that
 //! a DST change skips or repeats takes jiff's `compatible` choice: in a gap the time as many
 //! minutes after the gap's end, in a fold the earlier of the two. An unknown zone or words not
 //! understood give no instant.
@@ -94,8 +97,14 @@ pub fn next_after(clock: &Clock, after: Timestamp, local: Option<&TimeZone>) -> 
     };
     let at = |date: Date| -> Option<Timestamp> {
         let wall = DateTime::from_parts(date, jiff::civil::time(clock.hour, clock.minute, 0, 0));
-        // `to_zoned` resolves a gap or a fold with the `compatible` strategy.
-        wall.to_zoned(tz.clone()).ok().map(|z| z.timestamp())
+        // `to_zoned` resolves a gap or a fold with the `compatible` strategy. The words name a
+        // minute (Claude Code words a reset at 16:37:13 as 5:37pm): the limit lifts within it,
+        // so the instant is the minute's end — never early, at most a minute late.
+        wall.to_zoned(tz.clone()).ok().and_then(|z| {
+            z.timestamp()
+                .checked_add(jiff::SignedDuration::from_secs(60))
+                .ok()
+        })
     };
     let today = after.to_zoned(tz.clone()).date();
     let found = match (clock.date, clock.year) {
@@ -213,23 +222,33 @@ mod tests {
 
     #[test]
     fn a_time_later_today_is_today_and_an_earlier_one_tomorrow() {
-        // 14:00 UTC is 15:00 in Berlin (CET).
+        // 14:00 UTC is 15:00 in Berlin (CET); the minute the words name ends at 14:01.
         assert_eq!(
             next("3pm (Europe/Berlin)", "2026-12-02T10:00:00Z", "UTC").as_deref(),
-            Some("2026-12-02T14:00:00Z")
+            Some("2026-12-02T14:01:00Z")
         );
         assert_eq!(
             next("3pm (Europe/Berlin)", "2026-12-02T15:00:00Z", "UTC").as_deref(),
-            Some("2026-12-03T14:00:00Z")
+            Some("2026-12-03T14:01:00Z")
         );
-        // Strictly after: the attempt ending at that very instant gives the next day's.
+        // An attempt that ended within the named minute: the limit lifts by that minute's end,
+        // not the next day (an agent words a reset a few seconds ahead as the current minute).
         assert_eq!(
             next("3pm (Europe/Berlin)", "2026-12-02T14:00:00Z", "UTC").as_deref(),
-            Some("2026-12-03T14:00:00Z")
+            Some("2026-12-02T14:01:00Z")
+        );
+        assert_eq!(
+            next("3pm (Europe/Berlin)", "2026-12-02T14:00:45Z", "UTC").as_deref(),
+            Some("2026-12-02T14:01:00Z")
+        );
+        // Strictly after: at the minute's end it is the next day's.
+        assert_eq!(
+            next("3pm (Europe/Berlin)", "2026-12-02T14:01:00Z", "UTC").as_deref(),
+            Some("2026-12-03T14:01:00Z")
         );
         assert_eq!(
             next("11:30am (Asia/Colombo)", "2026-12-02T03:00:00Z", "UTC").as_deref(),
-            Some("2026-12-02T06:00:00Z")
+            Some("2026-12-02T06:01:00Z")
         );
     }
 
@@ -238,8 +257,9 @@ mod tests {
         let clock = parse("at 10:00 AM").unwrap();
         let after: Timestamp = "2026-12-02T12:00:00Z".parse().unwrap();
         let r = next_after(&clock, after, Some(&tz("America/New_York"))).unwrap();
-        // 12:00 UTC is 07:00 in New York: 10:00 there is 15:00 UTC the same day.
-        assert_eq!(r.at.to_string(), "2026-12-02T15:00:00Z");
+        // 12:00 UTC is 07:00 in New York: 10:00 there is 15:00 UTC the same day (its minute
+        // ends at 15:01).
+        assert_eq!(r.at.to_string(), "2026-12-02T15:01:00Z");
         assert!(r.local);
         let r = next_after(&parse("5pm (UTC)").unwrap(), after, None).unwrap();
         assert!(!r.local);
@@ -252,27 +272,27 @@ mod tests {
         let after = "2026-12-02T13:00:00Z";
         assert_eq!(
             next("12am", after, "UTC").as_deref(),
-            Some("2026-12-03T00:00:00Z")
+            Some("2026-12-03T00:01:00Z")
         );
         assert_eq!(
             next("12pm", after, "UTC").as_deref(),
-            Some("2026-12-03T12:00:00Z")
+            Some("2026-12-03T12:01:00Z")
         );
         assert_eq!(
             next("12:30 PM", "2026-12-02T12:00:00Z", "UTC").as_deref(),
-            Some("2026-12-02T12:30:00Z")
+            Some("2026-12-02T12:31:00Z")
         );
         assert_eq!(
             next("15:00", after, "UTC").as_deref(),
-            Some("2026-12-02T15:00:00Z")
+            Some("2026-12-02T15:01:00Z")
         );
         assert_eq!(
             next("00:00", after, "UTC").as_deref(),
-            Some("2026-12-03T00:00:00Z")
+            Some("2026-12-03T00:01:00Z")
         );
         assert_eq!(
             next("at 4:32 A.M.", after, "UTC").as_deref(),
-            Some("2026-12-03T04:32:00Z")
+            Some("2026-12-03T04:33:00Z")
         );
     }
 
@@ -282,18 +302,18 @@ mod tests {
         // read as 03:30 CEST (01:30 UTC).
         assert_eq!(
             next("2:30am (Europe/Berlin)", "2026-03-29T00:00:00Z", "UTC").as_deref(),
-            Some("2026-03-29T01:30:00Z")
+            Some("2026-03-29T01:31:00Z")
         );
         // It falls back on 2026-10-25 from 03:00 to 02:00: 02:30 happens twice and is the
         // earlier, CEST (00:30 UTC).
         assert_eq!(
             next("2:30am (Europe/Berlin)", "2026-10-24T23:00:00Z", "UTC").as_deref(),
-            Some("2026-10-25T00:30:00Z")
+            Some("2026-10-25T00:31:00Z")
         );
         // Past the earlier one, the next is the next day's: the rule names wall-clock times.
         assert_eq!(
             next("2:30am (Europe/Berlin)", "2026-10-25T00:45:00Z", "UTC").as_deref(),
-            Some("2026-10-26T01:30:00Z")
+            Some("2026-10-26T01:31:00Z")
         );
     }
 
@@ -302,15 +322,15 @@ mod tests {
         // Claude Code's wording of a reset on another day.
         assert_eq!(
             next("Dec 5, 5pm (Europe/Berlin)", "2026-12-02T03:00:00Z", "UTC").as_deref(),
-            Some("2026-12-05T16:00:00Z")
+            Some("2026-12-05T16:01:00Z")
         );
         assert_eq!(
             next("Jan 2, 9am (UTC)", "2026-12-30T00:00:00Z", "UTC").as_deref(),
-            Some("2027-01-02T09:00:00Z")
+            Some("2027-01-02T09:01:00Z")
         );
         assert_eq!(
             next("Feb 29, 9am (UTC)", "2026-12-30T00:00:00Z", "UTC").as_deref(),
-            Some("2028-02-29T09:00:00Z")
+            Some("2028-02-29T09:01:00Z")
         );
     }
 
@@ -319,7 +339,7 @@ mod tests {
         // Codex's wording of a reset on another day, in the local zone.
         assert_eq!(
             next("at Dec 1st, 2026 4:00 PM", "2026-11-28T00:00:00Z", "UTC").as_deref(),
-            Some("2026-12-01T16:00:00Z")
+            Some("2026-12-01T16:01:00Z")
         );
         assert_eq!(
             next(
@@ -328,7 +348,7 @@ mod tests {
                 "Europe/Berlin"
             )
             .as_deref(),
-            Some("2026-12-05T15:00:00Z")
+            Some("2026-12-05T15:01:00Z")
         );
     }
 

@@ -301,7 +301,7 @@ mod tests {
         assert_eq!(
             zoned.instant(ended, Some(&TimeZone::UTC)),
             (
-                Some(at("2026-12-02T16:37:00Z")),
+                Some(at("2026-12-02T16:38:00Z")),
                 "5:37pm (Europe/Berlin)".into()
             )
         );
@@ -310,7 +310,7 @@ mod tests {
         assert_eq!(
             local.instant(ended, Some(&berlin)),
             (
-                Some(at("2026-12-02T03:32:00Z")),
+                Some(at("2026-12-02T03:33:00Z")),
                 "at 4:32 AM (in the local time zone, Europe/Berlin)".into()
             )
         );
