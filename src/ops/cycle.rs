@@ -134,6 +134,9 @@ impl<'a> Passes<'a> {
         let mut said: BTreeMap<RunId, Decision> = BTreeMap::new();
         // The runs this pass already resumed: each at most once per pass.
         let mut started: BTreeSet<RunId> = BTreeSet::new();
+        // The runs whose resume refused them (exit 2: bad input or environment, or the run's
+        // own facts under its lock): not retried by this cycle, which would only repeat it.
+        let mut refused: BTreeSet<RunId> = BTreeSet::new();
         let mut stopping: Option<Instant> = None;
         loop {
             if self.interrupted.load(Ordering::Acquire) && stopping.is_none() {
@@ -145,6 +148,13 @@ impl<'a> Passes<'a> {
                 stop_all(driving);
             }
             reap(ws, driving, &mut cycled, stopping, sink);
+            refused.extend(
+                cycled
+                    .resumed
+                    .iter()
+                    .filter(|(_, code)| *code == Some(2))
+                    .map(|(id, _)| id.clone()),
+            );
             if stopping.is_none() && driving.len() >= options.jobs.max(1) {
                 // Every slot is taken: nothing to decide until one frees.
                 self.wait_for_an_end();
@@ -177,7 +187,7 @@ impl<'a> Passes<'a> {
             }
             let next = decisions
                 .iter()
-                .filter(|(id, _)| !started.contains(*id))
+                .filter(|(id, _)| !started.contains(*id) && !refused.contains(*id))
                 .find_map(|(id, d)| match d {
                     Decision::Resume { actor, .. } => Some((id.clone(), actor.clone())),
                     _ => None,
