@@ -17,12 +17,14 @@ mod fetch;
 mod finish;
 #[cfg(test)]
 mod generated;
+mod hold;
 mod init;
 mod list;
 mod log;
 mod pager;
 mod pause;
 mod push;
+mod release;
 mod resume;
 mod review;
 mod run;
@@ -110,6 +112,8 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     Stop(stop::StopArgs),
     Pause(pause::PauseArgs),
+    Hold(hold::HoldArgs),
+    Release(release::ReleaseArgs),
     Verify(verify::VerifyArgs),
     Demo(demo::DemoArgs),
     Init(init::InitArgs),
@@ -203,6 +207,8 @@ pub fn dispatch(cli: Cli) -> Result<Ending, CliError> {
         Command::Doctor(args) => doctor::cmd_doctor(&cwd, args, out),
         Command::Stop(args) => stop::cmd_stop(&cwd, args, out),
         Command::Pause(args) => pause::cmd_pause(&cwd, args, out),
+        Command::Hold(args) => hold::cmd_hold(&cwd, args, out),
+        Command::Release(args) => release::cmd_release(&cwd, args, out),
         Command::Verify(args) => verify::cmd_verify(&cwd, args, out),
         Command::Demo(args) => demo::cmd_demo(args, out),
         Command::Init(args) => init::cmd_init(&cwd, args, out),

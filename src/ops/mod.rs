@@ -11,6 +11,7 @@ pub mod clean;
 mod drive;
 pub mod fetch;
 pub mod finish;
+pub mod hold;
 pub mod pause;
 pub mod push;
 pub mod resume;
