@@ -56,16 +56,20 @@ pub fn cmd_hold(cwd: &Path, args: HoldArgs, out: &mut dyn Write) -> Result<Endin
 
 /// A run a live process drives cannot be marked now: say when it can.
 pub(super) fn busy_hint(err: crate::ops::Error, done: &str) -> CliError {
-    let busy = matches!(
-        &err,
-        crate::ops::Error::Run(run)
-            if matches!(**run, crate::run::RunError::Store(crate::state::store::StoreError::Busy { .. }))
-    );
+    use crate::run::RunError;
+    use crate::state::store::StoreError;
+    let busy = match &err {
+        crate::ops::Error::Run(run) => match &**run {
+            RunError::Store(StoreError::Busy { run, .. }) => Some(run.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
     let mut err = CliError::from(err);
-    if busy {
+    if let Some(run) = busy {
         err.hints = vec![format!(
-            "it can be {done} once its driver lets go of it; `git baton pause` stops it at its \
-             next stage boundary"
+            "it can be {done} once its driver lets go of it; `git baton pause {run}` stops it at \
+             its next stage boundary"
         )];
     }
     err

@@ -125,6 +125,37 @@ mod tests {
     }
 
     #[test]
+    fn cycle_standing_says_the_hold_the_resumes_and_cycles_own_stop() {
+        let at = jiff::Timestamp::from_second(1_767_225_600).unwrap();
+        assert_eq!(standing(&CycleFacts::default()), None);
+        let held = |reason: Option<&str>| crate::state::Held {
+            at,
+            reason: reason.map(String::from),
+        };
+        let facts = CycleFacts {
+            held: Some(held(Some("waiting\tfor the key"))),
+            ..CycleFacts::default()
+        };
+        // A reason is someone's text: escaped, so that it cannot break the table.
+        assert_eq!(standing(&facts).unwrap(), "held: waiting\\tfor the key");
+        let facts = CycleFacts {
+            held: Some(held(None)),
+            resumes: 1,
+            stopped: None,
+        };
+        assert_eq!(standing(&facts).unwrap(), "held; resumed once");
+        let facts = CycleFacts {
+            held: None,
+            resumes: 3,
+            stopped: Some(at),
+        };
+        assert_eq!(
+            standing(&facts).unwrap(),
+            "resumed 3 times; stopped by its cycle"
+        );
+    }
+
+    #[test]
     fn wide_characters_take_two_cells() {
         let rows = vec![
             vec![

@@ -228,3 +228,46 @@ fn the_hold_of_a_published_run_reaches_the_remote() {
     let again = b.live(["release", &id]);
     assert_refused(&again, 2, "is not held");
 }
+
+/// A published run that another machine drives, under a lease in force: `hold` on a second
+/// machine is busy (exit 3) — the lease is not taken, and the remote keeps no hold.
+#[test]
+fn a_run_leased_by_another_machine_is_busy_for_hold() {
+    let scratch_dir = scratch();
+    let (pid_file, go) = (
+        outside(&scratch_dir, "agent.pid"),
+        outside(&scratch_dir, "go"),
+    );
+    let waiting = Actor::agent("waiting")
+        .pid(&pid_file)
+        .verbs(&["wait-for", go.to_str().unwrap()])
+        .edit_all();
+    let fixture = TestRepo::with()
+        .files(&[
+            ("docs/a.md", "# A\n\nThe old rule.\n"),
+            ("docs/b.md", "# B\n\nThe old rule.\n"),
+            ("docs/c.md", "# C\n\nThe old rule.\n"),
+            ("plans/fix.md", PLAN),
+        ])
+        .config(&config(
+            &[waiting, writer()],
+            &pipeline_with("waiting", "sync: push\n"),
+        ));
+    let origin = Origin::new(fixture, Transport::File).unwrap();
+    let a = origin.machine();
+    let driver = a.live_spawn(["run", "plans/fix.md", "--stop-after", "executor"]);
+    wait_for_line(&pid_file);
+    let id = wait_for_run(&a);
+
+    let b = origin.machine();
+    assert_eq!(b.live(["fetch"]).code, 0);
+    let busy = b.live(["hold", &id, "--reason", "not now"]);
+    assert_refused(&busy, 3, &format!("run {id} is leased by "));
+    let remote = on_origin(&origin, &id);
+    assert!(remote.get("cycle").is_none(), "{remote:#}");
+    assert_eq!(remote["status"], "running", "{remote:#}");
+
+    std::fs::write(&go, "").unwrap();
+    let run = a.baton_wait(driver, LIVENESS);
+    assert_eq!(run.code, 0, "{run}");
+}
