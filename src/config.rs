@@ -151,6 +151,8 @@ pub struct Actor {
     pub rate_limit_patterns: Vec<String>,
     pub model: Option<String>,
     pub provider: Option<String>,
+    /// The account its rate limits count against (`account:`), when not its own name.
+    pub account: Option<String>,
     /// What the actor prints on stdout, read for usage, session and verdict (`output:`).
     pub output: crate::agent::output::Format,
     /// The file that defined it (the user file overrides the repository's).

@@ -153,6 +153,7 @@ impl From<crate::ops::Error> for CliError {
             )),
             Error::NothingPublished => CliError::input(Error::NothingPublished.to_string())
                 .hinted("name the runs to publish: `git baton push <RUN>…`"),
+            Error::Cycle(err) => CliError::new(Class::Failed, err),
         }
     }
 }

@@ -8,6 +8,7 @@ mod args;
 mod check;
 mod clean;
 mod completions;
+mod cycle;
 mod demo;
 mod diff;
 mod doctor;
@@ -112,6 +113,7 @@ pub enum Command {
     Doctor(doctor::DoctorArgs),
     Stop(stop::StopArgs),
     Pause(pause::PauseArgs),
+    Cycle(cycle::CycleArgs),
     Hold(hold::HoldArgs),
     Release(release::ReleaseArgs),
     Verify(verify::VerifyArgs),
@@ -207,6 +209,7 @@ pub fn dispatch(cli: Cli) -> Result<Ending, CliError> {
         Command::Doctor(args) => doctor::cmd_doctor(&cwd, args, out),
         Command::Stop(args) => stop::cmd_stop(&cwd, args, out),
         Command::Pause(args) => pause::cmd_pause(&cwd, args, out),
+        Command::Cycle(args) => cycle::cmd_cycle(&cwd, args, out),
         Command::Hold(args) => hold::cmd_hold(&cwd, args, out),
         Command::Release(args) => release::cmd_release(&cwd, args, out),
         Command::Verify(args) => verify::cmd_verify(&cwd, args, out),

@@ -34,6 +34,11 @@ pub struct ResumeArgs {
     /// Print the final RunState as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+
+    /// The resume is `git baton cycle`'s, which may resume the run this many times without a
+    /// stage succeeding (set by cycle for the processes it starts).
+    #[arg(long, value_name = "N", hide = true)]
+    pub by_cycle: Option<u32>,
 }
 
 pub fn cmd_resume(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
@@ -42,6 +47,7 @@ pub fn cmd_resume(cwd: &Path, args: ResumeArgs, out: &mut dyn Write) -> Result<E
         name: &args.run.run,
         actor: args.actor,
         recreate_worktree: args.recreate_worktree,
+        by_cycle: args.by_cycle,
     };
     let sink = super::Terminal::driving(!args.json);
     let drove = crate::ops::resume::resume(&ws, &options, &sink)?;

@@ -123,6 +123,10 @@ pub(super) struct RawActor {
     pub(super) model: Option<String>,
     /// Free-form metadata, recorded for the reader.
     pub(super) provider: Option<String>,
+    /// The account whose rate limits this actor's count against (default: the actor's name):
+    /// `git baton cycle` holds every actor of an account when one of them is rate limited.
+    #[cfg_attr(test, schemars(length(min = 1)))]
+    pub(super) account: Option<String>,
     pub(super) output: Option<crate::agent::output::Format>,
 }
 

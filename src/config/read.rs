@@ -197,6 +197,7 @@ pub(super) fn read_actor(
         rate_limit_patterns: rate_limit.patterns,
         model: raw.model,
         provider: raw.provider,
+        account: raw.account.filter(|a| !a.trim().is_empty()),
         output: raw.output.unwrap_or_default(),
         source: file.into(),
     })

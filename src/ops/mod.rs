@@ -8,6 +8,7 @@
 //! which the command layer renders.
 
 pub mod clean;
+pub mod cycle;
 mod drive;
 pub mod fetch;
 pub mod finish;
@@ -40,6 +41,8 @@ pub enum Error {
     Exec(#[from] crate::exec::ExecError),
     #[error(transparent)]
     Clock(#[from] crate::state::clock::ClockError),
+    #[error(transparent)]
+    Cycle(#[from] cycle::Error),
     /// `sync: push` could not publish a run just created: it exists, and waits, pending.
     #[error("{source}")]
     NotStarted {

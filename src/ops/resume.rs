@@ -3,7 +3,7 @@
 use crate::run::note::{Note, Sink};
 use crate::run::resume::{self, ResumeOptions as Prepare};
 use crate::run::session::{self, Lookup, Open, Session};
-use crate::state::transition;
+use crate::state::transition::{self, Event};
 
 use super::{Drove, Result, Workspace};
 
@@ -14,6 +14,10 @@ pub struct ResumeOptions<'a> {
     pub actor: Option<(String, String)>,
     /// Re-create a missing worktree from the run's branch and last snapshot.
     pub recreate_worktree: bool,
+    /// `git baton cycle` resumes the run, which it may have resumed this many times without a
+    /// stage succeeding: the run's own facts (held, stopped by a person, the count) are checked
+    /// again here, under its lock and lease, and the resume is counted.
+    pub by_cycle: Option<u32>,
 }
 
 /// Resumes the run: catch up, lock, check that there is something to resume, take the lease
@@ -39,6 +43,13 @@ pub fn resume(ws: &Workspace, options: &ResumeOptions, sink: &dyn Sink) -> Resul
         .or_else(|| config.sync_push.then(|| config.remote.clone()));
     if let Some(remote) = publish_to {
         session.take_lease(&mut state, &remote, config.lease, config.sync_push)?;
+    }
+    if let Some(max_resumes) = options.by_cycle {
+        let counted = session.commit(&mut state, Event::CycleResumed { max_resumes });
+        if counted.is_err() {
+            session.release(&mut state)?;
+        }
+        counted?;
     }
     let prepare = Prepare {
         actor: options.actor.as_ref(),

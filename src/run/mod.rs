@@ -35,6 +35,7 @@ pub mod remote;
 pub mod request;
 mod result;
 pub mod resume;
+pub mod schedule;
 pub mod session;
 mod targets;
 pub mod unrecorded;

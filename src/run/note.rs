@@ -52,6 +52,8 @@ pub enum Note {
     ExistingKey { key: String, label: String },
     /// A new run exists, but its first record commit could not be written.
     NotRecordedYet { run: String, reason: String },
+    /// What `git baton cycle` decided or did.
+    Cycle(CycleNote),
     /// A rate-limited attempt hands its stage to the `fallback:` actor.
     FallingBack {
         attempt: u32,
@@ -101,6 +103,7 @@ pub enum Note {
 impl Note {
     pub fn level(&self) -> Level {
         match self {
+            Note::Cycle(note) => note.level(),
             Note::Run { .. }
             | Note::Worktree { .. }
             | Note::Pushed { .. }
@@ -128,6 +131,7 @@ impl Note {
 impl fmt::Display for Note {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Note::Cycle(note) => note.fmt(f),
             Note::Run { run } => write!(f, "run {run}"),
             Note::Worktree { path } => write!(f, "worktree {path}"),
             Note::ExistingKey { key, label } => write!(
@@ -242,5 +246,113 @@ mod tests {
         };
         assert_eq!(same.level(), Level::Plain);
         assert_eq!(same.to_string(), "abc is up to date on origin");
+    }
+}
+
+/// What `git baton cycle` says as it goes: one line per decision that changed, per resume it
+/// starts and ends, and each line a resume it drives prints, tagged with its run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CycleNote {
+    Decided {
+        run: String,
+        decision: super::schedule::Decision,
+    },
+    Resuming {
+        run: String,
+        /// The fallback actor the resume uses instead of the stage's own.
+        actor: Option<String>,
+    },
+    Said {
+        run: String,
+        line: String,
+    },
+    Ended {
+        run: String,
+        /// The resume's exit code; `None` when a signal ended it.
+        code: Option<i32>,
+        status: Option<crate::state::RunStatus>,
+    },
+    /// A signal stopped the cycle; this many resumes are being stopped.
+    Stopping {
+        driving: usize,
+    },
+    /// Nothing is due: the cycle looks again at `until`.
+    Sleeping {
+        until: jiff::Timestamp,
+    },
+    /// The cycle's stop interrupted the run, but that could not be recorded: the next cycle
+    /// takes it for a person's stop.
+    NotMarked {
+        run: String,
+        reason: String,
+    },
+}
+
+impl CycleNote {
+    fn level(&self) -> Level {
+        match self {
+            CycleNote::Ended { code, .. } if !matches!(code, Some(0..=1)) => Level::Warning,
+            CycleNote::NotMarked { .. } => Level::Warning,
+            _ => Level::Plain,
+        }
+    }
+}
+
+impl fmt::Display for CycleNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use super::schedule::Decision;
+        match self {
+            CycleNote::Decided { run, decision } => match decision {
+                Decision::Resume { why, .. } => write!(f, "cycle: {run}: due: {why}"),
+                Decision::Wait {
+                    until: Some(until),
+                    why,
+                } => write!(f, "cycle: {run}: waits until {until}: {why}"),
+                Decision::Wait { until: None, why } => {
+                    write!(f, "cycle: {run}: waits for a person: {why}")
+                }
+                Decision::Skip { why } => write!(f, "cycle: {run}: left alone: {why}"),
+            },
+            CycleNote::Resuming { run, actor: None } => write!(f, "cycle: {run}: resuming"),
+            CycleNote::Resuming {
+                run,
+                actor: Some(actor),
+            } => write!(f, "cycle: {run}: resuming with {actor}"),
+            CycleNote::Said { run, line } => write!(f, "{run} | {line}"),
+            CycleNote::Ended { run, code, status } => {
+                let status = status.map_or("unknown".to_owned(), |s| s.to_string());
+                match code {
+                    Some(0 | 1) => write!(f, "cycle: {run}: resume ended, the run is {status}"),
+                    Some(2) => write!(
+                        f,
+                        "cycle: {run}: resume refused (exit 2), the run is {status}"
+                    ),
+                    Some(3) => write!(
+                        f,
+                        "cycle: {run}: busy (exit 3): another process or machine drives it"
+                    ),
+                    Some(130) => write!(f, "cycle: {run}: resume interrupted, the run is {status}"),
+                    Some(code) => {
+                        write!(f, "cycle: {run}: resume exited {code}, the run is {status}")
+                    }
+                    None => write!(
+                        f,
+                        "cycle: {run}: resume killed by a signal, the run is {status}"
+                    ),
+                }
+            }
+            CycleNote::Stopping { driving } => write!(
+                f,
+                "cycle: stopping: {driving} resume(s) are stopped at a safe point"
+            ),
+            CycleNote::Sleeping { until } => {
+                write!(f, "cycle: nothing is due; next look at {until}")
+            }
+            CycleNote::NotMarked { run, reason } => write!(
+                f,
+                "cycle: {run}: could not record that the cycle's stop interrupted it ({reason}); \
+                 the next cycle leaves it alone: resume it by hand"
+            ),
+        }
     }
 }

@@ -19,7 +19,7 @@
 //! | `LeaseReleased` | always | (unchanged) the renewer's lease is gone |
 //! | `Held` | not in review or finished, not held | (unchanged) `cycle` leaves it alone |
 //! | `Released` | held, or resumed by `cycle` | (unchanged) `cycle` may take it, its resume count is 0 |
-//! | `CycleResumed` | not in review or finished, not held | (unchanged) one more resume by `cycle` |
+//! | `CycleResumed` | not in review or finished, not held, not stopped by a person, resumed fewer than `max_resumes` times | (unchanged) one more resume by `cycle` |
 //! | `CycleStopped` | `interrupted` | (unchanged) the interruption was `cycle`'s own stop, not a person's |
 //!
 //! The four lease events change no status and leave `updated_at` alone: they say who may drive
@@ -79,8 +79,9 @@ pub enum Event {
     Held { reason: Option<String> },
     /// A person gave the run back to `cycle` (`git baton release`); its resume count restarts.
     Released,
-    /// `cycle` is about to resume the run.
-    CycleResumed,
+    /// `cycle` is about to resume the run, which it may resume `max_resumes` times without a
+    /// stage succeeding.
+    CycleResumed { max_resumes: u32 },
     /// The run was interrupted because the `cycle` driving it was stopped, not by a person.
     CycleStopped,
 }
@@ -212,6 +213,10 @@ pub enum TransitionError {
     NotHeld { run: RunId },
     #[error("run {run} is {status}, not interrupted: cycle did not stop it")]
     NotInterrupted { run: RunId, status: RunStatus },
+    #[error("run {run} is {status} by a person: cycle does not resume it")]
+    StoppedByHand { run: RunId, status: RunStatus },
+    #[error("run {run}: cycle resumed it {resumes} times without a stage succeeding")]
+    ResumeCap { run: RunId, resumes: u32 },
     #[error("run {run} is held (git baton hold): cycle does not resume it")]
     HeldByHand { run: RunId },
     #[error("run {run} is leased by {} on {} until {}", .lease.holder, .lease.host, .lease.until)]
@@ -451,11 +456,23 @@ pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, 
             }
             next.cycle = super::CycleFacts::default();
         }
-        Event::CycleResumed => {
+        Event::CycleResumed { max_resumes } => {
             unsettled(state, "resuming by cycle")?;
             if state.cycle.held.is_some() {
                 return Err(TransitionError::HeldByHand {
                     run: state.run_id.clone(),
+                });
+            }
+            if state.stopped_by_hand() {
+                return Err(TransitionError::StoppedByHand {
+                    run: state.run_id.clone(),
+                    status: state.status,
+                });
+            }
+            if state.cycle.resumes >= max_resumes {
+                return Err(TransitionError::ResumeCap {
+                    run: state.run_id.clone(),
+                    resumes: state.cycle.resumes,
                 });
             }
             next.cycle.resumes = next.cycle.resumes.saturating_add(1);

@@ -33,6 +33,7 @@ mod concurrency;
 mod contain;
 mod crash;
 mod create;
+mod cycle;
 mod debris;
 mod derived;
 mod drive;

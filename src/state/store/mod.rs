@@ -282,7 +282,7 @@ impl Store {
 
     /// Whether another clone drives the run under a lease still in force: then nobody here
     /// holding its lock says nothing about a crash.
-    fn driven_elsewhere(&self, state: &RunState) -> bool {
+    pub fn driven_elsewhere(&self, state: &RunState) -> bool {
         let Some(lease) = state.lease() else {
             return false;
         };

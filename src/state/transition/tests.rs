@@ -744,7 +744,7 @@ mod properties {
 
 #[test]
 fn a_held_run_refuses_cycle_until_released_and_release_restarts_the_count() {
-    let state = apply(&run(), Event::CycleResumed, at(1)).unwrap();
+    let state = apply(&run(), Event::CycleResumed { max_resumes: 3 }, at(1)).unwrap();
     assert_eq!(state.cycle().resumes, 1);
     assert_eq!(
         state.updated_at(),
@@ -761,7 +761,7 @@ fn a_held_run_refuses_cycle_until_released_and_release_restarts_the_count() {
     .unwrap();
     assert_eq!(held.cycle().held.as_ref().unwrap().at, at(2));
     assert!(matches!(
-        apply(&held, Event::CycleResumed, at(3)),
+        apply(&held, Event::CycleResumed { max_resumes: 3 }, at(3)),
         Err(TransitionError::HeldByHand { .. })
     ));
     let again = apply(&held, Event::Held { reason: None }, at(3)).unwrap_err();
@@ -778,7 +778,7 @@ fn a_held_run_refuses_cycle_until_released_and_release_restarts_the_count() {
         Err(TransitionError::Settled { .. })
     ));
     assert!(matches!(
-        apply(&review(), Event::CycleResumed, at(6)),
+        apply(&review(), Event::CycleResumed { max_resumes: 3 }, at(6)),
         Err(TransitionError::Settled { .. })
     ));
 }
@@ -787,12 +787,12 @@ fn a_held_run_refuses_cycle_until_released_and_release_restarts_the_count() {
 fn a_stage_that_succeeds_sets_the_cycle_resume_count_back_to_zero() {
     let mut state = run();
     for second in 1..=2 {
-        state = apply(&state, Event::CycleResumed, at(second)).unwrap();
+        state = apply(&state, Event::CycleResumed { max_resumes: 3 }, at(second)).unwrap();
         state = start(&state, 0, "a").unwrap();
         state = end(&state, Outcome::RateLimited).unwrap();
     }
     assert_eq!(state.cycle().resumes, 2, "failures keep counting");
-    state = apply(&state, Event::CycleResumed, at(3)).unwrap();
+    state = apply(&state, Event::CycleResumed { max_resumes: 3 }, at(3)).unwrap();
     state = ok(&start(&state, 0, "a").unwrap());
     assert_eq!(state.cycle().resumes, 0);
 }
