@@ -16,12 +16,13 @@ use crate::ops::run::{RunOptions, RunOutcome};
 ///
 /// With several plans (or a quoted glob, `'plans/*.md'`, expanded relative to the current
 /// directory, sorted), every plan is read and checked before any run is created, then each run
-/// is created on its own and, with --queue, left `queued` for `git baton cycle`.
+/// is created on its own and, with --queue, left `queued` for `git baton cycle`; without it,
+/// driven as `git baton cycle` drives runs, at most --jobs at once.
 ///
 /// Prints `run <RUN-ID>` as the first line of stderr (with several plans, one such line per
 /// run, as it is created). Exit status: 0 the run reached review (or paused on request, or was
-/// queued), 1 it ended in any other state, 2 bad input, 3 the run is busy, 130 git-baton was
-/// interrupted.
+/// queued; with several plans, every one of them), 1 it ended in any other state, 2 bad input, 3
+/// the run is busy, 130 git-baton was interrupted.
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The plan files, or globs the shell did not expand.
@@ -47,6 +48,11 @@ pub struct RunArgs {
     /// Create the run `queued` and leave it for `git baton cycle` (or `resume`) to drive.
     #[arg(long)]
     pub queue: bool,
+
+    /// With several plans: drive at most N runs at once, each in its own worktree.
+    #[arg(long, value_name = "N", default_value_t = 1, conflicts_with = "queue",
+          value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: u16,
 
     /// Print the final RunState as JSON on stdout.
     #[arg(long)]
@@ -77,14 +83,14 @@ pub fn cmd_run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Ending,
         ))
         .hinted("give each plan its own `git baton run PLAN --key KEY`, or drop --key"));
     }
-    if !args.queue {
-        return Err(CliError::input(format!(
-            "{} plans were given: `run` drives one plan, several are queued for `git baton cycle`",
-            plans.len()
-        ))
-        .hinted("add --queue, then run `git baton cycle --once`"));
-    }
     let runs: Vec<RunOptions> = plans.iter().map(|plan| options(plan)).collect();
+    if !args.queue {
+        let program = std::env::current_exe()
+            .map_err(|err| CliError::input(format!("cannot find the running git-baton: {err}")))?;
+        let jobs = usize::from(args.jobs);
+        let (ended, cycled) = crate::ops::run::drive_all(&ws, &runs, jobs, program, &sink)?;
+        return Ok(drove_all(&ws, &ended, cycled.interrupted, args.json, out));
+    }
     let outcomes = crate::ops::run::queue_all(&ws, &runs, &sink)?;
     if args.json {
         let views: Vec<_> = outcomes
@@ -98,6 +104,40 @@ pub fn cmd_run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Ending,
         super::write_json(out, &views);
     }
     Ok(Ending::Done)
+}
+
+/// How the runs of several plans ended: `--json` an array of them, else the table `list` prints,
+/// on stderr after what their drivers said.
+fn drove_all(
+    ws: &Workspace,
+    ended: &[crate::state::RunState],
+    interrupted: bool,
+    json: bool,
+    out: &mut dyn Write,
+) -> Ending {
+    if json {
+        let views: Vec<_> = ended
+            .iter()
+            .map(|state| super::json_view(&ws.store, state))
+            .collect();
+        super::write_json(out, &views);
+    } else {
+        let rows: Vec<_> = ended
+            .iter()
+            .map(|state| (state, ws.store.is_stale(state), None))
+            .collect();
+        crate::term::err!("\n{}", crate::report::list::render(&rows));
+    }
+    if interrupted {
+        return Ending::Driven(crate::run::Driven::Interrupted);
+    }
+    let reached = ended.iter().all(|state| {
+        matches!(
+            state.status(),
+            crate::state::RunStatus::Review | crate::state::RunStatus::Paused
+        )
+    });
+    Ending::Runs { reached }
 }
 
 /// How one run ended, printed as `--json` asks.

@@ -1,9 +1,9 @@
 //! `run`: create a run of a plan and drive it; or, with several plans, create them all, each
-//! left `queued` for `cycle`.
+//! left `queued` for `cycle`, and drive them with a cycle of their own (`--jobs`).
 
 mod plans;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::config::Config;
@@ -84,6 +84,49 @@ pub fn queue_all(ws: &Workspace, runs: &[RunOptions], sink: &dyn Sink) -> Result
         outcomes.push(start(ws, &config, &options, ready, &interrupted, sink)?);
     }
     Ok(outcomes)
+}
+
+/// `cycle`'s defaults (`git baton cycle --help`), for the cycle `run PLAN…` drives its runs with:
+/// a run just created has no resume to count against the cap yet.
+const MAX_RESUMES: u32 = 3;
+const MAX_RESET: jiff::SignedDuration = jiff::SignedDuration::from_hours(7 * 24);
+
+/// `run PLAN…` without `--queue`: the runs queued as [`queue_all`] queues them, then driven by
+/// a cycle that takes only them, once each, at most `jobs` at once — each by a `git baton resume`
+/// of its own (`program`), in its own worktree. Returns the runs as they ended.
+pub fn drive_all(
+    ws: &Workspace,
+    runs: &[RunOptions],
+    jobs: usize,
+    program: PathBuf,
+    sink: &dyn Sink,
+) -> Result<(Vec<RunState>, super::cycle::Cycled)> {
+    let queued = queue_all(ws, runs, sink)?;
+    let ids: Vec<crate::state::RunId> = queued
+        .iter()
+        .map(|outcome| match outcome {
+            RunOutcome::Queued(state) | RunOutcome::Existing(state) => state.run_id.clone(),
+            RunOutcome::Driven(drove) => drove.state.run_id.clone(),
+        })
+        .collect();
+    let options = super::cycle::CycleOptions {
+        once: true,
+        jobs,
+        until: None,
+        max_resumes: MAX_RESUMES,
+        max_reset: MAX_RESET,
+        remote: None,
+        dry_run: false,
+        interval: std::time::Duration::from_secs(60),
+        only: Some(ids.clone()),
+        program,
+    };
+    let cycled = super::cycle::cycle(ws, &options, sink)?;
+    let mut ended = Vec::new();
+    for id in &ids {
+        ended.push(ws.store.load(id)?);
+    }
+    Ok((ended, cycled))
 }
 
 /// Reads the plan and resolves the base.

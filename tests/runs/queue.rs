@@ -171,10 +171,10 @@ fn a_quoted_glob_expands_relative_to_the_current_directory() {
     assert_eq!(listed(&repo).len(), 3, "nothing more was created");
 }
 
-/// One key names one run: `--key` with several plans is bad input. Several plans without
-/// `--queue` are too, with the next step; neither creates anything.
+/// One key names one run: `--key` with several plans is bad input, and creates nothing; so is
+/// `--jobs` beside `--queue`, which drives nothing.
 #[test]
-fn several_plans_refuse_a_key_and_need_the_queue() {
+fn several_plans_refuse_a_key() {
     let repo = queue_repo(&[]);
     let keyed = repo.baton(["run", "plans/*.md", "--queue", "--key", "k1"]);
     assert_eq!(keyed.code, 2, "{keyed}");
@@ -184,17 +184,45 @@ fn several_plans_refuse_a_key_and_need_the_queue() {
             .starts_with("error: --key names one run, and 3 plans were given\nhint: "),
         "{keyed}"
     );
-    let driven = repo.baton(["run", "plans/fix.md", "plans/two.md"]);
-    assert_eq!(driven.code, 2, "{driven}");
-    assert!(
-        driven
-            .stderr
-            .contains("hint: add --queue, then run `git baton cycle --once`"),
-        "{driven}"
-    );
+    let jobs = repo.baton(["run", "plans/*.md", "--queue", "--jobs", "2"]);
+    assert_eq!(jobs.code, 2, "{jobs}");
+    assert!(jobs.stderr.contains("--jobs"), "{jobs}");
     assert!(run_entries(&repo).is_empty());
     // A glob that matches one plan is one plan: run as `run PLAN` runs it.
     let one = repo.baton(["run", "plans/t*o.md", "--key", "k1"]);
     assert_eq!(one.code, 0, "{one}");
     assert_eq!(status(&repo, &one.run_id())["status"], "review");
+}
+
+/// Several plans without `--queue` are created queued, then driven as `cycle` drives runs — each
+/// by a `git baton resume` of its own, in its own worktree, two at once here — and `run` ends
+/// with the table of how they ended, exit 0 when every one reached review.
+#[test]
+fn several_plans_without_queue_are_driven_jobs_at_a_time() {
+    let repo = queue_repo(&[]);
+    let run = repo.baton(["run", "plans/fix.md", "plans/two.md", "--jobs", "2"]);
+    assert_eq!(run.code, 0, "{run}");
+    let ids = announced(&run);
+    assert_eq!(ids.len(), 2, "{run}");
+    for id in &ids {
+        let state = status(&repo, id);
+        assert_eq!(state["status"], "review", "{state:#}");
+        assert_eq!(attempt_field(&state, "executor", "outcome"), ["succeeded"]);
+        assert!(
+            run.stderr.contains(&format!("cycle: {id}: resuming")),
+            "{run}"
+        );
+        let row = run
+            .stderr
+            .lines()
+            .find(|l| l.starts_with(id.as_str()) && !l.contains(" | "))
+            .unwrap_or_else(|| panic!("no row for {id}: {run}"));
+        assert!(row.contains(" review "), "{row}");
+    }
+    let worktrees = worktrees(&repo);
+    assert_eq!(
+        worktrees.len(),
+        3,
+        "one of each run, and the main one: {worktrees:?}"
+    );
 }
