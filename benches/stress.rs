@@ -11,8 +11,17 @@
 //! <id>` and `status --json <id>` against `git for-each-ref` over the runs' `baton/*` branches, as
 //! the median of `K` interleaved rounds, and prints the times and the ratios. It fails only when a
 //! run is lost, duplicated or broken; it never fails on time. See docs/testing.md.
+//!
+//! `cargo bench --bench stress -- --queue N [--list-queue M]` measures the queue instead
+//! (docs/cycle.md): `N` runs queued with `run --queue` and driven by a shell loop of `git baton
+//! resume`, `N` more by `git baton cycle --once --jobs 1` and `N` more by `--jobs 4` — runs per
+//! second, the peak RSS, and cycle's own overhead per run against the loop — then `list` with
+//! `M` runs in the queue.
 
 #![forbid(unsafe_code)]
+
+#[path = "support/rss.rs"]
+mod rss;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -28,16 +37,22 @@ struct Args {
     runs: usize,
     workers: usize,
     repeat: usize,
+    /// Measure the queue with this many runs per driver, instead of the runs' listing.
+    queue: Option<usize>,
+    list_queue: usize,
 }
 
 const USAGE: &str = "usage: cargo bench --bench stress [-- --runs N (default 2000)] \
-                     [--workers W (default 8)] [--repeat K (default 11)]";
+                     [--workers W (default 8)] [--repeat K (default 11)] \
+                     [--queue N [--list-queue M (default 1000)]]";
 
 fn parse_args() -> Result<Args> {
     let mut args = Args {
         runs: 2000,
         workers: 8,
         repeat: 11,
+        queue: None,
+        list_queue: 1000,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -63,6 +78,8 @@ fn parse_args() -> Result<Args> {
             "--runs" => args.runs = number()?,
             "--workers" => args.workers = number()?,
             "--repeat" => args.repeat = number()?,
+            "--queue" => args.queue = Some(number()?),
+            "--list-queue" => args.list_queue = number()?,
             _ => return Err(format!("unknown argument `{arg}`\n{USAGE}")),
         }
     }
@@ -70,7 +87,11 @@ fn parse_args() -> Result<Args> {
 }
 
 fn main() {
-    if let Err(message) = parse_args().and_then(|args| run(&args)) {
+    let result = parse_args().and_then(|args| match args.queue {
+        Some(per_driver) => queue(&args, per_driver),
+        None => run(&args),
+    });
+    if let Err(message) = result {
         eprintln!("error: {message}");
         std::process::exit(2);
     }
@@ -162,9 +183,14 @@ impl Bench {
 
     /// `git baton run` of the plan, `count` times in a row; the ids it printed.
     fn create(&self, count: usize) -> Result<Vec<String>> {
+        self.create_with(count, &["run", "plans/p.md"])
+    }
+
+    /// `git baton ARGS` (a `run` of some kind), `count` times in a row; the ids it printed.
+    fn create_with(&self, count: usize, args: &[&str]) -> Result<Vec<String>> {
         let mut ids = Vec::with_capacity(count);
         for _ in 0..count {
-            let (_, stderr) = self.output(&self.baton, &["run", "plans/p.md"])?;
+            let (_, stderr) = self.output(&self.baton, args)?;
             let id = stderr
                 .lines()
                 .next()
@@ -338,6 +364,131 @@ fn run(args: &Args) -> Result<()> {
          in review",
         ids.len(),
         args.workers
+    );
+    Ok(())
+}
+
+/// `count` runs created with `run --queue`, one after another; their ids.
+fn create_queued(bench: &Bench, count: usize) -> Result<Vec<String>> {
+    bench.create_with(count, &["run", "--queue", "plans/p.md"])
+}
+
+/// Every run of `ids` in review, or the first that is not.
+fn all_in_review(bench: &Bench, ids: &[String]) -> Result<()> {
+    for id in ids {
+        let path = bench
+            .repo
+            .join(".git/baton/runs")
+            .join(id)
+            .join("state.json");
+        let raw = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let state =
+            git_baton::state::store::parse(&raw).map_err(|e| format!("{}: {e}", path.display()))?;
+        if state.status() != git_baton::state::RunStatus::Review {
+            return Err(format!("run {id} is {}, not in review", state.status()));
+        }
+    }
+    Ok(())
+}
+
+/// One way of driving a batch of queued runs, measured.
+struct Drove {
+    name: &'static str,
+    took: Duration,
+    peak_kib: u64,
+    runs: usize,
+}
+
+fn queue(args: &Args, per_driver: usize) -> Result<()> {
+    let bench = Bench::new()?;
+    println!(
+        "queue: {per_driver} queued runs per driver (a trivial actor, the coverage gate); \
+         `list` with {} queued runs",
+        args.list_queue
+    );
+    let mut drove = Vec::new();
+    let mut method = "";
+
+    // A shell loop of `git baton resume`, as a script would drive the queue without cycle.
+    let batch = create_queued(&bench, per_driver)?;
+    let list = batch.join(" ");
+    let script =
+        format!("for id in {list}; do \"$0\" resume \"$id\" >/dev/null 2>&1 || exit 1; done");
+    let mut cmd = bench.env.command(Path::new("sh"));
+    cmd.args(["-c", &script, bench.baton.to_str().unwrap_or("git-baton")])
+        .current_dir(&bench.repo);
+    let start = Instant::now();
+    let peak = rss::peak_rss_of(&cmd)?;
+    drove.push(Drove {
+        name: "shell loop of `git baton resume`",
+        took: start.elapsed(),
+        peak_kib: peak.kib,
+        runs: per_driver,
+    });
+    all_in_review(&bench, &batch)?;
+
+    for (name, jobs) in [
+        ("git baton cycle --once --jobs 1", "1"),
+        ("git baton cycle --once --jobs 4", "4"),
+    ] {
+        let batch = create_queued(&bench, per_driver)?;
+        let mut cmd = bench.env.command(&bench.baton);
+        cmd.args(["cycle", "--once", "--jobs", jobs])
+            .current_dir(&bench.repo);
+        let start = Instant::now();
+        let peak = rss::peak_rss_of(&cmd)?;
+        method = peak.method;
+        drove.push(Drove {
+            name,
+            took: start.elapsed(),
+            peak_kib: peak.kib,
+            runs: per_driver,
+        });
+        all_in_review(&bench, &batch)?;
+    }
+    println!(
+        "{:<36} {:>9} {:>10} {:>12}",
+        "driver", "runs/s", "total", "peak RSS"
+    );
+    for d in &drove {
+        println!(
+            "{:<36} {:>9.2} {:>8.1} s {:>9} KiB",
+            d.name,
+            d.runs as f64 / d.took.as_secs_f64(),
+            d.took.as_secs_f64(),
+            d.peak_kib
+        );
+    }
+    println!("peak RSS: {method}, the largest process of the driver's tree");
+    let per_run = |d: &Drove| d.took.as_secs_f64() / d.runs as f64;
+    println!(
+        "cycle's own overhead per run (--jobs 1 against the loop): {:+.1} ms; --jobs 4 is {:.2}x the loop's rate",
+        (per_run(&drove[1]) - per_run(&drove[0])) * 1e3,
+        per_run(&drove[0]) / per_run(&drove[2])
+    );
+
+    // `list` with the queue full: the runs driven above plus enough queued ones.
+    let done = 3 * per_driver;
+    let queued = create_queued(&bench, args.list_queue)?;
+    let git = Path::new("git");
+    let mut list = Vec::new();
+    let mut refs = Vec::new();
+    for round in 0..=args.repeat {
+        let took = bench.time(&bench.baton, &["list"])?;
+        let took_git = bench.time(git, &["for-each-ref", "refs/heads/baton/"])?;
+        if round > 0 {
+            list.push(took);
+            refs.push(took_git);
+        }
+    }
+    let (list, refs) = (median(list), median(refs));
+    println!(
+        "git baton list, {} queued + {done} in review: {:.1} ms median of {} ({:.2}x git for-each-ref's {:.1} ms)",
+        queued.len(),
+        list.as_secs_f64() * 1e3,
+        args.repeat,
+        list.as_secs_f64() / refs.as_secs_f64(),
+        refs.as_secs_f64() * 1e3
     );
     Ok(())
 }

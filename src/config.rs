@@ -1,5 +1,5 @@
 //! Configuration: `.baton.yml` at the repository root (committed), overlaid by the user's
-//! `$XDG_CONFIG_HOME/git-baton/config.yml` for personal actor commands.
+//! `$XDG_CONFIG_HOME/git-baton/config.yml` for personal actor commands and notifications.
 //!
 //! Strict on purpose: an unknown key or an actor name that does not exist is an error located
 //! at its line and column. A typo in a gate's configuration must not silently change what the
@@ -15,6 +15,7 @@ use crate::state::{CoverageMode, StagePolicy};
 use crate::suggest::edit_distance;
 
 pub mod checks;
+pub mod notify;
 mod protect;
 mod raw;
 mod read;
@@ -26,6 +27,7 @@ use raw::*;
 use read::{apply_pipeline, apply_settings, read_actor, refuse_repo_only};
 
 pub use checks::Check;
+pub use notify::{Notify, NotifyEvent};
 pub use protect::DEFAULT_PROTECTED;
 
 pub const FILE_NAME: &str = ".baton.yml";
@@ -64,6 +66,9 @@ pub struct Config {
     pub checks: Vec<Check>,
     /// Each stage's own `checks:`, by stage name.
     pub stage_checks: BTreeMap<String, Vec<Check>>,
+    /// The command run when a run becomes blocked, failed, review or rate limited (`notify:`,
+    /// docs/notify.md); the user's replaces the repository's.
+    pub notify: Option<Notify>,
     /// Paths no attempt may change unless its plan targets them, besides
     /// [`DEFAULT_PROTECTED`] and the plan file (`protect:`), as normalized target specs.
     pub protect: Vec<String>,
@@ -112,6 +117,7 @@ impl Default for Config {
             remote: DEFAULT_REMOTE.into(),
             checks: Vec::new(),
             stage_checks: BTreeMap::new(),
+            notify: None,
             protect: Vec::new(),
             sources: Vec::new(),
             pipeline_spans: BTreeMap::new(),
@@ -254,8 +260,8 @@ pub fn parse_committed(file: &str, text: &str) -> Result<Config, ConfigError> {
     Ok(config)
 }
 
-/// Layers one file over `config`. The user file may only add or replace actors: the pipeline
-/// and the gate policy belong to the repository, so every clone gates the same way.
+/// Layers one file over `config`. The user file may only add or replace actors and `notify`:
+/// the pipeline and the gate policy belong to the repository, so every clone gates the same way.
 fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), ConfigError> {
     config.sources.push(file.into());
     if text.trim().is_empty() {
@@ -268,7 +274,11 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
     let actors = raw.actors.take().unwrap_or_default();
     let pipeline = raw.pipeline.take();
     let checks_list = raw.checks.take();
+    let notify = raw.notify.take();
     apply_settings(config, file, raw)?;
+    if let Some(notify) = notify {
+        config.notify = Some(notify::read(file, notify)?);
+    }
     for (name, actor) in actors {
         let actor = read_actor(file, &name, actor)?;
         config.actors.insert(name, actor);

@@ -1,5 +1,5 @@
-//! Crash consistency: `kill -9` of git-baton at random moments of `run`, `resume`, `finish` and
-//! `clean` (seeded, `CRASH_TRIALS` per command), and at every failure-injection point of run
+//! Crash consistency: `kill -9` of git-baton at random moments of `run`, `resume`, `finish`,
+//! `clean` and `cycle` (seeded, `CRASH_TRIALS` per command), and at every failure-injection point of run
 //! creation, `finish` and `clean` (`GIT_BATON_FAIL_AT=<point>` fails there, `<point>:kill` dies
 //! there of SIGKILL).
 //!
@@ -35,7 +35,7 @@ const POINTS: [(&str, &str); 11] = [
     ("clean", "clean:worktree"),
     ("clean", "clean:refs"),
 ];
-const COMMANDS: [&str; 4] = ["run", "resume", "finish", "clean"];
+const COMMANDS: [&str; 5] = ["run", "resume", "finish", "clean", "cycle"];
 use crate::support::LIVENESS;
 
 /// Random kills per command unless `CRASH_TRIALS` says otherwise.
@@ -540,6 +540,8 @@ fn durations() -> BTreeMap<&'static str, Duration> {
         })
         .collect();
     durations.insert("resume", durations["run"]);
+    // Two queued runs, driven two at a time.
+    durations.insert("cycle", durations["run"] * 2);
     durations
 }
 
@@ -555,7 +557,35 @@ fn trial_args(fx: &Fixture, command: &str) -> Vec<String> {
             assert_eq!(finished.code, 0, "{finished}");
             vec!["clean".into(), id]
         }
+        "cycle" => {
+            for _ in 0..2 {
+                let queued = fx.baton(&["run", "--queue", "plans/fix.md"]);
+                assert_eq!(queued.code, 0, "{queued}");
+            }
+            ["cycle", "--once", "--jobs", "2"]
+                .map(String::from)
+                .to_vec()
+        }
         _ => unreachable!(),
+    }
+}
+
+/// Until no run's lock is held (at most [`LIVENESS`]).
+fn until_no_run_is_driven(fx: &Fixture, context: &str) {
+    let deadline = Instant::now() + LIVENESS;
+    loop {
+        let driven: Vec<String> = published(fx)
+            .into_iter()
+            .filter(|id| !fx.status(id)["lock"].is_null())
+            .collect();
+        if driven.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{context}: runs {driven:?} are still driven"
+        );
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
@@ -570,6 +600,11 @@ fn random_trial(command: &str, window: Duration, rng: &mut Rng, tally: &mut Tall
     kill_9(&mut child);
     let run = fx.wait(child);
     let context = format!("{command} killed after {delay:?}");
+    if command == "cycle" {
+        // The resumes a cycle started are commands of their own, in process groups of their
+        // own: they drive their runs to the end without it.
+        until_no_run_is_driven(&fx, &context);
+    }
     let outcome = match run.code {
         -1 if command == "run" && published(&fx).is_empty() => "killed during creation",
         -1 => "killed",

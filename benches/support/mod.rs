@@ -22,6 +22,9 @@ use std::time::Duration;
 
 use git_baton::hermetic::{Hermetic, Person};
 
+mod rss;
+pub use rss::{PeakRss, peak_rss_of};
+
 /// Written into the git directory once the repository is complete, so `--keep` can tell a finished
 /// reference repository (of the right size) from a half-built one.
 const MARKER: &str = "baton-bench-shape";
@@ -282,66 +285,10 @@ fn build(root: &Path, files_per_dir: usize) -> Result<()> {
     Ok(())
 }
 
-/// A child process's peak resident set size.
-pub struct PeakRss {
-    pub kib: u64,
-    pub method: &'static str,
-}
-
-/// Runs `cmd` to completion (stdout and stderr discarded) and measures its peak RSS.
-///
-/// With GNU time at `/usr/bin/time` the figure is the kernel's `ru_maxrss` of the child (exact).
-/// Otherwise `/proc/<pid>/status` `VmHWM` is polled every millisecond until the child exits,
-/// which can miss the last moments of its life: a lower bound.
+/// Runs `program` with `args` in `dir` to completion (stdout and stderr discarded) and measures
+/// its peak RSS; see [`peak_rss_of`].
 pub fn peak_rss(program: &Path, args: &[&str], dir: &Path) -> Result<PeakRss> {
-    let time = Path::new("/usr/bin/time");
-    if time.exists() {
-        let out_file = tempfile::NamedTempFile::new().map_err(|err| err.to_string())?;
-        let status = Command::new(time)
-            .arg("-f")
-            .arg("%M")
-            .arg("-o")
-            .arg(out_file.path())
-            .arg(program)
-            .args(args)
-            .current_dir(dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map_err(|err| format!("cannot run /usr/bin/time: {err}"))?;
-        let text = std::fs::read_to_string(out_file.path()).map_err(|err| err.to_string())?;
-        // GNU time prefixes "Command exited with non-zero status N" when the child fails.
-        if let Some(kib) = text.lines().last().and_then(|l| l.trim().parse().ok()) {
-            let _ = status;
-            return Ok(PeakRss {
-                kib,
-                method: "GNU time (ru_maxrss)",
-            });
-        }
-    }
-    let mut child = Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|err| format!("cannot run {}: {err}", program.display()))?;
-    let status_path = format!("/proc/{}/status", child.id());
-    let mut kib = 0;
-    loop {
-        if let Ok(text) = std::fs::read_to_string(&status_path)
-            && let Some(line) = text.lines().find(|l| l.starts_with("VmHWM:"))
-            && let Some(value) = line.split_whitespace().nth(1).and_then(|v| v.parse().ok())
-        {
-            kib = kib.max(value);
-        }
-        if child.try_wait().map_err(|err| err.to_string())?.is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    Ok(PeakRss {
-        kib,
-        method: "/proc VmHWM polling (lower bound)",
-    })
+    let mut cmd = Command::new(program);
+    cmd.args(args).current_dir(dir);
+    peak_rss_of(&cmd)
 }

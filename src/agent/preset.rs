@@ -86,14 +86,16 @@ pub const PRESETS: &[Preset] = &[
             "`git baton check --hook claude-stop`: while a target is uncovered Claude is told",
             "which and keeps working in the same session, up to 3 times per attempt",
             "(add `--max-blocks N` to the hook command to change that).",
-            "A rate limit exits 1: output `claude-json` reads `api_error_status: 429`, and the",
-            "patterns catch subscription limits.",
+            "stream-json: the same result object as json, last, after events that carry a",
+            "subscription limit's reset (resetsAt). A rate limit exits 1: output `claude-json`",
+            "reads `api_error_status: 429`; the patterns catch it where the output is not read.",
         ],
         command: &[
             "claude",
             "-p",
             "--output-format",
-            "json",
+            "stream-json",
+            "--verbose",
             "--permission-mode",
             "acceptEdits",
             "--allowedTools",
@@ -107,11 +109,10 @@ pub const PRESETS: &[Preset] = &[
         stdin_prompt: true,
         output: Format::ClaudeJson,
         rate_limit_exit_codes: &[],
-        rate_limit_patterns: &[
-            "You've hit your",
-            "usage limit reached",
-            "Request rejected (429)",
-        ],
+        // JSON keys as stream-json prints them, never words: the stream carries what the agent
+        // wrote and read (a document about rate limits), but only as JSON strings, where a `"`
+        // is escaped, so these match Claude Code's own fields alone.
+        rate_limit_patterns: &[r#""api_error_status":429"#, r#""error":"rate_limit""#],
     },
     Preset {
         name: "codex",
@@ -411,14 +412,29 @@ mod tests {
                     .contains(&p.to_ascii_lowercase())
             })
         };
-        for message in [
-            "You've hit your limit \u{b7} resets 3pm (Europe/Berlin)",
-            "You've hit your 5-hour limit \u{b7} resets 5pm (Europe/Berlin)",
-            "Claude AI usage limit reached|1796140800",
-            "API Error: Request rejected (429) \u{b7} rate_limit_error",
+        // Every line of Claude Code's stream-json that reports the 429 (an API key's, a
+        // subscriber's), and none of the others.
+        for (stream, limit_lines) in [
+            (
+                include_str!("../../testdata/agents/claude/e2e-stream-429.jsonl"),
+                2,
+            ),
+            (
+                include_str!("../../testdata/agents/claude/e2e-stream-usage-limit.jsonl"),
+                2,
+            ),
+            (
+                include_str!("../../testdata/agents/claude/e2e-stream-text.jsonl"),
+                0,
+            ),
         ] {
-            assert!(caught("claude", message), "{message}");
+            let caught_lines = stream.lines().filter(|l| caught("claude", l)).count();
+            assert_eq!(caught_lines, limit_lines, "{stream}");
         }
+        // What the agent wrote about limits reaches the stream as a JSON string: not caught.
+        let written = serde_json::json!({"type": "assistant", "content":
+            "an error {\"api_error_status\":429, \"error\":\"rate_limit\"}: You've hit your limit"});
+        assert!(!caught("claude", &written.to_string()));
         for message in [
             "litellm.RateLimitError: RateLimitError: OpenAIException - This request would ",
             "The API provider has rate limited you. Try again later or check your quotas.",

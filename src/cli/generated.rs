@@ -69,6 +69,10 @@ pub(super) fn schemas() -> BTreeMap<String, String> {
             "check.schema.json",
             written::<crate::report::check::Check>(),
         ),
+        (
+            "notify.schema.json",
+            written::<crate::run::notify::Document<'static>>(),
+        ),
     ];
     schemas
         .into_iter()

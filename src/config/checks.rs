@@ -58,15 +58,6 @@ pub(super) fn read(
     let mut checks: Vec<Check> = Vec::new();
     for entry in raw {
         let at = |line: u64, column: u64| (file.to_string(), line, column);
-        let invalid = |(file, line, column): (String, u64, u64), message: String, hint: &str| {
-            ConfigError::Invalid {
-                file,
-                line,
-                column,
-                message,
-                hint: (!hint.is_empty()).then(|| hint.to_string()),
-            }
-        };
         let entry_at = at(entry.referenced.line(), entry.referenced.column());
         let raw = entry.value;
         let name = raw.name.value.clone();
@@ -88,54 +79,9 @@ pub(super) fn read(
                 "give each check its own name",
             ));
         }
-        let command = match (raw.command, raw.shell) {
-            (Some(command), None) => {
-                let line = command.referenced.line();
-                let column = command.referenced.column();
-                if command.value.first().is_none_or(|p| p.trim().is_empty()) {
-                    return Err(invalid(
-                        at(line, column),
-                        format!("check `{name}` has an empty `command`"),
-                        "give the program and its arguments as a list, e.g. `command: [cargo, test]`",
-                    ));
-                }
-                command.value
-            }
-            (None, Some(shell)) if !shell.value.trim().is_empty() => {
-                vec!["sh".into(), "-c".into(), shell.value]
-            }
-            (None, Some(shell)) => {
-                return Err(invalid(
-                    at(shell.referenced.line(), shell.referenced.column()),
-                    format!("check `{name}` has an empty `shell`"),
-                    "",
-                ));
-            }
-            (Some(_), Some(shell)) => {
-                return Err(invalid(
-                    at(shell.referenced.line(), shell.referenced.column()),
-                    format!("check `{name}` has both `command` and `shell`"),
-                    "give the argv as `command`, or a shell line as `shell`, not both",
-                ));
-            }
-            (None, None) => {
-                return Err(invalid(
-                    entry_at,
-                    format!("check `{name}` has no `command`"),
-                    "give the argv (`command: [cargo, test]`) or a shell line (`shell: \"make check\"`)",
-                ));
-            }
-        };
-        let timeout = match raw.timeout {
-            None => DEFAULT_TIMEOUT,
-            Some(t) => parse_duration(&t.value).map_err(|reason| {
-                invalid(
-                    at(t.referenced.line(), t.referenced.column()),
-                    format!("check `{name}` has an invalid `timeout`: {reason}"),
-                    crate::duration::HINT,
-                )
-            })?,
-        };
+        let what = format!("check `{name}`");
+        let command = command_of(file, &what, entry_at, raw.command, raw.shell)?;
+        let timeout = timeout_of(file, &what, raw.timeout, DEFAULT_TIMEOUT)?;
         let (file, line, column) = name_at;
         checks.push(Check {
             name,
@@ -145,6 +91,80 @@ pub(super) fn read(
         });
     }
     Ok(checks)
+}
+
+/// The argv of a command git-baton runs (a check, `notify:`), written as `command` (argv) or
+/// `shell` (a line run by `sh -c`), exactly one of them; `what` names it in messages (``check
+/// `tests` ``), `entry_at` is where its entry starts (`file`, line, column).
+pub(super) fn command_of(
+    file: &str,
+    what: &str,
+    entry_at: (String, u64, u64),
+    command: Option<Spanned<Vec<String>>>,
+    shell: Option<Spanned<String>>,
+) -> Result<Vec<String>, ConfigError> {
+    let at = |value: (u64, u64)| (file.to_string(), value.0, value.1);
+    let span = |s: &serde_saphyr::Location| (s.line(), s.column());
+    match (command, shell) {
+        (Some(command), None) => {
+            if command.value.first().is_none_or(|p| p.trim().is_empty()) {
+                return Err(invalid(
+                    at(span(&command.referenced)),
+                    format!("{what} has an empty `command`"),
+                    "give the program and its arguments as a list, e.g. `command: [cargo, test]`",
+                ));
+            }
+            Ok(command.value)
+        }
+        (None, Some(shell)) if !shell.value.trim().is_empty() => {
+            Ok(vec!["sh".into(), "-c".into(), shell.value])
+        }
+        (None, Some(shell)) => Err(invalid(
+            at(span(&shell.referenced)),
+            format!("{what} has an empty `shell`"),
+            "",
+        )),
+        (Some(_), Some(shell)) => Err(invalid(
+            at(span(&shell.referenced)),
+            format!("{what} has both `command` and `shell`"),
+            "give the argv as `command`, or a shell line as `shell`, not both",
+        )),
+        (None, None) => Err(invalid(
+            entry_at,
+            format!("{what} has no `command`"),
+            "give the argv (`command: [cargo, test]`) or a shell line (`shell: \"make check\"`)",
+        )),
+    }
+}
+
+/// A command's `timeout`, `default` when none is written; `what` names it in messages.
+pub(super) fn timeout_of(
+    file: &str,
+    what: &str,
+    timeout: Option<Spanned<DurationValue>>,
+    default: Duration,
+) -> Result<Duration, ConfigError> {
+    let Some(t) = timeout else {
+        return Ok(default);
+    };
+    parse_duration(&t.value).map_err(|reason| {
+        invalid(
+            (file.to_string(), t.referenced.line(), t.referenced.column()),
+            format!("{what} has an invalid `timeout`: {reason}"),
+            crate::duration::HINT,
+        )
+    })
+}
+
+/// A located error; an empty `hint` is none.
+fn invalid((file, line, column): (String, u64, u64), message: String, hint: &str) -> ConfigError {
+    ConfigError::Invalid {
+        file,
+        line,
+        column,
+        message,
+        hint: (!hint.is_empty()).then(|| hint.to_string()),
+    }
 }
 
 /// A plan's checks as git-baton runs them.

@@ -9,14 +9,14 @@ use serde_saphyr::Spanned;
 
 use crate::state::CoverageMode;
 
-use super::checks;
+use super::{checks, notify};
 
 // The types below read `.baton.yml`; their doc comments are also the descriptions editors show
 // from the JSON Schema generated from them (docs/schemas/baton.schema.json). `Spanned` values
 // are their inner value in the file, hence the `schemars(with = …)`.
 
 /// git-baton's configuration: `.baton.yml` at the repository root, or the user's
-/// `config.yml`, which may only define `actors`. See docs/config.md.
+/// `config.yml`, which may only define `actors` and `notify`. See docs/config.md.
 #[derive(Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[cfg_attr(test, schemars(title = ".baton.yml"))]
@@ -67,6 +67,11 @@ pub(super) struct RawFile {
     /// (the plan file, `.baton.yml`, the usual CI configuration files); never empty.
     #[cfg_attr(test, schemars(with = "Option<Vec<String>>"))]
     pub(super) protect: Option<Spanned<Vec<Spanned<String>>>>,
+    /// A command run with a JSON document on stdin when a run becomes `blocked`, `failed`,
+    /// `review` or goes on hold (`rate_limited`): an argv, or a mapping with `command` or
+    /// `shell`, `timeout` and `on` (docs/notify.md). The user configuration may set it too.
+    #[cfg_attr(test, schemars(with = "Option<notify::RawNotifySchema>"))]
+    pub(super) notify: Option<Spanned<notify::RawNotify>>,
 }
 
 /// Whether a run is pushed after every save.

@@ -20,7 +20,8 @@ fn invalid(
     }
 }
 
-/// The user configuration may only define actors: any other key is refused at its line.
+/// The user configuration may only define actors and `notify`: any other key is refused at its
+/// line.
 pub(super) fn refuse_repo_only(raw: &RawFile, file: &str, text: &str) -> Result<(), ConfigError> {
     let invalid = |line, column, message, hint| invalid(file, line, column, message, hint);
     let repo_only = [
@@ -45,7 +46,7 @@ pub(super) fn refuse_repo_only(raw: &RawFile, file: &str, text: &str) -> Result<
             format!(
                 "`{key}` belongs in the repository's {FILE_NAME}, not in the user configuration"
             ),
-            Some("the user configuration may only define `actors`".into()),
+            Some("the user configuration may only define `actors` and `notify`".into()),
         ));
     }
     Ok(())

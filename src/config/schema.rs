@@ -90,7 +90,8 @@ mod tests {
                 "sync",
                 "remote",
                 "checks",
-                "protect"
+                "protect",
+                "notify"
             ]
         );
         assert_eq!(fields_of::<RawPrompts>(), ["fresh", "resume"]);
@@ -99,7 +100,7 @@ mod tests {
             fields_of::<RawStage>(),
             ["stage", "actor", "gate", "fallback", "checks"]
         );
-        assert_eq!(fields_of::<RawActor>().len(), 8);
+        assert_eq!(fields_of::<RawActor>().len(), 9);
     }
 
     /// A key with no near neighbour lists the keys of its own mapping, exactly the fields of
@@ -133,7 +134,7 @@ mod tests {
     #[test]
     fn typos_get_the_keys_of_their_own_mapping() {
         insta::assert_snapshot!(err("require_target: true\n"), @r"
-        .baton.yml:1:1: unknown field `require_target`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets, derive_targets, log_limit, lease, sync, remote, checks, protect
+        .baton.yml:1:1: unknown field `require_target`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets, derive_targets, log_limit, lease, sync, remote, checks, protect, notify
         hint: did you mean `require_targets`?
         ");
         insta::assert_snapshot!(err("prompts:\n  fresch: prompts/fresh.md\n"), @r"
@@ -141,7 +142,7 @@ mod tests {
         hint: did you mean `fresh`?
         ");
         insta::assert_snapshot!(err("actors:\n  a:\n    command: [x]\n    timout: 30m\n"), @r"
-        .baton.yml:4:5: unknown field `timout`, expected one of command, stdin, env, timeout, rate_limit, model, provider, output
+        .baton.yml:4:5: unknown field `timout`, expected one of command, stdin, env, timeout, rate_limit, model, provider, account, output
         hint: did you mean `timeout`?
         ");
         insta::assert_snapshot!(err("actors:\n  a:\n    command: [x]\n    rate_limit: { exit_code: [75] }\n"), @r"
@@ -154,9 +155,9 @@ mod tests {
         ");
     }
 
-    /// The user configuration may set `actors` and nothing else: every other top-level key of
-    /// the schema is refused there by name, including keys added after this test was written
-    /// (a key with no sample value here fails it).
+    /// The user configuration may set `actors` and `notify` and nothing else: every other
+    /// top-level key of the schema is refused there by name, including keys added after this
+    /// test was written (a key with no sample value here fails it).
     #[test]
     fn the_user_configuration_refuses_every_repository_key() {
         let samples = [
@@ -174,7 +175,11 @@ mod tests {
             ("checks", "[]"),
             ("protect", "[deploy/]"),
         ];
-        for key in fields_of::<RawFile>().iter().filter(|k| **k != "actors") {
+        let personal = ["actors", "notify"];
+        for key in fields_of::<RawFile>()
+            .iter()
+            .filter(|k| !personal.contains(k))
+        {
             let (_, value) = samples
                 .iter()
                 .find(|(k, _)| k == key)

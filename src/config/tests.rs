@@ -198,7 +198,7 @@ fn log_limit_is_a_size() {
 #[test]
 fn errors_are_located() {
     insta::assert_snapshot!(err("plans_dir: plans\nplan_dir: x\n"), @r#"
-            .baton.yml:2:1: unknown field `plan_dir`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets, derive_targets, log_limit, lease, sync, remote, checks, protect
+            .baton.yml:2:1: unknown field `plan_dir`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets, derive_targets, log_limit, lease, sync, remote, checks, protect, notify
             hint: did you mean `plans_dir`?
             "#);
     insta::assert_snapshot!(err("plans_dir: [a]\n"), @".baton.yml:1:12: expected string scalar");
@@ -211,7 +211,7 @@ fn errors_are_located() {
             hint: defined actors: a
             "#);
     insta::assert_snapshot!(err("actors:\n  a: {comand: [x]}\n"), @r"
-        .baton.yml:2:7: unknown field `comand`, expected one of command, stdin, env, timeout, rate_limit, model, provider, output
+        .baton.yml:2:7: unknown field `comand`, expected one of command, stdin, env, timeout, rate_limit, model, provider, account, output
         hint: did you mean `command`?
         ");
     insta::assert_snapshot!(err("actors:\n  a: {command: [x], timeout: 5 fortnights}\n"), @r#"

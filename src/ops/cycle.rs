@@ -18,6 +18,7 @@ use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, Sender};
 use std::time::{Duration, Instant};
 
 use jiff::{SignedDuration, Timestamp};
@@ -91,6 +92,7 @@ pub fn cycle(ws: &Workspace, options: &CycleOptions, sink: &dyn Sink) -> Result<
     std::thread::scope(|scope| {
         let mut driving: Vec<Driving> = Vec::new();
         let passes = Passes {
+            ended: std::sync::mpsc::channel(),
             ws,
             options,
             rules: &rules,
@@ -110,6 +112,9 @@ pub fn cycle(ws: &Workspace, options: &CycleOptions, sink: &dyn Sink) -> Result<
 }
 
 struct Passes<'a> {
+    /// Each resume's stderr reader says here when the resume closed it (it is ending), so
+    /// that the cycle wakes at once instead of at its next poll.
+    ended: (Sender<()>, Receiver<()>),
     ws: &'a Workspace,
     options: &'a CycleOptions,
     rules: &'a Rules,
@@ -142,7 +147,7 @@ impl<'a> Passes<'a> {
             reap(ws, driving, &mut cycled, stopping, sink);
             if stopping.is_none() && driving.len() >= options.jobs.max(1) {
                 // Every slot is taken: nothing to decide until one frees.
-                std::thread::sleep(POLL);
+                self.wait_for_an_end();
                 continue;
             }
             let now = ws.store.now();
@@ -151,7 +156,7 @@ impl<'a> Passes<'a> {
                 if driving.is_empty() {
                     break;
                 }
-                std::thread::sleep(POLL);
+                self.wait_for_an_end();
                 continue;
             }
             if let Some(remote) = &options.remote
@@ -188,8 +193,8 @@ impl<'a> Passes<'a> {
                     scope,
                     options,
                     main_worktree,
-                    &id,
-                    actor.as_ref(),
+                    (&id, actor.as_ref()),
+                    self.ended.0.clone(),
                     sink,
                 )?);
                 started.insert(id);
@@ -197,7 +202,7 @@ impl<'a> Passes<'a> {
                 continue;
             }
             if !driving.is_empty() {
-                std::thread::sleep(POLL);
+                self.wait_for_an_end();
                 continue;
             }
             // Nothing runs and nothing more is due: the pass is over.
@@ -212,6 +217,11 @@ impl<'a> Passes<'a> {
             }
         }
         Ok(cycled)
+    }
+
+    /// Until a resume closes its stderr (it is ending) or a poll interval passes (for signals).
+    fn wait_for_an_end(&self) {
+        let _ = self.ended.1.recv_timeout(POLL);
     }
 }
 
@@ -312,8 +322,8 @@ fn spawn<'scope, 'env>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
     options: &CycleOptions,
     main_worktree: &std::path::Path,
-    id: &RunId,
-    actor: Option<&(String, String)>,
+    (id, actor): (&RunId, Option<&(String, String)>),
+    ended: Sender<()>,
     sink: &'env dyn Sink,
 ) -> Result<Driving<'scope>> {
     use std::os::unix::process::CommandExt;
@@ -352,6 +362,7 @@ fn spawn<'scope, 'env>(
                     line,
                 }));
             }
+            let _ = ended.send(());
         })
     });
     Ok(Driving {
@@ -384,6 +395,10 @@ fn reap(
     while i < driving.len() {
         let ended = match driving[i].child.try_wait() {
             Ok(Some(status)) => Some(status.code()),
+            // Its stderr is closed: the resume is exiting, and is waited for.
+            Ok(None) if driving[i].reader.as_ref().is_some_and(|r| r.is_finished()) => {
+                Some(driving[i].child.wait().ok().and_then(|s| s.code()))
+            }
             Ok(None) => {
                 if stopping.is_some_and(|at| at.elapsed() > STOP_GRACE) {
                     let _ = driving[i].child.kill();
@@ -402,13 +417,14 @@ fn reap(
             let _ = reader.join();
         }
         let status = ws.store.load(&done.id).ok().map(|s| s.status());
-        if stopping.is_some() && status == Some(crate::state::RunStatus::Interrupted) {
-            if let Err(err) = mark_stopped(ws, &done.id, sink) {
-                sink.note(Note::Cycle(CycleNote::NotMarked {
-                    run: done.id.to_string(),
-                    reason: err.to_string(),
-                }));
-            }
+        if stopping.is_some()
+            && status == Some(crate::state::RunStatus::Interrupted)
+            && let Err(err) = mark_stopped(ws, &done.id, sink)
+        {
+            sink.note(Note::Cycle(CycleNote::NotMarked {
+                run: done.id.to_string(),
+                reason: err.to_string(),
+            }));
         }
         sink.note(Note::Cycle(CycleNote::Ended {
             run: done.id.to_string(),

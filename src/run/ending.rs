@@ -123,20 +123,13 @@ fn agent_record(
     (usage, Some(Box::new(agent)), reset)
 }
 
-/// The reset as recorded: its words, and its instant when the output named one (an epoch) or a
-/// wait (counted from the attempt's end).
+/// The reset as recorded: its words, and its instant when the output named one (an epoch), a
+/// wait (counted from the attempt's end) or a wall-clock time (the next one after the attempt's
+/// end, in the zone the words name or else in this machine's: see `Reset::instant`). A machine
+/// whose zone cannot be found gives a wall-clock time without a zone no instant: taking UTC
+/// instead would be a guess.
 pub(super) fn reset_record(reset: Reset, ended_at: Timestamp) -> RateLimitReset {
-    let at = match (reset.epoch, reset.after_secs) {
-        (Some(epoch), _) => Timestamp::from_second(epoch).ok(),
-        (None, Some(secs)) => i64::try_from(secs).ok().and_then(|secs| {
-            ended_at
-                .checked_add(jiff::SignedDuration::from_secs(secs))
-                .ok()
-        }),
-        (None, None) => None,
-    };
-    RateLimitReset {
-        text: reset.text,
-        at,
-    }
+    let local = jiff::tz::TimeZone::try_system().ok();
+    let (at, text) = reset.instant(ended_at, local.as_ref());
+    RateLimitReset { text, at }
 }

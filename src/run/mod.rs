@@ -29,6 +29,7 @@ pub mod history;
 mod in_the_way;
 pub mod lifecycle;
 pub mod note;
+pub mod notify;
 pub mod prompt;
 pub mod record;
 pub mod remote;

@@ -98,6 +98,20 @@ pub enum Note {
     UpToDate { run: String, remote: String },
     /// A published run was finished and pushed.
     PushedFinished { run: String, remote: String },
+    /// The `notify:` command did not succeed (docs/notify.md); the run is as committed.
+    NotifyFailed {
+        run: String,
+        event: String,
+        /// As written: the argv joined, or the `shell:` line.
+        command: String,
+        /// Where `notify:` is defined, `file:line:column`.
+        origin: String,
+        reason: String,
+        /// The run's `notify.log`.
+        log: String,
+    },
+    /// The configuration could not be read to find the `notify:` command: nobody was told.
+    NotifyUnread { run: String, reason: String },
 }
 
 impl Note {
@@ -122,7 +136,9 @@ impl Note {
             | Note::PublishFailed { .. }
             | Note::RenewalNoRepository
             | Note::RenewalFailed { .. }
-            | Note::ReleaseFailed { .. } => Level::Warning,
+            | Note::ReleaseFailed { .. }
+            | Note::NotifyFailed { .. }
+            | Note::NotifyUnread { .. } => Level::Warning,
             Note::LeaseExpiring { .. } | Note::LeaseLost { .. } => Level::Error,
         }
     }
@@ -197,6 +213,22 @@ impl fmt::Display for Note {
             } => write!(f, "pushed {run} to {remote} ({status})"),
             Note::UpToDate { run, remote } => write!(f, "{run} is up to date on {remote}"),
             Note::PushedFinished { run, remote } => write!(f, "pushed run {run} to {remote}"),
+            Note::NotifyFailed {
+                run,
+                event,
+                command,
+                origin,
+                reason,
+                log,
+            } => write!(
+                f,
+                "run {run} is {event}, but `notify` ({origin}) did not succeed: `{command}`: \
+                 {reason}; its output is in {log}"
+            ),
+            Note::NotifyUnread { run, reason } => write!(
+                f,
+                "run {run}: cannot read the configuration to notify: {reason}"
+            ),
         }
     }
 }

@@ -255,3 +255,186 @@ fn claude_continues_its_session_when_a_stop_hook_blocks() {
     assert_eq!(inputs[1]["stop_hook_active"], true);
     assert_eq!(inputs[0]["session_id"], json["session_id"]);
 }
+
+/// `claude -p PROMPT --output-format stream-json --verbose --permission-mode acceptEdits` in
+/// `dir`: exit code, the JSON lines, stdout.
+fn claude_stream(
+    env: &AgentEnv,
+    claude: &std::path::Path,
+    dir: &std::path::Path,
+    prompt: &str,
+) -> (i32, Vec<Value>, String) {
+    let out = env.run(
+        claude,
+        &[
+            "-p",
+            prompt,
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--permission-mode",
+            "acceptEdits",
+        ],
+        dir,
+        TIMEOUT,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let lines = stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| {
+                panic!("claude printed a line that is not JSON ({e}): {l}\n--- stderr\n{stderr}")
+            })
+        })
+        .collect();
+    (out.status.code().unwrap_or(-1), lines, stdout)
+}
+
+/// stream-json's lines without this machine's paths: the scratch directory (also in the dashed
+/// form of Claude Code's project directory) and the messaging socket.
+fn scrub(stdout: &str, base: &std::path::Path) -> String {
+    let shown = base.display().to_string();
+    let mut text = stdout
+        .replace(&shown, "$TMP")
+        .replace(&shown.replace('/', "-"), "-$TMP");
+    // The line is kept byte for byte otherwise: the preset's patterns match its raw form.
+    let key = "\"messaging_socket_path\":\"";
+    if let Some(at) = text.find(key).map(|at| at + key.len())
+        && let Some(len) = text[at..].find('"')
+    {
+        text.replace_range(at..at + len, "$TMP/cc-socks/0.sock");
+    }
+    text
+}
+
+/// The lines of `lines` of event type `ty`.
+fn of_type<'a>(lines: &'a [Value], ty: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|l| l["type"] == ty).collect()
+}
+
+/// The unified rate-limit headers of a response for a subscriber: the five-hour window in
+/// `status`, resetting at `reset` (unix seconds).
+fn unified(status: &'static str, reset: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("anthropic-ratelimit-unified-status", status.into()),
+        ("anthropic-ratelimit-unified-reset", reset.into()),
+        (
+            "anthropic-ratelimit-unified-representative-claim",
+            "five_hour".into(),
+        ),
+        ("anthropic-ratelimit-unified-5h-status", status.into()),
+        ("anthropic-ratelimit-unified-5h-reset", reset.into()),
+        ("anthropic-ratelimit-unified-5h-utilization", "0.9".into()),
+    ]
+}
+
+fn pairs<'a>(headers: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    headers.iter().map(|(k, v)| (*k, v.as_str())).collect()
+}
+
+#[test]
+fn claude_stream_json_ends_with_the_json_result_and_reports_the_limit_headers() {
+    let Some(claude) = cli::agent("claude") else {
+        return;
+    };
+    let (reset, _) = super::subscription_reset();
+    let mock = MockServer::start(Script(vec![Turn::text("hello from the mock")]));
+    mock.success_headers(&pairs(&unified("allowed_warning", &reset)));
+    let (_tmp, base) = scratch();
+    let env = AgentEnv::new(&base, &mock).subscription("Europe/Berlin");
+    let (code, lines, stdout) = claude_stream(&env, &claude, &base.join("work"), "say hello");
+    capture("claude", "e2e-stream-text.jsonl", &scrub(&stdout, &base));
+    assert_eq!(code, 0, "{stdout}");
+    // The last line is the object `json` prints: the verdict, usage, cost, session.
+    let result = lines.last().unwrap();
+    assert_eq!(result["type"], "result", "{stdout}");
+    assert_eq!(result["is_error"], false);
+    assert_eq!(result["result"], "hello from the mock");
+    assert_eq!(result["usage"]["input_tokens"], 100);
+    assert_eq!(result["usage"]["output_tokens"], 20);
+    assert!(result["total_cost_usd"].as_f64().unwrap() > 0.0, "{stdout}");
+    assert_eq!(result["session_id"], lines[0]["session_id"]);
+    // The headers of the success, as an event: not a refusal.
+    let events = of_type(&lines, "rate_limit_event");
+    assert_eq!(events.len(), 1, "{stdout}");
+    let info = &events[0]["rate_limit_info"];
+    assert_eq!(info["status"], "allowed_warning");
+    assert_eq!(info["rateLimitType"], "five_hour");
+    assert_eq!(info["resetsAt"].as_i64(), reset.parse::<i64>().ok());
+}
+
+#[test]
+fn claude_stream_json_reports_an_api_keys_429_without_a_limit_event() {
+    let Some(claude) = cli::agent("claude") else {
+        return;
+    };
+    let mock = MockServer::start(Script(vec![Turn::rate_limited(&[
+        ("retry-after", "3600"),
+        ("x-should-retry", "false"),
+    ])]));
+    let (_tmp, base) = scratch();
+    let env = AgentEnv::new(&base, &mock);
+    let (code, lines, stdout) = claude_stream(&env, &claude, &base.join("work"), "say hello");
+    capture("claude", "e2e-stream-429.jsonl", &scrub(&stdout, &base));
+    assert_eq!(code, 1, "{stdout}");
+    let result = lines.last().unwrap();
+    assert_eq!(result["api_error_status"], 429, "{stdout}");
+    assert!(
+        result["result"]
+            .as_str()
+            .unwrap()
+            .starts_with("API Error: Request rejected (429)"),
+        "{stdout}"
+    );
+    // The synthetic message of the error says it too; no unified headers, no event.
+    let message = &of_type(&lines, "assistant")[0];
+    assert_eq!(message["error"], "rate_limit", "{stdout}");
+    assert_eq!(message["api_error_status"], 429);
+    assert!(of_type(&lines, "rate_limit_event").is_empty(), "{stdout}");
+}
+
+#[test]
+fn claude_stream_json_gives_a_subscription_limits_reset_as_unix_seconds() {
+    let Some(claude) = cli::agent("claude") else {
+        return;
+    };
+    // A reset with seconds that the words leave out ("resets 5:37pm"): 37 min 13 s past the
+    // hour, three days on.
+    let (reset, _) = super::subscription_reset();
+    let reset = (reset.parse::<i64>().unwrap() + 37 * 60 + 13).to_string();
+    let mut headers = unified("rejected", &reset);
+    headers.push(("x-should-retry", "false".into()));
+    let mock = MockServer::start(Script(vec![Turn::rate_limited(&pairs(&headers))]));
+    let (_tmp, base) = scratch();
+    let env = AgentEnv::new(&base, &mock).subscription("Europe/Berlin");
+    let (code, lines, stdout) = claude_stream(&env, &claude, &base.join("work"), "say hello");
+    capture(
+        "claude",
+        "e2e-stream-usage-limit.jsonl",
+        &scrub(&stdout, &base),
+    );
+    assert_eq!(code, 1, "{stdout}");
+    let result = lines.last().unwrap();
+    assert_eq!(result["type"], "result", "{stdout}");
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result["api_error_status"], 429);
+    assert_eq!(result["api_error"], "usage_limit_reached");
+    let words = result["result"].as_str().unwrap();
+    assert!(
+        words.starts_with("You've hit your 5-hour limit \u{b7} resets ")
+            && words.ends_with(":37pm (Europe/Berlin)"),
+        "{words}"
+    );
+    let refusal = &of_type(&lines, "rate_limit_event")[0]["rate_limit_info"];
+    assert_eq!(refusal["status"], "rejected", "{stdout}");
+    assert_eq!(refusal["rateLimitType"], "five_hour");
+    assert_eq!(refusal["resetsAt"].as_i64(), reset.parse::<i64>().ok());
+    let message = &of_type(&lines, "assistant")[0];
+    assert_eq!(
+        message["api_error_params"]["rate_limit_info"]["resetsAt"],
+        refusal["resetsAt"]
+    );
+    assert_eq!(mock.requests().len(), 1);
+}

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::capture;
 use super::cli::{self, AgentEnv};
+use super::harness::{AgentRepo, attempt};
 use super::mock::{MockServer, Script, Turn, Usage};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -205,4 +206,99 @@ fn codex_reports_a_usage_limit_with_its_reset_time() {
     );
     // Not retried: a usage limit does not lift in seconds.
     assert_eq!(mock.scripted().len(), 1);
+}
+
+/// A 429 `usage_limit_reached` body, with these of its reset fields.
+fn usage_limit(fields: Value) -> Turn {
+    let mut error = json!({"type": "usage_limit_reached",
+                           "message": "The usage limit has been reached", "plan_type": "plus"});
+    error
+        .as_object_mut()
+        .unwrap()
+        .extend(fields.as_object().unwrap().clone());
+    Turn::Error {
+        status: 429,
+        headers: vec![],
+        body: json!({ "error": error }),
+    }
+}
+
+#[test]
+fn codex_exec_json_carries_a_usage_limits_reset_only_as_words() {
+    let Some(codex) = cli::agent("codex") else {
+        return;
+    };
+    // `resets_in_seconds` alone, or no reset at all: "try again later", and no field of the
+    // body reaches the JSON lines.
+    for (name, fields) in [
+        (
+            "e2e-usage-limit-in-seconds.jsonl",
+            json!({"resets_in_seconds": 6000}),
+        ),
+        ("", json!({})),
+    ] {
+        let mock = MockServer::start(Script(vec![usage_limit(fields)]));
+        let (_tmp, base) = scratch();
+        let env = AgentEnv::new(&base, &mock);
+        let (code, lines, stdout) = codex_exec(&env, &codex, &base.join("work"), "say hello");
+        if !name.is_empty() {
+            capture("codex", name, &stdout);
+        }
+        assert_eq!(code, 1, "{stdout}");
+        let failed = of_type(&lines, "turn.failed");
+        let message = failed[0]["error"]["message"].as_str().unwrap();
+        assert!(message.ends_with("or try again later."), "{message}");
+        assert_eq!(failed[0]["error"].as_object().unwrap().len(), 1, "{stdout}");
+        assert!(!stdout.contains("resets_"), "{stdout}");
+    }
+}
+
+#[test]
+fn a_codex_usage_limit_is_recorded_at_the_minute_codex_words() {
+    let Some(_) = cli::agent("codex") else {
+        return;
+    };
+    // Two hours on, 50 s past a minute: Codex words the minute, in the local zone (`TZ=UTC`
+    // for Codex and git-baton alike), with the date when it is not today.
+    let now = jiff::Timestamp::now().as_second();
+    let resets_at = (now + 7200) / 60 * 60 + 50;
+    let ar = AgentRepo::new(Script(vec![usage_limit(json!({"resets_at": resets_at}))]));
+    let run = ar.baton(&["init", "--agent", "codex"]);
+    assert_eq!(run.code, 0, "{run}");
+    ar.repo.commit_all("git baton init --agent codex");
+    let run = ar.baton(&["run", "plans/rule.md"]);
+    assert_eq!(run.code, 1, "{run}");
+    let id = run.run_id();
+    let state = ar.status(&id);
+    let a = attempt(&state, 1);
+    assert_eq!(a["outcome"], "rate_limited", "{a:#}");
+    let reset = &a["agent"]["rate_limit_reset"];
+    let text = reset["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("at ") && text.ends_with(" (in the local time zone, UTC)"),
+        "{reset}"
+    );
+    // The words name a minute, whose end is the instant; without a date, the next one after
+    // the attempt ended (by git-baton's clock, which the test harness sets), with a date, that
+    // one.
+    let minute = jiff::Timestamp::from_second(resets_at - 50).unwrap();
+    // "at 5:40 AM …" or, on another day, "at Dec 3rd, 2026 1:40 AM …".
+    let dated = !text["at ".len()..].starts_with(|c: char| c.is_ascii_digit());
+    let end_of = |t: jiff::Timestamp| t + jiff::SignedDuration::from_secs(60);
+    let expected = if dated {
+        end_of(minute)
+    } else {
+        let ended: jiff::Timestamp = a["ended_at"].as_str().unwrap().parse().unwrap();
+        let time = minute.to_zoned(jiff::tz::TimeZone::UTC).time();
+        let today = ended.to_zoned(jiff::tz::TimeZone::UTC).date();
+        (0..2)
+            .map(|k| {
+                let day = today.checked_add(jiff::Span::new().days(k)).unwrap();
+                let at = day.to_datetime(time).to_zoned(jiff::tz::TimeZone::UTC);
+                end_of(at.unwrap().timestamp())
+            })
+            .find(|t| *t > ended)
+            .unwrap()
+    };
+    assert_eq!(reset["at"], expected.to_string(), "{reset}");
 }

@@ -47,6 +47,20 @@ pub fn codex_edits(target: &str) -> Turn {
     turn(Turn::codex_exec(&format!("printf '{text}' > {target}")))
 }
 
+/// `git baton init`'s presets, committed, with only the gated stage gaining `fallback: [codex]`.
+pub fn fall_back_to_codex(ar: &AgentRepo) {
+    let yml = ar.init();
+    let stage = "{ stage: executor, actor: claude, gate: coverage }";
+    ar.repo.write(
+        ".baton.yml",
+        &yml.replace(
+            stage,
+            "{ stage: executor, actor: claude, gate: coverage, fallback: [codex] }",
+        ),
+    );
+    ar.repo.commit_all("fall back to codex");
+}
+
 /// A 429 that Claude Code does not retry (its SDK retries a 429 for minutes otherwise).
 pub fn rate_limited() -> Turn {
     Turn::rate_limited(&[("retry-after", "60"), ("x-should-retry", "false")])
@@ -258,7 +272,8 @@ fn a_subscription_limit_is_recognised_by_claude_codes_structured_signal_with_its
     // A subscriber out of quota. Claude Code 2.1.332 words it "You've hit your 5-hour limit ·
     // resets Dec 4, 5pm (Europe/Berlin)" (older builds: "You've hit your limit"); whatever the words,
     // the 429 in its JSON (`api_error_status`) is the signal.
-    let (reset, worded) = super::subscription_reset();
+    // Past the hour by 37 min 13 s: the words name the minute, the stream-json event the second.
+    let (reset, worded) = super::subscription_reset_past_the_hour(37 * 60 + 13);
     let ar = AgentRepo::new(Script(vec![Turn::rate_limited(&[
         ("anthropic-ratelimit-unified-status", "rejected"),
         ("anthropic-ratelimit-unified-reset", &reset),
@@ -273,7 +288,7 @@ fn a_subscription_limit_is_recognised_by_claude_codes_structured_signal_with_its
     let run = ar.baton(&["run", "plans/rule.md"]);
     assert_eq!(run.code, 1, "{run}");
     let id = run.run_id();
-    let out: Value = serde_json::from_str(ar.stdout(&id, 1).trim()).unwrap();
+    let out = ar.claude_result(&id, 1);
     assert_eq!(
         out["result"],
         format!("You've hit your 5-hour limit \u{b7} resets {worded}")
@@ -291,6 +306,13 @@ fn a_subscription_limit_is_recognised_by_claude_codes_structured_signal_with_its
         worded.as_str(),
         "{a:#}"
     );
+    // The instant the API gave, to the second: the `resetsAt` of the preset's stream-json.
+    let at = jiff::Timestamp::from_second(reset.parse().unwrap()).unwrap();
+    assert_eq!(
+        a["agent"]["rate_limit_reset"]["at"],
+        at.to_string(),
+        "{a:#}"
+    );
 }
 
 #[test]
@@ -305,17 +327,7 @@ fn a_rate_limited_claude_falls_back_to_codex_within_the_same_run() {
     script.push(codex_edits("docs/b.md"));
     script.push(turn(Turn::text("docs/b.md states the new rule.")));
     let ar = AgentRepo::new(Script(script));
-    // The presets as `init` wrote them; only the stage gains `fallback:`.
-    let yml = ar.init();
-    let stage = "{ stage: executor, actor: claude, gate: coverage }";
-    ar.repo.write(
-        ".baton.yml",
-        &yml.replace(
-            stage,
-            "{ stage: executor, actor: claude, gate: coverage, fallback: [codex] }",
-        ),
-    );
-    ar.repo.commit_all("fall back to codex");
+    fall_back_to_codex(&ar);
     let run = ar.baton(&["run", "plans/rule.md"]);
     assert_eq!(run.code, 0, "{run}");
     let id = run.run_id();

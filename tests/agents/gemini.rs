@@ -233,3 +233,45 @@ fn exhausted() -> Turn {
             "status": "RESOURCE_EXHAUSTED"}}),
     }
 }
+
+#[test]
+fn a_429s_retry_delay_is_recorded_as_the_wait_from_the_attempts_end() {
+    let Some(_) = cli::agent("gemini") else {
+        return;
+    };
+    // A per-minute quota, as the Gemini API words it, with its `RetryInfo`.
+    let ar = gemini_repo(Script(vec![Turn::Error {
+        status: 429,
+        headers: vec![],
+        body: json!({"error": {"code": 429,
+            "message": "Quota exceeded for metric: generate_content_free_tier_requests.",
+            "status": "RESOURCE_EXHAUSTED",
+            "details": [
+                {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [
+                    {"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                     "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]},
+                {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "90.5s"}]}}),
+    }]));
+    let run = ar.baton(&["run", "plans/rule.md"]);
+    let id = run.run_id();
+    let stdout = log(&ar, &id, "stdout");
+    capture("gemini", "e2e-429-retry-info.jsonl", &stdout);
+    assert_eq!(run.code, 1, "{run}");
+    let result = events(&stdout).pop().unwrap();
+    assert!(
+        result["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Suggested retry after 90.5s."),
+        "{stdout}"
+    );
+    let state = ar.status(&id);
+    let a = attempt(&state, 1);
+    assert_eq!(a["outcome"], "rate_limited", "{a:#}");
+    let reset = &a["agent"]["rate_limit_reset"];
+    assert_eq!(reset["text"], "retry after 90.5s", "{a:#}");
+    // 91 s (90.5 rounded up) after the attempt ended.
+    let ended: jiff::Timestamp = a["ended_at"].as_str().unwrap().parse().unwrap();
+    let at: jiff::Timestamp = reset["at"].as_str().unwrap().parse().unwrap();
+    assert_eq!(at.duration_since(ended).as_secs(), 91, "{a:#}");
+}

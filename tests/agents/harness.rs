@@ -126,13 +126,23 @@ impl AgentRepo {
             .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
     }
 
+    /// The `result` object Claude Code printed last for attempt `n` (the preset's stream-json
+    /// ends with the object `json` prints).
+    pub fn claude_result(&self, id: &str, n: u32) -> Value {
+        let out = self.stdout(id, n);
+        let last = out.lines().rev().find(|l| !l.trim().is_empty());
+        let json: Value = serde_json::from_str(last.unwrap_or_default()).unwrap_or_else(|e| {
+            panic!("attempt {n} did not print Claude Code's JSON ({e}):\n{out}")
+        });
+        assert_eq!(json["type"], "result", "{out}");
+        json
+    }
+
     /// The cost Claude Code printed for attempt `n` (`total_cost_usd`): git-baton must record
     /// the agent's figure, which depends on the agent's own price list, not compute one.
     pub fn claude_cost(&self, id: &str, n: u32) -> f64 {
-        let out = self.stdout(id, n);
-        let json: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| {
-            panic!("attempt {n} did not print Claude Code's JSON ({e}):\n{out}")
-        });
+        let json = self.claude_result(id, n);
+        let out = json.to_string();
         let cost = json["total_cost_usd"].as_f64().unwrap();
         assert!(cost > 0.0, "{out}");
         cost

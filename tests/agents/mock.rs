@@ -176,6 +176,9 @@ struct State {
     sticky: Option<(Wire, Turn)>,
     requests: Vec<Request>,
     overruns: usize,
+    /// Headers sent with every answer that plays a text or tool turn (the API's rate-limit
+    /// headers on a success).
+    success_headers: Vec<(String, String)>,
 }
 
 /// A running server; dropping it stops accepting connections.
@@ -237,6 +240,15 @@ impl MockServer {
     pub fn extend(&self, turns: impl IntoIterator<Item = Turn>) {
         let mut state = self.state.lock().unwrap();
         state.turns.extend(turns);
+    }
+
+    /// Sends `headers` with every later answer that plays a text or tool turn, as the API sends
+    /// its rate-limit headers (`anthropic-ratelimit-unified-*`) on a success.
+    pub fn success_headers(&self, headers: &[(&str, &str)]) {
+        self.state.lock().unwrap().success_headers = headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
     }
 
     /// Lifts a sticky error: the next scripted request takes the next turn again.
@@ -393,7 +405,14 @@ fn respond(mut request: Request, state: &Mutex<State>) -> Vec<u8> {
         st.requests.push(request);
         turn
     };
-    let n = state.lock().unwrap().requests.len();
+    let (n, extra) = {
+        let st = state.lock().unwrap();
+        (st.requests.len(), st.success_headers.clone())
+    };
+    let extra: Vec<(&str, &str)> = extra
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
     if let (Wire::Chat, Some(Turn::Tool { name, .. })) = (wire, &turn) {
         // A script written for another CLI: refused like a request past the script's end.
         state.lock().unwrap().overruns += 1;
@@ -433,22 +452,22 @@ fn respond(mut request: Request, state: &Mutex<State>) -> Vec<u8> {
                     let chunks = chat_chunks(&turn, &model, n);
                     return http(
                         200,
-                        &[],
+                        &extra,
                         "text/event-stream",
                         data_lines(&chunks).as_bytes(),
                     );
                 }
                 Wire::Chat => {
                     let body = chat_completion(&turn, &model, n).to_string();
-                    return http(200, &[], "application/json", body.as_bytes());
+                    return http(200, &extra, "application/json", body.as_bytes());
                 }
                 Wire::Gemini => {
                     let chunk = gemini_chunk(&turn, &model);
                     let body = format!("data: {chunk}\r\n\r\n");
-                    return http(200, &[], "text/event-stream", body.as_bytes());
+                    return http(200, &extra, "text/event-stream", body.as_bytes());
                 }
             };
-            http(200, &[], "text/event-stream", sse(&events).as_bytes())
+            http(200, &extra, "text/event-stream", sse(&events).as_bytes())
         }
     }
 }

@@ -271,3 +271,23 @@ fn gemini_turns_are_generate_content_chunks_with_the_model_of_the_path() {
     assert_eq!(status, 400);
     assert_eq!(server.overruns(), 1);
 }
+
+#[test]
+fn success_headers_go_with_every_answer_that_plays_a_turn() {
+    let server = MockServer::start(Script(vec![Turn::text("one"), Turn::text("two")]));
+    let tools = json!({"model": "m", "stream": true, "tools": [{"name": "Write"}]});
+    let (_, head, _) = post(&server, "/v1/messages", &tools);
+    assert!(!head.contains("anthropic-ratelimit"), "{head}");
+    server.success_headers(&[
+        ("anthropic-ratelimit-unified-status", "allowed_warning"),
+        ("anthropic-ratelimit-unified-reset", "1796486400"),
+    ]);
+    let (status, head, body) = post(&server, "/v1/messages", &tools);
+    assert_eq!(status, 200);
+    assert!(
+        head.contains("anthropic-ratelimit-unified-status: allowed_warning\r\n")
+            && head.contains("anthropic-ratelimit-unified-reset: 1796486400\r\n"),
+        "{head}"
+    );
+    assert_eq!(events(&body)[2]["delta"]["text"], "two");
+}

@@ -18,6 +18,7 @@ mod codex;
 mod gemini;
 mod opencode;
 
+mod cycle;
 mod e2e;
 mod incident;
 mod sandbox;
@@ -40,6 +41,12 @@ fn capture(agent: &str, name: &str, output: &str) {
 /// (Europe/Berlin)`). Claude Code words a reset later the same day without its date, so the day
 /// is never today, whenever the suite runs.
 fn subscription_reset() -> (String, String) {
+    subscription_reset_past_the_hour(0)
+}
+
+/// Like [`subscription_reset`], `secs` after 16:00 UTC: Claude Code words the minutes
+/// (`Dec 4, 5:37pm (Europe/Berlin)`) and leaves the seconds out.
+fn subscription_reset_past_the_hour(secs: i64) -> (String, String) {
     let day = jiff::Timestamp::now()
         .to_zoned(jiff::tz::TimeZone::UTC)
         .date()
@@ -48,15 +55,21 @@ fn subscription_reset() -> (String, String) {
     let at = day
         .at(16, 0, 0, 0)
         .to_zoned(jiff::tz::TimeZone::UTC)
+        .unwrap()
+        .checked_add(jiff::SignedDuration::from_secs(secs))
         .unwrap();
     let berlin = at.with_time_zone(jiff::tz::TimeZone::get("Europe/Berlin").unwrap());
     let hour = match berlin.hour() % 12 {
         0 => 12,
         h => h,
     };
+    let minutes = match berlin.minute() {
+        0 => String::new(),
+        m => format!(":{m:02}"),
+    };
     let half = if berlin.hour() < 12 { "am" } else { "pm" };
     let text = format!(
-        "{} {}, {hour}{half} (Europe/Berlin)",
+        "{} {}, {hour}{minutes}{half} (Europe/Berlin)",
         berlin.strftime("%b"),
         berlin.day()
     );

@@ -188,6 +188,14 @@ fn rate_limited_run(body: Value, name: &str) -> Option<(AgentRepo, String, Value
         a["agent"]["rate_limit_reset"]["text"], "retry-after-ms: 1",
         "{a:#}"
     );
+    // 1 ms rounded up to a second after the attempt ended.
+    let ended: jiff::Timestamp = a["ended_at"].as_str().unwrap().parse().unwrap();
+    let at: jiff::Timestamp = a["agent"]["rate_limit_reset"]["at"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(at.duration_since(ended).as_secs(), 1, "{a:#}");
     assert!(a["usage"].is_null(), "no answer, no usage: {a:#}");
     // One error event, after opencode's own retries.
     let ev = events(&stdout);

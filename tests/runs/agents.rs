@@ -91,7 +91,7 @@ fn claude_usage_and_cost_are_recorded_and_shown() {
     // The state file holds what `status --json` shows.
     let saved: Value =
         serde_json::from_str(&text(&run_dir(&repo, &id).join("state.json"))).unwrap();
-    assert_eq!(saved["schema_version"], 2);
+    assert_eq!(saved["schema_version"], 3);
     assert_eq!(
         saved["stages"][0]["attempts"][0]["agent"]["session_id"],
         "774ff390-4899-478b-8069-fb5ffbe5d317"
@@ -309,10 +309,16 @@ fn a_fallback_chain_ends_in_review() {
         (&from["attempt"], &from["actor"]),
         (&2.into(), &"codex".into())
     );
-    assert_eq!(
-        attempt(&state, "executor", 2)["agent"]["rate_limit_reset"]["text"],
-        "at 10:00 AM"
+    // A wall-clock time without a zone: read in the local one, which the words then name.
+    let reset = &attempt(&state, "executor", 2)["agent"]["rate_limit_reset"];
+    assert!(
+        reset["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("at 10:00 AM (in the local time zone, "),
+        "{reset}"
     );
+    assert!(reset["at"].is_string(), "{reset}");
     assert_eq!(
         stage(&state, "executor")["fallback"],
         serde_json::json!(["codex", "finisher"])

@@ -103,7 +103,7 @@ fn bad_config_plans_and_flags_create_nothing() {
         error: .baton.yml:7:31: unknown actor `wrker` for stage `executor`
         hint: did you mean `worker`?
         == unknown key
-        error: .baton.yml:9:1: unknown field `pipline`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets, derive_targets, log_limit, lease, sync, remote, checks, protect
+        error: .baton.yml:9:1: unknown field `pipline`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets, derive_targets, log_limit, lease, sync, remote, checks, protect, notify
         hint: did you mean `pipeline`?
         == no pipeline
         error: no pipeline is configured: .baton.yml has no `pipeline`

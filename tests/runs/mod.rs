@@ -41,6 +41,7 @@ mod finish_clean;
 mod gate;
 mod guard;
 mod hold;
+mod notify;
 mod planted;
 mod queue;
 mod record;

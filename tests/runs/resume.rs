@@ -199,10 +199,10 @@ fn recreate_worktree_restores_uncommitted_work_from_the_snapshot() {
 
 /// A run recorded by git-baton with schema version 1 (testdata/state/v1/rate_limited.json,
 /// written by the last version-1 release for this very scenario) resumes, and the resume saves
-/// it as version 2. The file's ids and paths are moved onto a run of this repository first: a
+/// it in the current version (3). The file's ids and paths are moved onto a run of this repository first: a
 /// rate-limited run made here, whose worktree, branch and snapshot the version-1 file then names.
 #[test]
-fn a_version_1_run_resumes_and_is_saved_as_version_2() {
+fn a_version_1_run_resumes_and_is_saved_in_the_current_version() {
     let limited = Actor::agent("limited")
         .edit("docs/a.md", "rule: grade A")
         .evidence(r#"{"usage": {"input_tokens": 800, "output_tokens": 90, "cost_usd": 0.1}}"#)
@@ -233,7 +233,7 @@ fn a_version_1_run_resumes_and_is_saved_as_version_2() {
     std::fs::write(&path, &v1).unwrap();
     let shown_v1 = status(&repo, &id);
     assert_eq!(
-        shown_v1["schema_version"], 2,
+        shown_v1["schema_version"], 3,
         "shown as the current version"
     );
     assert_eq!(shown_v1["status"], "rate_limited");
@@ -248,8 +248,11 @@ fn a_version_1_run_resumes_and_is_saved_as_version_2() {
     let resumed = repo.baton(["resume", &id, "--actor", "executor=finisher"]);
     assert_eq!(resumed.code, 0, "{resumed}");
     let saved: Value = serde_json::from_str(&text(&path)).unwrap();
-    assert_eq!(saved["schema_version"], 2);
-    assert!(saved.get("usage").is_none(), "version 2 stores no totals");
+    assert_eq!(saved["schema_version"], 3);
+    assert!(
+        saved.get("usage").is_none(),
+        "versions 2 and 3 store no totals"
+    );
     assert_eq!(saved["stages"][0]["configured_actor"], "limited");
     let state = status(&repo, &id);
     assert_eq!(state["status"], "review");

@@ -75,7 +75,7 @@ fn bad_config_is_located() {
     assert_snapshot!(verify(&repo, "plans/p.md --base main").to_string(), @r#"
         exit: 2
         --- stderr
-        error: .baton.yml:2:1: unknown field `plan_dir`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets, derive_targets, log_limit, lease, sync, remote, checks, protect
+        error: .baton.yml:2:1: unknown field `plan_dir`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets, derive_targets, log_limit, lease, sync, remote, checks, protect, notify
         hint: did you mean `plans_dir`?
         "#);
 }

@@ -1,9 +1,14 @@
-//! Claude Code `-p --output-format json`: one JSON object, `"type": "result"`, at the end.
+//! Claude Code `-p --output-format json` — one JSON object, `"type": "result"` — or
+//! `--output-format stream-json --verbose`, one JSON event per line whose last is that same
+//! `result` object (measured with claude 2.1.332: the same fields, the same values).
 //!
 //! Read: `usage.{input_tokens, output_tokens, cache_read_input_tokens,
 //! cache_creation_input_tokens}`, `total_cost_usd`, the models of `modelUsage`, `session_id`,
 //! and the verdict from `is_error`, `api_error_status` and `result`. `subtype` is not trusted for
 //! the verdict: claude 2.1.332 reports `"subtype": "success"` beside `"is_error": true` on a 429.
+//! A rate limit's reset is the `resetsAt` (unix seconds) of the last refusal stream-json reports
+//! — a `rate_limit_event` or an API error message's `api_error_params.rate_limit_info` with
+//! `"status": "rejected"` — else the words of `result` ("resets 5:37pm (Europe/Berlin)").
 
 use super::{Reading, Stdout, Tokens, Verdict, count, final_object, reset, text};
 
@@ -31,10 +36,16 @@ pub(super) fn parse(stdout: Stdout) -> Reading {
     let verdict = if !is_error {
         Verdict::Succeeded
     } else if status == Some(429) || LIMIT_WORDS.iter().any(|w| lower.contains(w)) {
-        Verdict::RateLimited {
-            reset: reset::from_message(&message),
-            message,
-        }
+        let words = reset::from_message(&message);
+        let reset = match resets_at(stdout) {
+            Some(epoch) => Some(reset::Reset {
+                text: words.map_or_else(|| epoch.to_string(), |w| w.text),
+                epoch: Some(epoch),
+                after_secs: None,
+            }),
+            None => words,
+        };
+        Verdict::RateLimited { reset, message }
     } else {
         Verdict::Failed {
             message: if message.is_empty() {
@@ -75,6 +86,26 @@ pub(super) fn parse(stdout: Stdout) -> Reading {
     }
 }
 
+/// The `resetsAt` of the last refusal among stream-json's events: Claude Code reports the API's
+/// `anthropic-ratelimit-unified-*` headers as `rate_limit_event`s (`allowed`, `allowed_warning`
+/// on successes; `rejected` on the 429) and again in the 429's synthetic assistant message.
+/// Only a refusal says when the limit that stopped the attempt lifts.
+fn resets_at(stdout: Stdout) -> Option<i64> {
+    let (parts, _) = stdout.parts();
+    let (events, _) = super::jsonl_events(&parts);
+    events.iter().rev().find_map(|event| {
+        let info = match event.get("type")?.as_str()? {
+            "rate_limit_event" => event.get("rate_limit_info")?,
+            "assistant" => event.get("api_error_params")?.get("rate_limit_info")?,
+            _ => return None,
+        };
+        if info.get("status")?.as_str()? != "rejected" {
+            return None;
+        }
+        info.get("resetsAt")?.as_i64()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,6 +113,67 @@ mod tests {
     // Captured from claude 2.1.332 run against a mock model server on 127.0.0.1.
     const SUCCESS: &str = include_str!("../../../testdata/agents/claude/success.json");
     const RATE_LIMIT: &str = include_str!("../../../testdata/agents/claude/rate-limit-429.json");
+
+    // Captured from claude 2.1.332 with `--output-format stream-json --verbose`, signed in as a
+    // subscriber, against the mock sending the unified rate-limit headers (tests/agents/claude.rs):
+    // a success under `allowed_warning`, and a 429 `rejected` resetting at 1796488633
+    // (2026-12-05T16:37:13Z).
+    const STREAM_TEXT: &str = include_str!("../../../testdata/agents/claude/e2e-stream-text.jsonl");
+    const STREAM_LIMIT: &str =
+        include_str!("../../../testdata/agents/claude/e2e-stream-usage-limit.jsonl");
+
+    #[test]
+    fn stream_json_reads_as_its_last_result() {
+        let r = parse(Stdout::Whole(STREAM_TEXT));
+        assert_eq!(r.verdict, Some(Verdict::Succeeded));
+        let t = r.tokens.unwrap();
+        assert_eq!((t.input, t.output), (Some(100), Some(20)));
+        assert!(r.cost_usd.unwrap() > 0.0);
+        assert!(r.session_id.is_some() && r.model.is_some());
+    }
+
+    #[test]
+    fn stream_json_gives_the_refusals_resets_at() {
+        let r = parse(Stdout::Whole(STREAM_LIMIT));
+        let Some(Verdict::RateLimited {
+            reset: Some(reset), ..
+        }) = r.verdict
+        else {
+            panic!("{r:?}");
+        };
+        let (_, words) = reset.text.split_once("Dec ").unwrap();
+        assert!(words.ends_with(":37pm (Europe/Berlin)"), "{}", reset.text);
+        assert_eq!(reset.epoch, Some(1_796_488_633));
+        // The refusal's event dropped by a cut: the error message still carries it.
+        let at = STREAM_LIMIT.find("\"type\":\"rate_limit_event\"").unwrap();
+        let (head, tail) = STREAM_LIMIT.split_at(at + 10);
+        let r = parse(Stdout::Cut { head, tail });
+        let Some(Verdict::RateLimited { reset, .. }) = r.verdict else {
+            panic!("{r:?}");
+        };
+        assert_eq!(reset.unwrap().epoch, Some(1_796_488_633));
+    }
+
+    #[test]
+    fn only_a_refusal_gives_the_reset() {
+        // An `allowed_warning` event before a 429 of another kind says nothing of its end.
+        let allowed = STREAM_TEXT
+            .lines()
+            .find(|l| l.contains("\"rate_limit_event\""))
+            .unwrap();
+        let text = format!("{allowed}\n{}", RATE_LIMIT.trim());
+        let Some(Verdict::RateLimited { reset, .. }) = parse(Stdout::Whole(&text)).verdict else {
+            panic!();
+        };
+        assert_eq!(reset, None);
+        let rejected = allowed.replace("allowed_warning", "rejected");
+        let text = format!("{rejected}\n{}", RATE_LIMIT.trim());
+        let Some(Verdict::RateLimited { reset, .. }) = parse(Stdout::Whole(&text)).verdict else {
+            panic!();
+        };
+        let reset = reset.unwrap();
+        assert_eq!(reset.text, reset.epoch.unwrap().to_string());
+    }
 
     #[test]
     fn success_gives_usage_cost_model_and_session() {

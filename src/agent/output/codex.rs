@@ -6,6 +6,9 @@
 //! them, as Claude Code reports it), and the verdict from the last `turn.completed` or `turn.failed`. A
 //! `turn.failed` whose message names a 429, a rate limit or a usage limit is a rate limit, with
 //! `resets_at` (epoch seconds) when the error carries it, else the words of "try again …".
+//! codex 0.171.0 carries none of the API's `resets_at` / `resets_in_seconds`: it words
+//! `resets_at` as a local wall-clock time ("try again at 4:32 AM", or with the date on another
+//! day), which the reset's rule dates, and `resets_in_seconds` alone as "try again later".
 //! Codex reports no cost, so none is recorded. `item.completed` items of type `error` are
 //! warnings (codex 0.171.0 prints one for unknown model metadata on every successful run) and
 //! decide nothing.
@@ -163,6 +166,19 @@ mod tests {
             panic!("{r:?}");
         };
         assert_eq!(reset.text, "at 10:00 AM");
+    }
+
+    #[test]
+    fn a_usage_limit_without_a_time_has_no_reset() {
+        // `resets_in_seconds` alone: codex 0.171.0 words it "try again later" and passes no
+        // field of the error on.
+        let text = include_str!("../../../testdata/agents/codex/e2e-usage-limit-in-seconds.jsonl");
+        let r = parse(Stdout::Whole(text));
+        let Some(Verdict::RateLimited { reset, message }) = r.verdict else {
+            panic!("{r:?}");
+        };
+        assert!(message.ends_with("try again later."), "{message}");
+        assert_eq!(reset, None);
     }
 
     #[test]

@@ -148,6 +148,21 @@ mod tests {
     }
 
     #[test]
+    fn a_429s_retry_delay_is_the_wait() {
+        // HTTP 429 `RESOURCE_EXHAUSTED` whose details hold `RetryInfo.retryDelay: "90.5s"`.
+        let text = include_str!("../../../testdata/agents/gemini/e2e-429-retry-info.jsonl");
+        let r = parse(Stdout::Whole(text), NONE);
+        let Some(Verdict::RateLimited {
+            reset: Some(reset), ..
+        }) = r.verdict
+        else {
+            panic!("{r:?}");
+        };
+        assert_eq!(reset.text, "retry after 90.5s");
+        assert_eq!((reset.after_secs, reset.epoch), (Some(91), None));
+    }
+
+    #[test]
     fn no_result_is_unparsed_and_an_empty_stdout_reads_stderr() {
         let init: String = EDIT.lines().take(2).map(|l| format!("{l}\n")).collect();
         let r = parse(Stdout::Whole(&init), NONE);

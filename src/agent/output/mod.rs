@@ -10,6 +10,7 @@
 
 mod aider;
 mod claude;
+mod clock;
 mod codex;
 mod gemini;
 mod gemini_stream;
@@ -28,7 +29,8 @@ pub enum Format {
     /// Nothing is parsed (plain commands; usage comes from the evidence file).
     #[default]
     Text,
-    /// Claude Code `-p --output-format json`: one JSON object.
+    /// Claude Code `-p --output-format json` (one JSON object) or `stream-json --verbose` (JSON
+    /// lines ending with that object).
     ClaudeJson,
     /// `codex exec --json`: one JSON event per line.
     CodexJsonl,

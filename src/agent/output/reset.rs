@@ -1,11 +1,17 @@
 //! When a rate limit ends, as far as the agent's message says: its own words, plus an instant
-//! or a wait when the words give one without guessing.
+//! or a wait when the words give one, and [`Reset::instant`], which dates it once the attempt's
+//! end is known.
 //!
 //! The forms known (docs/agents.md): Claude Code's "You've hit your limit · resets 3pm
-//! (Europe/Berlin)" (a clock time in a zone, no date: kept as words only), older Claude Code's
-//! "Claude AI usage limit reached|<unix epoch>", Codex's "try again in 4 days 6 hours 37 minutes"
-//! (a wait) and "try again at 10:00 AM" (a local clock time: words only), and Codex's
-//! `resets_at` (epoch seconds) where an error carries it.
+//! (Europe/Berlin)" and "… resets Dec 5, 5pm (Europe/Berlin)" (a wall-clock time in a zone:
+//! dated by the rule of [`clock`](super::clock)), older Claude Code's "Claude AI usage limit
+//! reached|<unix epoch>", Codex's "try again in 4 days 6 hours 37 minutes" (a wait) and "try
+//! again at 10:00 AM" / "… at Dec 1st, 2026 4:00 PM" (local wall-clock times), and the structured
+//! fields the parsers read beside the words (Claude Code's `resetsAt`, Codex's `resets_at`, a
+//! `retry-after` header, Gemini's `RetryInfo`).
+
+use jiff::Timestamp;
+use jiff::tz::TimeZone;
 
 /// The reset of a rate limit.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -16,6 +22,43 @@ pub struct Reset {
     pub epoch: Option<i64>,
     /// The wait from the end of the attempt, when the output gives one.
     pub after_secs: Option<u64>,
+}
+
+impl Reset {
+    /// The instant the limit lifts, and the words to record with it: the epoch when the output
+    /// named one, else the wait counted from `ended_at`, else the wall-clock time of the words
+    /// by the rule of [`clock`](super::clock) — read in `local` when they name no zone, which
+    /// the recorded words then say (no instant when the local zone is not known). `None` when nothing gives an instant (or it is past the
+    /// range of time): the words alone are kept, and the run waits for a person.
+    pub fn instant(
+        &self,
+        ended_at: Timestamp,
+        local: Option<&TimeZone>,
+    ) -> (Option<Timestamp>, String) {
+        if let Some(epoch) = self.epoch {
+            return (Timestamp::from_second(epoch).ok(), self.text.clone());
+        }
+        if let Some(secs) = self.after_secs {
+            let at = i64::try_from(secs)
+                .ok()
+                .map(jiff::SignedDuration::from_secs)
+                .and_then(|wait| ended_at.checked_add(wait).ok());
+            return (at, self.text.clone());
+        }
+        let resolved = super::clock::parse(&self.text)
+            .and_then(|clock| super::clock::next_after(&clock, ended_at, local));
+        match resolved {
+            Some(r) if r.local => {
+                let zone = local.and_then(TimeZone::iana_name).unwrap_or("unnamed");
+                (
+                    Some(r.at),
+                    format!("{} (in the local time zone, {zone})", self.text),
+                )
+            }
+            Some(r) => (Some(r.at), self.text.clone()),
+            None => (None, self.text.clone()),
+        }
+    }
 }
 
 /// The most words kept from a message.
@@ -41,6 +84,17 @@ pub fn from_message(message: &str) -> Option<Reset> {
             .map(|(at, _)| at)
             .find(|&at| !lower[..at].ends_with(|c: char| c.is_ascii_alphanumeric()))
     };
+    // Gemini CLI's wording of a 429's `google.rpc.RetryInfo.retryDelay` (a protobuf Duration).
+    if let Some(at) = find("suggested retry after ") {
+        let rest = &message[at + "suggested retry after ".len()..];
+        if let Some((secs, len)) = retry_delay(rest) {
+            return Some(Reset {
+                text: format!("retry after {}", &rest[..len]),
+                epoch: None,
+                after_secs: Some(secs),
+            });
+        }
+    }
     if let Some(at) = find("try again in ") {
         let words = clause(&message[at + "try again ".len()..]);
         return Some(Reset {
@@ -79,6 +133,28 @@ fn clause(text: &str) -> String {
         kept.push('…');
     }
     kept
+}
+
+/// A protobuf Duration's JSON form at the start of `text` (`37s`, `90.5s`, `0.000001s`): the
+/// seconds, rounded up so that the wait is never short, and the length of the form.
+fn retry_delay(text: &str) -> Option<(u64, usize)> {
+    let whole_len = text.find(|c: char| !c.is_ascii_digit())?;
+    let whole: u64 = text[..whole_len].parse().ok()?;
+    let rest = &text[whole_len..];
+    let frac_len = match rest.strip_prefix('.') {
+        Some(frac) => {
+            1 + frac
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(frac.len())
+        }
+        None => 0,
+    };
+    if !rest[frac_len..].starts_with('s') {
+        return None;
+    }
+    let up = rest[..frac_len].bytes().any(|b| (b'1'..=b'9').contains(&b));
+    let secs = whole.checked_add(u64::from(up))?;
+    Some((secs, whole_len + frac_len + 1))
 }
 
 /// `4 days 6 hours 37 minutes` (also `1 day`, `2h 5m`, `30 seconds`, with `and` and commas) in
@@ -142,9 +218,20 @@ mod tests {
         /// Any text an agent prints, however cut: an answer or none, never a panic.
         #[test]
         fn any_message_is_read_without_a_panic(
-            message in "(try again (in|at) |resets (at )?|usage limit reached\\|)?[ -~\u{b7}\u{2019}é]{0,24}"
+            message in "(try again (in|at) |resets (at )?|usage limit reached\\||suggested retry after )?[ -~\u{b7}\u{2019}é]{0,24}"
         ) {
             let _ = from_message(&message);
+        }
+
+        /// Any epoch, wait or end of the attempt: an instant or none, never a panic.
+        #[test]
+        fn any_reset_is_dated_without_a_panic(
+            epoch in proptest::option::of(proptest::num::i64::ANY),
+            after_secs in proptest::option::of(proptest::num::u64::ANY),
+            ended in Timestamp::MIN.as_second()..=Timestamp::MAX.as_second(),
+        ) {
+            let reset = Reset { text: "3pm (Europe/Berlin)".into(), epoch, after_secs };
+            let _ = reset.instant(Timestamp::from_second(ended).unwrap(), Some(&TimeZone::UTC));
         }
     }
 
@@ -175,7 +262,7 @@ mod tests {
     }
 
     #[test]
-    fn codex_clock_time_is_words_only() {
+    fn codex_clock_time_is_words_until_dated() {
         // As codex 0.171.0 printed it against a mock server answering 429 usage_limit_reached.
         let r = from_message(
             "You\u{2019}ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), \
@@ -184,6 +271,120 @@ mod tests {
         .unwrap();
         assert_eq!(r.text, "at 10:00 AM");
         assert_eq!((r.epoch, r.after_secs), (None, None));
+    }
+
+    fn at(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn the_instant_is_the_epoch_else_the_wait_else_the_clock_time() {
+        let ended = at("2026-12-02T03:30:00Z");
+        let berlin = TimeZone::get("Europe/Berlin").unwrap();
+        let epoch = Reset {
+            text: "1796486400".into(),
+            epoch: Some(1_796_486_400),
+            after_secs: Some(5),
+        };
+        assert_eq!(
+            epoch.instant(ended, Some(&berlin)),
+            (Some(at("2026-12-05T16:00:00Z")), "1796486400".into())
+        );
+        let wait = from_message("try again in 2h 5m").unwrap();
+        assert_eq!(
+            wait.instant(ended, Some(&berlin)).0,
+            Some(at("2026-12-02T05:35:00Z"))
+        );
+        let zoned =
+            from_message("You've hit your 5-hour limit \u{b7} resets 5:37pm (Europe/Berlin)")
+                .unwrap();
+        assert_eq!(
+            zoned.instant(ended, Some(&TimeZone::UTC)),
+            (
+                Some(at("2026-12-02T16:38:00Z")),
+                "5:37pm (Europe/Berlin)".into()
+            )
+        );
+        // No zone in the words: the local one, named in the words recorded.
+        let local = from_message("or try again at 4:32 AM.").unwrap();
+        assert_eq!(
+            local.instant(ended, Some(&berlin)),
+            (
+                Some(at("2026-12-02T03:33:00Z")),
+                "at 4:32 AM (in the local time zone, Europe/Berlin)".into()
+            )
+        );
+    }
+
+    #[test]
+    fn no_instant_without_one_and_none_past_the_range_of_time() {
+        let ended = at("2026-12-02T03:30:00Z");
+        for reset in [
+            from_message("try again in a little while").unwrap(),
+            from_message("resets 3pm (Mars/Olympus_Mons)").unwrap(),
+            from_message("try again later, or resets soon").unwrap(),
+            Reset {
+                text: "far".into(),
+                epoch: Some(i64::MAX),
+                after_secs: None,
+            },
+            Reset {
+                text: "far".into(),
+                epoch: None,
+                after_secs: Some(u64::MAX),
+            },
+            Reset {
+                text: "far".into(),
+                epoch: None,
+                after_secs: Some(i64::MAX as u64),
+            },
+        ] {
+            assert_eq!(
+                reset.instant(ended, Some(&TimeZone::UTC)).0,
+                None,
+                "{reset:?}"
+            );
+        }
+        let huge = Reset {
+            text: "x".into(),
+            epoch: None,
+            after_secs: Some(1),
+        };
+        assert_eq!(huge.instant(Timestamp::MAX, Some(&TimeZone::UTC)).0, None);
+    }
+
+    #[test]
+    fn gemini_retry_delays_are_seconds_rounded_up() {
+        // As gemini 0.61.0 printed it for a 429 whose details held RetryInfo `90.5s`.
+        let r = from_message(
+            "[API Error: Quota exceeded.\nSuggested retry after 90.5s.]\nPlease wait and try \
+             again later.",
+        )
+        .unwrap();
+        assert_eq!(
+            (r.text.as_str(), r.after_secs),
+            ("retry after 90.5s", Some(91))
+        );
+        let r = from_message("Suggested retry after 37s.").unwrap();
+        assert_eq!(r.after_secs, Some(37));
+        assert_eq!(
+            from_message("Suggested retry after 2.000s")
+                .unwrap()
+                .after_secs,
+            Some(2)
+        );
+        for message in [
+            "Suggested retry after soon",
+            "Suggested retry after 37",
+            "Suggested retry after .5s",
+            "Suggested retry after 99999999999999999999999s",
+        ] {
+            assert_eq!(
+                from_message(message).and_then(|r| r.after_secs),
+                None,
+                "{message}"
+            );
+        }
     }
 
     #[test]

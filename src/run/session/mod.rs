@@ -27,6 +27,7 @@ use crate::state::transition::{self, Event, TransitionError};
 use crate::state::{RunId, RunState};
 
 use super::note::{Note, Sink};
+use super::notify::Notifier;
 use super::remote::{self, CaughtUp, Here, Publication};
 use super::{Driven, RunError, record};
 use lease::Publisher;
@@ -184,6 +185,8 @@ pub struct Session<'a> {
     publisher: Option<Publisher>,
     /// The lease was given back (or lost): nothing is released on drop.
     released: AtomicBool,
+    /// Who is told when a commit makes the run need a person (`notify:`).
+    notifier: Notifier,
 }
 
 impl<'a> Session<'a> {
@@ -224,6 +227,7 @@ impl<'a> Session<'a> {
             lock,
             publisher: None,
             released: AtomicBool::new(false),
+            notifier: Notifier::default(),
         }
     }
 
@@ -281,6 +285,8 @@ impl<'a> Session<'a> {
 
     /// [`Self::commit_at`], writing the files that go with the new state into the run
     /// directory (`write(dir, new state)`) before it is persisted, so that its record holds them.
+    /// Once it is persisted, a change into a status a person waits on is notified
+    /// ([`super::notify`]); nothing the notification does changes the run or the result.
     pub fn commit_with(
         &self,
         state: &mut RunState,
@@ -289,9 +295,13 @@ impl<'a> Session<'a> {
         write: impl FnOnce(&Path, &RunState) -> Result<(), RunError>,
     ) -> Result<(), RunError> {
         debug_assert_eq!(self.lock.dir(), self.store.run_dir(&state.run_id));
+        let before = state.status();
         *state = apply(state, event, at)?;
         write(self.dir(), state)?;
-        self.persist(state, at)
+        self.persist(state, at)?;
+        self.notifier
+            .committed(self.repo, self.dir(), self.sink, before, state, at);
+        Ok(())
     }
 
     /// Persists `state` once more, unchanged, so that the record also holds the run files
