@@ -387,6 +387,9 @@ fn listed_runs(ctx: &Workspace) -> Result<Vec<Listed>, CliError> {
             Err(err) => crate::term::errln!("warning: {err}"),
         }
     }
+    // Ids order runs by the second they were made in; the millisecond of `created_at` orders
+    // the runs one `run PLAN…` made within one second as they were made: the queue's order.
+    runs.sort_by_key(|run| (run.state().created_at, run.state().run_id.clone()));
     let mut seen: std::collections::BTreeSet<crate::state::RunId> = here.into_iter().collect();
     for (remote, id) in crate::run::remote::tracked_runs(&ctx.repo)? {
         if !seen.insert(id.clone()) {

@@ -226,3 +226,28 @@ fn several_plans_without_queue_are_driven_jobs_at_a_time() {
         "one of each run, and the main one: {worktrees:?}"
     );
 }
+
+/// On the real clock, runs made within one second have ids in no particular order (the id
+/// counts seconds, then three random characters): `list` orders them by when each was made, so
+/// that the queue reads as it was made.
+#[test]
+fn list_shows_the_queue_in_the_order_it_was_made() {
+    let plans: Vec<String> = (1..=6).map(|n| format!("plans/q{n}.md")).collect();
+    let files: Vec<(&str, &str)> = plans.iter().map(|p| (p.as_str(), TWO)).collect();
+    let repo = queue_repo(&files);
+    let real_clock = |args: &[&str]| {
+        let mut cmd = repo.baton_command(&repo.root, &[], args);
+        cmd.env_remove("GIT_BATON_TIMESTAMP")
+            .env_remove("GIT_BATON_RANDOMNESS_SEED")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        repo.baton_wait(cmd.spawn().unwrap(), LIVENESS)
+    };
+    let run = real_clock(&["run", "plans/q*.md", "--queue"]);
+    assert_eq!(run.code, 0, "{run}");
+    let made = announced(&run);
+    assert_eq!(made.len(), 6, "{run}");
+    let listed: Vec<String> = listed(&repo).into_iter().map(|(id, _, _)| id).collect();
+    assert_eq!(listed, made);
+}
