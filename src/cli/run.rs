@@ -60,8 +60,8 @@ pub struct RunArgs {
 }
 
 pub fn cmd_run(cwd: &Path, args: RunArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
-    let plans = crate::ops::run::expand(cwd, &args.plan).map_err(plans_error)?;
     let ws = Workspace::open(cwd)?;
+    let plans = crate::ops::run::expand(cwd, &args.plan).map_err(plans_error)?;
     let options = |plan| RunOptions {
         plan,
         cwd,
