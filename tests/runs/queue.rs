@@ -251,3 +251,16 @@ fn list_shows_the_queue_in_the_order_it_was_made() {
     let listed: Vec<String> = listed(&repo).into_iter().map(|(id, _, _)| id).collect();
     assert_eq!(listed, made);
 }
+
+/// One run of several that does not reach review (the worker leaves `docs/e.md` alone, which its
+/// plan targets) makes `run` exit 1, as one run blocked would; the other still reached review.
+#[test]
+fn several_driven_plans_exit_1_when_one_ends_short_of_review() {
+    let e = "---\ntargets: [docs/e.md]\n---\n# Fix e\n";
+    let repo = queue_repo(&[("docs/e.md", "# E\n"), ("plans/e.md", e)]);
+    let run = repo.baton(["run", "plans/two.md", "plans/e.md"]);
+    assert_eq!(run.code, 1, "{run}");
+    let [two, e] = <[String; 2]>::try_from(announced(&run)).unwrap();
+    assert_eq!(status(&repo, &two)["status"], "review");
+    assert_eq!(status(&repo, &e)["status"], "blocked");
+}
