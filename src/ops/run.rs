@@ -86,11 +86,6 @@ pub fn queue_all(ws: &Workspace, runs: &[RunOptions], sink: &dyn Sink) -> Result
     Ok(outcomes)
 }
 
-/// `cycle`'s defaults (`git baton cycle --help`), for the cycle `run PLAN…` drives its runs with:
-/// a run just created has no resume to count against the cap yet.
-const MAX_RESUMES: u32 = 3;
-const MAX_RESET: jiff::SignedDuration = jiff::SignedDuration::from_hours(7 * 24);
-
 /// `run PLAN…` without `--queue`: the runs queued as [`queue_all`] queues them, then driven by
 /// a cycle that takes only them, once each, at most `jobs` at once — each by a `git baton resume`
 /// of its own (`program`), in its own worktree. Returns the runs as they ended.
@@ -113,11 +108,12 @@ pub fn drive_all(
         once: true,
         jobs,
         until: None,
-        max_resumes: MAX_RESUMES,
-        max_reset: MAX_RESET,
+        // `cycle`'s defaults: a run just created has no resume to count against the cap yet.
+        max_resumes: super::cycle::MAX_RESUMES,
+        max_reset: super::cycle::MAX_RESET,
         remote: None,
         dry_run: false,
-        interval: std::time::Duration::from_secs(60),
+        interval: super::cycle::INTERVAL,
         only: Some(ids.clone()),
         program,
     };
