@@ -18,12 +18,14 @@ mod fetch;
 mod finish;
 #[cfg(test)]
 mod generated;
+mod hold;
 mod init;
 mod list;
 mod log;
 mod pager;
 mod pause;
 mod push;
+mod release;
 mod resume;
 mod review;
 mod run;
@@ -112,6 +114,8 @@ pub enum Command {
     Stop(stop::StopArgs),
     Pause(pause::PauseArgs),
     Cycle(cycle::CycleArgs),
+    Hold(hold::HoldArgs),
+    Release(release::ReleaseArgs),
     Verify(verify::VerifyArgs),
     Demo(demo::DemoArgs),
     Init(init::InitArgs),
@@ -206,6 +210,8 @@ pub fn dispatch(cli: Cli) -> Result<Ending, CliError> {
         Command::Stop(args) => stop::cmd_stop(&cwd, args, out),
         Command::Pause(args) => pause::cmd_pause(&cwd, args, out),
         Command::Cycle(args) => cycle::cmd_cycle(&cwd, args, out),
+        Command::Hold(args) => hold::cmd_hold(&cwd, args, out),
+        Command::Release(args) => release::cmd_release(&cwd, args, out),
         Command::Verify(args) => verify::cmd_verify(&cwd, args, out),
         Command::Demo(args) => demo::cmd_demo(args, out),
         Command::Init(args) => init::cmd_init(&cwd, args, out),
@@ -381,6 +387,9 @@ fn listed_runs(ctx: &Workspace) -> Result<Vec<Listed>, CliError> {
             Err(err) => crate::term::errln!("warning: {err}"),
         }
     }
+    // Ids order runs by the second they were made in; the millisecond of `created_at` orders
+    // the runs one `run PLAN…` made within one second as they were made: the queue's order.
+    runs.sort_by_key(|run| (run.state().created_at, run.state().run_id.clone()));
     let mut seen: std::collections::BTreeSet<crate::state::RunId> = here.into_iter().collect();
     for (remote, id) in crate::run::remote::tracked_runs(&ctx.repo)? {
         if !seen.insert(id.clone()) {
