@@ -262,6 +262,40 @@ done
     assert_eq!(world.origin.rev(&record), local_rev(&runner, &record));
 }
 
+/// A run held by hand on the machine that queued and pushed it — the hold is published with
+/// the run, under its lease — is left alone by a runner's cycle, which says why; the run
+/// queued with it is driven.
+#[test]
+fn a_run_held_by_hand_and_pushed_is_left_alone_by_a_runner() {
+    let world = World::new(Transport::File, "").unwrap();
+    let a = world.origin.machine();
+    let ids = queued_and_pushed(&a, 2, "worker");
+    let hold = a.live(["hold", &ids[0], "--reason", "the API key expired"]);
+    assert_eq!(hold.code, 0, "{hold}");
+    let held = world.state_on_origin(&ids[0]);
+    assert!(!held["cycle"]["held"].is_null(), "published: {held:#}");
+
+    let runner = world.origin.machine();
+    let ran = runner.live_shell(&format!("sh {SCRIPT}"));
+    assert_eq!(ran.code, 0, "{ran}");
+    assert!(
+        ran.stderr.contains(&format!(
+            "cycle: {}: left alone: held by hand since",
+            ids[0]
+        )),
+        "{ran}"
+    );
+    assert!(ran.stderr.contains("the API key expired"), "{ran}");
+    assert!(
+        !ran.stderr.contains(&format!("cycle: {}: resuming", ids[0])),
+        "{ran}"
+    );
+    let held = world.state_on_origin(&ids[0]);
+    assert_eq!(held["status"], "queued", "{held:#}");
+    assert!(attempts(&held, "executor").is_empty(), "{held:#}");
+    assert_eq!(world.state_on_origin(&ids[1])["status"], "review", "{ran}");
+}
+
 /// On a clone where a person's resume drives a published run right now, the run's record is
 /// ahead of the remote's between two publications: the cycle leaves the run alone, and so does
 /// the script's push (exit 3 from `push`), which is no failure of the pass.
