@@ -288,6 +288,75 @@ struct JsonView<'a> {
     /// judged the coverage it shows (docs/state.md, "Who is trusted for what").
     #[serde(skip_serializing_if = "Option::is_none")]
     claim: Option<&'a crate::run::remote::Claim>,
+    /// For `list` and `status`: the rate limit the run's next attempt waits for — its actor's
+    /// account is on hold until `until` (docs/cycle.md, "Holds"); absent when it is not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hold: Option<HoldView>,
+}
+
+/// A hold on the account of a run's next actor, as `--json` shows it.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+struct HoldView {
+    /// The actor the run's next attempt uses, and the account its limits count against.
+    actor: String,
+    account: String,
+    until: jiff::Timestamp,
+    /// The run whose rate-limited attempt put the account on hold, and the reset as its agent
+    /// wrote it.
+    run: String,
+    text: String,
+}
+
+/// Every account on hold now, read once from every run listed (docs/cycle.md, "Holds").
+struct Holds {
+    rules: crate::run::schedule::Rules,
+    holds: std::collections::BTreeMap<String, crate::run::schedule::Hold>,
+}
+
+impl Holds {
+    fn of(ctx: &Workspace, runs: &[Listed]) -> Holds {
+        // A configuration that does not load names no accounts: each actor is its own.
+        let rules = match ctx.config() {
+            Ok(config) => crate::run::schedule::Rules::of(
+                &config,
+                crate::ops::cycle::MAX_RESUMES,
+                crate::ops::cycle::MAX_RESET,
+            ),
+            Err(_) => crate::run::schedule::Rules {
+                max_resumes: crate::ops::cycle::MAX_RESUMES,
+                max_reset: crate::ops::cycle::MAX_RESET,
+                accounts: std::collections::BTreeMap::new(),
+            },
+        };
+        let seen: Vec<crate::run::schedule::Seen> = runs
+            .iter()
+            .map(|run| crate::run::schedule::Seen {
+                state: run.state(),
+                stale: false,
+                busy: false,
+            })
+            .collect();
+        let holds = crate::run::schedule::holds(&seen, &rules, ctx.store.now());
+        Holds { rules, holds }
+    }
+
+    fn view(&self, state: &RunState) -> Option<HoldView> {
+        let (actor, hold) = crate::run::schedule::waiting_for(state, &self.holds, &self.rules)?;
+        Some(HoldView {
+            account: self.rules.account(&actor).to_owned(),
+            actor,
+            until: hold.until,
+            run: hold.run.clone(),
+            text: hold.text.clone(),
+        })
+    }
+
+    /// `claude on hold until <time>`, for `list`'s CYCLE column.
+    fn words(&self, state: &RunState) -> Option<String> {
+        self.view(state)
+            .map(|h| format!("{} on hold until {}", h.actor, h.until))
+    }
 }
 
 fn json_view<'a>(store: &Store, state: &'a RunState) -> JsonView<'a> {
@@ -298,6 +367,7 @@ fn json_view<'a>(store: &Store, state: &'a RunState) -> JsonView<'a> {
         run_dir: store.run_dir(&state.run_id).display().to_string(),
         sync: None,
         claim: None,
+        hold: None,
     }
 }
 
@@ -345,11 +415,14 @@ impl Listed {
         }
     }
 
-    fn json<'a>(&'a self, ctx: &Workspace) -> JsonView<'a> {
+    /// Its `--json` document, with the hold its next attempt waits for, if any.
+    fn json<'a>(&'a self, ctx: &Workspace, holds: &Holds) -> JsonView<'a> {
         let sync = self.sync(&ctx.repo).map(|(_, sync)| sync);
+        let hold = holds.view(self.state());
         match self {
             Listed::Here(state) => JsonView {
                 sync,
+                hold,
                 ..json_view(&ctx.store, state)
             },
             // Nothing of it is here to hold a lock or to be stale: neither is asked (which
@@ -366,6 +439,7 @@ impl Listed {
                     run_dir: ctx.store.run_dir(&state.run_id).display().to_string(),
                     sync,
                     claim: Some(claim),
+                    hold,
                 };
                 // The record names the remote as the clone that saved it calls it; here it is
                 // this clone's name for it that says where the run is.

@@ -124,7 +124,7 @@ fn drove_all(
     } else {
         let rows: Vec<_> = ended
             .iter()
-            .map(|state| (state, ws.store.is_stale(state), None))
+            .map(|state| (state, ws.store.is_stale(state), None, None))
             .collect();
         crate::term::err!("\n{}", crate::report::list::render(&rows));
     }

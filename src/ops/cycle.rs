@@ -83,15 +83,7 @@ struct Driving<'scope> {
 pub fn cycle(ws: &Workspace, options: &CycleOptions, sink: &dyn Sink) -> Result<Cycled> {
     let config = ws.config()?;
     let interrupted = crate::exec::interrupt_flag()?;
-    let rules = Rules {
-        max_resumes: options.max_resumes,
-        max_reset: options.max_reset,
-        accounts: config
-            .actors
-            .iter()
-            .filter_map(|(name, actor)| Some((name.clone(), actor.account.clone()?)))
-            .collect(),
-    };
+    let rules = Rules::of(&config, options.max_resumes, options.max_reset);
     let main_worktree = ws.main_worktree()?;
     std::thread::scope(|scope| {
         let mut driving: Vec<Driving> = Vec::new();

@@ -6,20 +6,23 @@ use crate::state::{CycleFacts, RunState};
 
 /// The runs, oldest first, each with whether it is stale and, for a published run or one only
 /// a remote has, how it stands against the remote (a REMOTE column, shown only when some run
-/// has one), then what `cycle` may do with it (a CYCLE column, shown only when some run is held
-/// or was resumed by `cycle`); a hint to start one when there are none.
-pub fn render(runs: &[(&RunState, bool, Option<String>)]) -> String {
+/// has one), then what `cycle` may do with it (a CYCLE column, shown only when some run is held,
+/// was resumed by `cycle`, or waits for a rate limit's hold on its actor, `hold`: words such as
+/// `claude on hold until …`); a hint to start one when there are none.
+pub fn render(runs: &[(&RunState, bool, Option<String>, Option<String>)]) -> String {
     if runs.is_empty() {
         return "no runs yet; start one with `git baton run <PLAN>`\n".to_string();
     }
-    let remote = runs.iter().any(|(_, _, sync)| sync.is_some());
-    let cycle = runs.iter().any(|(s, _, _)| !s.cycle().is_empty());
+    let remote = runs.iter().any(|(_, _, sync, _)| sync.is_some());
+    let cycle = runs
+        .iter()
+        .any(|(s, _, _, hold)| !s.cycle().is_empty() || hold.is_some());
     let mut header = vec!["RUN", "STATUS", "STAGE", "PLAN", "CREATED"];
     header.extend(remote.then_some("REMOTE"));
     header.extend(cycle.then_some("CYCLE"));
     let rows = runs
         .iter()
-        .map(|(s, stale, sync)| {
+        .map(|(s, stale, sync, hold)| {
             let mut row = vec![
                 s.run_id.to_string(),
                 label(s.status(), *stale),
@@ -32,7 +35,15 @@ pub fn render(runs: &[(&RunState, bool, Option<String>)]) -> String {
                 row.push(crate::report::escape::line(sync).into_owned());
             }
             if cycle {
-                row.push(standing(s.cycle()).unwrap_or_else(|| "-".into()));
+                let words: Vec<String> = standing(s.cycle())
+                    .into_iter()
+                    .chain(hold.clone())
+                    .collect();
+                row.push(if words.is_empty() {
+                    "-".into()
+                } else {
+                    words.join("; ")
+                });
             }
             row
         })
