@@ -16,6 +16,7 @@ mod aider;
 mod claude;
 mod codex;
 mod gemini;
+mod hooks;
 mod opencode;
 
 mod cycle;
