@@ -17,6 +17,7 @@ mod claude;
 mod codex;
 mod gemini;
 mod hooks;
+mod hooks_packaging;
 mod opencode;
 
 mod cycle;
