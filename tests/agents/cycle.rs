@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use super::cli;
-use super::e2e::{claude_edits, codex_edits, turn};
+use super::e2e::{claude_edits, codex_edits, fall_back_to_codex, turn};
 use super::harness::{AgentRepo, attempts};
 use super::mock::{Script, Turn};
 use crate::support::Run;
@@ -127,16 +127,7 @@ fn a_claude_limit_hands_every_claude_run_to_the_fallback_at_once() {
     script.push(codex_edits("docs/b.md"));
     script.push(turn(Turn::text("Both documents state the new rule.")));
     let ar = AgentRepo::new(Script(script)).subscriber("Europe/Berlin");
-    let yml = ar.init();
-    let stage = "{ stage: executor, actor: claude, gate: coverage }";
-    ar.repo.write(
-        ".baton.yml",
-        &yml.replace(
-            stage,
-            "{ stage: executor, actor: claude, gate: coverage, fallback: [codex] }",
-        ),
-    );
-    ar.repo.commit_all("fall back to codex");
+    fall_back_to_codex(&ar);
     let (a, b) = (queue(&ar), queue(&ar));
 
     let run = live(&ar, &["cycle", "--once"]);

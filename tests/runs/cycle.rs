@@ -121,6 +121,24 @@ fn a_rate_limit_holds_its_actor_for_every_run_until_the_reset() {
         "{first}"
     );
     assert!(first.stderr.contains("claude is on hold until"), "{first}");
+    // `status` and `list` show the hold the queued run waits for, and its end.
+    let held = status(&repo, &b);
+    assert_eq!(held["hold"]["actor"], "claude", "{held:#}");
+    assert_eq!(held["hold"]["until"], reset.as_str());
+    assert_eq!(held["hold"]["run"], a.as_str());
+    let shown = repo.baton(["status", &b]);
+    assert!(
+        shown.stdout.contains(&format!(
+            "hold: claude is on hold until {reset} (rate limited in run {a}"
+        )),
+        "{shown}"
+    );
+    let list = repo.baton(["list"]);
+    assert!(
+        list.stdout
+            .contains(&format!("claude on hold until {reset}")),
+        "{list}"
+    );
 
     // Once more before the reset: nothing is started.
     let early = cycle(&repo, &["--once", "--json"]);
