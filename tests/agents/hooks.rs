@@ -89,6 +89,17 @@ fn codex_keeps_working_when_its_stop_hook_names_an_uncovered_target() {
         .map(|r| r.header("session-id").map(String::from))
         .collect();
     assert!(sessions.iter().all(|s| *s == sessions[0]), "{sessions:?}");
+    // The hook read Codex's input: its count names the thread.
+    assert_eq!(hook_session(&ar, &id), sessions[0], "{stdout}");
+}
+
+/// The session id the hook recorded beside its count, from the CLI's hook input.
+fn hook_session(ar: &AgentRepo, id: &str) -> Option<String> {
+    let path = ar.repo.path(&format!(
+        ".git/baton/runs/{id}/attempts/executor-1/stop-hook.json"
+    ));
+    let record: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    record["session_id"].as_str().map(String::from)
 }
 
 /// The extension as shipped, linked into the test's home (`gemini extensions link`, no network).
@@ -151,4 +162,11 @@ fn gemini_keeps_working_when_its_after_agent_hook_names_an_uncovered_target() {
     let (at, body) = hook_feedback(&bodies).unwrap_or_else(|| panic!("no hook reason sent"));
     assert_eq!(at, 2, "{body}");
     assert!(body.contains("uncovered: docs/b.md."), "{body}");
+    let init: Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(init["type"], "init", "{stdout}");
+    assert_eq!(
+        hook_session(&ar, &id).as_deref(),
+        init["session_id"].as_str(),
+        "{stdout}"
+    );
 }
