@@ -265,6 +265,21 @@ fn decide_all(
         let Ok(state) = ws.store.load(&id) else {
             continue;
         };
+        // A copy the remote has moved past (another machine drove the run since) is judged as
+        // the remote has it: else a run finished elsewhere looks due here, and a rate limit met
+        // elsewhere holds nothing here.
+        if let Some(remote) = &options.remote
+            && let Ok(crate::run::remote::Standing::Behind) =
+                crate::run::remote::sync_of(&ws.repo, id.as_str(), remote)
+            && let Ok(Some(theirs)) = crate::run::remote::tracked_state(&ws.repo, remote, &id)
+        {
+            let busy =
+                matches!(ws.store.holder(&id), Ok(Some(_))) || ws.store.driven_elsewhere(&theirs);
+            let stale = !busy && running(&theirs);
+            seen_ids.insert(id);
+            states.push((theirs, stale, busy));
+            continue;
+        }
         let busy = matches!(ws.store.holder(&id), Ok(Some(_))) || ws.store.driven_elsewhere(&state);
         let stale = ws.store.is_stale(&state);
         seen_ids.insert(id);
@@ -280,11 +295,7 @@ fn decide_all(
             };
             let busy = ws.store.driven_elsewhere(&state);
             // Only there, `running` and under no lease in force: its driver died.
-            let stale = !busy
-                && matches!(
-                    state.status(),
-                    crate::state::RunStatus::Running | crate::state::RunStatus::Pending
-                );
+            let stale = !busy && running(&state);
             seen_ids.insert(id);
             states.push((state, stale, busy));
         }
@@ -320,6 +331,14 @@ fn decide_all(
             )
         })
         .collect())
+}
+
+/// It says `running` or `pending`: driven now, or its driver died.
+fn running(state: &RunState) -> bool {
+    matches!(
+        state.status(),
+        crate::state::RunStatus::Running | crate::state::RunStatus::Pending
+    )
 }
 
 /// Starts `git baton resume ID --by-cycle N` in a process group of its own, its stderr handed
