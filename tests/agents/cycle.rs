@@ -111,7 +111,7 @@ fn a_claude_limit_holds_every_claude_run_until_its_reset() {
 }
 
 /// With `fallback: [codex]`: Codex takes the limited run's stage at once and, lazy, changes
-/// nothing — the gate blocks it; the held run is started with Codex right away, not after the
+/// nothing however often its Stop hook says so — the gate blocks it; the held run is started with Codex right away, not after the
 /// reset, and Codex does the work — review.
 #[test]
 fn a_claude_limit_hands_every_claude_run_to_the_fallback_at_once() {
@@ -121,7 +121,8 @@ fn a_claude_limit_hands_every_claude_run_to_the_fallback_at_once() {
     let (limit, _reset) = limit_in(3600);
     let mut script = claude_edits("docs/a.md").to_vec();
     script.push(limit);
-    script.push(turn(Turn::text("done")));
+    // Lazy: "done", and "done" again each of the 3 times its Stop hook names the targets.
+    script.extend((0..4).map(|_| turn(Turn::text("done"))));
     script.push(codex_edits("docs/a.md"));
     script.push(codex_edits("docs/b.md"));
     script.push(turn(Turn::text("Both documents state the new rule.")));
@@ -144,6 +145,7 @@ fn a_claude_limit_hands_every_claude_run_to_the_fallback_at_once() {
             ("codex".into(), "blocked".into())
         ]
     );
+    assert_eq!(attempts(&lazy, "executor")[1]["hook_blocks"], 3, "{lazy:#}");
     let diligent = ar.status(&b);
     assert_eq!(diligent["status"], "review", "{run}\n{diligent:#}");
     let only = attempts(&diligent, "executor");
