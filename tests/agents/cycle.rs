@@ -1,5 +1,5 @@
 //! The incident as a schedule, with the real Claude Code and Codex against the mock model
-//! server: Claude Code is rate limited with a reset two seconds ahead; `git baton cycle` holds
+//! server: Claude Code is rate limited with a reset seconds ahead; `git baton cycle` holds
 //! every run on Claude Code until the reset — or hands the stage to Codex at once where
 //! `fallback:` names it — and resumes them after it; a lazy resume is blocked by the gate, a
 //! diligent one reaches review. The cycles run on the real clock: the reset is a real instant.
@@ -52,7 +52,7 @@ fn queue(ar: &AgentRepo) -> String {
 }
 
 fn until_past(at: jiff::Timestamp) {
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(60);
     while jiff::Timestamp::now() <= at && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -65,7 +65,9 @@ fn a_claude_limit_holds_every_claude_run_until_its_reset() {
     let Some(_) = cli::agent("claude") else {
         return;
     };
-    let (limit, reset) = limit_in(2);
+    // Far enough ahead that the first pass decides before it even on a loaded machine, where
+    // Claude Code alone takes seconds to start; the test waits for it.
+    let (limit, reset) = limit_in(15);
     let mut script = claude_edits("docs/a.md").to_vec();
     script.push(limit);
     let ar = AgentRepo::new(Script(script)).subscriber("Europe/Berlin");
