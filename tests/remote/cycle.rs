@@ -258,6 +258,9 @@ done
     let state = world.state_on_origin(&ids[0]);
     assert_eq!(state["status"], "review", "{state:#}\n{ran}");
     assert_eq!(attempts(&state, "executor").len(), 1, "{state:#}");
+    // The lease of the driver whose release was refused went with the push: another machine
+    // need not wait for it to expire.
+    assert!(state.get("lease").is_none(), "{state:#}");
     let record = format!("refs/baton/runs/{}/record", ids[0]);
     assert_eq!(world.origin.rev(&record), local_rev(&runner, &record));
 }
