@@ -183,9 +183,14 @@ impl Bench {
 
     /// `git baton run` of the plan, `count` times in a row; the ids it printed.
     fn create(&self, count: usize) -> Result<Vec<String>> {
+        self.create_with(count, &["run", "plans/p.md"])
+    }
+
+    /// `git baton ARGS` (a `run` of some kind), `count` times in a row; the ids it printed.
+    fn create_with(&self, count: usize, args: &[&str]) -> Result<Vec<String>> {
         let mut ids = Vec::with_capacity(count);
         for _ in 0..count {
-            let (_, stderr) = self.output(&self.baton, &["run", "plans/p.md"])?;
+            let (_, stderr) = self.output(&self.baton, args)?;
             let id = stderr
                 .lines()
                 .next()
@@ -365,17 +370,7 @@ fn run(args: &Args) -> Result<()> {
 
 /// `count` runs created with `run --queue`, one after another; their ids.
 fn create_queued(bench: &Bench, count: usize) -> Result<Vec<String>> {
-    let mut ids = Vec::with_capacity(count);
-    for _ in 0..count {
-        let (_, stderr) = bench.output(&bench.baton, &["run", "--queue", "plans/p.md"])?;
-        let id = stderr
-            .lines()
-            .next()
-            .and_then(|l| l.strip_prefix("run "))
-            .ok_or_else(|| format!("no `run <id>` line in:\n{stderr}"))?;
-        ids.push(id.to_string());
-    }
-    Ok(ids)
+    bench.create_with(count, &["run", "--queue", "plans/p.md"])
 }
 
 /// Every run of `ids` in review, or the first that is not.

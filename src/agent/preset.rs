@@ -19,6 +19,15 @@ use super::output::Format;
 
 /// The Claude Code Stop hook: `git baton check` in hook form (see docs/agents.md).
 pub const CLAUDE_STOP_HOOK: &str = "git baton check --hook claude-stop";
+/// The Codex Stop hook: the same, in Codex's hook protocol.
+pub const CODEX_STOP_HOOK: &str = "git baton check --hook codex-stop";
+/// The Gemini CLI AfterAgent hook (shipped as the extension in packaging/gemini).
+pub const GEMINI_AFTER_AGENT_HOOK: &str = "git baton check --hook gemini-after-agent";
+
+/// Codex's Stop hook as a `-c` override: an inline `[hooks]` table of the session's own
+/// configuration layer, nothing written to the worktree or to `~/.codex`.
+const CODEX_HOOKS: &str =
+    r#"hooks.Stop=[{hooks=[{type="command",command="git baton check --hook codex-stop"}]}]"#;
 
 /// What Claude Code may run besides editing files: the two agent-side commands, nothing else.
 ///
@@ -126,6 +135,12 @@ pub const PRESETS: &[Preset] = &[
             "and `finish` commits the work).",
             "allow_login_shell=false: its commands keep the PATH git-baton runs with (a login",
             "shell's profile would reset it, and `git baton` would not be found).",
+            "The Stop hook (-c hooks.Stop, nothing written) runs `git baton check --hook",
+            "codex-stop`: while a target is uncovered Codex is told which and keeps working,",
+            "up to 3 times per attempt. Codex runs a hook only once it is trusted, and trust is",
+            "kept per hook in ~/.codex; --dangerously-bypass-hook-trust runs it without, and",
+            "runs your other enabled hooks untrusted too: drop it (and the hook is skipped)",
+            "if that is not what you want.",
             "A rate limit exits 1: output `codex-jsonl` reads `turn.failed`.",
         ],
         command: &[
@@ -138,6 +153,9 @@ pub const PRESETS: &[Preset] = &[
             "{attempt_dir}",
             "-c",
             "allow_login_shell=false",
+            "-c",
+            CODEX_HOOKS,
+            "--dangerously-bypass-hook-trust",
             "-",
         ],
         env: &[],
@@ -155,10 +173,12 @@ pub const PRESETS: &[Preset] = &[
             "auto_edit (in an untrusted folder Gemini exits 55 instead). auto_edit approves",
             "edits; --allowed-tools approves `git baton unchanged …` and no other shell",
             "command. Its rules are prefixes, so `git baton check` is not approved: its",
-            "prefix would approve the Stop hook's `check --hook claude-stop` too; the gate",
-            "decides after Gemini exits. stream-json keeps the tokens of the turns before an",
-            "error. It exits with the HTTP status modulo 256: 173 is a 429 (41 no",
-            "authentication, 42 input error, 53 turn limit, 144 a 400).",
+            "prefix would approve the hooks' `check --hook …` too. Gemini takes no hook on",
+            "its command line: install the extension in packaging/gemini (`gemini extensions",
+            "link packaging/gemini`) for its AfterAgent hook, which keeps Gemini working",
+            "while a target is uncovered (up to 3 times). stream-json keeps the tokens of the",
+            "turns before an error. It exits with the HTTP status modulo 256: 173 is a 429",
+            "(41 no authentication, 42 input error, 53 turn limit, 144 a 400).",
         ],
         command: &[
             "gemini",
@@ -466,6 +486,26 @@ mod tests {
         let claude = find("claude").unwrap();
         assert!(claude.command.contains(&CLAUDE_SETTINGS));
         assert!(!claude.command.iter().any(|a| a.contains("full-auto")));
+    }
+
+    /// Codex gets its Stop hook as an inline `[hooks]` table naming the docs' command, and the
+    /// flag without which an untrusted hook is skipped without a word.
+    #[test]
+    fn codex_carries_the_stop_hook() {
+        let codex = find("codex").unwrap();
+        let at = codex
+            .command
+            .iter()
+            .position(|a| *a == CODEX_HOOKS)
+            .unwrap();
+        assert_eq!(codex.command[at - 1], "-c");
+        assert!(CODEX_HOOKS.contains(&format!("command=\"{CODEX_STOP_HOOK}\"")));
+        assert!(codex.command.contains(&"--dangerously-bypass-hook-trust"));
+        assert_eq!(
+            codex.command.last(),
+            Some(&"-"),
+            "the prompt on stdin stays last"
+        );
     }
 
     /// aider writes its history files where its flags say and nowhere else of the worktree:

@@ -1,5 +1,6 @@
 //! `git baton check`: what the coverage gate would say about the open attempt now, for the agent
-//! inside a run's worktree; and its hook form for Claude Code's Stop hook.
+//! inside a run's worktree; and its hook forms for the agent CLIs whose loop can be kept going
+//! (Claude Code's and Codex's `Stop`, Gemini CLI's `AfterAgent`).
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -23,6 +24,10 @@ use crate::state::checks::CheckResult;
 /// input, a bad option or hook name) it prints the error and exits 1, which Claude Code treats as
 /// a non-blocking error: the agent stops and the gate decides. It never exits 2, which Claude
 /// Code would read as "block".
+///
+/// `--hook codex-stop` speaks Codex's Stop hook protocol (the same JSON as Claude Code's), and
+/// `--hook gemini-after-agent` Gemini CLI's AfterAgent hook ({"decision":"deny","reason":…},
+/// whose reason Gemini sends to the model as its next prompt). The same count and limit.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// Print the verdict as JSON.
@@ -47,6 +52,28 @@ pub struct CheckArgs {
 pub enum HookKind {
     /// Claude Code's `Stop` hook.
     ClaudeStop,
+    /// Codex's `Stop` hook.
+    CodexStop,
+    /// Gemini CLI's `AfterAgent` hook.
+    GeminiAfterAgent,
+}
+
+impl HookKind {
+    /// The hook's answer on stdout, in its CLI's protocol. Each CLI reads a JSON object on
+    /// stdout of a hook that exits 0; Claude Code and Codex block with `"block"`, Gemini with
+    /// `"deny"`; a note is a `systemMessage`, shown to the person, in all three.
+    pub fn answer(self, hook: &Hook) -> serde_json::Value {
+        match (self, hook) {
+            (HookKind::ClaudeStop | HookKind::CodexStop, Hook::Block { reason }) => {
+                serde_json::json!({"decision": "block", "reason": reason})
+            }
+            (HookKind::GeminiAfterAgent, Hook::Block { reason }) => {
+                serde_json::json!({"decision": "deny", "reason": reason})
+            }
+            (_, Hook::Allow { note: Some(note) }) => serde_json::json!({"systemMessage": note}),
+            (_, Hook::Allow { note: None }) => serde_json::json!({}),
+        }
+    }
 }
 
 /// Whether a command line asks for a hook's answer (`check --hook …`), read from the raw
@@ -67,7 +94,7 @@ pub(super) fn hook_mode(args: &[std::ffi::OsString]) -> bool {
 
 pub fn cmd_check(cwd: &Path, args: CheckArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
     match args.hook {
-        Some(HookKind::ClaudeStop) => match claude_stop(cwd, args.max_blocks, out) {
+        Some(kind) => match hook(cwd, kind, args.max_blocks, out) {
             Ok(outcome) => Ok(outcome),
             Err(err) => {
                 err.print(&mut crate::term::stderr());
@@ -133,7 +160,12 @@ pub(super) fn verdict(cwd: &Path, checks: bool) -> Result<Verdict, CliError> {
     Ok(Verdict { check, ran })
 }
 
-fn claude_stop(cwd: &Path, max_blocks: u32, out: &mut dyn Write) -> Result<Ending, CliError> {
+fn hook(
+    cwd: &Path,
+    kind: HookKind,
+    max_blocks: u32,
+    out: &mut dyn Write,
+) -> Result<Ending, CliError> {
     let mut text = String::new();
     std::io::stdin()
         .take(MAX_HOOK_INPUT)
@@ -143,18 +175,45 @@ fn claude_stop(cwd: &Path, max_blocks: u32, out: &mut dyn Write) -> Result<Endin
     let ctx = Workspace::open(cwd)?;
     let current = Current::find(&ctx.repo, &ctx.store)?;
     let check = current.check(&ctx.repo);
-    let answer = match current.stop_hook(&check, &input, max_blocks)? {
-        Hook::Block { reason } => serde_json::json!({"decision": "block", "reason": reason}),
-        Hook::Allow { note: Some(note) } => serde_json::json!({"systemMessage": note}),
-        Hook::Allow { note: None } => serde_json::json!({}),
-    };
+    let answer = kind.answer(&current.stop_hook(&check, &input, max_blocks)?);
     let _ = writeln!(out, "{answer}");
     Ok(Ending::Done)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::hook_mode;
+    use super::{Hook, HookKind, hook_mode};
+
+    #[test]
+    fn each_kind_answers_in_its_clis_protocol() {
+        let block = Hook::Block {
+            reason: "cover docs/b.md".into(),
+        };
+        let blocked = |kind: HookKind| kind.answer(&block).to_string();
+        assert_eq!(
+            blocked(HookKind::ClaudeStop),
+            r#"{"decision":"block","reason":"cover docs/b.md"}"#
+        );
+        assert_eq!(blocked(HookKind::CodexStop), blocked(HookKind::ClaudeStop));
+        assert_eq!(
+            blocked(HookKind::GeminiAfterAgent),
+            r#"{"decision":"deny","reason":"cover docs/b.md"}"#
+        );
+        for kind in [
+            HookKind::ClaudeStop,
+            HookKind::CodexStop,
+            HookKind::GeminiAfterAgent,
+        ] {
+            assert_eq!(kind.answer(&Hook::Allow { note: None }).to_string(), "{}");
+            let note = Hook::Allow {
+                note: Some("limit".into()),
+            };
+            assert_eq!(
+                kind.answer(&note).to_string(),
+                r#"{"systemMessage":"limit"}"#
+            );
+        }
+    }
 
     fn line(args: &str) -> Vec<std::ffi::OsString> {
         std::iter::once("git-baton")

@@ -47,7 +47,7 @@ pub struct CycleArgs {
     pub for_: Option<Duration>,
 
     /// Resumes by cycle without a stage succeeding, after which a run waits for a person.
-    #[arg(long, value_name = "N", default_value_t = 3)]
+    #[arg(long, value_name = "N", default_value_t = crate::ops::cycle::MAX_RESUMES)]
     pub max_resumes: u32,
 
     /// A reset further out than this is still waited for, but reported.
@@ -202,5 +202,29 @@ impl CycleJson {
                 .collect(),
             interrupted: cycled.interrupted,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: super::CycleArgs,
+    }
+
+    /// The defaults the help shows are the ones every cycle uses (`run PLAN…`'s too).
+    #[test]
+    fn the_defaults_are_the_operations() {
+        let args = Cli::parse_from(["cycle"]).args;
+        assert_eq!(args.max_resumes, crate::ops::cycle::MAX_RESUMES);
+        assert_eq!(
+            jiff::SignedDuration::try_from(args.max_reset).unwrap(),
+            crate::ops::cycle::MAX_RESET
+        );
+        assert_eq!(args.interval, crate::ops::cycle::INTERVAL);
+        assert_eq!(args.jobs, 1);
     }
 }

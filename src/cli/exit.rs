@@ -39,6 +39,9 @@ pub enum Ending {
     Checked { passed: bool },
     /// A run was driven until it ended like this.
     Driven(Driven),
+    /// Several runs were driven (`run PLAN…`): `reached` when every one reached review or
+    /// paused, as one driven run exits 0 then.
+    Runs { reached: bool },
     /// `run --key` found an existing run, which was left as it is.
     Existing { status: RunStatus, stale: bool },
     /// A hook could not decide and printed why. Exits 1: Claude Code treats any code but 0 and
@@ -62,6 +65,10 @@ pub fn code(result: &Result<Ending, CliError>) -> Exit {
             Driven::Review | Driven::Paused => Exit::Success,
             Driven::Stopped | Driven::StageEnded(_) => Exit::Failed,
             Driven::Interrupted => Exit::Interrupted,
+        },
+        Ok(Ending::Runs { reached }) => match reached {
+            true => Exit::Success,
+            false => Exit::Failed,
         },
         Ok(Ending::HookFailedOpen) => Exit::Failed,
         Ok(Ending::Existing { status, stale }) => match status {

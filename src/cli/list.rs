@@ -18,8 +18,9 @@ pub struct ListArgs {
 pub fn cmd_list(cwd: &Path, args: ListArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
     let ctx = Workspace::open(cwd)?;
     let runs = super::listed_runs(&ctx)?;
+    let holds = super::Holds::of(&ctx, &runs);
     if args.json {
-        let views: Vec<_> = runs.iter().map(|run| run.json(&ctx)).collect();
+        let views: Vec<_> = runs.iter().map(|run| run.json(&ctx, &holds)).collect();
         super::write_json(out, &views);
     } else {
         let rows: Vec<_> = runs
@@ -35,7 +36,7 @@ pub fn cmd_list(cwd: &Path, args: ListArgs, out: &mut dyn Write) -> Result<Endin
                 let sync = run
                     .sync(&ctx.repo)
                     .map(|(remote, sync)| format!("{remote}: {}{unverified}", sync.name()));
-                (run.state(), stale, sync)
+                (run.state(), stale, sync, holds.words(run.state()))
             })
             .collect();
         let _ = out.write_all(crate::report::list::render(&rows).as_bytes());

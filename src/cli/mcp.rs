@@ -39,7 +39,8 @@ pub fn cmd_mcp(cwd: &Path, args: McpArgs, _out: &mut dyn Write) -> Result<Ending
         )));
     }
     // stdout is the protocol's from here on: nothing else may write to it.
-    crate::mcp::serve(Worktree { dir }, tokio::io::stdin(), tokio::io::stdout())
+    let (input, output) = crate::term::protocol_stdio();
+    crate::mcp::serve(Worktree { dir }, input, output)
         .map_err(|err| CliError::new(super::Class::Input, err))?;
     Ok(Ending::Done)
 }
@@ -74,7 +75,9 @@ impl Tools for Worktree {
             let ctx = Workspace::open(&self.dir)?;
             let state = crate::run::agent_side::run_of_worktree(&ctx.repo, &ctx.store)?;
             let run = Listed::Here(state);
-            Ok(serde_json::to_value(run.json(&ctx)).unwrap_or_default())
+            // As `status` reads them: the attempt that ended last on an account decides.
+            let holds = super::Holds::of(&ctx, &super::listed_runs(&ctx)?);
+            Ok(serde_json::to_value(run.json(&ctx, &holds)).unwrap_or_default())
         };
         status().map_err(refusal)
     }

@@ -18,6 +18,7 @@ mod fetch;
 mod finish;
 #[cfg(test)]
 mod generated;
+mod hold;
 mod init;
 mod list;
 mod log;
@@ -25,6 +26,7 @@ mod mcp;
 mod pager;
 mod pause;
 mod push;
+mod release;
 mod resume;
 mod review;
 mod run;
@@ -113,6 +115,8 @@ pub enum Command {
     Stop(stop::StopArgs),
     Pause(pause::PauseArgs),
     Cycle(cycle::CycleArgs),
+    Hold(hold::HoldArgs),
+    Release(release::ReleaseArgs),
     Verify(verify::VerifyArgs),
     Demo(demo::DemoArgs),
     Init(init::InitArgs),
@@ -208,6 +212,8 @@ pub fn dispatch(cli: Cli) -> Result<Ending, CliError> {
         Command::Stop(args) => stop::cmd_stop(&cwd, args, out),
         Command::Pause(args) => pause::cmd_pause(&cwd, args, out),
         Command::Cycle(args) => cycle::cmd_cycle(&cwd, args, out),
+        Command::Hold(args) => hold::cmd_hold(&cwd, args, out),
+        Command::Release(args) => release::cmd_release(&cwd, args, out),
         Command::Verify(args) => verify::cmd_verify(&cwd, args, out),
         Command::Demo(args) => demo::cmd_demo(args, out),
         Command::Init(args) => init::cmd_init(&cwd, args, out),
@@ -285,6 +291,75 @@ struct JsonView<'a> {
     /// judged the coverage it shows (docs/state.md, "Who is trusted for what").
     #[serde(skip_serializing_if = "Option::is_none")]
     claim: Option<&'a crate::run::remote::Claim>,
+    /// For `list` and `status`: the rate limit the run's next attempt waits for — its actor's
+    /// account is on hold until `until` (docs/cycle.md, "Holds"); absent when it is not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hold: Option<HoldView>,
+}
+
+/// A hold on the account of a run's next actor, as `--json` shows it.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+struct HoldView {
+    /// The actor the run's next attempt uses, and the account its limits count against.
+    actor: String,
+    account: String,
+    until: jiff::Timestamp,
+    /// The run whose rate-limited attempt put the account on hold, and the reset as its agent
+    /// wrote it.
+    run: String,
+    text: String,
+}
+
+/// Every account on hold now, read once from every run listed (docs/cycle.md, "Holds").
+struct Holds {
+    rules: crate::run::schedule::Rules,
+    holds: std::collections::BTreeMap<String, crate::run::schedule::Hold>,
+}
+
+impl Holds {
+    fn of(ctx: &Workspace, runs: &[Listed]) -> Holds {
+        // A configuration that does not load names no accounts: each actor is its own.
+        let rules = match ctx.config() {
+            Ok(config) => crate::run::schedule::Rules::of(
+                &config,
+                crate::ops::cycle::MAX_RESUMES,
+                crate::ops::cycle::MAX_RESET,
+            ),
+            Err(_) => crate::run::schedule::Rules {
+                max_resumes: crate::ops::cycle::MAX_RESUMES,
+                max_reset: crate::ops::cycle::MAX_RESET,
+                accounts: std::collections::BTreeMap::new(),
+            },
+        };
+        let seen: Vec<crate::run::schedule::Seen> = runs
+            .iter()
+            .map(|run| crate::run::schedule::Seen {
+                state: run.state(),
+                stale: false,
+                busy: false,
+            })
+            .collect();
+        let holds = crate::run::schedule::holds(&seen, &rules, ctx.store.now());
+        Holds { rules, holds }
+    }
+
+    fn view(&self, state: &RunState) -> Option<HoldView> {
+        let (actor, hold) = crate::run::schedule::waiting_for(state, &self.holds, &self.rules)?;
+        Some(HoldView {
+            account: self.rules.account(&actor).to_owned(),
+            actor,
+            until: hold.until,
+            run: hold.run.clone(),
+            text: hold.text.clone(),
+        })
+    }
+
+    /// `claude on hold until <time>`, for `list`'s CYCLE column.
+    fn words(&self, state: &RunState) -> Option<String> {
+        self.view(state)
+            .map(|h| format!("{} on hold until {}", h.actor, h.until))
+    }
 }
 
 fn json_view<'a>(store: &Store, state: &'a RunState) -> JsonView<'a> {
@@ -295,6 +370,7 @@ fn json_view<'a>(store: &Store, state: &'a RunState) -> JsonView<'a> {
         run_dir: store.run_dir(&state.run_id).display().to_string(),
         sync: None,
         claim: None,
+        hold: None,
     }
 }
 
@@ -342,11 +418,14 @@ impl Listed {
         }
     }
 
-    fn json<'a>(&'a self, ctx: &Workspace) -> JsonView<'a> {
+    /// Its `--json` document, with the hold its next attempt waits for, if any.
+    fn json<'a>(&'a self, ctx: &Workspace, holds: &Holds) -> JsonView<'a> {
         let sync = self.sync(&ctx.repo).map(|(_, sync)| sync);
+        let hold = holds.view(self.state());
         match self {
             Listed::Here(state) => JsonView {
                 sync,
+                hold,
                 ..json_view(&ctx.store, state)
             },
             // Nothing of it is here to hold a lock or to be stale: neither is asked (which
@@ -363,6 +442,7 @@ impl Listed {
                     run_dir: ctx.store.run_dir(&state.run_id).display().to_string(),
                     sync,
                     claim: Some(claim),
+                    hold,
                 };
                 // The record names the remote as the clone that saved it calls it; here it is
                 // this clone's name for it that says where the run is.
@@ -384,6 +464,9 @@ fn listed_runs(ctx: &Workspace) -> Result<Vec<Listed>, CliError> {
             Err(err) => crate::term::errln!("warning: {err}"),
         }
     }
+    // Ids order runs by the second they were made in; the millisecond of `created_at` orders
+    // the runs one `run PLAN…` made within one second as they were made: the queue's order.
+    runs.sort_by_key(|run| (run.state().created_at, run.state().run_id.clone()));
     let mut seen: std::collections::BTreeSet<crate::state::RunId> = here.into_iter().collect();
     for (remote, id) in crate::run::remote::tracked_runs(&ctx.repo)? {
         if !seen.insert(id.clone()) {

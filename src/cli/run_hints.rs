@@ -63,6 +63,16 @@ pub(super) fn hints(err: &RunError) -> Vec<String> {
         RunError::Transition(
             TransitionError::NotInReview { run, .. } | TransitionError::NothingToResume { run, .. },
         ) => Some(format!("see `git baton status {run}`")),
+        RunError::Transition(TransitionError::AlreadyHeld { run, .. }) => Some(format!(
+            "`git baton release {run}` ends the hold; `git baton status {run}` shows it"
+        )),
+        RunError::Transition(TransitionError::NotHeld { run }) => Some(format!(
+            "cycle may take it already; `git baton hold {run}` keeps cycle away from it"
+        )),
+        RunError::Transition(TransitionError::Settled { run, status, .. }) => Some(format!(
+            "a run in {status} has nothing left for cycle or resume to do; see `git baton \
+             status {run}`"
+        )),
         RunError::Transition(TransitionError::LeaseHeld { lease, .. }) => Some(format!(
             "its driver renews the lease while it lives; once {} has passed without a \
              renewal, resuming takes the run over",

@@ -45,8 +45,10 @@ pub fn cmd_status(cwd: &Path, args: StatusArgs, out: &mut dyn Write) -> Result<E
         },
         None => Listed::Here(ctx.store.load(&id)?),
     };
+    // Holds are read from every run: the attempt that ended last on an account decides.
+    let holds = super::Holds::of(&ctx, &super::listed_runs(&ctx)?);
     if args.json {
-        super::write_json(out, &run.json(&ctx));
+        super::write_json(out, &run.json(&ctx, &holds));
         return Ok(Ending::Done);
     }
     let state = run.state();
@@ -72,6 +74,20 @@ pub fn cmd_status(cwd: &Path, args: StatusArgs, out: &mut dyn Write) -> Result<E
     // After the first line, which names the run and its status.
     if let Some(end) = text.find('\n') {
         text.insert_str(end + 1, &publication);
+    }
+    if let Some(hold) = holds.view(state) {
+        text.push_str(&format!(
+            "\n  hold: {} is on hold until {} (rate limited in run {}{}): `git baton cycle` starts \
+             this run's next attempt after it\n",
+            hold.actor,
+            hold.until,
+            hold.run,
+            if hold.text.is_empty() {
+                String::new()
+            } else {
+                format!(", \"resets {}\"", crate::report::escape::line(&hold.text))
+            }
+        ));
     }
     if !here {
         text.push_str(&format!(

@@ -29,8 +29,12 @@ use crate::state::{RunId, RunState};
 
 use super::{Result, Workspace};
 
-/// How often the waiting cycle looks for new work when no run waits for a known time.
+/// How often the cycle looks at its resumes and at signals while it waits.
 const POLL: Duration = Duration::from_millis(100);
+/// The defaults of `git baton cycle`'s options, for every cycle (`run PLAN…` drives one too).
+pub const MAX_RESUMES: u32 = 3;
+pub const MAX_RESET: SignedDuration = SignedDuration::from_hours(7 * 24);
+pub const INTERVAL: Duration = Duration::from_secs(60);
 /// How long the stopped children get to stop their runs before they are killed.
 const STOP_GRACE: Duration = Duration::from_secs(120);
 
@@ -79,15 +83,7 @@ struct Driving<'scope> {
 pub fn cycle(ws: &Workspace, options: &CycleOptions, sink: &dyn Sink) -> Result<Cycled> {
     let config = ws.config()?;
     let interrupted = crate::exec::interrupt_flag()?;
-    let rules = Rules {
-        max_resumes: options.max_resumes,
-        max_reset: options.max_reset,
-        accounts: config
-            .actors
-            .iter()
-            .filter_map(|(name, actor)| Some((name.clone(), actor.account.clone()?)))
-            .collect(),
-    };
+    let rules = Rules::of(&config, options.max_resumes, options.max_reset);
     let main_worktree = ws.main_worktree()?;
     std::thread::scope(|scope| {
         let mut driving: Vec<Driving> = Vec::new();
@@ -134,6 +130,9 @@ impl<'a> Passes<'a> {
         let mut said: BTreeMap<RunId, Decision> = BTreeMap::new();
         // The runs this pass already resumed: each at most once per pass.
         let mut started: BTreeSet<RunId> = BTreeSet::new();
+        // The runs whose resume refused them (exit 2: bad input or environment, or the run's
+        // own facts under its lock): not retried by this cycle, which would only repeat it.
+        let mut refused: BTreeSet<RunId> = BTreeSet::new();
         let mut stopping: Option<Instant> = None;
         loop {
             if self.interrupted.load(Ordering::Acquire) && stopping.is_none() {
@@ -145,6 +144,13 @@ impl<'a> Passes<'a> {
                 stop_all(driving);
             }
             reap(ws, driving, &mut cycled, stopping, sink);
+            refused.extend(
+                cycled
+                    .resumed
+                    .iter()
+                    .filter(|(_, code)| *code == Some(2))
+                    .map(|(id, _)| id.clone()),
+            );
             if stopping.is_none() && driving.len() >= options.jobs.max(1) {
                 // Every slot is taken: nothing to decide until one frees.
                 self.wait_for_an_end();
@@ -177,7 +183,7 @@ impl<'a> Passes<'a> {
             }
             let next = decisions
                 .iter()
-                .filter(|(id, _)| !started.contains(*id))
+                .filter(|(id, _)| !started.contains(*id) && !refused.contains(*id))
                 .find_map(|(id, d)| match d {
                     Decision::Resume { actor, .. } => Some((id.clone(), actor.clone())),
                     _ => None,
@@ -259,6 +265,21 @@ fn decide_all(
         let Ok(state) = ws.store.load(&id) else {
             continue;
         };
+        // A copy the remote has moved past (another machine drove the run since) is judged as
+        // the remote has it: else a run finished elsewhere looks due here, and a rate limit met
+        // elsewhere holds nothing here.
+        if let Some(remote) = &options.remote
+            && let Ok(crate::run::remote::Standing::Behind) =
+                crate::run::remote::sync_of(&ws.repo, id.as_str(), remote)
+            && let Ok(Some(theirs)) = crate::run::remote::tracked_state(&ws.repo, remote, &id)
+        {
+            let busy =
+                matches!(ws.store.holder(&id), Ok(Some(_))) || ws.store.driven_elsewhere(&theirs);
+            let stale = !busy && running(&theirs);
+            seen_ids.insert(id);
+            states.push((theirs, stale, busy));
+            continue;
+        }
         let busy = matches!(ws.store.holder(&id), Ok(Some(_))) || ws.store.driven_elsewhere(&state);
         let stale = ws.store.is_stale(&state);
         seen_ids.insert(id);
@@ -274,11 +295,7 @@ fn decide_all(
             };
             let busy = ws.store.driven_elsewhere(&state);
             // Only there, `running` and under no lease in force: its driver died.
-            let stale = !busy
-                && matches!(
-                    state.status(),
-                    crate::state::RunStatus::Running | crate::state::RunStatus::Pending
-                );
+            let stale = !busy && running(&state);
             seen_ids.insert(id);
             states.push((state, stale, busy));
         }
@@ -314,6 +331,14 @@ fn decide_all(
             )
         })
         .collect())
+}
+
+/// It says `running` or `pending`: driven now, or its driver died.
+fn running(state: &RunState) -> bool {
+    matches!(
+        state.status(),
+        crate::state::RunStatus::Running | crate::state::RunStatus::Pending
+    )
 }
 
 /// Starts `git baton resume ID --by-cycle N` in a process group of its own, its stderr handed
@@ -419,7 +444,14 @@ fn reap(
         let status = ws.store.load(&done.id).ok().map(|s| s.status());
         if stopping.is_some()
             && status == Some(crate::state::RunStatus::Interrupted)
-            && let Err(err) = mark_stopped(ws, &done.id, sink)
+            // The cycle's own stop, not a person's: the next cycle resumes the run.
+            && let Err(err) = super::hold::mark(
+                ws,
+                done.id.as_str(),
+                crate::state::Event::CycleStopped,
+                "git baton cycle",
+                sink,
+            )
         {
             sink.note(Note::Cycle(CycleNote::NotMarked {
                 run: done.id.to_string(),
@@ -433,27 +465,6 @@ fn reap(
         }));
         cycled.resumed.push((done.id, code));
     }
-}
-
-/// Records that the cycle's own stop interrupted the run, under the run's session (and lease,
-/// when published): the next cycle resumes it, where a person's stop it would not.
-fn mark_stopped(ws: &Workspace, id: &RunId, sink: &dyn Sink) -> Result<()> {
-    use crate::run::session::{Named, Open, Session};
-    let config = ws.config()?;
-    let open = Open {
-        command: "git baton cycle",
-        catch_up: None,
-        caught_up: crate::run::session::caught_up_notes,
-        check: |_| Ok(()),
-    };
-    let (mut session, mut state) =
-        Session::open(&ws.repo, &ws.store, sink, &Named::Here(id.clone()), &open)?;
-    if let Some(remote) = state.remote().map(str::to_owned) {
-        session.take_lease(&mut state, &remote, config.lease, config.sync_push)?;
-    }
-    let marked = session.commit(&mut state, crate::state::Event::CycleStopped);
-    session.release(&mut state)?;
-    Ok(marked?)
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -12,6 +12,7 @@ pub mod cycle;
 mod drive;
 pub mod fetch;
 pub mod finish;
+pub mod hold;
 pub mod pause;
 pub mod push;
 pub mod resume;

@@ -50,8 +50,16 @@ pub fn push(ws: &Workspace, options: &PushOptions, sink: &dyn Sink) -> Result<()
     };
     let mut held: Vec<(Session, RunState, String, Standing)> = Vec::new();
     for id in ids {
-        let (session, state) =
+        let (session, mut state) =
             Session::open(&ws.repo, &ws.store, sink, &Named::Here(id.clone()), &open)?;
+        // A lease of this clone's whose holder is gone (its release could not reach the
+        // remote): this process holds the run's lock, so that driver no longer drives it.
+        // Published as it is, the lease would keep every other machine off the run until it
+        // expires.
+        if let Some(lease) = state.lease().filter(|l| ws.store.holds_here(l)) {
+            let holder = lease.holder.clone();
+            session.commit(&mut state, crate::state::Event::LeaseReleased { holder })?;
+        }
         let remote = options
             .remote
             .map(str::to_owned)

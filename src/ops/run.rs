@@ -1,13 +1,20 @@
-//! `run`: create a run of a plan and drive it.
+//! `run`: create a run of a plan and drive it; or, with several plans, create them all, each
+//! left `queued` for `cycle`, and drive them with a cycle of their own (`--jobs`).
 
-use std::path::Path;
+mod plans;
 
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::config::Config;
 use crate::run::note::{Note, Sink};
 use crate::run::session::Session;
-use crate::run::{CreateOptions, Created};
+use crate::run::{CreateOptions, Created, PlanFile};
 use crate::state::RunState;
 
 use super::{Drove, Error, Result, Workspace};
+
+pub use plans::{PlansError, expand};
 
 pub struct RunOptions<'a> {
     /// The plan file, as named relative to `cwd`.
@@ -33,9 +40,93 @@ pub enum RunOutcome {
     Queued(Box<RunState>),
 }
 
+/// A plan read, with the base it starts from and the paths its body names that no declared
+/// target covers: what a run needs before it is created.
+struct Ready {
+    plan: PlanFile,
+    base: crate::git::CommitId,
+    untargeted: Vec<crate::verify::targets::Named>,
+}
+
 /// Creates the run and drives it; with `sync: push`, under a lease from its start.
 pub fn run(ws: &Workspace, options: &RunOptions, sink: &dyn Sink) -> Result<RunOutcome> {
     let config = ws.config()?;
+    let ready = ready(ws, options)?;
+    // Before anything is created: a signal from here on stops the run at a boundary.
+    let interrupted = crate::exec::interrupt_flag()?;
+    start(ws, &config, options, ready, &interrupted, sink)
+}
+
+/// `run PLAN…`: every plan is read and checked against the configuration before any run
+/// exists, so that a bad one creates none; then each run is created, one transaction each, and
+/// left `queued` whatever `queue` says. A signal stops the creations between two runs; the
+/// runs created until then stand, and are returned.
+pub fn queue_all(ws: &Workspace, runs: &[RunOptions], sink: &dyn Sink) -> Result<Vec<RunOutcome>> {
+    let config = ws.config()?;
+    let main_worktree = ws.main_worktree()?;
+    let mut all = Vec::new();
+    for options in runs {
+        let ready = ready(ws, options)?;
+        let create = create_options(options, &ready, &main_worktree, true);
+        crate::run::check_new_run(&ws.repo, &config, &create)?;
+        all.push(ready);
+    }
+    let interrupted = crate::exec::interrupt_flag()?;
+    let mut outcomes = Vec::new();
+    for (options, ready) in runs.iter().zip(all) {
+        if interrupted.load(Ordering::SeqCst) {
+            break;
+        }
+        let options = RunOptions {
+            queue: true,
+            ..*options
+        };
+        outcomes.push(start(ws, &config, &options, ready, &interrupted, sink)?);
+    }
+    Ok(outcomes)
+}
+
+/// `run PLAN…` without `--queue`: the runs queued as [`queue_all`] queues them, then driven by
+/// a cycle that takes only them, once each, at most `jobs` at once — each by a `git baton resume`
+/// of its own (`program`), in its own worktree. Returns the runs as they ended.
+pub fn drive_all(
+    ws: &Workspace,
+    runs: &[RunOptions],
+    jobs: usize,
+    program: PathBuf,
+    sink: &dyn Sink,
+) -> Result<(Vec<RunState>, super::cycle::Cycled)> {
+    let queued = queue_all(ws, runs, sink)?;
+    let ids: Vec<crate::state::RunId> = queued
+        .iter()
+        .map(|outcome| match outcome {
+            RunOutcome::Queued(state) | RunOutcome::Existing(state) => state.run_id.clone(),
+            RunOutcome::Driven(drove) => drove.state.run_id.clone(),
+        })
+        .collect();
+    let options = super::cycle::CycleOptions {
+        once: true,
+        jobs,
+        until: None,
+        // `cycle`'s defaults: a run just created has no resume to count against the cap yet.
+        max_resumes: super::cycle::MAX_RESUMES,
+        max_reset: super::cycle::MAX_RESET,
+        remote: None,
+        dry_run: false,
+        interval: super::cycle::INTERVAL,
+        only: Some(ids.clone()),
+        program,
+    };
+    let cycled = super::cycle::cycle(ws, &options, sink)?;
+    let mut ended = Vec::new();
+    for id in &ids {
+        ended.push(ws.store.load(id)?);
+    }
+    Ok((ended, cycled))
+}
+
+/// Reads the plan and resolves the base.
+fn ready(ws: &Workspace, options: &RunOptions) -> Result<Ready> {
     let plan = crate::run::read_plan(ws.workdir(), options.cwd, options.plan)?;
     let base = ws.repo.resolve_commit(options.base)?;
     let untargeted = if plan.plan.targets.is_empty() {
@@ -44,27 +135,46 @@ pub fn run(ws: &Workspace, options: &RunOptions, sink: &dyn Sink) -> Result<RunO
         let found = crate::verify::targets::derive_at(&ws.repo, base, &plan.path, &plan.plan)?;
         crate::verify::targets::not_covered(&plan.plan.targets, &found)
     };
-    // Before anything is created: a signal from here on stops the run at a boundary.
-    let interrupted = crate::exec::interrupt_flag()?;
-    let created = crate::run::create(
-        &ws.repo,
-        &ws.store,
-        &config,
-        &CreateOptions {
-            plan: &plan.plan,
-            plan_text: &plan.text,
-            plan_path: plan.path.clone(),
-            base_rev: options.base,
-            base,
-            key: options.key,
-            stop_after: options.stop_after,
-            actors: options.actors,
-            main_worktree: &ws.main_worktree()?,
-            command: "git baton run",
-            queued: options.queue,
-        },
-        sink,
-    )?;
+    Ok(Ready {
+        plan,
+        base,
+        untargeted,
+    })
+}
+
+fn create_options<'a>(
+    options: &'a RunOptions,
+    ready: &'a Ready,
+    main_worktree: &'a Path,
+    queued: bool,
+) -> CreateOptions<'a> {
+    CreateOptions {
+        plan: &ready.plan.plan,
+        plan_text: &ready.plan.text,
+        plan_path: ready.plan.path.clone(),
+        base_rev: options.base,
+        base: ready.base,
+        key: options.key,
+        stop_after: options.stop_after,
+        actors: options.actors,
+        main_worktree,
+        command: "git baton run",
+        queued,
+    }
+}
+
+/// Creates the run of a plan that is ready, then leaves it queued or drives it.
+fn start(
+    ws: &Workspace,
+    config: &Config,
+    options: &RunOptions,
+    ready: Ready,
+    interrupted: &AtomicBool,
+    sink: &dyn Sink,
+) -> Result<RunOutcome> {
+    let main_worktree = ws.main_worktree()?;
+    let create = create_options(options, &ready, &main_worktree, options.queue);
+    let created = crate::run::create(&ws.repo, &ws.store, config, &create, sink)?;
     let (mut state, lock) = match created {
         Created::Existing(state) => {
             sink.note(Note::Run {
@@ -85,9 +195,9 @@ pub fn run(ws: &Workspace, options: &RunOptions, sink: &dyn Sink) -> Result<RunO
         path: state.worktree.clone(),
     });
     // Said before the agent starts, so that the plan's author sees a gap before an agent does.
-    for named in untargeted {
+    for named in ready.untargeted {
         sink.note(Note::Untargeted {
-            plan: plan.path.clone(),
+            plan: ready.plan.path.clone(),
             line: named.line,
             column: named.column,
             target: crate::report::escape::line(&named.target).into_owned(),
@@ -109,7 +219,7 @@ pub fn run(ws: &Workspace, options: &RunOptions, sink: &dyn Sink) -> Result<RunO
                 source: Box::new(source),
             })?;
     }
-    let driven = super::drive::drive(ws, &config, &session, &mut state, None, &interrupted)?;
+    let driven = super::drive::drive(ws, config, &session, &mut state, None, interrupted)?;
     drop(session);
     Ok(RunOutcome::Driven(Drove { state, driven }))
 }

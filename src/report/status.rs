@@ -123,6 +123,7 @@ pub fn render(
             h.pid, h.host, h.since, h.command
         );
     }
+    cycle_lines(&mut out, state);
     if let Some(stage) = state.current_stage() {
         let running = state
             .stages()
@@ -317,6 +318,39 @@ pub fn render(
     out
 }
 
+/// What `cycle` may do with the run: held by a person (since when, why, and how to end it), how
+/// often `cycle` resumed it, whether `cycle` itself stopped it; nothing while there is nothing
+/// to say.
+fn cycle_lines(out: &mut String, state: &RunState) {
+    let cycle = state.cycle();
+    let id = &state.run_id;
+    if let Some(held) = &cycle.held {
+        let why = held
+            .reason
+            .as_deref()
+            .map(|r| format!(": {}", escape::line(r)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  held      since {}{why}; cycle leaves it alone until `git baton release {id}`",
+            held.at
+        );
+    }
+    if cycle.resumes > 0 {
+        let _ = writeln!(
+            out,
+            "  cycle     resumed it {} time(s) since a stage last succeeded",
+            cycle.resumes
+        );
+    }
+    if let Some(at) = cycle.stopped {
+        let _ = writeln!(
+            out,
+            "  cycle     stopped it at {at}, when the cycle itself was stopped; the next cycle resumes it"
+        );
+    }
+}
+
 /// `passed`, or `failed`, with the attempt whose checks they are.
 pub fn checks_verdict(state: &RunState) -> String {
     let Some((stage, attempt)) = checked_attempt(state) else {
@@ -411,6 +445,10 @@ pub fn next_command(state: &RunState, stale: bool) -> String {
         RunStatus::Running | RunStatus::Pending => {
             format!("wait, or `git baton stop {id}`; follow it with `git baton log {id}`")
         }
+        RunStatus::Queued if state.cycle().held.is_some() => format!(
+            "git baton release {id}   (held: cycle does not start it), or `git baton resume {id}` \
+             to start it now"
+        ),
         RunStatus::Queued => {
             format!(
                 "git baton cycle   (starts the queue), or `git baton resume {id}` to start it now"

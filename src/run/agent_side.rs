@@ -1,7 +1,7 @@
 //! The agent-side commands, run by the agent inside a run's worktree while its attempt runs:
 //! `git baton unchanged` records a reason where the gate reads it, `git baton check` says what
-//! the gate would say now, and its hook form keeps Claude Code working while a target is
-//! uncovered.
+//! the gate would say now, and its hook forms keep Claude Code, Codex and Gemini CLI working
+//! while a target is uncovered (one count per attempt, whichever CLI's hook asks).
 //!
 //! The driver holds the run's lock for as long as the attempt runs, so these never take it and
 //! never write `state.json`. They write only the open attempt's own files — the evidence file
@@ -329,7 +329,8 @@ fn read_stop_hook(path: &Path) -> Option<StopHookRecord> {
     serde_json::from_slice(&bytes).ok()
 }
 
-/// The part of Claude Code's Stop hook input git-baton reads; the rest is ignored.
+/// The part of a hook's input git-baton reads (the same two fields in Claude Code's and
+/// Codex's Stop and Gemini CLI's AfterAgent input); the rest is ignored.
 #[derive(Debug, Default, Deserialize)]
 pub struct HookInput {
     #[serde(default)]

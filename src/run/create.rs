@@ -151,15 +151,23 @@ pub fn policy(
     ))
 }
 
-/// Creates the run `options` describe, or finds the one its key names. What is worth telling on
-/// the way goes to `sink`.
-pub fn create(
-    repo: &Repo,
-    store: &Store,
-    config: &Config,
-    options: &CreateOptions,
-    sink: &dyn super::note::Sink,
-) -> Result<Created, RunError> {
+/// What creation checked before anything exists: the plan with its targets, the run's
+/// pipeline and policy, and the pattern that keeps a worktree root out of `git status`.
+struct Checked {
+    plan: Plan,
+    targets_source: crate::state::TargetSource,
+    pipeline: Vec<StagePolicy>,
+    policy: Policy,
+    exclude: Option<String>,
+}
+
+/// Every check a new run of `options` must pass before anything is created, without creating
+/// it: `run` with several plans checks them all first, so that a bad one creates none.
+pub fn check(repo: &Repo, config: &Config, options: &CreateOptions) -> Result<(), RunError> {
+    checked(repo, config, options).map(drop)
+}
+
+fn checked(repo: &Repo, config: &Config, options: &CreateOptions) -> Result<Checked, RunError> {
     let (plan, targets_source) = super::targets::for_new_run(
         repo,
         options.base,
@@ -188,6 +196,31 @@ pub fn create(
     if let Some(first) = ignored.into_iter().next() {
         return Err(RunError::IgnoredTarget(Box::new(first)));
     }
+    Ok(Checked {
+        plan,
+        targets_source,
+        pipeline,
+        policy,
+        exclude,
+    })
+}
+
+/// Creates the run `options` describe, or finds the one its key names. What is worth telling on
+/// the way goes to `sink`.
+pub fn create(
+    repo: &Repo,
+    store: &Store,
+    config: &Config,
+    options: &CreateOptions,
+    sink: &dyn super::note::Sink,
+) -> Result<Created, RunError> {
+    let Checked {
+        plan,
+        targets_source,
+        pipeline,
+        policy,
+        exclude,
+    } = checked(repo, config, options)?;
     let _creating = store.creation_lock()?;
     if let Some(key) = options.key
         && let Some(existing) = find_by_key(store, key)?

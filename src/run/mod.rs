@@ -45,7 +45,7 @@ mod worktree_root;
 
 use std::time::Duration;
 
-pub use create::{CreateOptions, Created, PlanFile, create, read_plan};
+pub use create::{CreateOptions, Created, PlanFile, check as check_new_run, create, read_plan};
 pub use drive::Driver;
 pub use error::RunError;
 pub use gate::blocked_message;

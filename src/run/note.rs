@@ -357,7 +357,7 @@ impl fmt::Display for CycleNote {
                     Some(0 | 1) => write!(f, "cycle: {run}: resume ended, the run is {status}"),
                     Some(2) => write!(
                         f,
-                        "cycle: {run}: resume refused (exit 2), the run is {status}"
+                        "cycle: {run}: resume refused (exit 2), the run is {status}; this cycle does not retry it"
                     ),
                     Some(3) => write!(
                         f,

@@ -36,6 +36,23 @@ pub struct Rules {
 }
 
 impl Rules {
+    /// The rules with `config`'s accounts (`account:` of its actors).
+    pub fn of(
+        config: &crate::config::Config,
+        max_resumes: u32,
+        max_reset: SignedDuration,
+    ) -> Rules {
+        Rules {
+            max_resumes,
+            max_reset,
+            accounts: config
+                .actors
+                .iter()
+                .filter_map(|(name, actor)| Some((name.clone(), actor.account.clone()?)))
+                .collect(),
+        }
+    }
+
     /// The account an actor's limits count against.
     pub fn account<'a>(&'a self, actor: &'a str) -> &'a str {
         self.accounts.get(actor).map_or(actor, String::as_str)
@@ -95,6 +112,22 @@ pub fn holds(runs: &[Seen], rules: &Rules, now: Timestamp) -> BTreeMap<String, H
             ))
         })
         .collect()
+}
+
+/// The hold the next attempt of `state` waits for: the one on the account of its next stage's
+/// actor, with that actor. `None` for a settled run, or when that account is not on hold.
+pub fn waiting_for<'h>(
+    state: &RunState,
+    holds: &'h BTreeMap<String, Hold>,
+    rules: &Rules,
+) -> Option<(String, &'h Hold)> {
+    if matches!(state.status(), RunStatus::Review | RunStatus::Finished) {
+        return None;
+    }
+    let actor = next_actor(state)?;
+    holds
+        .get(rules.account(actor))
+        .map(|hold| (actor.to_owned(), hold))
 }
 
 /// What to do with one run.

@@ -515,6 +515,13 @@ pub fn check_resumable(state: &RunState) -> Result<(), TransitionError> {
     }
 }
 
+/// Whether `event` would apply to `state`, changing nothing: asked before a published run's
+/// lease is taken for one event (`hold`, `release`), so that a refusal costs no round trip to
+/// the remote and leaves no lease behind on it.
+pub fn check_event(state: &RunState, event: &Event) -> Result<(), TransitionError> {
+    apply(state, event.clone(), state.updated_at).map(drop)
+}
+
 fn unsettled(state: &RunState, event: &'static str) -> Result<(), TransitionError> {
     match state.status {
         RunStatus::Review | RunStatus::Finished => Err(TransitionError::Settled {

@@ -123,6 +123,13 @@ pub fn stdout_raw() -> Box<dyn Write + Send> {
     Box::new(Raw(Stream::Stdout))
 }
 
+/// The process's stdin and stdout as async streams, for a protocol that owns both while it runs
+/// (`git baton mcp`): its reads and writes return their errors, and nothing else writes to
+/// stdout meanwhile.
+pub fn protocol_stdio() -> (tokio::io::Stdin, tokio::io::Stdout) {
+    (tokio::io::stdin(), tokio::io::stdout())
+}
+
 /// Where an actor's output is echoed as it arrives: the stream as it is, the status line kept
 /// below it and told that the actor spoke.
 pub fn echo(stream: Stream) -> Box<dyn Write + Send> {

@@ -47,6 +47,20 @@ pub fn codex_edits(target: &str) -> Turn {
     turn(Turn::codex_exec(&format!("printf '{text}' > {target}")))
 }
 
+/// `git baton init`'s presets, committed, with only the gated stage gaining `fallback: [codex]`.
+pub fn fall_back_to_codex(ar: &AgentRepo) {
+    let yml = ar.init();
+    let stage = "{ stage: executor, actor: claude, gate: coverage }";
+    ar.repo.write(
+        ".baton.yml",
+        &yml.replace(
+            stage,
+            "{ stage: executor, actor: claude, gate: coverage, fallback: [codex] }",
+        ),
+    );
+    ar.repo.commit_all("fall back to codex");
+}
+
 /// A 429 that Claude Code does not retry (its SDK retries a 429 for minutes otherwise).
 pub fn rate_limited() -> Turn {
     Turn::rate_limited(&[("retry-after", "60"), ("x-should-retry", "false")])
@@ -313,17 +327,7 @@ fn a_rate_limited_claude_falls_back_to_codex_within_the_same_run() {
     script.push(codex_edits("docs/b.md"));
     script.push(turn(Turn::text("docs/b.md states the new rule.")));
     let ar = AgentRepo::new(Script(script));
-    // The presets as `init` wrote them; only the stage gains `fallback:`.
-    let yml = ar.init();
-    let stage = "{ stage: executor, actor: claude, gate: coverage }";
-    ar.repo.write(
-        ".baton.yml",
-        &yml.replace(
-            stage,
-            "{ stage: executor, actor: claude, gate: coverage, fallback: [codex] }",
-        ),
-    );
-    ar.repo.commit_all("fall back to codex");
+    fall_back_to_codex(&ar);
     let run = ar.baton(&["run", "plans/rule.md"]);
     assert_eq!(run.code, 0, "{run}");
     let id = run.run_id();

@@ -1,6 +1,6 @@
 //! The incident of issue 8, replayed with the real agents and the presets `git baton init`
 //! writes: Claude Code changes one of two targets and hits a 429; Codex, resumed, answers "done"
-//! and changes nothing; Claude Code, resumed, says "done" too early, and its Stop hook
+//! and changes nothing, however often its Stop hook names the target; Claude Code, resumed, says "done" too early, and its Stop hook
 //! (`git baton check --hook claude-stop`) tells it which target is still uncovered, so it
 //! finishes in the same session and the run reaches `review` with every attempt's usage.
 
@@ -48,10 +48,11 @@ fn rate_limited_then_blocked_then_finished_by_the_stop_hook() {
         new_text("docs/a.md")
     );
 
-    // 2. The limit lifts; Codex, resumed, answers "done" and changes nothing: the gate blocks.
+    // 2. The limit lifts; Codex, resumed, answers "done" and changes nothing — again each of
+    //    the 3 times its Stop hook names docs/b.md — and the gate blocks.
     let before = ar.mock.scripted().len();
     ar.mock.lift_error();
-    ar.mock.extend([turn(Turn::text("done"))]);
+    ar.mock.extend((0..4).map(|_| turn(Turn::text("done"))));
     let run = ar.baton(&["resume", &id, "--actor", "executor=codex"]);
     assert_eq!(run.code, 1, "{run}");
     let state = ar.status(&id);
@@ -62,9 +63,10 @@ fn rate_limited_then_blocked_then_finished_by_the_stop_hook() {
         (&"codex".into(), &"blocked".into())
     );
     assert_eq!(second["exit_code"], 0, "{second:#}");
+    assert_eq!(second["hook_blocks"], 3, "{second:#}");
     assert_eq!(
         u64_of(&second["usage"]["input_tokens"]),
-        TURN.input,
+        4 * TURN.input,
         "{second:#}"
     );
     assert!(second["usage"]["cost_usd"].is_null(), "{second:#}");
@@ -133,7 +135,7 @@ fn rate_limited_then_blocked_then_finished_by_the_stop_hook() {
     assert!(same_amount(f64_of(&third["usage"]["cost_usd"]), third_cost));
 
     // `status`: the measured totals of all three attempts.
-    let (input, output) = (7 * TURN.input, 7 * TURN.output);
+    let (input, output) = (10 * TURN.input, 10 * TURN.output);
     let cost = first_cost + third_cost;
     assert_eq!(u64_of(&state["usage"]["input_tokens"]), input);
     assert_eq!(u64_of(&state["usage"]["output_tokens"]), output);

@@ -16,6 +16,8 @@ mod aider;
 mod claude;
 mod codex;
 mod gemini;
+mod hooks;
+mod hooks_packaging;
 mod opencode;
 
 mod cycle;

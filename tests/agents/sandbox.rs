@@ -31,16 +31,19 @@ fn outside_tmp() -> PathBuf {
 /// `init` wrote it, or with its `--add-dir {attempt_dir}` taken out.
 fn run_codex(grant_git_dir: bool) -> Option<(AgentRepo, String)> {
     cli::agent("codex")?;
-    let ar = AgentRepo::new_in(
-        &outside_tmp(),
-        Script(vec![
-            codex_edits("docs/a.md"),
-            turn(Turn::codex_exec(&format!(
-                "git baton unchanged docs/b.md '{REASON}'"
-            ))),
-            turn(Turn::text("docs/a.md changed; docs/b.md needed no change.")),
-        ]),
-    );
+    let mut script = vec![
+        codex_edits("docs/a.md"),
+        turn(Turn::codex_exec(&format!(
+            "git baton unchanged docs/b.md '{REASON}'"
+        ))),
+        turn(Turn::text("docs/a.md changed; docs/b.md needed no change.")),
+    ];
+    if !grant_git_dir {
+        // The reason was refused, so the preset's Stop hook blocks its 3 times; the model
+        // answers each with the same words, and the hook then lets Codex stop.
+        script.extend((0..3).map(|_| turn(Turn::text("docs/b.md needed no change."))));
+    }
+    let ar = AgentRepo::new_in(&outside_tmp(), Script(script));
     let yml = ar.init();
     assert!(yml.contains("      - allow_login_shell=false\n"), "{yml}");
     let grant = "      - --add-dir\n      - '{attempt_dir}'\n";
@@ -96,6 +99,10 @@ fn without_the_grant_codexs_sandbox_refuses_git_baton_unchanged() {
     };
     let state = ar.status(&id);
     assert_eq!(state["status"], "blocked", "{state:#}");
+    // The Stop hook ran outside the sandbox (it wrote its count) and kept Codex working up to
+    // its limit; the gate after Codex exited decided.
+    assert_eq!(attempt(&state, 1)["hook_blocks"], 3, "{state:#}");
+    assert_eq!(ar.mock.overruns(), 0);
     // The command ran (git-baton was found) and failed on the sandbox's read-only .git. What
     // Codex sent the model is the evidence: `codex exec --json` itself sometimes leaves out the
     // events of a command that ends within milliseconds.

@@ -19,6 +19,7 @@ use crate::support::{Run, TestRepo, plan_text, text, worktree_of};
 
 mod big_state;
 mod catch_up;
+mod cycle;
 mod forged;
 mod handoff;
 mod ignored;

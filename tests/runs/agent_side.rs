@@ -95,7 +95,12 @@ impl Waiting {
 }
 
 fn hook_in(repo: &TestRepo, dir: &Path, input: &str, args: &[&str]) -> Run {
-    let mut all = vec!["check", "--hook", "claude-stop"];
+    hook_kind_in(repo, dir, "claude-stop", input, args)
+}
+
+/// `git baton check --hook KIND ARGS` in `dir` with `input` on stdin.
+fn hook_kind_in(repo: &TestRepo, dir: &Path, kind: &str, input: &str, args: &[&str]) -> Run {
+    let mut all = vec!["check", "--hook", kind];
     all.extend(args);
     let mut cmd = repo.baton_command(dir, &[], &all);
     cmd.stdin(Stdio::piped())
@@ -544,6 +549,50 @@ fn the_stop_hook_blocks_a_bounded_number_of_times() {
     ))
     .unwrap();
     assert_eq!(record["session_id"], "abc-123");
+}
+
+/// Codex's and Gemini CLI's hook kinds answer in their CLIs' protocols and share the attempt's
+/// one count with Claude Code's: the limit is per attempt, whichever CLI asks.
+#[test]
+fn every_hook_kind_blocks_in_its_protocol_and_shares_one_count() {
+    let w = Waiting::start();
+    let answer = |kind: &str, input: &str| {
+        let run = hook_kind_in(&w.repo, &w.worktree, kind, input, &["--max-blocks", "2"]);
+        assert_eq!(run.code, 0, "{run}");
+        serde_json::from_str::<Value>(&run.stdout).unwrap()
+    };
+    let codex = answer(
+        "codex-stop",
+        r#"{"session_id":"t-1","turn_id":"1","stop_hook_active":false,"hook_event_name":"Stop"}"#,
+    );
+    assert_eq!(codex["decision"], "block", "{codex}");
+    assert!(
+        codex["reason"]
+            .as_str()
+            .unwrap()
+            .contains("docs/b.md, docs/c.md."),
+        "{codex}"
+    );
+    let gemini = answer(
+        "gemini-after-agent",
+        r#"{"session_id":"g-1","hook_event_name":"AfterAgent","prompt":"p","prompt_response":"done","stop_hook_active":false}"#,
+    );
+    assert_eq!(gemini["decision"], "deny", "{gemini}");
+    assert_eq!(gemini["reason"], codex["reason"]);
+    // The third block of the attempt would pass the limit of 2, whoever asks.
+    let third = answer("codex-stop", "{}");
+    assert_eq!(third.get("decision"), None, "{third}");
+    assert!(
+        third["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("blocked 2 time(s)"),
+        "{third}"
+    );
+    let (repo, id, run) = w.release();
+    assert_eq!(run.code, 1, "the gate still blocks: {run}");
+    let state = status(&repo, &id);
+    assert_eq!(attempt_field(&state, "executor", "hook_blocks"), [2]);
 }
 
 /// Once every target is covered the hook lets the agent stop at once and counts nothing.

@@ -92,13 +92,15 @@ fn queued_runs_are_started_by_one_pass_and_reach_review() {
     );
 }
 
-/// The incident as a schedule: the first run hits the limit with a reset 2 s ahead; the other
+/// The incident as a schedule: the first run hits the limit with a reset 6 s ahead; the other
 /// run on the same actor is held (not started into the same limit); after the reset both are
 /// resumed and reach review.
 #[test]
 fn a_rate_limit_holds_its_actor_for_every_run_until_the_reset() {
     let dir = scratch();
-    let repo = repo_running(&[limited_once(&dir, 2)], "");
+    // Seconds ahead, so that the pass decides about the second run before the reset even on a
+    // loaded machine.
+    let repo = repo_running(&[limited_once(&dir, 6)], "");
     let (a, b) = (queue(&repo), queue(&repo));
 
     let first = cycle(&repo, &["--once"]);
@@ -121,6 +123,24 @@ fn a_rate_limit_holds_its_actor_for_every_run_until_the_reset() {
         "{first}"
     );
     assert!(first.stderr.contains("claude is on hold until"), "{first}");
+    // `status` and `list` show the hold the queued run waits for, and its end.
+    let held = status(&repo, &b);
+    assert_eq!(held["hold"]["actor"], "claude", "{held:#}");
+    assert_eq!(held["hold"]["until"], reset.as_str());
+    assert_eq!(held["hold"]["run"], a.as_str());
+    let shown = repo.baton(["status", &b]);
+    assert!(
+        shown.stdout.contains(&format!(
+            "hold: claude is on hold until {reset} (rate limited in run {a}"
+        )),
+        "{shown}"
+    );
+    let list = repo.baton(["list"]);
+    assert!(
+        list.stdout
+            .contains(&format!("claude on hold until {reset}")),
+        "{list}"
+    );
 
     // Once more before the reset: nothing is started.
     let early = cycle(&repo, &["--once", "--json"]);

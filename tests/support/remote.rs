@@ -177,6 +177,12 @@ impl TestRepo {
 
     /// Runs `sh -c script` in the repository like [`TestRepo::shell`], on the real clock.
     pub fn live_shell(&self, script: &str) -> Run {
+        let out = self.live_shell_command(script).output().unwrap();
+        Run::new(out, &[(self.tmp(), "$TMP")])
+    }
+
+    /// The command [`TestRepo::live_shell`] runs, to be spawned.
+    pub fn live_shell_command(&self, script: &str) -> Command {
         let bin_dir = Path::new(env!("CARGO_BIN_EXE_git-baton")).parent().unwrap();
         let mut path = std::ffi::OsString::from(bin_dir);
         if let Some(rest) = std::env::var_os("PATH") {
@@ -190,7 +196,7 @@ impl TestRepo {
             cmd.env_remove(name);
         }
         cmd.env("PATH", path);
-        Run::new(cmd.output().unwrap(), &[(self.tmp(), "$TMP")])
+        cmd
     }
 }
 

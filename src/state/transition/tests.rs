@@ -865,3 +865,20 @@ fn a_run_stopped_by_its_cycle_is_not_stopped_by_hand_until_its_next_attempt() {
     let resumed = start(&stopped, 0, "a").unwrap();
     assert_eq!(resumed.cycle().stopped, None);
 }
+
+#[test]
+fn check_event_says_what_apply_would_and_changes_nothing() {
+    let state = run();
+    let hold = Event::Held { reason: None };
+    check_event(&state, &hold).unwrap();
+    assert_eq!(state, run(), "nothing changed");
+    let held = apply(&state, hold.clone(), at(1)).unwrap();
+    assert_eq!(
+        check_event(&held, &hold).unwrap_err(),
+        apply(&held, hold, at(2)).unwrap_err()
+    );
+    assert!(matches!(
+        check_event(&review(), &Event::Released),
+        Err(TransitionError::NotHeld { .. })
+    ));
+}
