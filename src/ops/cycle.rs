@@ -134,6 +134,7 @@ impl<'a> Passes<'a> {
         // own facts under its lock): not retried by this cycle, which would only repeat it.
         let mut refused: BTreeSet<RunId> = BTreeSet::new();
         let mut stopping: Option<Instant> = None;
+        let mut loaded = Loaded::default();
         loop {
             if self.interrupted.load(Ordering::Acquire) && stopping.is_none() {
                 stopping = Some(Instant::now());
@@ -171,7 +172,7 @@ impl<'a> Passes<'a> {
             {
                 crate::run::remote::fetch(&ws.repo, remote)?;
             }
-            let decisions = decide_all(ws, self.rules, options, now)?;
+            let decisions = decide_all(ws, self.rules, options, now, &mut loaded)?;
             for (id, decision) in &decisions {
                 if said.get(id) != Some(decision) && !started.contains(id) {
                     sink.note(Note::Cycle(CycleNote::Decided {
@@ -204,8 +205,10 @@ impl<'a> Passes<'a> {
                     sink,
                 )?);
                 started.insert(id);
-                // Decide again at once: the next due run may fit too.
-                continue;
+                if driving.len() < options.jobs.max(1) {
+                    // Decide again at once: the next due run may fit too.
+                    continue;
+                }
             }
             if !driving.is_empty() {
                 self.wait_for_an_end();
@@ -257,14 +260,21 @@ fn decide_all(
     rules: &Rules,
     options: &CycleOptions,
     now: Timestamp,
+    cache: &mut Loaded,
 ) -> Result<BTreeMap<RunId, Decision>> {
     let mut states: Vec<(RunState, bool, bool)> = Vec::new();
     let mut seen_ids: BTreeSet<RunId> = BTreeSet::new();
     for id in ws.store.list()? {
         // A run whose state cannot be read is for `doctor`, not for cycle.
-        let Ok(state) = ws.store.load(&id) else {
+        let Some(state) = cache.load(ws, &id) else {
             continue;
         };
+        // Settled: only its attempts count, for the holds; nothing drives it to ask about.
+        if settled(&state) && options.remote.is_none() {
+            seen_ids.insert(id);
+            states.push((state, false, false));
+            continue;
+        }
         // A copy the remote has moved past (another machine drove the run since) is judged as
         // the remote has it: else a run finished elsewhere looks due here, and a rate limit met
         // elsewhere holds nothing here.
@@ -312,12 +322,7 @@ fn decide_all(
     let holds = schedule::holds(&seen, rules, now);
     Ok(seen
         .iter()
-        .filter(|s| {
-            !matches!(
-                s.state.status(),
-                crate::state::RunStatus::Review | crate::state::RunStatus::Finished
-            )
-        })
+        .filter(|s| !settled(s.state))
         .filter(|s| {
             options
                 .only
@@ -339,6 +344,43 @@ fn running(state: &RunState) -> bool {
         state.status(),
         crate::state::RunStatus::Running | crate::state::RunStatus::Pending
     )
+}
+
+fn settled(state: &RunState) -> bool {
+    matches!(
+        state.status(),
+        crate::state::RunStatus::Review | crate::state::RunStatus::Finished
+    )
+}
+
+/// The runs' states as last read, read again only when `state.json` changed (every save
+/// replaces it: a new inode, size or modification time). A pass decides again each time a
+/// resume ends, over every run of the clone: without this, each decision parsed every
+/// `state.json` anew, a cost per resume that grew with the runs kept.
+#[derive(Default)]
+struct Loaded {
+    states: BTreeMap<RunId, ((u64, u64, i128), RunState)>,
+}
+
+impl Loaded {
+    fn load(&mut self, ws: &Workspace, id: &RunId) -> Option<RunState> {
+        use std::os::unix::fs::MetadataExt;
+        let path = ws.store.run_dir(id).join("state.json");
+        let meta = std::fs::metadata(&path).ok()?;
+        let stamp = (
+            meta.ino(),
+            meta.len(),
+            i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+        );
+        if let Some((seen, state)) = self.states.get(id)
+            && *seen == stamp
+        {
+            return Some(state.clone());
+        }
+        let state = ws.store.load(id).ok()?;
+        self.states.insert(id.clone(), (stamp, state.clone()));
+        Some(state)
+    }
 }
 
 /// Starts `git baton resume ID --by-cycle N` in a process group of its own, its stderr handed
