@@ -3,7 +3,7 @@
 //! published, so that it reaches the remote and every machine's `cycle` sees it.
 
 use crate::run::note::Sink;
-use crate::run::session::{self, Lookup, Open, Session};
+use crate::run::session;
 use crate::state::RunState;
 use crate::state::transition::{self, Event};
 
@@ -22,38 +22,14 @@ pub fn mark(
     command: &'static str,
     sink: &dyn Sink,
 ) -> Result<Box<RunState>> {
-    let named = session::resolve(&ws.store, &ws.repo, name, Lookup::Remotes)?;
-    let published = named.tracked_on().is_some() || ws.store.load(named.id())?.remote().is_some();
-    let config = match published {
-        true => Some(ws.config()?),
-        false => None,
-    };
-    let main_worktree = match published {
-        true => Some(ws.main_worktree()?),
-        false => None,
-    };
-    let here = config
-        .as_ref()
-        .zip(main_worktree.as_deref())
-        .map(|(config, main)| ws.here(config, main));
-    let open = Open {
-        command,
-        catch_up: here.as_ref(),
-        caught_up: session::caught_up_notes,
-        check: session::any_state,
-    };
-    let (mut session, mut state) = Session::open(&ws.repo, &ws.store, sink, &named, &open)?;
+    let (mut session, mut state) = ws.open_run(name, command, session::caught_up_notes, sink)?;
     let Some(remote) = state.remote().map(str::to_owned) else {
         session.commit(&mut state, event)?;
         return Ok(Box::new(state));
     };
     // Refused before the lease is taken: a refusal leaves the remote as it was.
     transition::check_event(&state, &event).map_err(crate::run::RunError::from)?;
-    let lease = match &config {
-        Some(config) => config.lease,
-        None => ws.config()?.lease,
-    };
-    session.take_lease(&mut state, &remote, lease, false)?;
+    session.take_lease(&mut state, &remote, ws.config()?.lease, false)?;
     let committed = session.commit(&mut state, event);
     // Given back whether or not the commit worked; the release publishes the new record.
     session.release(&mut state)?;

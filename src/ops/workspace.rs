@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 
 use crate::config::Config;
 use crate::git::Repo;
-use crate::run::remote::Here;
+use crate::run::note::{Note, Sink};
+use crate::run::remote::{CaughtUp, Here};
+use crate::run::session::{self, Lookup, Open, Session};
 use crate::state::Clock;
 use crate::state::store::Store;
 
@@ -79,6 +81,36 @@ impl Workspace {
             config,
             main_worktree,
         }
+    }
+
+    /// The session of the run `name` names (of this clone, or only on a remote), for `command`,
+    /// open on its state. A published run is caught up with its remote first — another machine
+    /// may have moved it since this clone last saw it — and `caught_up` says what that did.
+    pub fn open_run<'a>(
+        &'a self,
+        name: &str,
+        command: &'a str,
+        caught_up: fn(&str, CaughtUp) -> Option<Note>,
+        sink: &'a dyn Sink,
+    ) -> Result<(Session<'a>, crate::state::RunState)> {
+        let named = session::resolve(&self.store, &self.repo, name, Lookup::Remotes)?;
+        let published =
+            named.tracked_on().is_some() || self.store.load(named.id())?.remote().is_some();
+        let (config, main_worktree) = match published {
+            true => (Some(self.config()?), Some(self.main_worktree()?)),
+            false => (None, None),
+        };
+        let here = config
+            .as_ref()
+            .zip(main_worktree.as_deref())
+            .map(|(config, main)| self.here(config, main));
+        let open = Open {
+            command,
+            catch_up: here.as_ref(),
+            caught_up,
+            check: session::any_state,
+        };
+        Ok(Session::open(&self.repo, &self.store, sink, &named, &open)?)
     }
 
     /// A run's status word, with `(stale)` when it says running but nobody holds the lock.
