@@ -76,7 +76,7 @@ impl Tools for Worktree {
             let state = crate::run::agent_side::run_of_worktree(&ctx.repo, &ctx.store)?;
             let run = Listed::Here(state);
             // As `status` reads them: the attempt that ended last on an account decides.
-            let holds = super::Holds::of(&ctx, &super::listed_runs(&ctx)?);
+            let holds = super::Holds::read(&ctx)?;
             Ok(serde_json::to_value(run.json(&ctx, &holds)).unwrap_or_default())
         };
         status().map_err(refusal)

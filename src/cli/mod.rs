@@ -318,24 +318,41 @@ struct Holds {
 }
 
 impl Holds {
+    /// The holds `runs` put on their accounts, as `list` has them loaded already.
     fn of(ctx: &Workspace, runs: &[Listed]) -> Holds {
+        Holds::of_states(ctx, runs.iter().map(Listed::state))
+    }
+
+    /// The holds of every run, for a command about one run (`status`, the MCP `status` tool).
+    /// Only the attempts count: the runs are read as recorded — those only a remote has
+    /// without judging their coverage, which `list` does for showing them — and one that does
+    /// not read is passed over, as `doctor`'s to report.
+    fn read(ctx: &Workspace) -> Result<Holds, CliError> {
+        let mut states: Vec<RunState> = Vec::new();
+        let here = ctx.store.list()?;
+        states.extend(here.iter().filter_map(|id| ctx.store.load(id).ok()));
+        for (remote, id) in crate::run::remote::tracked_runs(&ctx.repo)? {
+            if here.contains(&id) {
+                continue;
+            }
+            if let Ok(Some(state)) = crate::run::remote::tracked_state(&ctx.repo, &remote, &id) {
+                states.push(state);
+            }
+        }
+        Ok(Holds::of_states(ctx, states.iter()))
+    }
+
+    fn of_states<'a>(ctx: &Workspace, states: impl Iterator<Item = &'a RunState>) -> Holds {
         // A configuration that does not load names no accounts: each actor is its own.
-        let rules = match ctx.config() {
-            Ok(config) => crate::run::schedule::Rules::of(
-                &config,
-                crate::ops::cycle::MAX_RESUMES,
-                crate::ops::cycle::MAX_RESET,
-            ),
-            Err(_) => crate::run::schedule::Rules {
-                max_resumes: crate::ops::cycle::MAX_RESUMES,
-                max_reset: crate::ops::cycle::MAX_RESET,
-                accounts: std::collections::BTreeMap::new(),
-            },
-        };
-        let seen: Vec<crate::run::schedule::Seen> = runs
-            .iter()
-            .map(|run| crate::run::schedule::Seen {
-                state: run.state(),
+        let config = ctx.config().ok();
+        let rules = crate::run::schedule::Rules::of(
+            config.as_ref(),
+            crate::ops::cycle::MAX_RESUMES,
+            crate::ops::cycle::MAX_RESET,
+        );
+        let seen: Vec<crate::run::schedule::Seen> = states
+            .map(|state| crate::run::schedule::Seen {
+                state,
                 stale: false,
                 busy: false,
             })

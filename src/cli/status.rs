@@ -46,7 +46,7 @@ pub fn cmd_status(cwd: &Path, args: StatusArgs, out: &mut dyn Write) -> Result<E
         None => Listed::Here(ctx.store.load(&id)?),
     };
     // Holds are read from every run: the attempt that ended last on an account decides.
-    let holds = super::Holds::of(&ctx, &super::listed_runs(&ctx)?);
+    let holds = super::Holds::read(&ctx)?;
     if args.json {
         super::write_json(out, &run.json(&ctx, &holds));
         return Ok(Ending::Done);

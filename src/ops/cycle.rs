@@ -83,7 +83,7 @@ struct Driving<'scope> {
 pub fn cycle(ws: &Workspace, options: &CycleOptions, sink: &dyn Sink) -> Result<Cycled> {
     let config = ws.config()?;
     let interrupted = crate::exec::interrupt_flag()?;
-    let rules = Rules::of(&config, options.max_resumes, options.max_reset);
+    let rules = Rules::of(Some(&config), options.max_resumes, options.max_reset);
     let main_worktree = ws.main_worktree()?;
     std::thread::scope(|scope| {
         let mut driving: Vec<Driving> = Vec::new();

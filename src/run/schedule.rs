@@ -36,9 +36,10 @@ pub struct Rules {
 }
 
 impl Rules {
-    /// The rules with `config`'s accounts (`account:` of its actors).
+    /// The rules with `config`'s accounts (`account:` of its actors); without a configuration,
+    /// each actor is its own account.
     pub fn of(
-        config: &crate::config::Config,
+        config: Option<&crate::config::Config>,
         max_resumes: u32,
         max_reset: SignedDuration,
     ) -> Rules {
@@ -46,8 +47,8 @@ impl Rules {
             max_resumes,
             max_reset,
             accounts: config
-                .actors
                 .iter()
+                .flat_map(|config| &config.actors)
                 .filter_map(|(name, actor)| Some((name.clone(), actor.account.clone()?)))
                 .collect(),
         }
