@@ -90,13 +90,7 @@ impl Config {
             .worktree_root_span
             .clone()
             .unwrap_or_else(|| (FILE_NAME.to_string(), 1, 1));
-        ConfigError::Invalid {
-            file,
-            line,
-            column,
-            message,
-            hint: Some(hint),
-        }
+        ConfigError::at(file, (line, column), message, Some(hint))
     }
 }
 
@@ -198,6 +192,22 @@ pub enum ConfigError {
 }
 
 impl ConfigError {
+    /// A located error in `file`.
+    pub(crate) fn at(
+        file: impl Into<String>,
+        (line, column): (u64, u64),
+        message: String,
+        hint: Option<String>,
+    ) -> ConfigError {
+        ConfigError::Invalid {
+            file: file.into(),
+            line,
+            column,
+            message,
+            hint,
+        }
+    }
+
     pub fn hint(&self) -> Option<String> {
         match self {
             ConfigError::Invalid { hint, .. } => hint.clone(),
@@ -350,13 +360,7 @@ fn validate_pipeline(config: &Config) -> Result<(), ConfigError> {
             }
             None => format!("defined actors: {}", names.join(", ")),
         };
-        ConfigError::Invalid {
-            file,
-            line,
-            column,
-            message,
-            hint: Some(hint),
-        }
+        ConfigError::at(file, (line, column), message, Some(hint))
     };
     for stage in &config.pipeline {
         if !config.actors.contains_key(&stage.actor) {
@@ -440,13 +444,7 @@ fn located(file: &str, err: &serde_saphyr::Error) -> ConfigError {
         } => Some(schema::unknown_key_hint(field, expected)),
         _ => None,
     };
-    ConfigError::Invalid {
-        file: file.into(),
-        line,
-        column,
-        message,
-        hint,
-    }
+    ConfigError::at(file, (line, column), message, hint)
 }
 
 fn line_of_key(text: &str, key: &str) -> u64 {

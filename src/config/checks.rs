@@ -158,13 +158,12 @@ pub(super) fn timeout_of(
 
 /// A located error; an empty `hint` is none.
 fn invalid((file, line, column): (String, u64, u64), message: String, hint: &str) -> ConfigError {
-    ConfigError::Invalid {
+    ConfigError::at(
         file,
-        line,
-        column,
+        (line, column),
         message,
-        hint: (!hint.is_empty()).then(|| hint.to_string()),
-    }
+        (!hint.is_empty()).then(|| hint.to_string()),
+    )
 }
 
 /// A plan's checks as git-baton runs them.

@@ -34,14 +34,9 @@ pub(super) fn apply(
     file: &str,
     list: Spanned<Vec<Spanned<String>>>,
 ) -> Result<(), ConfigError> {
-    let invalid =
-        |line: u64, column: u64, message: String, hint: Option<String>| ConfigError::Invalid {
-            file: file.into(),
-            line,
-            column,
-            message,
-            hint,
-        };
+    let invalid = |line: u64, column: u64, message: String, hint: Option<String>| {
+        ConfigError::at(file, (line, column), message, hint)
+    };
     if list.value.is_empty() {
         return Err(invalid(
             list.referenced.line(),

@@ -11,13 +11,7 @@ fn invalid(
     message: String,
     hint: Option<String>,
 ) -> ConfigError {
-    ConfigError::Invalid {
-        file: file.into(),
-        line,
-        column,
-        message,
-        hint,
-    }
+    ConfigError::at(file, (line, column), message, hint)
 }
 
 /// The user configuration may only define actors and `notify`: any other key is refused at its

@@ -113,6 +113,15 @@ pub struct Report {
 }
 
 impl Report {
+    /// The plan line that declares `target`: where an annotation about it points (the first
+    /// line when no target of the report has that name).
+    pub fn line_of(&self, target: &str) -> usize {
+        self.targets
+            .iter()
+            .find(|t| t.target == target)
+            .map_or(1, |t| t.line)
+    }
+
     pub fn uncovered(&self) -> impl Iterator<Item = &TargetReport> {
         self.targets
             .iter()

@@ -7,6 +7,17 @@ use std::path::Path;
 use super::command::{Git, failed};
 use super::{Repo, Result};
 
+/// `git ls-files` listing the ignored paths nothing tracks, a directory entirely ignored as one
+/// entry ending in `/` (build output is many files).
+pub(super) const LS_IGNORED: [&str; 6] = [
+    "ls-files",
+    "-z",
+    "--others",
+    "--ignored",
+    "--exclude-standard",
+    "--directory",
+];
+
 /// An ignored path and the rule that ignores it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ignored {

@@ -37,14 +37,7 @@ pub(super) fn left_out(
     };
     // Ignored directories (build output) are many files and none of them is recorded anyway:
     // the walk skips what git lists, collapsed, as ignored.
-    let ignored = raw(git(&[
-        "ls-files",
-        "-z",
-        "--others",
-        "--ignored",
-        "--exclude-standard",
-        "--directory",
-    ]))?;
+    let ignored = raw(git(&super::ignored::LS_IGNORED))?;
     let skip: std::collections::BTreeSet<&str> = split_z(&ignored)
         .filter_map(|dir| dir.strip_suffix('/'))
         .collect();

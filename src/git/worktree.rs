@@ -216,14 +216,7 @@ impl Repo {
     pub fn ignored_files(&self, worktree: &Path) -> Result<Vec<String>> {
         let git_dir = Repo::git_dir_of(worktree)?;
         let out = Git::at_worktree(&git_dir, worktree)
-            .args([
-                "ls-files",
-                "-z",
-                "--others",
-                "--ignored",
-                "--exclude-standard",
-                "--directory",
-            ])
+            .args(super::ignored::LS_IGNORED)
             .output()?;
         Ok(out
             .split('\0')

@@ -108,11 +108,7 @@ pub fn github(v: &Verification) -> String {
             ));
         }
         for p in &r.problems {
-            let line = r
-                .targets
-                .iter()
-                .find(|t| t.target == p.target)
-                .map_or(1, |t| t.line);
+            let line = r.line_of(&p.target);
             annotations.push(format!(
                 "::error file={file},line={line},title={}::{}",
                 property("invalid evidence"),

@@ -194,11 +194,7 @@ fn plan_results(v: &Verification, plan: &PlanResult, results: &mut Vec<Value>) {
         results.push(result(rule, "error", message, file, t.line, None));
     }
     for p in &r.problems {
-        let line = r
-            .targets
-            .iter()
-            .find(|t| t.target == p.target)
-            .map_or(1, |t| t.line);
+        let line = r.line_of(&p.target);
         results.push(result(
             "baton/invalid-evidence",
             "error",

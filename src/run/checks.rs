@@ -186,8 +186,9 @@ fn run_one(check: &Check, cx: &Context) -> CheckResult {
     result
 }
 
-/// What went wrong starting a check, in the check's words rather than an actor's.
-fn reason(err: &ExecError) -> String {
+/// What went wrong starting a configured command (a check, a `notify:` command), in its own
+/// words rather than an actor's.
+pub(super) fn reason(err: &ExecError) -> String {
     match err {
         ExecError::NotFound { program, .. } => {
             format!("command `{program}` not found (a name without `/` is looked up on PATH)")

@@ -77,13 +77,8 @@ pub(super) fn attempt_end(f: &exec::Ran, format: Format) -> (AttemptEnd, Option<
         usage,
         agent,
         error,
-        coverage: None,
-        exec_error: false,
-        snapshot: None,
-        hook_blocks: None,
-        unrecorded: Vec::new(),
-        checks: Vec::new(),
-        violations: Vec::new(),
+        // What the gate, the snapshot and the checks find is added after the actor ended.
+        ..AttemptEnd::default()
     };
     (end, reset)
 }

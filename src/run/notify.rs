@@ -19,7 +19,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use crate::config::{Notify, NotifyEvent};
-use crate::exec::{self, ExecError};
+use crate::exec;
 use crate::git::Repo;
 use crate::state::{RunState, RunStatus};
 
@@ -306,7 +306,7 @@ fn run(
         pid_file: None,
         log_limit: STREAM_LIMIT,
     };
-    let ran = exec::run(&invocation).map_err(|err| reason(&err))?;
+    let ran = exec::run(&invocation).map_err(|err| super::checks::reason(&err))?;
     match ran.outcome {
         exec::Ended::Succeeded => Ok(()),
         exec::Ended::Interrupted {
@@ -323,19 +323,6 @@ fn run(
                 (None, None) => "it failed".into(),
             })
         }
-    }
-}
-
-/// What went wrong starting the command, in its own words rather than an actor's.
-fn reason(err: &ExecError) -> String {
-    match err {
-        ExecError::NotFound { program, .. } => {
-            format!("command `{program}` not found (a name without `/` is looked up on PATH)")
-        }
-        ExecError::NotExecutable { program, .. } => {
-            format!("command `{program}` cannot be executed: permission denied")
-        }
-        other => other.to_string(),
     }
 }
 

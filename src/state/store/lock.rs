@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::super::Clock;
 use super::codec::read_own;
-use super::{Result, StoreError, io, write_atomic};
+use super::{Result, StoreError, io, open_lock_file, write_atomic};
 
 /// The most bytes a `lock.json` may have: a few fields of one line each.
 const HOLDER_LIMIT: u64 = 64 << 10;
@@ -93,14 +93,7 @@ impl RunLock {
     /// Takes the lock of the run directory `dir` (also a staged one, during creation).
     pub fn acquire_in(dir: &Path, id: &str, command: &str, clock: &Clock) -> Result<RunLock> {
         let path = dir.join("lock");
-        // O_CLOEXEC (std's default) keeps actors from inheriting the lock: an orphaned agent
-        // must not make a dead run look alive.
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(io("open", &path))?;
+        let file = open_lock_file(&path)?;
         // A probe by `status` or `list` holds a shared lock for an instant; only a lock that
         // stays taken means another driver.
         let mut tries = 0;

@@ -65,6 +65,18 @@ pub enum StoreError {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+/// Opens (creating it) a file that exists to be locked: never truncated, since another process
+/// may hold it. O_CLOEXEC (std's default) keeps actors from inheriting the lock: an orphaned
+/// agent must not make a dead run look alive.
+fn open_lock_file(path: &Path) -> Result<File> {
+    File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(io("open", path))
+}
+
 fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> StoreError {
     let path = path.to_path_buf();
     move |err| StoreError::Io {
@@ -189,12 +201,7 @@ impl Store {
     pub fn creation_lock(&self) -> Result<File> {
         std::fs::create_dir_all(&self.root).map_err(io("create", &self.root))?;
         let path = self.root.join("create.lock");
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(io("open", &path))?;
+        let file = open_lock_file(&path)?;
         file.lock().map_err(io("lock", &path))?;
         Ok(file)
     }
