@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{Run, TestRepo};
+use crate::support::{Rng, Run, TestRepo};
 
 /// The failure-injection points, with the command that passes them, in the order it does: run
 /// creation's, `finish`'s (before its commit, after it, before the RunState is saved) and
@@ -42,35 +42,7 @@ use crate::support::LIVENESS;
 const DEFAULT_TRIALS: usize = 2;
 
 fn trials() -> usize {
-    std::env::var("CRASH_TRIALS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(DEFAULT_TRIALS)
-}
-
-/// xorshift64*: enough randomness for kill moments, and replayable from its seed.
-struct Rng(u64);
-
-impl Rng {
-    fn seeded() -> (Rng, u64) {
-        use std::hash::{BuildHasher, Hasher};
-        let seed = std::env::var("CRASH_SEED")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| {
-                let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-                h.write_u32(std::process::id());
-                h.finish()
-            });
-        (Rng(seed | 1), seed)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n.max(1)
-    }
+    crate::support::env_number("CRASH_TRIALS", DEFAULT_TRIALS)
 }
 
 const PLAN: &str = "---\ntitle: Fix the grading documents\ntargets: [docs/a.md, docs/b.md, docs/c.md]\n---\nState the new rule in each.\n";
@@ -711,7 +683,7 @@ fn detector_works() {
 #[test]
 fn kill_9_anywhere_leaves_a_consistent_recoverable_repository() {
     detector_works();
-    let (mut rng, seed) = Rng::seeded();
+    let (mut rng, seed) = Rng::seeded("crash loop");
     let durations = durations();
     let mut tally = Tally::default();
     let trials = trials();

@@ -501,10 +501,7 @@ fn check(repo: &TestRepo, ops: &[Op]) {
 }
 
 fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(300)
+    crate::support::env_number("PROPTEST_CASES", 300)
 }
 
 proptest! {

@@ -31,23 +31,12 @@ mod trailers;
 const DEFAULT_CASES: u32 = 200;
 
 fn cases() -> u32 {
-    std::env::var("FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(DEFAULT_CASES)
+    crate::support::env_number("FUZZ_CASES", DEFAULT_CASES)
 }
 
 /// `FUZZ_SEED`, or a fresh one (printed, so that any run can be replayed).
 fn seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    std::env::var("FUZZ_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| {
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_u32(std::process::id());
-            h.finish()
-        })
+    crate::support::env_seed("FUZZ_SEED")
 }
 
 /// The seed files of a target: `testdata/fuzz/<dir>/*`, sorted by name.

@@ -11,21 +11,11 @@ use std::process::Stdio;
 
 use super::*;
 
-/// `PATH` with the binary under test first, for actors that run `git baton …`.
-fn path_with_baton() -> String {
-    let bin = Path::new(env!("CARGO_BIN_EXE_git-baton")).parent().unwrap();
-    format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    )
-}
-
 /// An actor that can run `git baton`.
 pub(super) fn with_baton(actor: Actor) -> Actor {
     actor.set(&format!(
         "env: {{ PATH: {} }}",
-        serde_json::to_string(&path_with_baton()).unwrap()
+        serde_json::to_string(&crate::support::path_with_baton().to_string_lossy()).unwrap()
     ))
 }
 

@@ -13,35 +13,10 @@ use std::os::unix::process::CommandExt;
 use std::process::Stdio;
 
 use super::*;
+use crate::support::Rng;
 
 /// Random kills per loop; the injection points come on top.
 const RANDOM_KILLS: usize = 8;
-
-/// xorshift64*: enough for kill moments, and replayable from its seed.
-struct Rng(u64);
-
-impl Rng {
-    fn seeded(test: &str) -> Rng {
-        let seed = std::env::var("CRASH_SEED")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_nanos() as u64)
-                    .unwrap_or(1)
-            });
-        println!("{test}: CRASH_SEED={seed}");
-        Rng(seed | 1)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n.max(1)
-    }
-}
 
 /// Where a trial kills git-baton.
 #[derive(Debug, Clone)]
@@ -272,7 +247,7 @@ fn reviewed(repo: &TestRepo) -> String {
 /// unfinished run with uncommitted work (`--force`), whose worktree the removal deletes.
 #[test]
 fn clean_killed_at_any_moment_leaves_the_run_or_a_removal_that_clean_finishes() {
-    let mut rng = Rng::seeded("clean");
+    let (mut rng, _) = Rng::seeded("clean");
     let repo = standard_repo(&[]);
     // How long a whole clean takes here, so that random kills land inside one.
     let id = reviewed(&repo);
@@ -462,7 +437,7 @@ fn make_debris(repo: &TestRepo, rng: &mut Rng) -> BTreeMap<String, usize> {
 /// are resumed by their fix and reach review.
 #[test]
 fn the_printed_fixes_apply_top_to_bottom_and_leave_nothing() {
-    let mut rng = Rng::seeded("doctor fixes");
+    let (mut rng, _) = Rng::seeded("doctor fixes");
     let repo = standard_repo(&[]);
     let kinds = make_debris(&repo, &mut rng);
     for kind in [
@@ -498,7 +473,7 @@ fn the_printed_fixes_apply_top_to_bottom_and_leave_nothing() {
 /// (and its branch). `--fix --force` deletes the branch with commits, never the worktree.
 #[test]
 fn doctor_fix_applies_only_what_cannot_lose_work() {
-    let mut rng = Rng::seeded("doctor --fix");
+    let (mut rng, _) = Rng::seeded("doctor --fix");
     let repo = standard_repo(&[]);
     make_debris(&repo, &mut rng);
     // A branch of no run with a commit of its own: a creation killed after it made the branch,

@@ -31,6 +31,60 @@ pub const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/agents/fa
 /// test rather than the CI job.
 pub const LIVENESS: Duration = Duration::from_secs(60);
 
+/// The number in the environment variable `name`, else `default`: the bounds the suite's loops
+/// take from CI (`FUZZ_CASES`, `CRASH_TRIALS`, `PROPTEST_CASES`).
+pub fn env_number<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The seed in the environment variable `name`, else a fresh one: callers print it, so that any
+/// run can be replayed.
+pub fn env_seed(name: &str) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let set = std::env::var(name).ok().and_then(|v| v.parse().ok());
+    set.unwrap_or_else(|| {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(std::process::id());
+        h.finish()
+    })
+}
+
+/// xorshift64*: enough randomness for kill moments and debris, and replayable from its seed.
+pub struct Rng(u64);
+
+impl Rng {
+    /// Seeded by `CRASH_SEED`, else afresh; the seed is printed under `test`'s name so that a
+    /// failing run can be replayed.
+    pub fn seeded(test: &str) -> (Rng, u64) {
+        let seed = env_seed("CRASH_SEED");
+        println!("{test}: CRASH_SEED={seed}");
+        (Rng(seed | 1), seed)
+    }
+
+    /// A number in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n.max(1)
+    }
+}
+
+/// `PATH` with the directory of the binary under test first, so that `git baton …` in a script
+/// or an actor runs it.
+pub fn path_with_baton() -> std::ffi::OsString {
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_git-baton")).parent().unwrap();
+    let mut path = std::ffi::OsString::from(bin_dir);
+    if let Some(rest) = std::env::var_os("PATH") {
+        path.push(":");
+        path.push(rest);
+    }
+    path
+}
+
 /// Waits until `path` holds a complete line (what a script writes ends with a newline), at
 /// most [`LIVENESS`], and returns it trimmed.
 pub fn wait_for_line(path: &Path) -> String {
@@ -317,16 +371,10 @@ impl TestRepo {
     /// git-baton binary first on PATH, so that `git baton …` in it runs the binary under test:
     /// for commands git-baton prints for people to run.
     pub fn shell(&self, script: &str) -> Run {
-        let bin_dir = Path::new(env!("CARGO_BIN_EXE_git-baton")).parent().unwrap();
-        let mut path = std::ffi::OsString::from(bin_dir);
-        if let Some(rest) = std::env::var_os("PATH") {
-            path.push(":");
-            path.push(rest);
-        }
         let mut cmd = Command::new("sh");
         cmd.args(["-e", "-c", script]).current_dir(&self.root);
         hermetic(&mut cmd, &self.home);
-        cmd.env("PATH", path);
+        cmd.env("PATH", path_with_baton());
         Run::new(cmd.output().unwrap(), &[(self.tmp(), "$TMP")])
     }
 

@@ -183,19 +183,13 @@ impl TestRepo {
 
     /// The command [`TestRepo::live_shell`] runs, to be spawned.
     pub fn live_shell_command(&self, script: &str) -> Command {
-        let bin_dir = Path::new(env!("CARGO_BIN_EXE_git-baton")).parent().unwrap();
-        let mut path = std::ffi::OsString::from(bin_dir);
-        if let Some(rest) = std::env::var_os("PATH") {
-            path.push(":");
-            path.push(rest);
-        }
         let mut cmd = Command::new("sh");
         cmd.args(["-c", script]).current_dir(&self.root);
         hermetic(&mut cmd, &self.home);
         for name in INJECTED {
             cmd.env_remove(name);
         }
-        cmd.env("PATH", path);
+        cmd.env("PATH", super::path_with_baton());
         cmd
     }
 }
