@@ -159,6 +159,30 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
+/// A [`seeded`] repository with a submodule `vendored` (one commit of `s.txt`), `config` set,
+/// committed and tagged `base`; the submodule's own repository is returned first, to be kept.
+fn with_submodule(config: &[(&str, &str)]) -> (TestRepo, TestRepo) {
+    let sub = TestRepo::new();
+    sub.write("s.txt", "1\n");
+    sub.commit_all("one");
+    let repo = seeded();
+    repo.git([
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        sub.root.to_str().unwrap(),
+        "vendored",
+    ]);
+    for (key, value) in config {
+        repo.git(["config", key, value]);
+    }
+    repo.commit_all("add submodule");
+    repo.git(["tag", "-f", "base"]);
+    (sub, repo)
+}
+
 /// A repository with every path committed at `base`, so operations modify as well as add.
 fn seeded() -> TestRepo {
     // Every other repository writes index version 4 (prefix-compressed paths), which the scoped
@@ -779,21 +803,7 @@ fn gitattributes_filters_are_honoured() {
 
 #[test]
 fn submodule_pointer_change_matches_git() {
-    let sub = TestRepo::new();
-    sub.write("s.txt", "1\n");
-    sub.commit_all("one");
-    let repo = seeded();
-    repo.git([
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        sub.root.to_str().unwrap(),
-        "vendored",
-    ]);
-    repo.commit_all("add submodule");
-    repo.git(["tag", "-f", "base"]);
+    let (_sub, repo) = with_submodule(&[]);
     let inner = repo.path("vendored");
     std::fs::write(inner.join("s.txt"), "2\n").unwrap();
     repo.git_in(&inner, ["commit", "-q", "-am", "two"]);
@@ -806,21 +816,7 @@ fn submodule_pointer_change_matches_git() {
 /// alone count only under `none`. Every engine must list what git lists.
 #[test]
 fn submodule_states_match_git_under_each_ignore_rule() {
-    let sub = TestRepo::new();
-    sub.write("s.txt", "1\n");
-    sub.commit_all("one");
-    let repo = seeded();
-    repo.git([
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        sub.root.to_str().unwrap(),
-        "vendored",
-    ]);
-    repo.commit_all("add submodule");
-    repo.git(["tag", "-f", "base"]);
+    let (_sub, repo) = with_submodule(&[]);
     let inner = repo.path("vendored");
     let first = repo.git_in(&inner, ["rev-parse", "HEAD"]);
     let first = first.trim();
@@ -919,22 +915,7 @@ fn submodule_states_match_git_under_each_ignore_rule() {
 /// commit in it (work is work whatever the configuration says), and nothing else.
 #[test]
 fn a_submodule_ignored_entirely_still_counts_its_new_commit() {
-    let sub = TestRepo::new();
-    sub.write("s.txt", "1\n");
-    sub.commit_all("one");
-    let repo = seeded();
-    repo.git([
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        sub.root.to_str().unwrap(),
-        "vendored",
-    ]);
-    repo.git(["config", "submodule.vendored.ignore", "all"]);
-    repo.commit_all("add submodule");
-    repo.git(["tag", "-f", "base"]);
+    let (_sub, repo) = with_submodule(&[("submodule.vendored.ignore", "all")]);
     let inner = repo.path("vendored");
     let ours = Repo::discover(&repo.root).unwrap();
     let base = ours.resolve_commit("base").unwrap();
