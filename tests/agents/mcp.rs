@@ -33,8 +33,8 @@ const CODEX_MCP: [&str; 4] = [
 ];
 
 /// For models that can search for tools (the suite's `gpt-5.5`), Codex 0.171.0 offers MCP tools
-/// only through its `tool_search`, which the scripted model does not play; with a model it has
-/// no metadata for, it offers them upfront.
+/// only through its `tool_search` (played by the test below); with a model it has no metadata
+/// for, it offers them upfront.
 const CODEX_UPFRONT_TOOLS: [&str; 2] = ["-c", "model=\"gpt-4.1\""];
 
 /// `items` as YAML list items of an actor's `command:`.
@@ -209,4 +209,71 @@ fn codex_records_a_reason_through_the_mcp_server() {
     );
     let accepted = answers_after(&sent, 1);
     assert!(accepted.contains("recorded"), "{accepted}");
+}
+
+/// Codex with the suite's `gpt-5.5`, a model it knows can search for tools: the server's tools
+/// are not offered upfront, the model finds `unchanged` through Codex's `tool_search` first, and
+/// then records the reason as with any other model.
+#[test]
+fn codex_finds_the_mcp_tools_through_its_tool_search() {
+    let Some(_) = cli::agent("codex") else { return };
+    let mut script = vec![turn(Turn::tool(
+        "tool_search",
+        json!({"query": "record a reason a git-baton target needs no change"}),
+    ))];
+    script.extend(unchanged_calls("mcp__baton__unchanged"));
+    script.push(codex_edits("docs/a.md"));
+    script.push(turn(Turn::text(
+        "docs/a.md states the rule; docs/b.md already did.",
+    )));
+    let ar = AgentRepo::new(Script(script));
+    let yml = ar.init();
+    ar.repo
+        .write(".baton.yml", &insert_args(&yml, "codex", "'-'", &CODEX_MCP));
+    ar.repo.commit_all("codex starts git baton mcp");
+    let run = ar.baton(&["run", "plans/rule.md", "--actor", "executor=codex"]);
+    let sent = ar.mock.scripted();
+    let tool_names = |request: &Request| -> Vec<String> {
+        request.json()["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str().or(t["type"].as_str()).map(String::from))
+            .collect()
+    };
+    // Upfront: the search, not the server's tools.
+    let first = tool_names(&sent[0]);
+    assert!(first.iter().any(|t| t == "tool_search"), "{first:?}\n{run}");
+    assert!(!first.iter().any(|t| t == "mcp__baton"), "{first:?}");
+    // The search's answer names the server's `unchanged` tool.
+    let found = sent[1].json();
+    let output = found["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|item| item["type"] == "tool_search_output")
+        .unwrap_or_else(|| panic!("no tool_search_output in {found:#}"));
+    assert_eq!(output["call_id"], "call_mock0001", "{output:#}");
+    let baton = output["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["type"] == "namespace" && t["name"] == "mcp__baton")
+        .unwrap_or_else(|| panic!("the search found no mcp__baton: {output:#}"));
+    let found: Vec<&str> = baton["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(found, ["unchanged", "check", "status"], "{output:#}");
+    assert_eq!(run.code, 0, "{run}");
+    let id = run.run_id();
+    assert_reason_landed(&ar, &id);
+    let refused = answers_after(&sent, 1);
+    assert!(
+        refused.contains("error: unknown target `docs/bb.md`"),
+        "{refused}"
+    );
+    assert!(answers_after(&sent, 2).contains("recorded"));
 }

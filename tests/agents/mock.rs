@@ -639,6 +639,14 @@ fn openai_events(turn: &Turn, model: &str, n: usize) -> Vec<(&'static str, Value
                    "content": [{"type": "output_text", "text": text, "annotations": []}]}),
             *usage,
         ),
+        // Codex's own tool search runs in the client: the model's call is an item of its own
+        // type, answered by a `tool_search_output` that makes the tools found callable.
+        Turn::Tool { name, input, usage } if name == "tool_search" => (
+            json!({"type": "tool_search_call", "id": format!("ts_mock{n:04}"),
+                   "call_id": format!("call_mock{n:04}"), "execution": "client",
+                   "arguments": input, "status": "completed"}),
+            *usage,
+        ),
         Turn::Tool { name, input, usage } => {
             let mut item = json!({"type": "function_call", "id": format!("fc_mock{n:04}"),
                    "call_id": format!("call_mock{n:04}"), "name": name,
