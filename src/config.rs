@@ -26,7 +26,7 @@ pub(crate) use raw::json_schema;
 use raw::*;
 use read::{apply_pipeline, apply_settings, read_actor, refuse_repo_only};
 
-pub use checks::Check;
+pub use checks::CheckSpec;
 pub use notify::{Notify, NotifyEvent};
 pub use protect::DEFAULT_PROTECTED;
 
@@ -63,9 +63,9 @@ pub struct Config {
     /// The remote `sync: push` publishes new runs to, and `push`/`fetch` use by default.
     pub remote: String,
     /// Runner checks for every gated stage (top-level `checks:`, docs/checks.md).
-    pub checks: Vec<Check>,
+    pub checks: Vec<CheckSpec>,
     /// Each stage's own `checks:`, by stage name.
-    pub stage_checks: BTreeMap<String, Vec<Check>>,
+    pub stage_checks: BTreeMap<String, Vec<CheckSpec>>,
     /// The command run when a run becomes blocked, failed, review or rate limited (`notify:`,
     /// docs/notify.md); the user's replaces the repository's.
     pub notify: Option<Notify>,

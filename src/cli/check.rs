@@ -120,12 +120,12 @@ pub fn cmd_check(cwd: &Path, args: CheckArgs, out: &mut dyn Write) -> Result<End
 
 /// What `check` finds: the gate's verdict on the open attempt now, and the runner checks' results
 /// when asked for (`--checks`).
-pub(super) struct Verdict {
+pub(super) struct Findings {
     check: Check,
     ran: Option<Vec<CheckResult>>,
 }
 
-impl Verdict {
+impl Findings {
     /// The document `check --json` prints (and the MCP tool `check` answers).
     pub(super) fn json(&self) -> serde_json::Value {
         let mut value = serde_json::to_value(&self.check).unwrap_or_default();
@@ -145,7 +145,7 @@ impl Verdict {
 }
 
 /// The verdict for the agent in `cwd`, a run's worktree.
-pub(super) fn verdict(cwd: &Path, checks: bool) -> Result<Verdict, CliError> {
+pub(super) fn verdict(cwd: &Path, checks: bool) -> Result<Findings, CliError> {
     let ctx = Workspace::open(cwd)?;
     let current = Current::find(&ctx.repo, &ctx.store)?;
     let check = current.check(&ctx.repo);
@@ -157,7 +157,7 @@ pub(super) fn verdict(cwd: &Path, checks: bool) -> Result<Verdict, CliError> {
         )?),
         false => None,
     };
-    Ok(Verdict { check, ran })
+    Ok(Findings { check, ran })
 }
 
 fn hook(

@@ -290,7 +290,7 @@ struct JsonView<'a> {
     /// For a run only a remote has: its record is that remote's claim, and whether this clone
     /// judged the coverage it shows (docs/state.md, "Who is trusted for what").
     #[serde(skip_serializing_if = "Option::is_none")]
-    claim: Option<&'a crate::run::remote::Claim>,
+    claim: Option<&'a crate::run::remote::RemoteClaim>,
     /// For `list` and `status`: the rate limit the run's next attempt waits for — its actor's
     /// account is on hold until `until` (docs/cycle.md, "Holds"); absent when it is not.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -394,13 +394,13 @@ fn json_view<'a>(store: &Store, state: &'a RunState) -> JsonView<'a> {
 /// A run as this clone has it, or as only a remote has it.
 enum Listed {
     Here(RunState),
-    /// Its state with the coverage this clone judged in place of the record's ([`Claim`]).
+    /// Its state with the coverage this clone judged in place of the record's ([`RemoteClaim`]).
     ///
-    /// [`Claim`]: crate::run::remote::Claim
+    /// [`RemoteClaim`]: crate::run::remote::RemoteClaim
     OnRemote {
         remote: String,
         state: RunState,
-        claim: crate::run::remote::Claim,
+        claim: crate::run::remote::RemoteClaim,
     },
 }
 

@@ -99,7 +99,7 @@ pub fn cmd_status(cwd: &Path, args: StatusArgs, out: &mut dyn Write) -> Result<E
 }
 
 /// What a run only a remote has is: that remote's claim, its coverage verified here or not.
-fn claim_line(claim: &remote::Claim) -> String {
+fn claim_line(claim: &remote::RemoteClaim) -> String {
     match &claim.problem {
         Some(problem) if !claim.verified => format!(
             "  claim     the remote's record, not verified here: {}\n",

@@ -38,7 +38,7 @@ pub fn cmd_unchanged(
 }
 
 /// A reason recorded in the open attempt's evidence.
-pub(super) struct Recorded {
+pub(super) struct RecordedReason {
     run: String,
     stage: String,
     attempt: u32,
@@ -48,7 +48,7 @@ pub(super) struct Recorded {
     changed: bool,
 }
 
-impl Recorded {
+impl RecordedReason {
     /// What `unchanged` prints.
     fn text(&self) -> String {
         let target = crate::report::escape::line(&self.target);
@@ -86,7 +86,7 @@ fn changed_note(target: &str) -> String {
 }
 
 /// Records, for the agent in `cwd` (a run's worktree), why `target` needed no change.
-pub(super) fn record(cwd: &Path, target: &str, reason: &str) -> Result<Recorded, CliError> {
+pub(super) fn record(cwd: &Path, target: &str, reason: &str) -> Result<RecordedReason, CliError> {
     let ctx = Workspace::open(cwd)?;
     let current = Current::find(&ctx.repo, &ctx.store)?;
     current.record_unchanged(target, reason)?;
@@ -97,7 +97,7 @@ pub(super) fn record(cwd: &Path, target: &str, reason: &str) -> Result<Recorded,
             .iter()
             .any(|t| t.target == target && t.status == TargetStatus::Changed)
     });
-    Ok(Recorded {
+    Ok(RecordedReason {
         run: current.state.run_id.to_string(),
         stage: current.state.stages()[current.stage].name.clone(),
         attempt: current.attempt,

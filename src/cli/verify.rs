@@ -45,8 +45,8 @@ pub struct VerifyArgs {
 
     /// Output format; `github` also appends a Markdown table to $GITHUB_STEP_SUMMARY when set;
     /// `sarif` is a SARIF 2.1.0 log for code-scanning views (docs/ci.md).
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
 
     /// Shorthand for --format json.
     #[arg(long, conflicts_with = "format")]
@@ -68,7 +68,7 @@ pub struct VerifyArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub enum OutputFormat {
     Text,
     Json,
     Github,
@@ -93,17 +93,21 @@ pub fn cmd_verify(cwd: &Path, args: VerifyArgs, out: &mut dyn Write) -> Result<E
         errln!("warning: {ignored}");
         errln!("hint: {}", ignored.hint());
     }
-    let format = if args.json { Format::Json } else { args.format };
+    let format = if args.json {
+        OutputFormat::Json
+    } else {
+        args.format
+    };
     let rendered = match format {
-        Format::Text => report::text(&result),
-        Format::Json => report::json(&result),
-        Format::Github => report::github(&result),
-        Format::Markdown => report::markdown(&result),
-        Format::Sarif => report::sarif(&result),
+        OutputFormat::Text => report::text(&result),
+        OutputFormat::Json => report::json(&result),
+        OutputFormat::Github => report::github(&result),
+        OutputFormat::Markdown => report::markdown(&result),
+        OutputFormat::Sarif => report::sarif(&result),
     };
     let _ = out.write_all(rendered.as_bytes());
     // After the report, so that a broken summary file does not hide the verdict.
-    if format == Format::Github {
+    if format == OutputFormat::Github {
         append_step_summary(&report::markdown(&result))?;
     }
     Ok(Ending::Checked {

@@ -17,7 +17,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10 * 60);
 
 /// A check as git-baton runs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Check {
+pub struct CheckSpec {
     pub name: String,
     /// The argv, run without a shell; a `shell:` check is `sh -c <text>`.
     pub command: Vec<String>,
@@ -53,9 +53,9 @@ pub(super) struct RawCheck {
 pub(super) fn read(
     file: &str,
     raw: Vec<Spanned<RawCheck>>,
-    taken: &[Check],
-) -> Result<Vec<Check>, ConfigError> {
-    let mut checks: Vec<Check> = Vec::new();
+    taken: &[CheckSpec],
+) -> Result<Vec<CheckSpec>, ConfigError> {
+    let mut checks: Vec<CheckSpec> = Vec::new();
     for entry in raw {
         let at = |line: u64, column: u64| (file.to_string(), line, column);
         let entry_at = at(entry.referenced.line(), entry.referenced.column());
@@ -83,7 +83,7 @@ pub(super) fn read(
         let command = command_of(file, &what, entry_at, raw.command, raw.shell)?;
         let timeout = timeout_of(file, &what, raw.timeout, DEFAULT_TIMEOUT)?;
         let (file, line, column) = name_at;
-        checks.push(Check {
+        checks.push(CheckSpec {
             name,
             command,
             timeout,
@@ -167,8 +167,8 @@ fn invalid((file, line, column): (String, u64, u64), message: String, hint: &str
 }
 
 /// A plan's checks as git-baton runs them.
-fn from_plan(plan_file: &str, check: &PlanCheck) -> Check {
-    Check {
+fn from_plan(plan_file: &str, check: &PlanCheck) -> CheckSpec {
+    CheckSpec {
         name: check.name.clone(),
         command: check.command.clone(),
         timeout: check.timeout.unwrap_or(DEFAULT_TIMEOUT),
@@ -178,7 +178,7 @@ fn from_plan(plan_file: &str, check: &PlanCheck) -> Check {
 
 impl Config {
     /// Every check the repository defines, top-level and per stage.
-    fn repo_checks(&self) -> impl Iterator<Item = &Check> {
+    fn repo_checks(&self) -> impl Iterator<Item = &CheckSpec> {
         self.checks
             .iter()
             .chain(self.stage_checks.values().flatten())
@@ -188,8 +188,14 @@ impl Config {
     /// its own, then — when it is gated — the plan's (`plan_file` names the plan in messages).
     /// A plan check named like one of the repository's is left out: the repository's stands
     /// (creation refuses such a plan, see [`Config::plan_check_conflict`]).
-    pub fn checks_for(&self, stage: &str, gated: bool, plan: &Plan, plan_file: &str) -> Vec<Check> {
-        let mut checks: Vec<Check> = Vec::new();
+    pub fn checks_for(
+        &self,
+        stage: &str,
+        gated: bool,
+        plan: &Plan,
+        plan_file: &str,
+    ) -> Vec<CheckSpec> {
+        let mut checks: Vec<CheckSpec> = Vec::new();
         if gated {
             checks.extend(self.checks.iter().cloned());
         }
@@ -248,7 +254,7 @@ mod tests {
         let c = parse(".baton.yml", &text).unwrap();
         assert_eq!(
             c.checks,
-            [Check {
+            [CheckSpec {
                 name: "lint".into(),
                 command: vec!["sh".into(), "-c".into(), "make lint && echo ${HOME}".into()],
                 timeout: DEFAULT_TIMEOUT,

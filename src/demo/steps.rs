@@ -11,7 +11,7 @@ use super::sandbox::Sandbox;
 use super::{DemoError, PLAN, REASON, REPOSITORY_LINE, TARGETS};
 
 /// What a shown command printed (stdout and stderr as they interleaved) and how it ended.
-pub(super) struct Shown {
+pub(super) struct Captured {
     pub(super) code: Option<i32>,
     pub(super) text: String,
 }
@@ -55,7 +55,7 @@ impl Demo<'_> {
 
     /// Runs `git baton ARGS` in the demo repository, showing the command, everything it
     /// printed in the order it printed it, and its exit code.
-    pub(super) fn show(&mut self, args: &[&str]) -> Result<Shown, DemoError> {
+    pub(super) fn show(&mut self, args: &[&str]) -> Result<Captured, DemoError> {
         let line = format!("git baton {}", args.join(" "));
         self.say(&format!("$ {line}"));
         let shown = self.capture(args).map_err(|source| DemoError::Spawn {
@@ -75,7 +75,7 @@ impl Demo<'_> {
     }
 
     /// Both output streams through one pipe, so they interleave as on a terminal.
-    pub(super) fn capture(&self, args: &[&str]) -> std::io::Result<Shown> {
+    pub(super) fn capture(&self, args: &[&str]) -> std::io::Result<Captured> {
         let (mut reader, writer) = std::io::pipe()?;
         let mut child = {
             let mut cmd = self.sandbox.command(&self.sandbox.exe);
@@ -88,7 +88,7 @@ impl Demo<'_> {
         let read = reader.read_to_end(&mut bytes);
         let status = child.wait()?;
         read?;
-        Ok(Shown {
+        Ok(Captured {
             code: status.code(),
             text: String::from_utf8_lossy(&bytes).into_owned(),
         })
@@ -298,7 +298,7 @@ impl Demo<'_> {
     }
 }
 
-pub(super) fn expect_exit(step: &str, shown: &Shown, want: i32) -> Result<(), DemoError> {
+pub(super) fn expect_exit(step: &str, shown: &Captured, want: i32) -> Result<(), DemoError> {
     match shown.code {
         Some(code) if code == want => Ok(()),
         Some(code) => Err(deviated(

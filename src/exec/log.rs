@@ -143,7 +143,7 @@ fn copy_exactly(from: &mut File, to: &mut File, n: u64) -> io::Result<()> {
 
 /// What [`copy_log_text`] showed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Shown {
+pub struct Copied {
     /// Bytes of the file shown (0: missing or empty).
     pub bytes: u64,
     pub ends_with_newline: bool,
@@ -152,8 +152,8 @@ pub struct Shown {
 /// Copies the log at `path` to `out` as text. A missing or unreadable file shows as empty, and
 /// a read or write error ends the text where it happened, as if the file ended there: what was
 /// shown is what is reported.
-pub fn copy_log_text(path: &Path, out: &mut dyn Write) -> Shown {
-    let mut shown = Shown::default();
+pub fn copy_log_text(path: &Path, out: &mut dyn Write) -> Copied {
+    let mut shown = Copied::default();
     let _ = decode_lossy(path, |text, bytes| {
         out.write_all(text.as_bytes())?;
         shown.bytes += bytes as u64;
@@ -350,7 +350,7 @@ mod tests {
     }
 
     /// The pieces `decode_lossy` yields, joined, and what `copy_log_text` says it showed.
-    fn decode(bytes: &[u8]) -> (String, Shown) {
+    fn decode(bytes: &[u8]) -> (String, Copied) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("log");
         std::fs::write(&path, bytes).unwrap();
@@ -379,7 +379,7 @@ mod tests {
             assert!(!shown.ends_with_newline);
         }
         let (text, shown) = decode(b"");
-        assert_eq!((text.as_str(), shown), ("", Shown::default()));
+        assert_eq!((text.as_str(), shown), ("", Copied::default()));
         let (_, shown) = decode(b"line\n");
         assert!(shown.ends_with_newline);
     }

@@ -51,7 +51,7 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 pub use crate::signals::ignores as ignores_signal;
 pub use command::{PLACEHOLDERS, check_command};
 pub use contain::{TOKEN_VAR, kill_leftovers, live_leftovers};
-pub use log::{DEFAULT_LOG_LIMIT, Shown, copy_log_text, write_json_with_logs};
+pub use log::{Copied, DEFAULT_LOG_LIMIT, copy_log_text, write_json_with_logs};
 
 use contain::Swept;
 use group::Group;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::run::session::{self, Lookup, Named};
+use crate::run::session::{self, Lookup, NamedRun};
 use crate::run::{RunError, lifecycle, remote};
 use crate::state::RunId;
 use crate::state::store::{RunLock, StoreError};
@@ -80,7 +80,7 @@ pub fn clean(ws: &Workspace, options: &CleanOptions) -> Result<Cleaned> {
         longest,
     )?;
     let here = match named {
-        Named::OnRemote { .. } => None,
+        NamedRun::OnRemote { .. } => None,
         named => Some(clean_here(ws, &named, options.force)?),
     };
     let unpublished = remote::unpublish(&ws.repo, &id, &remote)
@@ -94,12 +94,12 @@ pub fn clean(ws: &Workspace, options: &CleanOptions) -> Result<Cleaned> {
 }
 
 /// Removes the run `named` names from this clone (or finishes a removal cut short).
-fn clean_here(ws: &Workspace, named: &Named, force: bool) -> Result<Removed> {
+fn clean_here(ws: &Workspace, named: &NamedRun, force: bool) -> Result<Removed> {
     let id = match named {
-        Named::Here(id) => id,
-        Named::Removal(id) => return finish_removal(ws, id),
-        Named::Headless(id) => return clean_headless(ws, id, force),
-        Named::OnRemote { id, .. } => return Err(StoreError::Unknown(id.to_string()).into()),
+        NamedRun::Here(id) => id,
+        NamedRun::Removal(id) => return finish_removal(ws, id),
+        NamedRun::Headless(id) => return clean_headless(ws, id, force),
+        NamedRun::OnRemote { id, .. } => return Err(StoreError::Unknown(id.to_string()).into()),
     };
     let mut lock = ws.store.lock(id, "git baton clean")?;
     let (branch, left) = match ws.store.load(id) {

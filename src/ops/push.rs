@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use crate::run::RunError;
 use crate::run::note::{Note, Sink};
 use crate::run::remote::{self, Standing};
-use crate::run::session::{self, Lookup, Named, Open, Session};
+use crate::run::session::{self, Lookup, NamedRun, Open, Session};
 use crate::state::RunState;
 
 use super::{Error, Result, Workspace};
@@ -50,8 +50,13 @@ pub fn push(ws: &Workspace, options: &PushOptions, sink: &dyn Sink) -> Result<()
     };
     let mut held: Vec<(Session, RunState, String, Standing)> = Vec::new();
     for id in ids {
-        let (session, mut state) =
-            Session::open(&ws.repo, &ws.store, sink, &Named::Here(id.clone()), &open)?;
+        let (session, mut state) = Session::open(
+            &ws.repo,
+            &ws.store,
+            sink,
+            &NamedRun::Here(id.clone()),
+            &open,
+        )?;
         // A lease of this clone's whose holder is gone (its release could not reach the
         // remote): this process holds the run's lock, so that driver no longer drives it.
         // Published as it is, the lease would keep every other machine off the run until it

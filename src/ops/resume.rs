@@ -1,7 +1,7 @@
 //! `resume`: continue a run from its RunState, catching up with its remote first.
 
 use crate::run::note::{Note, Sink};
-use crate::run::resume::{self, ResumeOptions as Prepare};
+use crate::run::resume::{self, PrepareOptions as Prepare};
 use crate::run::session::{self, Lookup, Open, Session};
 use crate::state::transition::{self, Event};
 

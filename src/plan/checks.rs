@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_saphyr::Spanned;
 
-use super::frontmatter::{Document, Node, Pos};
+use super::frontmatter::{Fenced, Node, Pos};
 use super::{PlanError, expect_list, show, wrong_type};
 
 /// The longest check name: it becomes part of a file name.
@@ -40,7 +40,7 @@ pub fn is_check_name(name: &str) -> bool {
 const EXAMPLE: &str = "{ name: tests, command: [cargo, test] }";
 
 pub(super) fn parse_checks(
-    doc: &Document<'_>,
+    doc: &Fenced<'_>,
     key_pos: Pos,
     node: &Spanned<Node>,
 ) -> Result<Vec<PlanCheck>, PlanError> {
@@ -78,7 +78,7 @@ pub(super) fn parse_checks(
     Ok(checks)
 }
 
-fn parse_check(doc: &Document<'_>, item: &Spanned<Node>) -> Result<PlanCheck, PlanError> {
+fn parse_check(doc: &Fenced<'_>, item: &Spanned<Node>) -> Result<PlanCheck, PlanError> {
     let pos = doc.pos(item);
     let Node::Map(entries) = &item.value else {
         return Err(wrong_type(doc, item, "a check", "a mapping", false)
@@ -159,7 +159,7 @@ fn parse_check(doc: &Document<'_>, item: &Spanned<Node>) -> Result<PlanCheck, Pl
 }
 
 fn parse_argv(
-    doc: &Document<'_>,
+    doc: &Fenced<'_>,
     key_pos: Pos,
     node: &Spanned<Node>,
 ) -> Result<Vec<String>, PlanError> {
@@ -185,7 +185,7 @@ fn parse_argv(
 }
 
 fn parse_timeout(
-    doc: &Document<'_>,
+    doc: &Fenced<'_>,
     key_pos: Pos,
     node: &Spanned<Node>,
 ) -> Result<Duration, PlanError> {

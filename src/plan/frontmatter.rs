@@ -35,7 +35,7 @@ const MINIMAL_PLAN: &str =
     "a plan starts with a frontmatter block, e.g.\n---\ntargets:\n  - docs/a.md\n---";
 
 /// A plan file cut at its frontmatter fences.
-pub(super) struct Document<'a> {
+pub(super) struct Fenced<'a> {
     file: &'a str,
     /// The text between the fence lines, including its line breaks.
     yaml: &'a str,
@@ -43,7 +43,7 @@ pub(super) struct Document<'a> {
     pub body: &'a str,
 }
 
-impl<'a> Document<'a> {
+impl<'a> Fenced<'a> {
     pub fn split(file: &'a str, text: &'a str) -> Result<Self, PlanError> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut lines = text.split_inclusive('\n');
@@ -341,7 +341,7 @@ impl<'de> Visitor<'de> for NodeVisitor {
 /// unless a target names them. A plan can only add to the protected paths, so an empty list or
 /// an entry that would unprotect one (`!path`) is refused rather than read as "nothing".
 pub(super) fn parse_protect(
-    doc: &Document<'_>,
+    doc: &Fenced<'_>,
     key_pos: Pos,
     node: &Spanned<Node>,
 ) -> Result<Vec<super::Target>, PlanError> {

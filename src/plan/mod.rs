@@ -38,7 +38,7 @@ use serde_saphyr::Spanned;
 
 use crate::suggest::edit_distance;
 pub use checks::{MAX_NAME as MAX_CHECK_NAME, PlanCheck, is_check_name};
-use frontmatter::{Document, Node, Pos};
+use frontmatter::{Fenced, Node, Pos};
 pub use target::{Target, TargetKind, protected_pattern};
 pub use trivial::Trivial;
 
@@ -123,7 +123,7 @@ const MAX_ID_LEN: usize = 64;
 ///
 /// The first violation of the plan rules in document order, located in the plan file.
 pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
-    let doc = Document::split(file, text)?;
+    let doc = Fenced::split(file, text)?;
     let root = doc.load()?;
     let root_pos = doc.pos(&root);
     let entries = match root.value {
@@ -205,7 +205,7 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
     })
 }
 
-fn unknown_key(doc: &Document<'_>, pos: Pos, name: &str) -> PlanError {
+fn unknown_key(doc: &Fenced<'_>, pos: Pos, name: &str) -> PlanError {
     let error = doc.error(
         pos,
         format!("unknown key `{}` in plan frontmatter", show(name)),
@@ -239,7 +239,7 @@ fn closest_key(name: &str) -> Option<&'static str> {
 /// The error for a value of the wrong YAML type. Where a string was `expected`, scalars that
 /// YAML read as something else (`123`, `yes`, `1.10`) get a hint to quote them.
 fn wrong_type(
-    doc: &Document<'_>,
+    doc: &Fenced<'_>,
     node: &Spanned<Node>,
     what: &str,
     expected: &str,
@@ -264,7 +264,7 @@ fn wrong_type(
 /// The string value of `key`; a missing value is reported at the key, since YAML puts the
 /// null node somewhere after the colon.
 fn expect_string(
-    doc: &Document<'_>,
+    doc: &Fenced<'_>,
     key: &str,
     key_pos: Pos,
     node: &Spanned<Node>,
@@ -278,7 +278,7 @@ fn expect_string(
 
 /// The entries of a list-valued key; `key` and `example` only feed the messages.
 fn expect_list<'n>(
-    doc: &Document<'_>,
+    doc: &Fenced<'_>,
     key: &str,
     key_pos: Pos,
     example: &str,
@@ -303,7 +303,7 @@ fn expect_list<'n>(
 }
 
 fn parse_targets(
-    doc: &Document<'_>,
+    doc: &Fenced<'_>,
     key_pos: Pos,
     node: &Spanned<Node>,
 ) -> Result<Vec<Target>, PlanError> {
@@ -356,7 +356,7 @@ fn parse_targets(
 }
 
 fn parse_stages(
-    doc: &Document<'_>,
+    doc: &Fenced<'_>,
     key_pos: Pos,
     node: &Spanned<Node>,
 ) -> Result<Vec<(String, Pos)>, PlanError> {
@@ -396,7 +396,7 @@ fn parse_stages(
     Ok(stages)
 }
 
-fn parse_id(doc: &Document<'_>, key_pos: Pos, node: &Spanned<Node>) -> Result<String, PlanError> {
+fn parse_id(doc: &Fenced<'_>, key_pos: Pos, node: &Spanned<Node>) -> Result<String, PlanError> {
     let id = expect_string(doc, "id", key_pos, node)?;
     if is_id(&id) {
         return Ok(id);
@@ -420,7 +420,7 @@ fn parse_id(doc: &Document<'_>, key_pos: Pos, node: &Spanned<Node>) -> Result<St
     )))
 }
 
-fn default_id(doc: &Document<'_>, file: &str) -> Result<String, PlanError> {
+fn default_id(doc: &Fenced<'_>, file: &str) -> Result<String, PlanError> {
     let stem = std::path::Path::new(file)
         .file_stem()
         .map(|stem| stem.to_string_lossy().into_owned())

@@ -18,7 +18,7 @@
 use serde::Serialize;
 use serde_saphyr::Spanned;
 
-use super::frontmatter::{Document, Node, Pos};
+use super::frontmatter::{Fenced, Node, Pos};
 use super::{PlanError, show, wrong_type};
 
 /// What a change of only whitespace, line endings or file mode is worth to a target.
@@ -47,7 +47,7 @@ pub(super) const TARGET_FORM_HINT: &str = "a target is a path string, or a mappi
 
 /// The value of a `trivial:` key, at the plan's top level or on one target.
 pub(super) fn parse_value(
-    doc: &Document<'_>,
+    doc: &Fenced<'_>,
     key_pos: Pos,
     node: &Spanned<Node>,
 ) -> Result<Trivial, PlanError> {
@@ -76,7 +76,7 @@ pub(super) fn parse_value(
 /// A target written as a mapping: its path (the string node, whose position is the target's)
 /// and its own `trivial`, if it says one.
 pub(super) fn parse_target_map<'n>(
-    doc: &Document<'_>,
+    doc: &Fenced<'_>,
     item: &'n Spanned<Node>,
     entries: &'n [(Spanned<Node>, Spanned<Node>)],
 ) -> Result<(&'n Spanned<Node>, Option<Trivial>), PlanError> {

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::agent::output::Reset;
+use crate::agent::output::LimitReset;
 use crate::exec;
 use crate::git::Scope;
 use crate::plan::Plan;
@@ -83,7 +83,7 @@ impl Opened {
 #[derive(Default)]
 struct Invoked {
     measured: Option<Duration>,
-    reset: Option<Reset>,
+    reset: Option<LimitReset>,
 }
 
 impl Driver<'_> {

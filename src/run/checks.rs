@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use crate::config::Check;
+use crate::config::CheckSpec;
 use crate::exec::{self, ExecError};
 use crate::state::checks::{CheckOutcome, CheckResult, MAX_ERROR, MAX_TAIL, TAIL_BYTES, log_paths};
 use crate::state::clock::Clock;
@@ -88,7 +88,7 @@ pub(super) struct Context<'a> {
 
 /// Runs `checks` in order and says how each ended; after one that was interrupted, the rest are
 /// not started.
-pub(super) fn run_all(checks: &[Check], cx: &Context) -> Vec<CheckResult> {
+pub(super) fn run_all(checks: &[CheckSpec], cx: &Context) -> Vec<CheckResult> {
     let mut results = Vec::with_capacity(checks.len());
     for check in checks {
         let result = run_one(check, cx);
@@ -101,7 +101,7 @@ pub(super) fn run_all(checks: &[Check], cx: &Context) -> Vec<CheckResult> {
     results
 }
 
-fn run_one(check: &Check, cx: &Context) -> CheckResult {
+fn run_one(check: &CheckSpec, cx: &Context) -> CheckResult {
     let (mut stdout_log, mut stderr_log) = log_paths(&check.name);
     if cx.log_dir != RUNNER_LOGS {
         stdout_log = format!("{}/{}.stdout.log", cx.log_dir, check.name);

@@ -159,7 +159,9 @@ pub fn check_verdict_on(
 /// as `status` and `list` show it (`claim` in `status --json`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
-pub struct Claim {
+// Its name in the published schema of `status --json`.
+#[cfg_attr(test, schemars(rename = "Claim"))]
+pub struct RemoteClaim {
     /// Every coverage report shown was derived here again — from the record's plan snapshot,
     /// the run's base and each attempt's snapshot, with the reasons the attempt recorded,
     /// checked again — and passes or fails as the record claimed. False: `problem` says why;
@@ -173,14 +175,14 @@ pub struct Claim {
 /// claims: each attempt's report is replaced by the one derived here, as `finish` derives its
 /// verdict ([`check_verdict_on`]). Where no report can be derived (no plan snapshot, no attempt
 /// snapshot, targets that do not derive again), the run is shown without any, and the
-/// [`Claim`] says why: a remote's word is never shown as a verdict.
-pub fn judge_remote(repo: &Repo, remote: &str, mut state: RunState) -> (RunState, Claim) {
+/// [`RemoteClaim`] says why: a remote's word is never shown as a verdict.
+pub fn judge_remote(repo: &Repo, remote: &str, mut state: RunState) -> (RunState, RemoteClaim) {
     match judged_reports(repo, remote, &state) {
         Ok((reports, disagreement)) => {
             for (shown, report) in state.coverage_reports_mut().zip(reports) {
                 *shown = report;
             }
-            let claim = Claim {
+            let claim = RemoteClaim {
                 verified: disagreement.is_none(),
                 problem: disagreement,
             };
@@ -190,7 +192,7 @@ pub fn judge_remote(repo: &Repo, remote: &str, mut state: RunState) -> (RunState
             for shown in state.coverage_reports_mut() {
                 *shown = None;
             }
-            let claim = Claim {
+            let claim = RemoteClaim {
                 verified: false,
                 problem: Some(problem),
             };

@@ -3,7 +3,7 @@
 
 use jiff::Timestamp;
 
-use crate::agent::output::{Format, Reading, Reset, Verdict};
+use crate::agent::output::{Format, LimitReset, Reading, Verdict};
 use crate::coverage;
 use crate::exec;
 use crate::state::transition::AttemptEnd;
@@ -11,7 +11,7 @@ use crate::state::{AgentOutput, Cause, Outcome, RateLimitReset, UsageSource};
 
 /// How the attempt ended, from what the exec layer observed; with the rate limit's reset as the
 /// output gave it, dated by the caller once the attempt's end is known.
-pub(super) fn attempt_end(f: &exec::Ran, format: Format) -> (AttemptEnd, Option<Reset>) {
+pub(super) fn attempt_end(f: &exec::Ran, format: Format) -> (AttemptEnd, Option<LimitReset>) {
     let duration_ms = Some(f.duration.as_millis() as u64);
     let tail = |prefix: String| {
         if f.stderr_tail.trim().is_empty() {
@@ -91,7 +91,7 @@ fn agent_record(
 ) -> (
     Option<coverage::Usage>,
     Option<Box<AgentOutput>>,
-    Option<Reset>,
+    Option<LimitReset>,
 ) {
     let tokens = report.tokens.clone().unwrap_or_default();
     let usage = (report.tokens.is_some() || report.cost_usd.is_some()).then(|| coverage::Usage {
@@ -123,7 +123,7 @@ fn agent_record(
 /// end, in the zone the words name or else in this machine's: see `Reset::instant`). A machine
 /// whose zone cannot be found gives a wall-clock time without a zone no instant: taking UTC
 /// instead would be a guess.
-pub(super) fn reset_record(reset: Reset, ended_at: Timestamp) -> RateLimitReset {
+pub(super) fn reset_record(reset: LimitReset, ended_at: Timestamp) -> RateLimitReset {
     let local = jiff::tz::TimeZone::try_system().ok();
     let (at, text) = reset.instant(ended_at, local.as_ref());
     RateLimitReset { text, at }

@@ -153,7 +153,7 @@ pub(crate) fn gate(
 }
 
 /// A gated verdict that the work at a snapshot no longer passes.
-pub(crate) struct Broken {
+pub(crate) struct BrokenVerdict {
     /// The index of the gated stage whose verdict broke.
     pub stage: usize,
     /// The targets uncovered now.
@@ -172,7 +172,7 @@ pub(crate) fn judge_verdicts(
     state: &RunState,
     plan: &Plan,
     snapshot: CommitId,
-) -> Result<Option<Broken>, GitError> {
+) -> Result<Option<BrokenVerdict>, GitError> {
     let targets = &plan.targets;
     let verdicts = trust::gated_verdicts(state);
     if targets.is_empty() || verdicts.is_empty() {
@@ -193,7 +193,7 @@ pub(crate) fn judge_verdicts(
             },
         })?;
         if !report.passed {
-            return Ok(Some(Broken {
+            return Ok(Some(BrokenVerdict {
                 stage,
                 uncovered: report
                     .targets

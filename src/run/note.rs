@@ -69,7 +69,7 @@ pub enum Note {
         reason: String,
     },
     /// What preparing a resume did (crash recovery, a re-created worktree, …).
-    Resumed(super::resume::Note),
+    Resumed(super::resume::ResumeNote),
     /// Catching up rebuilt a run this clone did not have from a remote.
     Rebuilt { remote: String },
     /// Catching up took a remote's newer record.

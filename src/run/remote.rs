@@ -22,7 +22,7 @@ use crate::state::store::{self, Store};
 use crate::state::{RunId, RunState};
 
 use super::RunError;
-pub use super::claims::{Claim, judge_remote};
+pub use super::claims::{RemoteClaim, judge_remote};
 use super::record::{self, record_ref, refs_prefix};
 
 /// This clone, as catching up with a remote needs it: the repository, its runs, its

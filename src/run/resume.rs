@@ -14,7 +14,7 @@ use super::RunError;
 use super::note::Note as Said;
 use super::session::Session;
 
-pub struct ResumeOptions<'a> {
+pub struct PrepareOptions<'a> {
     /// `(stage, actor)`: the actor for the resumed attempt of that stage.
     pub actor: Option<&'a (String, String)>,
     /// Re-create a missing worktree from the run's branch and last snapshot.
@@ -23,7 +23,7 @@ pub struct ResumeOptions<'a> {
 
 /// What preparing the resume did on the way, for the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Note {
+pub enum ResumeNote {
     /// Processes a crashed attempt's actor left running in the worktree were stopped.
     StoppedLeftovers(usize),
     /// The crashed driver's open attempt was recorded as interrupted (crash).
@@ -46,27 +46,27 @@ pub enum Note {
     },
 }
 
-impl fmt::Display for Note {
+impl fmt::Display for ResumeNote {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Note::StoppedLeftovers(n) => write!(
+            ResumeNote::StoppedLeftovers(n) => write!(
                 f,
                 "stopped {n} process(es) the crashed attempt left running in the worktree"
             ),
-            Note::RecordedCrash => write!(
+            ResumeNote::RecordedCrash => write!(
                 f,
                 "the previous process driving this run died; its attempt is recorded as interrupted (crash)"
             ),
-            Note::RecreatedWorktree { worktree, branch } => write!(
+            ResumeNote::RecreatedWorktree { worktree, branch } => write!(
                 f,
                 "re-created the worktree {worktree} from {branch} and the last attempt's snapshot"
             ),
-            Note::Unrecorded { stage, n } => write!(
+            ResumeNote::Unrecorded { stage, n } => write!(
                 f,
                 "the work of attempt {n} of stage `{stage}` was not recorded; it is still in the \
                  worktree, and the attempt that starts now records it"
             ),
-            Note::PartlyRecorded { stage, n, paths } => {
+            ResumeNote::PartlyRecorded { stage, n, paths } => {
                 let named: Vec<String> = paths
                     .iter()
                     .map(|p| format!("{} ({})", p.path, p.reason))
@@ -91,7 +91,7 @@ pub fn prepare(
     config: &Config,
     session: &Session,
     state: &mut RunState,
-    options: &ResumeOptions,
+    options: &PrepareOptions,
 ) -> Result<(), RunError> {
     let note = |note| session.sink().note(Said::Resumed(note));
     if state.status() == RunStatus::Running {
@@ -114,17 +114,17 @@ pub fn prepare(
     }
     if options.recreate_worktree && !Path::new(&state.worktree).exists() {
         super::lifecycle::recreate_worktree(repo, state)?;
-        note(Note::RecreatedWorktree {
+        note(ResumeNote::RecreatedWorktree {
             worktree: state.worktree.clone(),
             branch: state.branch.clone(),
         });
     }
     super::check_worktree(repo, state)?;
     if let Some((stage, n)) = super::unrecorded::check_recordable(repo, state)? {
-        note(Note::Unrecorded { stage, n });
+        note(ResumeNote::Unrecorded { stage, n });
     }
     if let Some((stage, n, paths)) = super::unrecorded::latest_partial(state) {
-        note(Note::PartlyRecorded { stage, n, paths });
+        note(ResumeNote::PartlyRecorded { stage, n, paths });
     }
     Ok(())
 }
@@ -137,7 +137,7 @@ fn recover_crash(
     repo: &Repo,
     session: &Session,
     state: &mut RunState,
-    note: &dyn Fn(Note),
+    note: &dyn Fn(ResumeNote),
 ) -> Result<(), RunError> {
     let open = state.open_attempt().map(|(i, a)| {
         let stage = state.stages()[i].name.clone();
@@ -158,7 +158,7 @@ fn recover_crash(
             super::GRACE,
         )?;
         if killed > 0 {
-            note(Note::StoppedLeftovers(killed));
+            note(ResumeNote::StoppedLeftovers(killed));
         }
         snapshot = super::snapshot_for(repo, state, &stage, n, session.sink());
     }
@@ -172,6 +172,6 @@ fn recover_crash(
         unrecorded,
     };
     session.commit(state, found)?;
-    note(Note::RecordedCrash);
+    note(ResumeNote::RecordedCrash);
     Ok(())
 }

@@ -6,7 +6,7 @@
 //! write through [`super`] goes around it: the line is erased, the bytes written, and the line
 //! drawn again — but only while the cursor is at the start of a line, so that an actor printing
 //! half a line ("thinking…") is never split by it. The actor's logs never see it: they are
-//! written from the pipes, before any echo. The line is erased when its [`Shown`] is dropped,
+//! written from the pipes, before any echo. The line is erased when its [`StatusLine`] is dropped,
 //! which every way out of an attempt does (its end, an interruption, an error, a panic); a
 //! hung-up terminal or a closed stream makes the writes fail, and they are dropped like every
 //! other write here.
@@ -46,13 +46,13 @@ fn line() -> MutexGuard<'static, Option<Line>> {
 }
 
 /// The status line while it lives; erased when dropped.
-pub struct Shown {
+pub struct StatusLine {
     stop: Arc<AtomicBool>,
     ticker: Option<JoinHandle<()>>,
 }
 
 /// Shows the status line for one attempt, if stderr is a terminal and `--quiet` was not given.
-pub fn show(stage: &str, actor: &str, attempt: u32) -> Option<Shown> {
+pub fn show(stage: &str, actor: &str, attempt: u32) -> Option<StatusLine> {
     if super::quiet() || !Stream::Stderr.is_terminal() {
         return None;
     }
@@ -84,10 +84,10 @@ pub fn show(stage: &str, actor: &str, attempt: u32) -> Option<Shown> {
             }
         })
         .ok();
-    Some(Shown { stop, ticker })
+    Some(StatusLine { stop, ticker })
 }
 
-impl Drop for Shown {
+impl Drop for StatusLine {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
         if let Some(ticker) = self.ticker.take() {

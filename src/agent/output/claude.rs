@@ -38,7 +38,7 @@ pub(super) fn parse(stdout: Stdout) -> Reading {
     } else if status == Some(429) || LIMIT_WORDS.iter().any(|w| lower.contains(w)) {
         let words = reset::from_message(&message);
         let reset = match resets_at(stdout) {
-            Some(epoch) => Some(reset::Reset {
+            Some(epoch) => Some(reset::LimitReset {
                 text: words.map_or_else(|| epoch.to_string(), |w| w.text),
                 epoch: Some(epoch),
                 after_secs: None,

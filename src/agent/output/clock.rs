@@ -19,7 +19,7 @@ use jiff::tz::TimeZone;
 
 /// A wall-clock time as the words give it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Clock {
+pub struct WallTime {
     /// `(month, day)` when the words give a date.
     pub date: Option<(i8, i8)>,
     /// When the date also gives a year.
@@ -39,7 +39,7 @@ pub struct Resolved {
 }
 
 /// `words` as a wall-clock time, or `None` unless every word is understood.
-pub fn parse(words: &str) -> Option<Clock> {
+pub fn parse(words: &str) -> Option<WallTime> {
     let mut rest = words.trim().trim_end_matches('.').trim();
     if rest.len() >= 3 && rest[..3].eq_ignore_ascii_case("at ") {
         rest = rest[3..].trim_start();
@@ -79,7 +79,7 @@ pub fn parse(words: &str) -> Option<Clock> {
         }
         _ => return None,
     };
-    Some(Clock {
+    Some(WallTime {
         date,
         year,
         hour,
@@ -90,7 +90,11 @@ pub fn parse(words: &str) -> Option<Clock> {
 
 /// The instant `clock` names, read in its zone or else in `local` (none when the local zone is
 /// not known), by the rule above.
-pub fn next_after(clock: &Clock, after: Timestamp, local: Option<&TimeZone>) -> Option<Resolved> {
+pub fn next_after(
+    clock: &WallTime,
+    after: Timestamp,
+    local: Option<&TimeZone>,
+) -> Option<Resolved> {
     let tz = match &clock.zone {
         Some(name) => TimeZone::get(name).ok()?,
         None => local?.clone(),

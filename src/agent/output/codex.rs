@@ -101,7 +101,7 @@ fn failed(error: Option<&Value>) -> Verdict {
         .and_then(|e| e.get("resets_at"))
         .and_then(Value::as_i64);
     let reset = match resets_at {
-        Some(epoch) => Some(reset::Reset {
+        Some(epoch) => Some(reset::LimitReset {
             text: epoch.to_string(),
             epoch: Some(epoch),
             after_secs: None,

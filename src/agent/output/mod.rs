@@ -19,7 +19,7 @@ mod reset;
 
 use serde::{Deserialize, Serialize};
 
-pub use reset::Reset;
+pub use reset::LimitReset;
 
 /// The actor key `output:` — what the actor's stdout is.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -133,7 +133,7 @@ pub enum Verdict {
     },
     RateLimited {
         message: String,
-        reset: Option<Reset>,
+        reset: Option<LimitReset>,
     },
 }
 

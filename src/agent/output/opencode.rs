@@ -133,7 +133,7 @@ fn failed(error: Option<&Value>) -> Verdict {
 
 /// The wait a 429's headers ask for: `retry-after-ms` (milliseconds, rounded up to a second) or
 /// `retry-after` in seconds. A `retry-after` that is an HTTP date is left out, not guessed at.
-fn retry_after(headers: &Map<String, Value>) -> Option<reset::Reset> {
+fn retry_after(headers: &Map<String, Value>) -> Option<reset::LimitReset> {
     let header = |name: &str| {
         headers
             .iter()
@@ -142,14 +142,14 @@ fn retry_after(headers: &Map<String, Value>) -> Option<reset::Reset> {
             .map(str::trim)
     };
     if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<u64>().ok()) {
-        return Some(reset::Reset {
+        return Some(reset::LimitReset {
             text: format!("retry-after-ms: {ms}"),
             epoch: None,
             after_secs: Some(ms.div_ceil(1000)),
         });
     }
     let secs = header("retry-after").and_then(|v| v.parse::<u64>().ok())?;
-    Some(reset::Reset {
+    Some(reset::LimitReset {
         text: format!("retry-after: {secs}"),
         epoch: None,
         after_secs: Some(secs),
@@ -232,7 +232,7 @@ mod tests {
                 message: "This request would exceed your account's rate limit. Please try again \
                           later."
                     .into(),
-                reset: Some(reset::Reset {
+                reset: Some(reset::LimitReset {
                     text: "retry-after-ms: 1".into(),
                     epoch: None,
                     after_secs: Some(1),

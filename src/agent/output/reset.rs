@@ -15,7 +15,7 @@ use jiff::tz::TimeZone;
 
 /// The reset of a rate limit.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Reset {
+pub struct LimitReset {
     /// As the agent wrote it (`3pm (Europe/Berlin)`, `in 4 days 6 hours 37 minutes`).
     pub text: String,
     /// The instant, in seconds since the Unix epoch, when the output names one.
@@ -24,7 +24,7 @@ pub struct Reset {
     pub after_secs: Option<u64>,
 }
 
-impl Reset {
+impl LimitReset {
     /// The instant the limit lifts, and the words to record with it: the epoch when the output
     /// named one, else the wait counted from `ended_at`, else the wall-clock time of the words
     /// by the rule of [`clock`](super::clock) — read in `local` when they name no zone, which
@@ -65,11 +65,11 @@ impl Reset {
 const MAX_TEXT: usize = 120;
 
 /// The reset named in `message`, if any.
-pub fn from_message(message: &str) -> Option<Reset> {
+pub fn from_message(message: &str) -> Option<LimitReset> {
     if let Some((_, rest)) = message.split_once("usage limit reached|") {
         let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
         if let Ok(epoch) = digits.parse::<i64>() {
-            return Some(Reset {
+            return Some(LimitReset {
                 text: digits.clone(),
                 epoch: Some(epoch),
                 after_secs: None,
@@ -88,7 +88,7 @@ pub fn from_message(message: &str) -> Option<Reset> {
     if let Some(at) = find("suggested retry after ") {
         let rest = &message[at + "suggested retry after ".len()..];
         if let Some((secs, len)) = retry_delay(rest) {
-            return Some(Reset {
+            return Some(LimitReset {
                 text: format!("retry after {}", &rest[..len]),
                 epoch: None,
                 after_secs: Some(secs),
@@ -97,7 +97,7 @@ pub fn from_message(message: &str) -> Option<Reset> {
     }
     if let Some(at) = find("try again in ") {
         let words = clause(&message[at + "try again ".len()..]);
-        return Some(Reset {
+        return Some(LimitReset {
             after_secs: words.strip_prefix("in ").and_then(wait),
             text: words,
             epoch: None,
@@ -108,7 +108,7 @@ pub fn from_message(message: &str) -> Option<Reset> {
             let start = at + key.len() - if key.ends_with("at ") { 3 } else { 0 };
             let words = clause(&message[start..]);
             if !words.is_empty() {
-                return Some(Reset {
+                return Some(LimitReset {
                     text: words,
                     epoch: None,
                     after_secs: None,
@@ -230,7 +230,7 @@ mod tests {
             after_secs in proptest::option::of(proptest::num::u64::ANY),
             ended in Timestamp::MIN.as_second()..=Timestamp::MAX.as_second(),
         ) {
-            let reset = Reset { text: "3pm (Europe/Berlin)".into(), epoch, after_secs };
+            let reset = LimitReset { text: "3pm (Europe/Berlin)".into(), epoch, after_secs };
             let _ = reset.instant(Timestamp::from_second(ended).unwrap(), Some(&TimeZone::UTC));
         }
     }
@@ -281,7 +281,7 @@ mod tests {
     fn the_instant_is_the_epoch_else_the_wait_else_the_clock_time() {
         let ended = at("2026-12-02T03:30:00Z");
         let berlin = TimeZone::get("Europe/Berlin").unwrap();
-        let epoch = Reset {
+        let epoch = LimitReset {
             text: "1796486400".into(),
             epoch: Some(1_796_486_400),
             after_secs: Some(5),
@@ -323,17 +323,17 @@ mod tests {
             from_message("try again in a little while").unwrap(),
             from_message("resets 3pm (Mars/Olympus_Mons)").unwrap(),
             from_message("try again later, or resets soon").unwrap(),
-            Reset {
+            LimitReset {
                 text: "far".into(),
                 epoch: Some(i64::MAX),
                 after_secs: None,
             },
-            Reset {
+            LimitReset {
                 text: "far".into(),
                 epoch: None,
                 after_secs: Some(u64::MAX),
             },
-            Reset {
+            LimitReset {
                 text: "far".into(),
                 epoch: None,
                 after_secs: Some(i64::MAX as u64),
@@ -345,7 +345,7 @@ mod tests {
                 "{reset:?}"
             );
         }
-        let huge = Reset {
+        let huge = LimitReset {
             text: "x".into(),
             epoch: None,
             after_secs: Some(1),

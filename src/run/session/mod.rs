@@ -39,7 +39,7 @@ fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, Tran
 
 /// What a run name names.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Named {
+pub enum NamedRun {
     /// A run of this clone.
     Here(RunId),
     /// A run only a remote has, as last fetched.
@@ -50,20 +50,20 @@ pub enum Named {
     Headless(RunId),
 }
 
-impl Named {
+impl NamedRun {
     pub fn id(&self) -> &RunId {
         match self {
-            Named::Here(id)
-            | Named::OnRemote { id, .. }
-            | Named::Removal(id)
-            | Named::Headless(id) => id,
+            NamedRun::Here(id)
+            | NamedRun::OnRemote { id, .. }
+            | NamedRun::Removal(id)
+            | NamedRun::Headless(id) => id,
         }
     }
 
     /// The remote a run only a remote has is on.
     pub fn tracked_on(&self) -> Option<&str> {
         match self {
-            Named::OnRemote { remote, .. } => Some(remote),
+            NamedRun::OnRemote { remote, .. } => Some(remote),
             _ => None,
         }
     }
@@ -82,13 +82,18 @@ pub enum Lookup {
 
 /// The run `name` names: its full id or a unique prefix, among this clone's runs first, then
 /// where `lookup` says. An empty name names no run.
-pub fn resolve(store: &Store, repo: &Repo, name: &str, lookup: Lookup) -> Result<Named, RunError> {
+pub fn resolve(
+    store: &Store,
+    repo: &Repo,
+    name: &str,
+    lookup: Lookup,
+) -> Result<NamedRun, RunError> {
     let ids = store.list()?;
     if let Some(id) = ids.iter().find(|id| *id == name) {
-        return Ok(Named::Here(id.clone()));
+        return Ok(NamedRun::Here(id.clone()));
     }
     if let Some(id) = unique(name, ids)? {
-        return Ok(Named::Here(id));
+        return Ok(NamedRun::Here(id));
     }
     match lookup {
         Lookup::Here => {}
@@ -102,7 +107,7 @@ pub fn resolve(store: &Store, repo: &Repo, name: &str, lookup: Lookup) -> Result
                 0 => {}
                 1 => {
                     let (remote, id) = found.remove(0);
-                    return Ok(Named::OnRemote { id, remote });
+                    return Ok(NamedRun::OnRemote { id, remote });
                 }
                 _ => {
                     return Err(StoreError::Ambiguous {
@@ -121,11 +126,11 @@ pub fn resolve(store: &Store, repo: &Repo, name: &str, lookup: Lookup) -> Result
                 .filter(|(what, _, _)| *what == Unfinished::Removal)
                 .map(|(_, id, _)| id);
             if let Ok(Some(id)) = unique(name, removals) {
-                return Ok(Named::Removal(id));
+                return Ok(NamedRun::Removal(id));
             }
             let headless = store.headless().into_iter().map(|(id, _)| id);
             if let Ok(Some(id)) = unique(name, headless) {
-                return Ok(Named::Headless(id));
+                return Ok(NamedRun::Headless(id));
             }
         }
     }
@@ -196,7 +201,7 @@ impl<'a> Session<'a> {
         repo: &'a Repo,
         store: &'a Store,
         sink: &'a dyn Sink,
-        named: &Named,
+        named: &NamedRun,
         open: &Open,
     ) -> Result<(Session<'a>, RunState), RunError> {
         let id = named.id();

@@ -34,7 +34,7 @@ fn a_run_is_named_by_its_id_or_a_unique_prefix() {
     let here = |name| resolve(&store, &repo, name, Lookup::Here);
     assert_eq!(
         here("2").unwrap(),
-        Named::Here("2xyz000000".parse().unwrap())
+        NamedRun::Here("2xyz000000".parse().unwrap())
     );
     assert_eq!(here("1abc").unwrap().id().as_str(), "1abc000000");
     assert!(matches!(
@@ -61,12 +61,12 @@ fn debris_is_named_only_where_asked_and_only_unambiguously() {
     let named = |name, lookup| resolve(&store, &repo, name, lookup);
     assert_eq!(
         named("1a", Lookup::Debris).unwrap(),
-        Named::Removal("1abc000000".parse().unwrap())
+        NamedRun::Removal("1abc000000".parse().unwrap())
     );
     assert!(named("1a", Lookup::Here).is_err());
     assert_eq!(
         named("2xyz", Lookup::Debris).unwrap(),
-        Named::Headless("2xyz000000".parse().unwrap())
+        NamedRun::Headless("2xyz000000".parse().unwrap())
     );
     assert!(matches!(
         named("2xy", Lookup::Debris),
@@ -139,7 +139,7 @@ fn a_session_dropped_with_its_lease_gives_the_lease_back_on_the_remote() {
         check: any_state,
     };
     let sink = super::super::note::Silent;
-    let named = Named::Here(id.clone());
+    let named = NamedRun::Here(id.clone());
     let (mut session, mut state) = Session::open(&repo, &store, &sink, &named, &open).unwrap();
     session
         .take_lease(&mut state, "origin", Duration::from_secs(60), false)

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
-use verify::Seen;
+use verify::Checksum;
 pub(in crate::git) use verify::Verification;
 
 /// What reading the index can fail with; each names the index file.
@@ -70,9 +70,9 @@ impl Loaded {
     /// was replaced in between (the caller should start over), an error when it is damaged.
     pub fn finish(self) -> Result<bool, IndexError> {
         Ok(match self.verification.seen()? {
-            Seen::Missing => self.checksum.is_none() && self.empty,
-            Seen::Unverifiable => self.checksum.is_none(),
-            Seen::Verified(id) => self.checksum == Some(id),
+            Checksum::Missing => self.checksum.is_none() && self.empty,
+            Checksum::Unverifiable => self.checksum.is_none(),
+            Checksum::Verified(id) => self.checksum == Some(id),
         })
     }
 }

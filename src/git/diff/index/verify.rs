@@ -16,7 +16,7 @@ use sha1::Digest;
 use super::IndexError;
 
 /// What the verifying thread found.
-pub(super) enum Seen {
+pub(super) enum Checksum {
     /// No index file.
     Missing,
     /// A trailer of zeros: the index was written with `index.skipHash`; there is nothing to check.
@@ -27,7 +27,7 @@ pub(super) enum Seen {
 
 /// The pending check of an index file.
 pub(in crate::git) struct Verification {
-    thread: JoinHandle<Result<Seen, IndexError>>,
+    thread: JoinHandle<Result<Checksum, IndexError>>,
 }
 
 impl Verification {
@@ -47,7 +47,7 @@ impl Verification {
     }
 
     /// What the thread found, once it is done.
-    pub(super) fn seen(self) -> Result<Seen, IndexError> {
+    pub(super) fn seen(self) -> Result<Checksum, IndexError> {
         self.thread
             .join()
             .unwrap_or_else(|_| Err(IndexError::VerifierPanicked))
@@ -65,14 +65,14 @@ fn has_shared_index(git_dir: &Path) -> bool {
 }
 
 /// Hashes everything but the trailer and compares it with the trailer, as `git fsck` would.
-fn verify_trailer(path: &Path) -> Result<Seen, IndexError> {
+fn verify_trailer(path: &Path) -> Result<Checksum, IndexError> {
     let io = |source: std::io::Error| IndexError::Io {
         path: path.to_path_buf(),
         source,
     };
     let mut file = match crate::files::open_regular(path) {
         Ok(file) => file,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Seen::Missing),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Checksum::Missing),
         Err(err) => return Err(io(err)),
     };
     let len = file.metadata().map_err(io)?.len();
@@ -96,7 +96,7 @@ fn verify_trailer(path: &Path) -> Result<Seen, IndexError> {
     file.read_exact(&mut trailer).map_err(io)?;
     let expected = ObjectId::from_bytes_or_panic(&trailer);
     if expected.is_null() {
-        return Ok(Seen::Unverifiable);
+        return Ok(Checksum::Unverifiable);
     }
     let actual = ObjectId::from_bytes_or_panic(hasher.finalize().as_slice());
     if actual != expected {
@@ -106,12 +106,12 @@ fn verify_trailer(path: &Path) -> Result<Seen, IndexError> {
             actual,
         });
     }
-    Ok(Seen::Verified(expected))
+    Ok(Checksum::Verified(expected))
 }
 
-fn verify_with_gix(path: &Path, kind: gix::hash::Kind) -> Result<Seen, IndexError> {
+fn verify_with_gix(path: &Path, kind: gix::hash::Kind) -> Result<Checksum, IndexError> {
     if !path.exists() {
-        return Ok(Seen::Missing);
+        return Ok(Checksum::Missing);
     }
     let file = gix::index::File::at(path, kind, false, Default::default()).map_err(|source| {
         IndexError::Decode {
@@ -120,8 +120,8 @@ fn verify_with_gix(path: &Path, kind: gix::hash::Kind) -> Result<Seen, IndexErro
         }
     })?;
     Ok(match file.checksum() {
-        Some(id) => Seen::Verified(id),
-        None => Seen::Unverifiable,
+        Some(id) => Checksum::Verified(id),
+        None => Checksum::Unverifiable,
     })
 }
 
