@@ -50,13 +50,13 @@ const DOORS: &[Door] = &[
             "run/session/",
             "run/record.rs",
             "run/create.rs",
-            "run/remote.rs",
+            "run/remote/",
         ],
         why: "only the session persists a RunState",
     },
     Door {
         needle: "session::published_as(",
-        allowed: &["run/session/", "run/remote.rs"],
+        allowed: &["run/session/", "run/remote/"],
         why: "a remote's record is renamed for this clone only by catching up",
     },
 ];
