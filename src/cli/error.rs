@@ -19,6 +19,7 @@ use crate::plan::PlanError;
 use crate::report::escape;
 use crate::run::RunError;
 use crate::run::agent_side::AgentSideError;
+use crate::run::{DriveError, SyncError};
 use crate::state::store::StoreError;
 use crate::state::transition::TransitionError;
 use crate::verify::VerifyError;
@@ -212,16 +213,20 @@ impl From<StoreError> for CliError {
 impl From<RunError> for CliError {
     fn from(err: RunError) -> CliError {
         let kind = match err {
-            RunError::DidNotStop { .. } => Class::Failed,
+            RunError::Drive(DriveError::DidNotStop { .. }) => Class::Failed,
             // The gate, judged again, failed: what `verify` exits with.
-            RunError::GateFails { .. } | RunError::NoFinalSnapshot { .. } => Class::Failed,
+            RunError::Drive(DriveError::GateFails { .. } | DriveError::NoFinalSnapshot { .. }) => {
+                Class::Failed
+            }
             // Worded, hinted and classed (busy: another driver has the run) as the store's own.
             RunError::Store(store) => return store.into(),
-            RunError::LostRace { .. }
-            | RunError::Behind { .. }
-            | RunError::Diverged { .. }
-            | RunError::LeaseExpired { .. }
-            | RunError::BranchConflict { .. }
+            RunError::Sync(
+                SyncError::LostRace { .. }
+                | SyncError::Behind { .. }
+                | SyncError::Diverged { .. }
+                | SyncError::LeaseExpired { .. }
+                | SyncError::BranchConflict { .. },
+            )
             | RunError::Transition(
                 TransitionError::LeaseHeld { .. } | TransitionError::LeaseLost { .. },
             ) => Class::Busy,
@@ -261,6 +266,7 @@ impl From<DemoError> for CliError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::WorktreeError;
 
     fn printed(err: &CliError) -> String {
         let mut out = Vec::new();
@@ -286,31 +292,33 @@ mod tests {
         };
         // A worktree problem found before resuming: the cause is said once, the hint is the
         // inner variant's.
-        let stale = CliError::from(RunError::Stale(Box::new(RunError::NotAWorktree {
-            run: "abc".into(),
-            worktree: "wt/abc".into(),
-            source: not_a_repo(),
-        })));
+        let stale = CliError::from(RunError::Worktree(WorktreeError::Stale(Box::new(
+            RunError::Worktree(WorktreeError::NotAWorktree {
+                run: "abc".into(),
+                worktree: "wt/abc".into(),
+                source: not_a_repo(),
+            }),
+        ))));
         insta::assert_snapshot!(printed(&stale), @r"
         error: stale worktree mapping: run abc: its worktree wt/abc is not a git worktree (not a git repository (or any of the parent directories): wt/abc)
         hint: `git worktree repair wt/abc` re-links a moved worktree; otherwise move it away and run `git baton resume abc --recreate-worktree`
         ");
         assert_eq!(stale.kind, Class::Input);
         // git's own hint first, then the one of the run.
-        let kept = CliError::from(RunError::WorktreeNotRemoved {
+        let kept = CliError::from(RunError::Worktree(WorktreeError::WorktreeNotRemoved {
             run: "abc".into(),
             worktree: "wt/abc".into(),
             source: not_a_repo(),
-        });
+        }));
         insta::assert_snapshot!(printed(&kept), @r"
         error: not a git repository (or any of the parent directories): wt/abc
         hint: run git-baton inside a git repository or one of its linked worktrees
         hint: wt/abc holds uncommitted changes; `git baton clean --force abc` removes them too
         ");
-        let late = CliError::from(RunError::DidNotStop {
+        let late = CliError::from(RunError::Drive(DriveError::DidNotStop {
             run: "abc".into(),
             seconds: 30,
-        });
+        }));
         assert_eq!(late.kind, Class::Failed);
         insta::assert_snapshot!(printed(&late), @r"
         error: run abc did not stop within 30 seconds; the stop request stays in place

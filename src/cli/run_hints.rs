@@ -4,62 +4,16 @@
 
 use crate::run::RunError;
 use crate::run::agent_side::AgentSideError;
+use crate::run::{CreateError, DriveError, HistoryError, SyncError, WorktreeError};
 use crate::state::transition::TransitionError;
 
 /// What to do next after `err`, for its variant.
 pub(super) fn hints(err: &RunError) -> Vec<String> {
-    let repair = |run: &str, worktree: &str| {
-        format!(
-            "`git worktree repair {worktree}` re-links a moved worktree; otherwise move it away \
-             and run `git baton resume {run} --recreate-worktree`"
-        )
-    };
     let hint = match err {
         RunError::Git(err) => err.hint(),
         RunError::Plan(err) => err.hint.clone(),
         RunError::Leftovers(err) => err.hint(),
-        RunError::Stale(inner) => return hints(inner),
-        RunError::NotAWorktree { run, worktree, .. }
-        | RunError::NotRegistered { run, worktree } => Some(repair(run, worktree)),
-        RunError::WorktreeMissing { run, branch, .. } => Some(format!(
-            "`git baton resume {run} --recreate-worktree` rebuilds it from branch {branch} and \
-             the last attempt's snapshot"
-        )),
-        RunError::WrongBranch {
-            worktree, branch, ..
-        } => Some(format!(
-            "put it back on the run's branch with `git -C {worktree} switch {branch}`"
-        )),
-        RunError::BaseNotInHistory { run, branch, .. } => Some(format!(
-            "the branch was rewritten; restore it from `git reflog {branch}`, or remove the \
-             run with `git baton clean --force {run}`"
-        )),
         RunError::Config(err) => err.hint(),
-        RunError::NoPipeline => Some(
-            "for example:\n\nactors:\n  agent: { command: [my-agent, \"{prompt_file}\"] }\n\
-             pipeline:\n  - { stage: executor, actor: agent, gate: coverage }"
-                .into(),
-        ),
-        RunError::UnknownPlanStage { known, .. } => {
-            Some(format!("configured stages: {}", known.join(", ")))
-        }
-        RunError::NoTargets { .. } => {
-            Some("list the paths the work must touch under `targets:`".into())
-        }
-        RunError::IgnoredTarget(ignored) => Some(ignored.hint()),
-        RunError::Ungated { .. } => Some(
-            "add `gate: coverage` to the stage that does the work in .baton.yml's `pipeline`"
-                .into(),
-        ),
-        RunError::UnknownRunStage { known, .. } => {
-            Some(format!("the run's stages: {}", known.join(", ")))
-        }
-        RunError::UnknownActor { known, .. } => {
-            Some(format!("configured actors: {}", known.join(", ")))
-        }
-        RunError::KeyConflict { .. } => {
-            Some("use another --key for another plan, or the same plan to get that run back".into())
-        }
         RunError::Transition(
             TransitionError::NotInReview { run, .. } | TransitionError::NothingToResume { run, .. },
         ) => Some(format!("see `git baton status {run}`")),
@@ -82,7 +36,92 @@ pub(super) fn hints(err: &RunError) -> Vec<String> {
             "`git baton clean --force {run}` removes it anyway, with any uncommitted work in \
              {worktree}"
         )),
-        RunError::WorktreeNotRemoved {
+        RunError::Headless { run, .. } => Some(format!(
+            "`git baton clean --force {run}` removes it; its worktree and branch, if any, stay \
+             for `git baton doctor` to report"
+        )),
+        RunError::Store(_)
+        | RunError::Io { .. }
+        | RunError::PlanSnapshot { .. }
+        | RunError::Transition(_)
+        | RunError::Invalid(_)
+        | RunError::NoBranch { .. }
+        | RunError::Remove { .. }
+        | RunError::CreateDir { .. } => None,
+        RunError::BadPath(bad) => Some(format!(
+            "the run's state.json was edited by something other than git-baton; put the \
+             field back, or remove the run with `git baton clean --force {}`",
+            bad.run
+        )),
+        RunError::Create(err) => create(err),
+        RunError::Sync(err) => sync(err),
+        RunError::Worktree(err) => return worktree(err),
+        RunError::Drive(err) => drive(err),
+        RunError::History(err) => history(err),
+    };
+    hint.into_iter().collect()
+}
+
+/// The hint of creating a run.
+fn create(err: &CreateError) -> Option<String> {
+    match err {
+        CreateError::NoPipeline => Some(
+            "for example:\n\nactors:\n  agent: { command: [my-agent, \"{prompt_file}\"] }\n\
+             pipeline:\n  - { stage: executor, actor: agent, gate: coverage }"
+                .into(),
+        ),
+        CreateError::UnknownPlanStage { known, .. } => {
+            Some(format!("configured stages: {}", known.join(", ")))
+        }
+        CreateError::NoTargets { .. } => {
+            Some("list the paths the work must touch under `targets:`".into())
+        }
+        CreateError::IgnoredTarget(ignored) => Some(ignored.hint()),
+        CreateError::Ungated { .. } => Some(
+            "add `gate: coverage` to the stage that does the work in .baton.yml's `pipeline`"
+                .into(),
+        ),
+        CreateError::UnknownRunStage { known, .. } => {
+            Some(format!("the run's stages: {}", known.join(", ")))
+        }
+        CreateError::UnknownActor { known, .. } => {
+            Some(format!("configured actors: {}", known.join(", ")))
+        }
+        CreateError::KeyConflict { .. } => {
+            Some("use another --key for another plan, or the same plan to get that run back".into())
+        }
+        CreateError::ReadPlan { .. }
+        | CreateError::PlanNotUtf8 { .. }
+        | CreateError::Injected { .. } => None,
+    }
+}
+
+/// The hints of a run's worktree; a stale mapping gives those of what made it stale.
+fn worktree(err: &WorktreeError) -> Vec<String> {
+    let repair = |run: &str, worktree: &str| {
+        format!(
+            "`git worktree repair {worktree}` re-links a moved worktree; otherwise move it away \
+             and run `git baton resume {run} --recreate-worktree`"
+        )
+    };
+    let hint = match err {
+        WorktreeError::Stale(inner) => return hints(inner),
+        WorktreeError::NotAWorktree { run, worktree, .. }
+        | WorktreeError::NotRegistered { run, worktree } => Some(repair(run, worktree)),
+        WorktreeError::WorktreeMissing { run, branch, .. } => Some(format!(
+            "`git baton resume {run} --recreate-worktree` rebuilds it from branch {branch} and \
+             the last attempt's snapshot"
+        )),
+        WorktreeError::WrongBranch {
+            worktree, branch, ..
+        } => Some(format!(
+            "put it back on the run's branch with `git -C {worktree} switch {branch}`"
+        )),
+        WorktreeError::BaseNotInHistory { run, branch, .. } => Some(format!(
+            "the branch was rewritten; restore it from `git reflog {branch}`, or remove the \
+             run with `git baton clean --force {run}`"
+        )),
+        WorktreeError::WorktreeNotRemoved {
             run,
             worktree,
             source,
@@ -94,52 +133,34 @@ pub(super) fn hints(err: &RunError) -> Vec<String> {
             ));
             return hints;
         }
-        RunError::Headless { run, .. } => Some(format!(
-            "`git baton clean --force {run}` removes it; its worktree and branch, if any, stay \
-             for `git baton doctor` to report"
-        )),
-        RunError::WorktreeHoldsWork { run, .. } => Some(format!(
+        WorktreeError::WorktreeHoldsWork { run, .. } => Some(format!(
             "commit them on the run's branch, or `git baton clean --force {run}` removes them \
              too"
         )),
-        RunError::WorktreeExists { .. } => {
+        WorktreeError::WorktreeExists { .. } => {
             Some("move it away first if it is not the run's worktree".into())
         }
-        RunError::NotDriven { run, .. } | RunError::DidNotStop { run, .. } => {
+        WorktreeError::BranchInUse { .. } | WorktreeError::BranchGone { .. } => None,
+    };
+    hint.into_iter().collect()
+}
+
+/// The hint of driving or judging an attempt.
+fn drive(err: &DriveError) -> Option<String> {
+    match err {
+        DriveError::NotDriven { run, .. } | DriveError::DidNotStop { run, .. } => {
             Some(format!("see `git baton status {run}`"))
         }
-        RunError::NotTheResumedStage { .. } => Some(
+        DriveError::NotTheResumedStage { .. } => Some(
             "the RunState's pipeline is authoritative; only the actor of the stage being \
              resumed may change"
                 .into(),
         ),
-        RunError::NoStage { known, .. } => Some(format!("its stages: {}", known.join(", "))),
-        RunError::NoAttempt { count, .. } => Some(format!("it has {count} attempt(s)")),
-        RunError::LostRace { run, remote, .. } => Some(format!(
-            "`git baton fetch --remote {remote}` brings the newer record; `git baton status \
-             {run}` then says who drives the run"
-        )),
-        RunError::LeaseExpired { run } => Some(format!(
-            "once the remote is in reach, `git baton fetch` and `git baton status {run}` say \
-             who drives it; `git baton resume {run}` continues it if nobody does"
-        )),
-        RunError::Diverged { run, .. } => Some(format!(
-            "two machines drove the run at once; `git baton status {run}` shows this clone's \
-             record, `git baton fetch` the remote's"
-        )),
-        RunError::Behind { run, .. } => Some(format!(
-            "`git baton resume {run}` or `git baton finish {run}` brings this clone up to date first"
-        )),
-        RunError::UnrecordedWork { run, worktree, .. } => Some(format!(
-            "the remote's newer record would replace it: move that work out of {worktree} \
-             first; or, to keep this clone's run as it is, leave the remote's alone \
-             (`git baton status {run}` shows both)"
-        )),
-        RunError::AttemptDirExists { run, path, .. } => Some(format!(
+        DriveError::AttemptDirExists { run, path, .. } => Some(format!(
             "see what it holds, remove it (`rm -r {}`), then run `git baton resume {run}`",
             path.display()
         )),
-        RunError::UnrecordedAttempt {
+        DriveError::UnrecordedAttempt {
             run,
             worktree,
             remote: None,
@@ -148,7 +169,7 @@ pub(super) fn hints(err: &RunError) -> Vec<String> {
             "the work is still in {worktree}: remove or rename what the attempt's error names \
              (`git baton status {run}`), then `git baton resume {run}`, whose attempt records it"
         )),
-        RunError::UnrecordedAttempt {
+        DriveError::UnrecordedAttempt {
             run,
             remote: Some(remote),
             ..
@@ -157,60 +178,73 @@ pub(super) fn hints(err: &RunError) -> Vec<String> {
              run there (`git baton resume {run}`), then `git baton push {run}`, and fetch from \
              {remote} again"
         )),
-        RunError::Unrecordable { run, .. } => Some(format!(
+        DriveError::Unrecordable { run, .. } => Some(format!(
             "remove or rename what git refuses in the worktree (named above), then run \
              `git baton resume {run}` again"
         )),
-        RunError::IgnoredInTheWay { worktree, .. } => Some(format!(
-            "move those files out of {worktree} (or stop ignoring them), then run the command \
-             again; nothing was changed"
-        )),
-        RunError::RecordFileTooLarge { .. } => Some(
+        DriveError::RecordFileTooLarge { .. } => Some(
             "state.json stays as it is; `git baton doctor` reports the record lagging it"
                 .to_string(),
         ),
-        RunError::BranchConflict { branch, remote, .. } => Some(format!(
+        DriveError::DerivedTargets { .. } | DriveError::BadRecord { .. } => None,
+        DriveError::GateFails { run, .. } => Some(format!(
+            "`git baton review {run}` shows the work against the plan's targets: a run is \
+             finished only when the gate passes on what its attempts recorded"
+        )),
+        DriveError::NoFinalSnapshot { run, .. } => Some(format!(
+            "the work is still in the run's worktree; `git baton status {run}` shows its \
+             attempts"
+        )),
+    }
+}
+
+/// The hint of syncing with a remote.
+fn sync(err: &SyncError) -> Option<String> {
+    match err {
+        SyncError::LostRace { run, remote, .. } => Some(format!(
+            "`git baton fetch --remote {remote}` brings the newer record; `git baton status \
+             {run}` then says who drives the run"
+        )),
+        SyncError::LeaseExpired { run } => Some(format!(
+            "once the remote is in reach, `git baton fetch` and `git baton status {run}` say \
+             who drives it; `git baton resume {run}` continues it if nobody does"
+        )),
+        SyncError::Diverged { run, .. } => Some(format!(
+            "two machines drove the run at once; `git baton status {run}` shows this clone's \
+             record, `git baton fetch` the remote's"
+        )),
+        SyncError::Behind { run, .. } => Some(format!(
+            "`git baton resume {run}` or `git baton finish {run}` brings this clone up to date first"
+        )),
+        SyncError::UnrecordedWork { run, worktree, .. } => Some(format!(
+            "the remote's newer record would replace it: move that work out of {worktree} \
+             first; or, to keep this clone's run as it is, leave the remote's alone \
+             (`git baton status {run}` shows both)"
+        )),
+        SyncError::IgnoredInTheWay { worktree, .. } => Some(format!(
+            "move those files out of {worktree} (or stop ignoring them), then run the command \
+             again; nothing was changed"
+        )),
+        SyncError::BranchConflict { branch, remote, .. } => Some(format!(
             "merge {remote}/{branch} into {branch} (or the other way round) first; git-baton \
              never moves a branch backwards"
         )),
-        RunError::Store(_)
-        | RunError::Io { .. }
-        | RunError::ReadPlan { .. }
-        | RunError::PlanNotUtf8 { .. }
-        | RunError::PlanSnapshot { .. }
-        | RunError::DerivedTargets { .. }
-        | RunError::Transition(_)
-        | RunError::Invalid(_)
-        | RunError::Injected { .. }
-        | RunError::NoBranch { .. }
-        | RunError::BranchInUse { .. }
-        | RunError::Remove { .. }
-        | RunError::BranchGone { .. }
-        | RunError::CreateDir { .. }
-        | RunError::NoAttempts { .. }
-        | RunError::NoSnapshot { .. }
-        | RunError::BadRecord { .. }
-        | RunError::BadRemoteRecord { .. } => None,
-        RunError::UntrustedRecord { run, remote, .. } => Some(format!(
+        SyncError::BadRemoteRecord { .. } => None,
+        SyncError::UntrustedRecord { run, remote, .. } => Some(format!(
             "whoever can push to {remote} wrote it, not git-baton, and nothing of it was \
              taken here; a run only {remote} has is removed there with `git baton clean \
              {run} --remote={remote}`"
         )),
-        RunError::BadPath(bad) => Some(format!(
-            "the run's state.json was edited by something other than git-baton; put the \
-             field back, or remove the run with `git baton clean --force {}`",
-            bad.run
-        )),
-        RunError::GateFails { run, .. } => Some(format!(
-            "`git baton review {run}` shows the work against the plan's targets: a run is \
-             finished only when the gate passes on what its attempts recorded"
-        )),
-        RunError::NoFinalSnapshot { run, .. } => Some(format!(
-            "the work is still in the run's worktree; `git baton status {run}` shows its \
-             attempts"
-        )),
-    };
-    hint.into_iter().collect()
+    }
+}
+
+/// The hint of the record of attempts.
+fn history(err: &HistoryError) -> Option<String> {
+    match err {
+        HistoryError::NoStage { known, .. } => Some(format!("its stages: {}", known.join(", "))),
+        HistoryError::NoAttempt { count, .. } => Some(format!("it has {count} attempt(s)")),
+        HistoryError::NoAttempts { .. } | HistoryError::NoSnapshot { .. } => None,
+    }
 }
 
 /// What to do next after an agent-side command failed, for its variant.

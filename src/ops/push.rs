@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::run::RunError;
+use crate::run::SyncError;
 use crate::run::note::{Note, Sink};
 use crate::run::remote::{self, Standing};
 use crate::run::session::{self, Lookup, NamedRun, Open, Session};
@@ -98,9 +99,11 @@ pub fn push(ws: &Workspace, options: &PushOptions, sink: &dyn Sink) -> Result<()
             let run = state.run_id.to_string();
             match *sync {
                 Standing::Behind | Standing::RemoteOnly => {
-                    return Err(RunError::Behind { run, remote }.into());
+                    return Err(RunError::Sync(SyncError::Behind { run, remote }).into());
                 }
-                Standing::Diverged => return Err(RunError::Diverged { run, remote }.into()),
+                Standing::Diverged => {
+                    return Err(RunError::Sync(SyncError::Diverged { run, remote }).into());
+                }
                 _ => {}
             }
         }

@@ -14,6 +14,7 @@ use std::io::ErrorKind;
 use std::path::Path;
 
 use super::RunError;
+use crate::run::DriveError;
 
 /// Makes the directory `dir` of attempt `attempt` (`<stage>-<n>`) of run `run`, fresh: its
 /// parent may have to be made, the directory itself must not exist, unless it is empty.
@@ -36,10 +37,12 @@ pub fn create_fresh(run: &str, attempt: &str, dir: &Path) -> Result<(), RunError
         Err(err) if err.kind() == ErrorKind::AlreadyExists => {}
         Err(err) => return Err(io("create")(err)),
     }
-    let planted = || RunError::AttemptDirExists {
-        run: run.to_owned(),
-        attempt: attempt.to_owned(),
-        path: dir.to_path_buf(),
+    let planted = || {
+        RunError::Drive(DriveError::AttemptDirExists {
+            run: run.to_owned(),
+            attempt: attempt.to_owned(),
+            path: dir.to_path_buf(),
+        })
     };
     let meta = std::fs::symlink_metadata(dir).map_err(io("inspect"))?;
     if !meta.is_dir() {
@@ -61,7 +64,10 @@ mod tests {
     use super::*;
 
     fn refused(result: Result<(), RunError>) -> bool {
-        matches!(result, Err(RunError::AttemptDirExists { .. }))
+        matches!(
+            result,
+            Err(RunError::Drive(DriveError::AttemptDirExists { .. }))
+        )
     }
 
     #[test]

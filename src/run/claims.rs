@@ -9,16 +9,17 @@ use crate::config::Config;
 use crate::coverage::{self, Report};
 use crate::git::{CommitId, RecordFile, Repo, Scope};
 use crate::plan::Target;
+use crate::run::{DriveError, SyncError};
 use crate::state::{RunState, RunStatus, trust};
 
 use super::RunError;
 
 fn untrusted(id: &str, remote: &str, broken: trust::Broken) -> RunError {
-    RunError::UntrustedRecord {
+    RunError::Sync(SyncError::UntrustedRecord {
         run: id.to_owned(),
         remote: remote.to_owned(),
         broken: broken.0,
-    }
+    })
 }
 
 /// A remote's state of run `id`, shown or compared: refused unless git-baton could have
@@ -112,7 +113,7 @@ pub fn check_verdict_on(
     // before anything else, since a record that lists none can still have a plan that has some.
     let plan = super::targets::of_run(repo, state, run_dir)?;
     if !plan.targets.is_empty() && !state.stages().iter().any(|s| s.gated) {
-        return Err(RunError::GateFails {
+        return Err(RunError::Drive(DriveError::GateFails {
             run,
             stage: state
                 .stages()
@@ -120,7 +121,7 @@ pub fn check_verdict_on(
                 .map_or_else(String::new, |s| s.name.clone()),
             uncovered: plan.targets.iter().map(|t| t.spec.clone()).collect(),
             problem: Some("the plan has targets and no stage of the run is gated".into()),
-        });
+        }));
     }
     let verdicts = trust::gated_verdicts(state);
     if verdicts.is_empty() {
@@ -131,15 +132,15 @@ pub fn check_verdict_on(
         return Ok(());
     };
     let Some(snapshot) = work.or(last.snapshot) else {
-        return Err(RunError::NoFinalSnapshot {
+        return Err(RunError::Drive(DriveError::NoFinalSnapshot {
             run,
             stage: state.stages()[last_stage].name.clone(),
             attempt: last.n,
-        });
+        }));
     };
     match super::gate::judge_verdicts(repo, state, &plan, snapshot)? {
         None => Ok(()),
-        Some(broken) => Err(RunError::GateFails {
+        Some(broken) => Err(RunError::Drive(DriveError::GateFails {
             run,
             stage: state.stages()[broken.stage].name.clone(),
             uncovered: broken.uncovered,
@@ -151,7 +152,7 @@ pub fn check_verdict_on(
                     )
                 })
             }),
-        }),
+        })),
     }
 }
 

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use crate::config::Config;
 use crate::git::Repo;
 use crate::plan::Plan;
+use crate::run::CreateError;
 use crate::state::store::{self, RunLock, Store};
 use crate::state::{NewRun, PlanRef, Policy, RunState, StagePolicy};
 
@@ -32,12 +33,16 @@ pub struct PlanFile {
 /// Reads and parses the plan file `named` (relative to `cwd`, as the user named it).
 pub fn read_plan(workdir: &Path, cwd: &Path, named: &Path) -> Result<PlanFile, RunError> {
     let full = cwd.join(named);
-    let bytes = crate::files::read_regular(&full).map_err(|source| RunError::ReadPlan {
-        path: named.to_path_buf(),
-        source,
+    let bytes = crate::files::read_regular(&full).map_err(|source| {
+        RunError::Create(CreateError::ReadPlan {
+            path: named.to_path_buf(),
+            source,
+        })
     })?;
-    let text = String::from_utf8(bytes).map_err(|_| RunError::PlanNotUtf8 {
-        path: named.to_path_buf(),
+    let text = String::from_utf8(bytes).map_err(|_| {
+        RunError::Create(CreateError::PlanNotUtf8 {
+            path: named.to_path_buf(),
+        })
     })?;
     let path =
         crate::files::repo_relative(workdir, &full).unwrap_or_else(|| named.display().to_string());
@@ -80,7 +85,7 @@ pub fn policy(
     actors: &[(String, String)],
 ) -> Result<(Vec<StagePolicy>, Policy), RunError> {
     if config.pipeline.is_empty() {
-        return Err(RunError::NoPipeline);
+        return Err(RunError::Create(CreateError::NoPipeline));
     }
     let mut pipeline: Vec<StagePolicy> = match &plan.stages {
         None => config.pipeline.clone(),
@@ -89,13 +94,13 @@ pub fn policy(
             for (i, name) in names.iter().enumerate() {
                 let Some(stage) = config.pipeline.iter().find(|s| &s.stage == name) else {
                     let (line, column) = plan.stage_positions.get(i).copied().unwrap_or((1, 1));
-                    return Err(RunError::UnknownPlanStage {
+                    return Err(RunError::Create(CreateError::UnknownPlanStage {
                         plan: plan_path.into(),
                         line,
                         column,
                         stage: name.clone(),
                         known: stage_names(&config.pipeline),
-                    });
+                    }));
                 };
                 stages.push(stage.clone());
             }
@@ -107,40 +112,40 @@ pub fn policy(
         return Err(RunError::Plan(err));
     }
     if plan.targets.is_empty() && config.require_targets {
-        return Err(RunError::NoTargets {
+        return Err(RunError::Create(CreateError::NoTargets {
             plan: plan_path.into(),
-        });
+        }));
     }
     if !plan.targets.is_empty() && !pipeline.iter().any(|s| s.gated) {
-        return Err(RunError::Ungated {
+        return Err(RunError::Create(CreateError::Ungated {
             plan: plan_path.into(),
-        });
+        }));
     }
     for (stage, actor) in actors {
         let known = stage_names(&pipeline);
         let Some(entry) = pipeline.iter_mut().find(|s| &s.stage == stage) else {
-            return Err(RunError::UnknownRunStage {
+            return Err(RunError::Create(CreateError::UnknownRunStage {
                 option: "--actor",
                 stage: stage.clone(),
                 known,
-            });
+            }));
         };
         if !config.actors.contains_key(actor) {
-            return Err(RunError::UnknownActor {
+            return Err(RunError::Create(CreateError::UnknownActor {
                 actor: actor.clone(),
                 known: config.actors.keys().cloned().collect(),
-            });
+            }));
         }
         entry.actor = actor.clone();
     }
     if let Some(stop) = stop_after
         && !pipeline.iter().any(|s| s.stage == stop)
     {
-        return Err(RunError::UnknownRunStage {
+        return Err(RunError::Create(CreateError::UnknownRunStage {
             option: "--stop-after",
             stage: stop.into(),
             known: stage_names(&pipeline),
-        });
+        }));
     }
     Ok((
         pipeline,
@@ -194,7 +199,9 @@ fn checked(repo: &Repo, config: &Config, options: &CreateOptions) -> Result<Chec
         options.plan,
     )?;
     if let Some(first) = ignored.into_iter().next() {
-        return Err(RunError::IgnoredTarget(Box::new(first)));
+        return Err(RunError::Create(CreateError::IgnoredTarget(Box::new(
+            first,
+        ))));
     }
     Ok(Checked {
         plan,
@@ -231,11 +238,11 @@ pub fn create(
             .and_then(|path| crate::files::read_regular_string(&path).ok())
             .unwrap_or_default();
         if snapshot != options.plan_text || existing.plan.path != options.plan_path {
-            return Err(RunError::KeyConflict {
+            return Err(RunError::Create(CreateError::KeyConflict {
                 key: key.into(),
                 run: existing.run_id.to_string(),
                 plan: existing.plan.path,
-            });
+            }));
         }
         return Ok(Created::Existing(Box::new(existing)));
     }
@@ -346,7 +353,9 @@ fn find_by_key(store: &Store, key: &str) -> Result<Option<RunState>, RunError> {
 /// An injected failure at `step` (see [`crate::files::fail_point`]).
 pub(super) fn fail_at(step: &str) -> Result<(), RunError> {
     if crate::files::fail_point(step) {
-        return Err(RunError::Injected { step: step.into() });
+        return Err(RunError::Create(CreateError::Injected {
+            step: step.into(),
+        }));
     }
     Ok(())
 }

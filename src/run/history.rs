@@ -12,6 +12,7 @@ use crate::git::{CONTENTS_LIMIT, Repo, Scope};
 use crate::report::diff::{Against, AttemptDiff, FileChange};
 use crate::report::log::Logs;
 use crate::report::review::{AttemptChanges, Stat, stat};
+use crate::run::HistoryError;
 use crate::state::{Attempt, RunState, Stage};
 
 use super::RunError;
@@ -27,14 +28,13 @@ pub fn pick_attempt<'a>(
 ) -> Result<(&'a Stage, &'a Attempt), RunError> {
     let run = &state.run_id.to_string();
     let stage = match stage {
-        Some(name) => state
-            .stage(name)
-            .map(|(_, s)| s)
-            .ok_or_else(|| RunError::NoStage {
+        Some(name) => state.stage(name).map(|(_, s)| s).ok_or_else(|| {
+            RunError::History(HistoryError::NoStage {
                 run: run.clone(),
                 stage: name.to_string(),
                 known: state.stages().iter().map(|s| s.name.clone()).collect(),
-            })?,
+            })
+        })?,
         None => {
             let ran = || {
                 state
@@ -46,18 +46,20 @@ pub fn pick_attempt<'a>(
             let gated = n.and_then(|_| ran().find(|s| s.gated));
             gated
                 .or_else(|| ran().next())
-                .ok_or_else(|| RunError::NoAttempts { run: run.clone() })?
+                .ok_or_else(|| RunError::History(HistoryError::NoAttempts { run: run.clone() }))?
         }
     };
     let attempt = match n {
         Some(n) => stage.attempts.iter().find(|a| a.n == n),
         None => stage.attempts.last(),
     };
-    let attempt = attempt.ok_or_else(|| RunError::NoAttempt {
-        run: run.clone(),
-        stage: stage.name.clone(),
-        n,
-        count: stage.attempts.len(),
+    let attempt = attempt.ok_or_else(|| {
+        RunError::History(HistoryError::NoAttempt {
+            run: run.clone(),
+            stage: stage.name.clone(),
+            n,
+            count: stage.attempts.len(),
+        })
     })?;
     Ok((stage, attempt))
 }
@@ -83,10 +85,10 @@ pub fn attempt_diff(
         .position(|(s, a)| *s == stage.name && a.n == attempt.n)
         .expect("the picked attempt is one of the run's attempts");
     let Some(snapshot) = attempt.snapshot else {
-        return Err(RunError::NoSnapshot {
+        return Err(RunError::History(HistoryError::NoSnapshot {
             stage: stage.name.clone(),
             n: attempt.n,
-        });
+        }));
     };
     let previous = order[..position]
         .iter()

@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::git::{CommitId, Repo, Scope};
+use crate::run::SyncError;
 
 use super::RunError;
 
@@ -46,11 +47,11 @@ pub fn check(
     if paths.is_empty() {
         return Ok(());
     }
-    Err(RunError::IgnoredInTheWay {
+    Err(RunError::Sync(SyncError::IgnoredInTheWay {
         run: run.to_owned(),
         worktree: worktree.display().to_string(),
         paths,
-    })
+    }))
 }
 
 /// The ignored entry of `ignored` (`git ls-files --ignored --directory`: a directory ends in

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::coverage::TargetStatus;
 use crate::git::{Identity, Repo, Scope};
+use crate::run::WorktreeError;
 use crate::state::store::{self, RunLock, Store};
 use crate::state::transition::{self, Event};
 use crate::state::{RunId, RunState, RunStatus};
@@ -189,16 +190,16 @@ pub fn clean(
         // Without its branch, what the worktree holds beyond the base would exist nowhere else.
         let kept = repo.branch_tip(&state.branch)?.unwrap_or(state.base);
         let mut unkept = super::open_run_worktree(repo, state)
-            .map_err(|err| RunError::Stale(Box::new(err)))?
+            .map_err(|err| RunError::Worktree(WorktreeError::Stale(Box::new(err))))?
             .worktree_changes(kept, &Scope::All)?;
         // Removal deletes ignored files too; they may be an agent's work.
         unkept.extend(repo.ignored_files(worktree)?);
         if !unkept.is_empty() {
-            return Err(RunError::WorktreeHoldsWork {
+            return Err(RunError::Worktree(WorktreeError::WorktreeHoldsWork {
                 run: state.run_id.to_string(),
                 worktree: state.worktree.clone(),
                 paths: unkept,
-            });
+            }));
         }
     }
     remove(repo, store, lock, &state.run_id, Some(worktree))
@@ -292,11 +293,11 @@ pub fn finish_removal(
         Some(worktree) if worktree.exists() => {
             if let Err(source) = repo.remove_worktree(worktree, true) {
                 if super::worktree_at(repo, worktree).is_some() || foreign(repo, worktree) {
-                    return Err(RunError::WorktreeNotRemoved {
+                    return Err(RunError::Worktree(WorktreeError::WorktreeNotRemoved {
                         run: id.to_string(),
                         worktree: worktree.display().to_string(),
                         source,
-                    });
+                    }));
                 }
                 // What a removal killed inside git left: the files without their registration.
                 std::fs::remove_dir_all(worktree).map_err(|source| RunError::Remove {
@@ -388,16 +389,16 @@ pub fn recorded_worktree(store: &Store, id: &RunId) -> Option<PathBuf> {
 pub fn recreate_worktree(repo: &Repo, state: &RunState) -> Result<(), RunError> {
     let worktree = Path::new(&state.worktree);
     if worktree.exists() {
-        return Err(RunError::WorktreeExists {
+        return Err(RunError::Worktree(WorktreeError::WorktreeExists {
             run: state.run_id.to_string(),
             worktree: state.worktree.clone(),
-        });
+        }));
     }
     if repo.branch_tip(&state.branch)?.is_none() {
-        return Err(RunError::BranchGone {
+        return Err(RunError::Worktree(WorktreeError::BranchGone {
             run: state.run_id.to_string(),
             branch: state.branch.clone(),
-        });
+        }));
     }
     repo.prune_worktrees();
     if let Some(parent) = worktree.parent() {

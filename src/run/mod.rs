@@ -47,7 +47,7 @@ use std::time::Duration;
 
 pub use create::{CreateOptions, Created, PlanFile, check as check_new_run, create, read_plan};
 pub use drive::Driver;
-pub use error::RunError;
+pub use error::{CreateError, DriveError, HistoryError, RunError, SyncError, WorktreeError};
 pub use gate::blocked_message;
 pub(crate) use gate::{Work, gate, parse_evidence, read_evidence, read_evidence_text};
 pub use result::write_result;

@@ -14,6 +14,7 @@
 use std::path::Path;
 
 use crate::git::{CommitId, RecordFile, Repo};
+use crate::run::DriveError;
 use crate::state::RunState;
 use crate::state::store;
 
@@ -157,7 +158,9 @@ pub fn record_files(dir: &Path) -> Result<Vec<RecordFile>, RunError> {
 pub fn write_files(dir: &Path, files: &[RecordFile]) -> Result<(), RunError> {
     for (path, bytes) in files {
         if !is_record_path(path) {
-            return Err(RunError::BadRecord { path: path.clone() });
+            return Err(RunError::Drive(DriveError::BadRecord {
+                path: path.clone(),
+            }));
         }
         let target = dir.join(path);
         if let Some(parent) = target.parent() {
@@ -192,11 +195,11 @@ pub fn bounded(path: &Path, name: &str, bytes: Vec<u8>) -> Result<Vec<u8>, RunEr
         return Ok(cap(bytes));
     }
     if bytes.len() > WHOLE_LIMIT {
-        return Err(RunError::RecordFileTooLarge {
+        return Err(RunError::Drive(DriveError::RecordFileTooLarge {
             path: path.to_path_buf(),
             size: bytes.len(),
             limit: WHOLE_LIMIT,
-        });
+        }));
     }
     Ok(bytes)
 }
@@ -272,7 +275,7 @@ mod tests {
         let huge = vec![b' '; WHOLE_LIMIT + 1];
         assert!(matches!(
             bounded(path, "state.json", huge),
-            Err(RunError::RecordFileTooLarge { .. })
+            Err(RunError::Drive(DriveError::RecordFileTooLarge { .. }))
         ));
         assert_eq!(read_limit("state.json"), WHOLE_LIMIT as u64);
         assert_eq!(

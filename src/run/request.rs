@@ -9,6 +9,7 @@
 use std::time::{Duration, Instant};
 
 use crate::report::status::label;
+use crate::run::DriveError;
 use crate::state::store::{Store, write_atomic};
 use crate::state::{RunId, RunState};
 
@@ -26,10 +27,10 @@ pub enum Request {
 pub fn send(store: &Store, id: &RunId, request: Request) -> Result<(), RunError> {
     if store.holder(id)?.is_none() {
         let state = store.load(id)?;
-        return Err(RunError::NotDriven {
+        return Err(RunError::Drive(DriveError::NotDriven {
             run: id.to_string(),
             status: label(state.status(), store.is_stale(&state)),
-        });
+        }));
     }
     let (file, text) = match request {
         Request::Stop => (STOP_REQUEST, "stop\n"),
@@ -49,8 +50,8 @@ pub fn wait_released(store: &Store, id: &RunId, timeout: Duration) -> Result<Run
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    Err(RunError::DidNotStop {
+    Err(RunError::Drive(DriveError::DidNotStop {
         run: id.to_string(),
         seconds: timeout.as_secs(),
-    })
+    }))
 }

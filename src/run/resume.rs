@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::config::Config;
 use crate::git::Repo;
+use crate::run::{CreateError, DriveError};
 use crate::state::transition::Event;
 use crate::state::{RunState, RunStatus};
 
@@ -100,16 +101,16 @@ pub fn prepare(
     let next = state.next_stage().map(|i| state.stages()[i].name.clone());
     if let Some((stage, actor)) = options.actor {
         if next.as_deref() != Some(stage.as_str()) {
-            return Err(RunError::NotTheResumedStage {
+            return Err(RunError::Drive(DriveError::NotTheResumedStage {
                 stage: stage.clone(),
                 next,
-            });
+            }));
         }
         if !config.actors.contains_key(actor) {
-            return Err(RunError::UnknownActor {
+            return Err(RunError::Create(CreateError::UnknownActor {
                 actor: actor.clone(),
                 known: config.actors.keys().cloned().collect(),
-            });
+            }));
         }
     }
     if options.recreate_worktree && !Path::new(&state.worktree).exists() {

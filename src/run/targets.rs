@@ -10,6 +10,7 @@ use std::path::Path;
 use super::RunError;
 use crate::git::Repo;
 use crate::plan::Plan;
+use crate::run::DriveError;
 use crate::state::{RunState, TargetSource};
 
 /// The targets a new run of `plan` gates, and where they came from. A plan that declares
@@ -51,23 +52,23 @@ pub fn of_snapshot(repo: &Repo, state: &RunState, text: &str) -> Result<Plan, Ru
     let (plan, _) = match state.plan.targets_source {
         TargetSource::Declared => return Ok(plan),
         TargetSource::Derived if !plan.targets.is_empty() => {
-            return Err(RunError::DerivedTargets {
+            return Err(RunError::Drive(DriveError::DerivedTargets {
                 run: state.run_id.to_string(),
                 problem: "its plan snapshot declares targets of its own".into(),
-            });
+            }));
         }
         TargetSource::Derived => for_new_run(repo, state.base, &state.plan.path, &plan, true)?,
     };
     let specs: Vec<&str> = plan.targets.iter().map(|t| t.spec.as_str()).collect();
     if specs != state.plan.targets {
-        return Err(RunError::DerivedTargets {
+        return Err(RunError::Drive(DriveError::DerivedTargets {
             run: state.run_id.to_string(),
             problem: format!(
                 "its RunState lists targets [{}], its plan snapshot gives [{}]",
                 state.plan.targets.join(", "),
                 specs.join(", ")
             ),
-        });
+        }));
     }
     Ok(plan)
 }

@@ -15,6 +15,7 @@
 use std::path::Path;
 
 use crate::git::{CommitId, Repo};
+use crate::run::DriveError;
 use crate::state::transition::AttemptEnd;
 use crate::state::{Outcome, RunState, UnrecordedPath};
 
@@ -116,13 +117,13 @@ pub fn latest_unrecorded(state: &RunState) -> Option<(String, u32)> {
 pub fn refuse_handoff(state: &RunState, remote: Option<&str>) -> Result<(), RunError> {
     match latest_unrecorded(state) {
         None => Ok(()),
-        Some((stage, n)) => Err(RunError::UnrecordedAttempt {
+        Some((stage, n)) => Err(RunError::Drive(DriveError::UnrecordedAttempt {
             run: state.run_id.to_string(),
             stage,
             n,
             worktree: state.worktree.clone(),
             remote: remote.map(str::to_owned),
-        }),
+        })),
     }
 }
 
@@ -143,12 +144,12 @@ pub fn check_recordable(repo: &Repo, state: &RunState) -> Result<Option<(String,
     );
     match made {
         Ok(_) => Ok(Some(unrecorded)),
-        Err(err) => Err(RunError::Unrecordable {
+        Err(err) => Err(RunError::Drive(DriveError::Unrecordable {
             run: state.run_id.to_string(),
             worktree: state.worktree.clone(),
             // git's reason spans lines; an `error:` line is one.
             message: err.to_string().lines().collect::<Vec<_>>().join("; "),
-        }),
+        })),
     }
 }
 

@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use crate::git::{CommitId, Repo};
+use crate::run::WorktreeError;
 use crate::state::RunState;
 
 use super::RunError;
@@ -17,10 +18,12 @@ use super::unrecorded;
 /// gate would read the wrong repository's changes.
 pub fn open_run_worktree(repo: &Repo, state: &RunState) -> Result<Repo, RunError> {
     let path = Path::new(&state.worktree);
-    let theirs = Repo::open_worktree(path).map_err(|source| RunError::NotAWorktree {
-        run: state.run_id.to_string(),
-        worktree: state.worktree.clone(),
-        source,
+    let theirs = Repo::open_worktree(path).map_err(|source| {
+        RunError::Worktree(WorktreeError::NotAWorktree {
+            run: state.run_id.to_string(),
+            worktree: state.worktree.clone(),
+            source,
+        })
     })?;
     let same_root = theirs
         .workdir()
@@ -31,10 +34,10 @@ pub fn open_run_worktree(repo: &Repo, state: &RunState) -> Result<Repo, RunError
     let same_repo =
         theirs.common_dir().canonicalize().ok() == repo.common_dir().canonicalize().ok();
     if !same_root || !same_repo {
-        return Err(RunError::NotRegistered {
+        return Err(RunError::Worktree(WorktreeError::NotRegistered {
             run: state.run_id.to_string(),
             worktree: state.worktree.clone(),
-        });
+        }));
     }
     Ok(theirs)
 }
@@ -85,32 +88,33 @@ pub fn snapshot_ref(run_id: &str, stage: &str, n: u32) -> String {
 pub fn check_worktree(repo: &Repo, state: &RunState) -> Result<(), RunError> {
     let (run, worktree, branch) = (&state.run_id.to_string(), &state.worktree, &state.branch);
     if !Path::new(worktree).is_dir() {
-        return Err(RunError::WorktreeMissing {
+        return Err(RunError::Worktree(WorktreeError::WorktreeMissing {
             run: run.clone(),
             worktree: worktree.clone(),
             branch: branch.clone(),
-        });
+        }));
     }
-    let theirs = open_run_worktree(repo, state).map_err(|e| RunError::Stale(Box::new(e)))?;
+    let theirs = open_run_worktree(repo, state)
+        .map_err(|e| RunError::Worktree(WorktreeError::Stale(Box::new(e))))?;
     let found = theirs.head_branch()?;
     if found.as_deref() != Some(branch.as_str()) {
-        return Err(RunError::WrongBranch {
+        return Err(RunError::Worktree(WorktreeError::WrongBranch {
             run: run.clone(),
             worktree: worktree.clone(),
             found,
             branch: branch.clone(),
-        });
+        }));
     }
     let base = state.base;
     let contains_base = theirs
         .head_commit()
         .is_some_and(|head| theirs.is_ancestor(base, head));
     if !contains_base {
-        return Err(RunError::BaseNotInHistory {
+        return Err(RunError::Worktree(WorktreeError::BaseNotInHistory {
             run: run.clone(),
             branch: branch.clone(),
             base: state.base.to_string(),
-        });
+        }));
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::git::Repo;
+use crate::run::WorktreeError;
 use crate::run::{RunError, lifecycle};
 use crate::state::store::{RunLock, Store, StoreError, TempOwner};
 
@@ -115,10 +116,10 @@ fn apply(
         Action::DeleteBranch { branch, id } => {
             // git refuses to delete a branch a worktree has checked out; so does this.
             if worktree_root.join(id).exists() {
-                return Err(RunError::BranchInUse {
+                return Err(RunError::Worktree(WorktreeError::BranchInUse {
                     branch: branch.clone(),
                     worktree: worktree_root.join(id),
-                });
+                }));
             }
             repo.delete_branch(branch)?;
             Ok(Applied::Done)

@@ -25,6 +25,7 @@ use serde::Serialize;
 pub use fix::{Fixed, fix};
 
 use crate::git::{CommitId, GitError, Repo, Scope};
+use crate::run::WorktreeError;
 use crate::state::store::{self, Store, TempOwner, Unfinished};
 use crate::state::{RunId, RunState, RunStatus};
 
@@ -448,19 +449,19 @@ fn orphaned_actor(store: &Store, state: &RunState) -> String {
 fn repair(err: &RunError, state: &RunState) -> (String, String) {
     let (id, worktree) = (&state.run_id, Path::new(&state.worktree));
     match err {
-        RunError::Stale(inner) => repair(inner, state),
-        RunError::WorktreeMissing { branch, .. } => (
+        RunError::Worktree(WorktreeError::Stale(inner)) => repair(inner, state),
+        RunError::Worktree(WorktreeError::WorktreeMissing { branch, .. }) => (
             format!("git baton resume {id} --recreate-worktree"),
             format!(
                 "this rebuilds it from branch {branch} and the last attempt's snapshot, then \
                  resumes the run"
             ),
         ),
-        RunError::WrongBranch { branch, .. } => (
+        RunError::Worktree(WorktreeError::WrongBranch { branch, .. }) => (
             format!("git -C {} switch {branch}", quote(worktree)),
             "this puts the worktree back on the run's branch".into(),
         ),
-        RunError::BaseNotInHistory { branch, .. } => (
+        RunError::Worktree(WorktreeError::BaseNotInHistory { branch, .. }) => (
             format!("git baton clean --force {id}"),
             format!(
                 "the branch was rewritten: restore it from `git reflog {branch}` instead if its \

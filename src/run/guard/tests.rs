@@ -1,6 +1,7 @@
 //! The comparison of what git-baton recorded before an attempt with what it found after.
 
 use super::*;
+use crate::run::WorktreeError;
 
 const BASE: &str = "1111111111111111111111111111111111111111";
 const TIP: &str = "2222222222222222222222222222222222222222";
@@ -180,22 +181,22 @@ fn the_reasons_resume_gives_are_the_same_words() {
         off_branch(None, BRANCH),
         "is on a detached HEAD instead of baton/0abc"
     );
-    let err = crate::run::RunError::WrongBranch {
+    let err = crate::run::RunError::Worktree(WorktreeError::WrongBranch {
         run: "0abc".into(),
         worktree: "/w".into(),
         found: Some("other".into()),
         branch: BRANCH.into(),
-    };
+    });
     assert!(
         err.to_string()
             .ends_with(&off_branch(Some("other"), BRANCH)),
         "{err}"
     );
-    let err = crate::run::RunError::BaseNotInHistory {
+    let err = crate::run::RunError::Worktree(WorktreeError::BaseNotInHistory {
         run: "0abc".into(),
         branch: BRANCH.into(),
         base: BASE.into(),
-    };
+    });
     assert!(err.to_string().ends_with(&base_left(BRANCH, BASE)), "{err}");
 }
 

@@ -2,6 +2,7 @@
 //! or taking the newer record and work of one it has.
 
 use super::*;
+use crate::run::{SyncError, WorktreeError};
 
 /// What bringing a run up to date with a remote did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,10 +33,10 @@ pub fn catch_up(here: &Here, id: &RunId, remote: &str) -> Result<CaughtUp, RunEr
     let local = repo.ref_target(&record_ref(id))?;
     match compare(repo, local, Some(theirs)) {
         Standing::UpToDate | Standing::Ahead | Standing::LocalOnly => Ok(CaughtUp::Nothing),
-        Standing::Diverged => Err(RunError::Diverged {
+        Standing::Diverged => Err(RunError::Sync(SyncError::Diverged {
             run: id.to_string(),
             remote: remote.to_owned(),
-        }),
+        })),
         Standing::Behind | Standing::RemoteOnly => {
             let lock = store.lock(id, "git baton (catching up with a remote)")?;
             let ours = store.load(id)?;
@@ -72,11 +73,11 @@ pub fn catch_up(here: &Here, id: &RunId, remote: &str) -> Result<CaughtUp, RunEr
                 if !same(newest)? {
                     let unrecorded = repo.tree_changes(kept, now, &crate::git::Scope::All)?;
                     if !unrecorded.is_empty() {
-                        return Err(RunError::UnrecordedWork {
+                        return Err(RunError::Sync(SyncError::UnrecordedWork {
                             run: id.to_string(),
                             worktree: ours.worktree.clone(),
                             paths: unrecorded,
-                        });
+                        }));
                     }
                     crate::run::in_the_way::check(repo, id.as_str(), worktree, kept, newest)?;
                     repo.move_files(worktree, kept, newest)?;
@@ -112,10 +113,10 @@ fn adopt(here: &Here, id: &RunId, remote: &str, theirs: CommitId) -> Result<(), 
     let worktree =
         crate::run::create::worktree_path(here.main_worktree, &here.config.worktree_root, id);
     if worktree.exists() {
-        return Err(RunError::WorktreeExists {
+        return Err(RunError::Worktree(WorktreeError::WorktreeExists {
             run: id.to_string(),
             worktree: worktree.display().to_string(),
-        });
+        }));
     }
     let staging = store.staging_dir(id);
     let _ = std::fs::remove_dir_all(&staging);
@@ -173,10 +174,12 @@ impl RemoteRecord {
         // Files are bounded when recorded (`record::read_limit`); a run holds its run files and a
         // handful per attempt, for a few thousand attempts at most.
         let files = repo.read_record(commit, record::read_limit, 100_000)?;
-        let bad = |message: String| RunError::BadRemoteRecord {
-            run: id.to_string(),
-            remote: remote.to_owned(),
-            message,
+        let bad = |message: String| {
+            RunError::Sync(SyncError::BadRemoteRecord {
+                run: id.to_string(),
+                remote: remote.to_owned(),
+                message,
+            })
         };
         let state_bytes = files
             .iter()
@@ -237,18 +240,18 @@ impl RemoteRecord {
         let mut refs = Vec::new();
         match (ours_branch, theirs_branch) {
             (Some(ours), Some(tip)) if ours != tip && !repo.is_ancestor(ours, tip) => {
-                return Err(RunError::BranchConflict {
+                return Err(RunError::Sync(SyncError::BranchConflict {
                     run: id.to_string(),
                     branch: state.branch.clone(),
                     remote: remote.to_owned(),
-                });
+                }));
             }
             (_, Some(tip)) => refs.push((format!("refs/heads/{}", state.branch), Some(tip))),
             (None, None) => {
-                return Err(RunError::BranchGone {
+                return Err(RunError::Worktree(WorktreeError::BranchGone {
                     run: id.to_string(),
                     branch: state.branch.clone(),
-                });
+                }));
             }
             (Some(_), None) => {}
         }

@@ -18,6 +18,7 @@ use jiff::Timestamp;
 
 use crate::config::Config;
 use crate::git::{CommitId, Pushed, RefUpdate, Repo};
+use crate::run::SyncError;
 use crate::state::store::{self, Store};
 use crate::state::{RunId, RunState};
 
@@ -135,10 +136,12 @@ pub fn tracked_state(repo: &Repo, remote: &str, id: &str) -> Result<Option<RunSt
     let Some(bytes) = repo.read_file_at(commit, "state.json")? else {
         return Ok(None);
     };
-    let state = store::parse(&bytes).map_err(|message| RunError::BadRemoteRecord {
-        run: id.to_owned(),
-        remote: remote.to_owned(),
-        message,
+    let state = store::parse(&bytes).map_err(|message| {
+        RunError::Sync(SyncError::BadRemoteRecord {
+            run: id.to_owned(),
+            remote: remote.to_owned(),
+            message,
+        })
     })?;
     // A claim, shown or compared only once git-baton could have written it.
     super::claims::check_claim(id, remote, &state)?;
@@ -243,11 +246,11 @@ pub fn publish_within(
             sync,
             Standing::Behind | Standing::Diverged | Standing::RemoteOnly
         ) {
-            return Err(RunError::LostRace {
+            return Err(RunError::Sync(SyncError::LostRace {
                 run: id.to_owned(),
                 remote: remote.to_owned(),
                 by: advanced_by(repo, remote, std::slice::from_ref(run)),
-            });
+            }));
         }
         let mut files = record::record_files(run.dir)?;
         files.retain(|(path, _)| path != "state.json");
@@ -283,11 +286,11 @@ pub fn publish_within(
                 if repo.is_ancestor(ours, theirs) {
                     continue;
                 }
-                return Err(RunError::BranchConflict {
+                return Err(RunError::Sync(SyncError::BranchConflict {
                     run: id.to_owned(),
                     branch: run.state.branch.clone(),
                     remote: remote.to_owned(),
-                });
+                }));
             }
             if expected != new || name.ends_with("/record") {
                 updates.push(RefUpdate {
@@ -310,11 +313,11 @@ pub fn publish_within(
                 .fetch(remote, &refspecs(remote), deadline)
                 .ok()
                 .and_then(|()| advanced_by(repo, remote, runs));
-            return Err(RunError::LostRace {
+            return Err(RunError::Sync(SyncError::LostRace {
                 run,
                 remote: remote.to_owned(),
                 by,
-            });
+            }));
         }
     }
     for (run, (refname, commit, parent)) in runs.iter().zip(&records) {
@@ -374,7 +377,7 @@ pub fn check_unleased(
     fetch(repo, remote)?;
     // A record git-baton could not have written holds no lease that keeps anyone out.
     let theirs = match tracked_state(repo, remote, id) {
-        Err(RunError::UntrustedRecord { .. }) => None,
+        Err(RunError::Sync(SyncError::UntrustedRecord { .. })) => None,
         theirs => theirs?,
     };
     if !force
@@ -413,11 +416,11 @@ pub fn unpublish(repo: &Repo, id: &RunId, remote: &str) -> Result<bool, RunError
         })
         .collect();
     if let Pushed::Rejected { .. } = repo.push_atomic(remote, &updates, None)? {
-        return Err(RunError::LostRace {
+        return Err(RunError::Sync(SyncError::LostRace {
             run: id.to_string(),
             remote: remote.to_owned(),
             by: None,
-        });
+        }));
     }
     let gone: Vec<_> = tracked.into_iter().map(|(name, _)| (name, None)).collect();
     repo.set_refs(&gone)?;

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use jiff::Timestamp;
 
 use crate::git::Repo;
+use crate::run::SyncError;
 use crate::state::clock::Clock;
 use crate::state::store::Store;
 use crate::state::transition::Event;
@@ -114,9 +115,9 @@ impl Publisher {
         // there; what this driver's attempt did stays in the worktree, and catching up with
         // the remote later refuses to replace it.
         if self.lost.load(Ordering::Acquire) {
-            return Err(RunError::LeaseExpired {
+            return Err(RunError::Sync(SyncError::LeaseExpired {
                 run: state.run_id.to_string(),
-            });
+            }));
         }
         if let (Some(renewed), Some(ours)) = (last.lease(), state.lease())
             && renewed.holder == ours.holder
@@ -160,7 +161,7 @@ impl Publisher {
     ) -> Result<(), RunError> {
         match remote::publish_within(repo, &self.remote, &[Publication { dir, state }], deadline) {
             Ok(()) => Ok(()),
-            Err(err @ RunError::LostRace { .. }) => {
+            Err(err @ RunError::Sync(SyncError::LostRace { .. })) => {
                 self.lost.store(true, Ordering::Release);
                 Err(err)
             }
@@ -280,7 +281,7 @@ impl Publisher {
                 Ok(())
             }
             Err(err) => {
-                if matches!(err, RunError::LostRace { .. }) {
+                if matches!(err, RunError::Sync(SyncError::LostRace { .. })) {
                     self.lost.store(true, Ordering::Release);
                 }
                 Err(err)
@@ -324,7 +325,7 @@ impl Publisher {
                 *state = released;
                 Ok(())
             }
-            Err(err @ RunError::LostRace { .. }) => Err(err),
+            Err(err @ RunError::Sync(SyncError::LostRace { .. })) => Err(err),
             Err(err) => {
                 sink.note(Note::ReleaseFailed {
                     run: state.run_id.to_string(),

@@ -22,6 +22,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 
 use crate::git::Repo;
+use crate::run::SyncError;
 use crate::state::store::{RunLock, Store, StoreError, Unfinished};
 use crate::state::transition::{self, Event, TransitionError};
 use crate::state::{RunId, RunState};
@@ -347,9 +348,9 @@ impl<'a> Session<'a> {
         if publisher.lost() {
             // The attempt was stopped because the lease could not be kept: another machine may
             // drive the run now.
-            return Err(RunError::LeaseExpired {
+            return Err(RunError::Sync(SyncError::LeaseExpired {
                 run: state.run_id.to_string(),
-            });
+            }));
         }
         released.map(|()| driven)
     }
