@@ -17,8 +17,8 @@
 //! - `verify`, then `report`, then `run` and `demo`: operations and the renderers of their
 //!   results. `report` renders what `verify` returns and what `run` records; `run` uses its
 //!   status words in messages. `demo` drives the real binary and imports no operation.
-//! - `ops`: one use case per command that changes a run, on the run session of `run`. `mcp`
-//!   beside it: the MCP protocol of `git baton mcp` (tools, schemas, framing), which imports
+//! - `ops`: one use case per command that changes a run, on the run session of `run` (and the
+//!   writing of `init --packaging`). `mcp` beside it: the MCP protocol of `git baton mcp` (tools, schemas, framing), which imports
 //!   nothing of the crate; what its tools do is given by `cli`, the commands' own functions.
 //! - `cli`: the command line, the only module that prints and decides exit codes.
 

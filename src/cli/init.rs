@@ -1,7 +1,8 @@
-//! `git baton init`: writes a commented `.baton.yml` with a preset per agent CLI on `PATH`.
+//! `git baton init`: writes a commented `.baton.yml` with a preset per agent CLI on `PATH`, or,
+//! with `--packaging DIR`, the agents' host files of `packaging/` (`ops::packaging`).
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
@@ -14,6 +15,10 @@ use crate::agent::preset::{self, Preset};
 /// `opencode`), each with its non-interactive invocation, how the prompt is passed, how its
 /// output is read and its rate-limit rules, plus a plain-command example and a pipeline whose
 /// gated stage runs the first agent found. docs/agents.md explains every flag.
+///
+/// With --packaging DIR it writes the agents' host files instead, for an installed git-baton
+/// with no checkout of the repository: the Claude Code plugin, the Gemini CLI extension and the
+/// Codex hooks file, into DIR/claude-code, DIR/gemini and DIR/codex, and no .baton.yml.
 #[derive(Debug, Args)]
 pub struct InitArgs {
     /// Write the preset of this agent only (claude, codex, gemini, aider, opencode), whether or
@@ -21,12 +26,21 @@ pub struct InitArgs {
     #[arg(long, value_name = "NAME")]
     pub agent: Option<String>,
 
-    /// Replace an existing .baton.yml.
+    /// Replace an existing .baton.yml (with --packaging: the files whose content differs).
     #[arg(long)]
     pub force: bool,
+
+    /// Write the host files of the agents that have them (claude, gemini, codex; with --agent,
+    /// that one's) below DIR instead of .baton.yml; an existing file with other content is
+    /// refused without --force.
+    #[arg(long, value_name = "DIR")]
+    pub packaging: Option<PathBuf>,
 }
 
 pub fn cmd_init(cwd: &Path, args: InitArgs, out: &mut dyn Write) -> Result<Ending, CliError> {
+    if let Some(dir) = &args.packaging {
+        return write_packaging(cwd, dir, &args, out);
+    }
     let ctx = Workspace::open(cwd)?;
     let chosen: Vec<&Preset> = match &args.agent {
         Some(name) => vec![preset::find(name).ok_or_else(|| unknown_agent(name))?],
@@ -68,6 +82,53 @@ pub fn cmd_init(cwd: &Path, args: InitArgs, out: &mut dyn Write) -> Result<Endin
             names.join(", ")
         ),
     };
+    Ok(Ending::Done)
+}
+
+/// `init --packaging DIR`: the host files, one line per file written.
+fn write_packaging(
+    cwd: &Path,
+    dir: &Path,
+    args: &InitArgs,
+    out: &mut dyn Write,
+) -> Result<Ending, CliError> {
+    use crate::agent::packaging;
+    if let Some(name) = &args.agent {
+        preset::find(name).ok_or_else(|| unknown_agent(name))?;
+    }
+    let files = packaging::files(args.agent.as_deref());
+    if files.is_empty() {
+        let name = args.agent.as_deref().unwrap_or_default();
+        return Err(
+            CliError::input(format!("the agent `{name}` has no host files to package")).hinted(
+                format!(
+                    "the agents with host files: {}",
+                    packaging::agents().join(", ")
+                ),
+            ),
+        );
+    }
+    let written =
+        crate::ops::packaging::write(&cwd.join(dir), &files, args.force).map_err(|e| {
+            let refused = matches!(e, crate::ops::packaging::Error::Differs { .. });
+            let err = CliError::input(e.to_string());
+            if !refused {
+                return err;
+            }
+            let agent = args
+                .agent
+                .as_ref()
+                .map(|a| format!(" --agent {a}"))
+                .unwrap_or_default();
+            err.hinted(format!(
+                "`git baton init --packaging {}{agent} --force` replaces it (commit or copy it \
+                 first)",
+                dir.display()
+            ))
+        })?;
+    for path in written {
+        let _ = writeln!(out, "wrote {}", path.display());
+    }
     Ok(Ending::Done)
 }
 

@@ -1,7 +1,8 @@
 //! The operations: one use case per file for each command that changes a run, on top of the
-//! run session ([`crate::run::session`]).
+//! run session ([`crate::run::session`]), and the one operation of a command that changes no
+//! run but writes files for the user: [`packaging`] (`init --packaging`).
 //!
-//! Each takes the [`Workspace`], an options struct and the command layer's note
+//! Each run operation takes the [`Workspace`], an options struct and the command layer's note
 //! [`Sink`](crate::run::note::Sink), and returns a typed outcome; it prints nothing and names no
 //! exit code. What it has to say on the way goes to the sink as it happens (see
 //! [`crate::run::note`] for why it is not collected), and what it ends with is its outcome,
@@ -13,6 +14,7 @@ mod drive;
 pub mod fetch;
 pub mod finish;
 pub mod hold;
+pub mod packaging;
 pub mod pause;
 pub mod push;
 pub mod resume;

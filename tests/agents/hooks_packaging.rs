@@ -3,7 +3,9 @@
 //! `--settings` or `--allowedTools` of its own, its Stop hook keeps Claude working through a
 //! run; the Gemini CLI extension passes `gemini extensions validate` and installs from its
 //! local path (its hook at work: tests/agents/hooks.rs); the Codex hooks file is the preset's
-//! hook and Codex reads it from a `CODEX_HOME`.
+//! hook and Codex reads it from a `CODEX_HOME`. Each test runs twice: on packaging/ itself, and
+//! on what `git baton init --packaging DIR` wrote outside the repository (the files an installed
+//! git-baton carries).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -19,10 +21,31 @@ const REASON: &str = "docs/b.md only links to docs/a.md for the rule";
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
-fn packaging(dir: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("packaging")
-        .join(dir)
+/// Where the packaging a test loads comes from.
+#[derive(Clone, Copy)]
+enum Source {
+    /// The repository's packaging/ directory.
+    Repository,
+    /// The directory `git baton init --packaging DIR --agent NAME` writes, outside the
+    /// repository.
+    Written,
+}
+
+/// `dir` (claude-code, gemini, codex: the directory of `agent`'s host files) from `source`.
+fn packaging(ar: &AgentRepo, source: Source, agent: &str, dir: &str) -> PathBuf {
+    match source {
+        Source::Repository => Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("packaging")
+            .join(dir),
+        Source::Written => {
+            let out = ar.repo.tmp().join("written");
+            let shown = out.display().to_string();
+            let init = ar.baton(&["init", "--packaging", &shown, "--agent", agent]);
+            assert_eq!(init.code, 0, "{init}");
+            assert!(!ar.repo.path(".baton.yml").exists(), "{init}");
+            out.join(dir)
+        }
+    }
 }
 
 /// Runs `program args` in the repository with the agents' environment: exit code and the
@@ -39,10 +62,18 @@ fn run(ar: &AgentRepo, program: &Path, args: &[&str]) -> (i32, String) {
 
 #[test]
 fn the_claude_code_plugin_validates_and_its_stop_hook_keeps_claude_working() {
+    claude_code_plugin(Source::Repository);
+}
+
+#[test]
+fn the_claude_code_plugin_init_packaging_writes_validates_and_keeps_claude_working() {
+    claude_code_plugin(Source::Written);
+}
+
+fn claude_code_plugin(source: Source) {
     let Some(claude) = cli::agent("claude") else {
         return;
     };
-    let plugin = packaging("claude-code");
     let mut script = claude_edits("docs/a.md").to_vec();
     script.push(turn(Turn::text("done")));
     // After the block: a reason for docs/b.md with `git baton unchanged`.
@@ -54,6 +85,7 @@ fn the_claude_code_plugin_validates_and_its_stop_hook_keeps_claude_working() {
         "docs/a.md states the rule; docs/b.md defers to it.",
     )));
     let ar = AgentRepo::new(Script(script));
+    let plugin = packaging(&ar, source, "claude", "claude-code");
     let (code, text) = run(
         &ar,
         &claude,
@@ -106,11 +138,20 @@ fn the_claude_code_plugin_validates_and_its_stop_hook_keeps_claude_working() {
 
 #[test]
 fn the_gemini_extension_validates_and_installs_from_its_path() {
+    gemini_extension(Source::Repository);
+}
+
+#[test]
+fn the_gemini_extension_init_packaging_writes_validates_and_installs_from_its_path() {
+    gemini_extension(Source::Written);
+}
+
+fn gemini_extension(source: Source) {
     let Some(gemini) = cli::agent("gemini") else {
         return;
     };
-    let extension = packaging("gemini");
     let ar = AgentRepo::new(Script(vec![]));
+    let extension = packaging(&ar, source, "gemini", "gemini");
     let shown = extension.display().to_string();
     let (code, text) = run(&ar, &gemini, &["extensions", "validate", &shown]);
     assert_eq!(code, 0, "{text}");
@@ -134,6 +175,15 @@ fn the_gemini_extension_validates_and_installs_from_its_path() {
 
 #[test]
 fn the_codex_hooks_file_keeps_codex_working_from_codex_home() {
+    codex_hooks_file(Source::Repository);
+}
+
+#[test]
+fn the_codex_hooks_file_init_packaging_writes_keeps_codex_working_from_codex_home() {
+    codex_hooks_file(Source::Written);
+}
+
+fn codex_hooks_file(source: Source) {
     let Some(_) = cli::agent("codex") else { return };
     let ar = AgentRepo::new(Script(vec![
         super::e2e::codex_edits("docs/a.md"),
@@ -142,7 +192,7 @@ fn the_codex_hooks_file_keeps_codex_working_from_codex_home() {
         turn(Turn::text("Both documents state the new rule.")),
     ]));
     std::fs::copy(
-        packaging("codex").join("hooks.json"),
+        packaging(&ar, source, "codex", "codex").join("hooks.json"),
         ar.env.codex_home.join("hooks.json"),
     )
     .unwrap();

@@ -1,5 +1,5 @@
-//! `git baton mcp` started by the real Claude Code and Codex, configured as docs/agents.md says
-//! ("The MCP server"), in a run's attempt: the mock model calls the server's `unchanged` tool
+//! `git baton mcp` started by the real Claude Code, Codex and Gemini CLI, configured as
+//! docs/agents.md says ("The MCP server"), in a run's attempt: the mock model calls the server's `unchanged` tool
 //! for a target the plan does not have (a tool error the model reads, nothing recorded), then
 //! for `docs/b.md` with a reason, and edits `docs/a.md`; the reason lands in the attempt's
 //! evidence and the run reaches `review` with `docs/b.md` covered by it.
@@ -276,4 +276,77 @@ fn codex_finds_the_mcp_tools_through_its_tool_search() {
         "{refused}"
     );
     assert!(answers_after(&sent, 2).contains("recorded"));
+}
+
+/// Gemini CLI's: the server in the scratch home's `~/.gemini/settings.json` (`mcpServers`,
+/// beside what [`cli::AgentEnv`] wrote there; Gemini 0.61.0 takes no server on its command
+/// line), and its tools approved on the actor's command line (`mcp_<server>_<tool>`): headless,
+/// Gemini offers the model no MCP tool that would need an approval.
+const GEMINI_MCP_SERVER: &str = r#"{"command": "git", "args": ["baton", "mcp"]}"#;
+const GEMINI_MCP: [&str; 4] = [
+    "--allowed-tools",
+    "mcp_baton_unchanged",
+    "--allowed-tools",
+    "mcp_baton_check",
+];
+
+/// The names of the functions a Gemini request offers the model.
+fn gemini_tools(request: &Request) -> Vec<String> {
+    request.json()["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|t| t["functionDeclarations"].as_array().into_iter().flatten())
+        .filter_map(|f| f["name"].as_str().map(String::from))
+        .collect()
+}
+
+#[test]
+fn gemini_cli_records_a_reason_through_the_mcp_server() {
+    let Some(_) = cli::agent("gemini") else {
+        return;
+    };
+    let mut script = unchanged_calls("mcp_baton_unchanged").to_vec();
+    script.push(turn(Turn::tool(
+        "write_file",
+        json!({"file_path": "docs/a.md", "content": new_text("docs/a.md")}),
+    )));
+    script.push(turn(Turn::text(
+        "docs/a.md states the rule; docs/b.md already did.",
+    )));
+    let ar = AgentRepo::new(Script(script));
+    let path = ar.env.home.join(".gemini/settings.json");
+    let mut settings: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    settings["mcpServers"] =
+        json!({"baton": serde_json::from_str::<Value>(GEMINI_MCP_SERVER).unwrap()});
+    std::fs::write(&path, settings.to_string()).unwrap();
+    let init = ar.baton(&["init", "--agent", "gemini"]);
+    assert_eq!(init.code, 0, "{init}");
+    let yml = std::fs::read_to_string(ar.repo.path(".baton.yml")).unwrap();
+    ar.repo.write(
+        ".baton.yml",
+        &insert_args(&yml, "gemini", "-p", &GEMINI_MCP),
+    );
+    ar.repo.commit_all("gemini starts git baton mcp");
+    let run = ar.baton(&["run", "plans/rule.md"]);
+    let sent = ar.mock.scripted();
+    // The approved tools of the server were offered to the model, and only those.
+    let tools = gemini_tools(&sent[0]);
+    let baton: Vec<&String> = tools.iter().filter(|t| t.starts_with("mcp_")).collect();
+    assert_eq!(
+        baton,
+        ["mcp_baton_check", "mcp_baton_unchanged"],
+        "{tools:?}\n{run}"
+    );
+    assert_eq!(run.code, 0, "{run}");
+    let id = run.run_id();
+    assert_reason_landed(&ar, &id);
+    let refused = answers_after(&sent, 0);
+    assert!(
+        refused.contains("error: unknown target `docs/bb.md`")
+            && refused.contains("did you mean `docs/b.md`?"),
+        "{refused}"
+    );
+    let accepted = answers_after(&sent, 1);
+    assert!(accepted.contains(r#"\"recorded\": true"#), "{accepted}");
 }

@@ -43,6 +43,7 @@ mod guard;
 mod hold;
 mod mcp;
 mod notify;
+mod packaging;
 mod planted;
 mod queue;
 mod record;
