@@ -234,15 +234,8 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::super::parse;
+    use super::super::tests::err;
     use super::*;
-
-    fn err(text: &str) -> String {
-        let e = parse(".baton.yml", text).unwrap_err();
-        match e.hint() {
-            Some(h) => format!("{e}\nhint: {h}"),
-            None => e.to_string(),
-        }
-    }
 
     const ACTORS: &str = "actors:\n  a: {command: [x]}\npipeline:\n  - stage: code\n    actor: a\n    gate: coverage\n";
 

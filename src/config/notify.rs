@@ -275,16 +275,9 @@ fn events(file: &str, names: Vec<Spanned<String>>) -> Result<Vec<NotifyEvent>, C
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::err;
     use super::super::{Config, apply, parse};
     use super::*;
-
-    fn err(text: &str) -> String {
-        let e = parse(".baton.yml", text).unwrap_err();
-        match e.hint() {
-            Some(h) => format!("{e}\nhint: {h}"),
-            None => e.to_string(),
-        }
-    }
 
     fn notify(text: &str) -> Notify {
         parse(".baton.yml", text).unwrap().notify.unwrap()

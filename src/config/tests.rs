@@ -1,6 +1,7 @@
 use super::*;
 
-fn err(text: &str) -> String {
+/// A configuration's error as the CLI prints it, `hint:` included.
+pub(super) fn err(text: &str) -> String {
     let e = parse(".baton.yml", text).unwrap_err();
     match e.hint() {
         Some(h) => format!("{e}\nhint: {h}"),

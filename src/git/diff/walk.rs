@@ -27,25 +27,9 @@ use gix::bstr::{BString, ByteSlice};
 use gix::index::entry::{Flags, Mode, Stat, mode::Change, stat};
 use rustix::fs::OFlags;
 
-mod prefixes;
+use super::worktree::state;
 
-/// What the walk found for one index entry.
-pub(in crate::git) mod state {
-    /// Not within the walked scope.
-    pub const UNVISITED: u8 = 0;
-    /// The worktree holds what the index holds.
-    pub const CLEAN: u8 = 1;
-    /// Something is there, but its stat does not vouch for the index: read it to know.
-    pub const DIRTY: u8 = 2;
-    /// Nothing is there (or a symlink is in its leading path).
-    pub const REMOVED: u8 = 3;
-    /// An unmerged entry.
-    pub const CONFLICT: u8 = 4;
-    /// A submodule's directory: its status decides.
-    pub const SUBMODULE: u8 = 5;
-    /// Something git cannot store (a fifo, a socket): changed, and never to be opened.
-    pub const UNADDABLE: u8 = 6;
-}
+mod prefixes;
 
 /// Flags under which gix's status trusts an entry without looking at the worktree.
 const TRUSTED: Flags = Flags::UPTODATE

@@ -40,23 +40,20 @@ use super::{GitError, Result, path_string};
 const PARALLEL_ENTRIES: usize = 4096;
 
 /// What the worktree holds for one index entry, as far as the worktree side could tell.
-mod state {
-    #[cfg(unix)]
-    pub use super::walk::state::*;
-
-    #[cfg(not(unix))]
+pub(super) mod state {
+    /// Not within the walked scope.
     pub const UNVISITED: u8 = 0;
-    #[cfg(not(unix))]
+    /// The worktree holds what the index holds.
     pub const CLEAN: u8 = 1;
-    #[cfg(not(unix))]
+    /// Something is there, but its stat does not vouch for the index: read it to know.
     pub const DIRTY: u8 = 2;
-    #[cfg(not(unix))]
+    /// Nothing is there (or a symlink is in its leading path).
     pub const REMOVED: u8 = 3;
-    #[cfg(not(unix))]
+    /// An unmerged entry.
     pub const CONFLICT: u8 = 4;
-    #[cfg(not(unix))]
+    /// A submodule's directory: its status decides.
     pub const SUBMODULE: u8 = 5;
-    #[cfg(not(unix))]
+    /// Something git cannot store (a fifo, a socket): changed, and never to be opened.
     pub const UNADDABLE: u8 = 6;
     /// A submodule gix's status found dirty in any way: git's ignore rules then decide.
     pub const SUBMODULE_MODIFIED: u8 = 7;
