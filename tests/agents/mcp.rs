@@ -1,4 +1,4 @@
-//! `git baton mcp` started by the real Claude Code, Codex and Gemini CLI, configured as
+//! `git baton mcp` started by the real Claude Code, Codex, Gemini CLI and opencode, configured as
 //! docs/agents.md says ("The MCP server"), in a run's attempt: the mock model calls the server's `unchanged` tool
 //! for a target the plan does not have (a tool error the model reads, nothing recorded), then
 //! for `docs/b.md` with a reason, and edits `docs/a.md`; the reason lands in the attempt's
@@ -10,6 +10,7 @@ use super::cli;
 use super::e2e::{claude_edits, codex_edits, coverage_row, new_text, turn};
 use super::harness::{AgentRepo, attempt};
 use super::mock::{Request, Script, Turn};
+use super::opencode::assert_offline;
 
 const REASON: &str = "already states that grades are A to F in its first section";
 
@@ -341,7 +342,70 @@ fn gemini_cli_records_a_reason_through_the_mcp_server() {
     assert_eq!(run.code, 0, "{run}");
     let id = run.run_id();
     assert_reason_landed(&ar, &id);
+    // The server is a child of opencode's on stdio: the mock saw only the model's requests
+    // and the npm registry's.
+    assert_offline(&ar.mock);
     let refused = answers_after(&sent, 0);
+    assert!(refused.contains(r#""is_error":true"#), "{refused}");
+    assert!(
+        refused.contains("error: unknown target `docs/bb.md`")
+            && refused.contains("did you mean `docs/b.md`?"),
+        "{refused}"
+    );
+    let accepted = answers_after(&sent, 1);
+    assert!(accepted.contains(r#"\"recorded\": true"#), "{accepted}");
+}
+
+/// opencode's: the server in its configuration's `mcp` (a `local` server, its command an array),
+/// here the scratch home's global `~/.config/opencode/opencode.json`, which opencode merges with
+/// the suite's `OPENCODE_CONFIG_CONTENT`. opencode 1.18.33 offers the tools as
+/// `<server>_<tool>` and runs them without a permission rule.
+const OPENCODE_MCP: &str =
+    r#"{"mcp": {"baton": {"type": "local", "command": ["git", "baton", "mcp"]}}}"#;
+
+#[test]
+fn opencode_records_a_reason_through_the_mcp_server() {
+    let Some(_) = cli::agent("opencode") else {
+        return;
+    };
+    let mut script = unchanged_calls("baton_unchanged").to_vec();
+    script.push(turn(Turn::tool(
+        "write",
+        json!({"filePath": "docs/a.md", "content": new_text("docs/a.md")}),
+    )));
+    script.push(turn(Turn::text(
+        "docs/a.md states the rule; docs/b.md already did.",
+    )));
+    let ar = AgentRepo::new(Script(script));
+    let dir = ar.env.home.join(".config/opencode");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("opencode.json"), OPENCODE_MCP).unwrap();
+    let init = ar.baton(&["init", "--agent", "opencode"]);
+    assert_eq!(init.code, 0, "{init}");
+    ar.repo.commit_all("git baton init --agent opencode");
+    let run = ar.baton(&["run", "plans/rule.md"]);
+    let sent = ar.mock.scripted();
+    // The server's tools were offered to the model beside opencode's own.
+    let tools: Vec<String> = sent[0].json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(String::from))
+        .collect();
+    let baton: Vec<&String> = tools.iter().filter(|t| t.starts_with("baton_")).collect();
+    assert_eq!(
+        baton,
+        ["baton_check", "baton_status", "baton_unchanged"],
+        "{tools:?}\n{run}"
+    );
+    assert_eq!(run.code, 0, "{run}");
+    let id = run.run_id();
+    assert_reason_landed(&ar, &id);
+    // The server is a child of opencode's on stdio: the mock saw only the model's requests
+    // and the npm registry's.
+    assert_offline(&ar.mock);
+    let refused = answers_after(&sent, 0);
+    assert!(refused.contains(r#""is_error":true"#), "{refused}");
     assert!(
         refused.contains("error: unknown target `docs/bb.md`")
             && refused.contains("did you mean `docs/b.md`?"),

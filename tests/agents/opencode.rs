@@ -61,7 +61,7 @@ fn opencode_repo(script: Script) -> AgentRepo {
 
 /// The mock saw only the model's messages and opencode's one look at the npm registry (which the
 /// test environment points at the mock, and the mock refuses); anything else fails by name.
-fn assert_offline(mock: &MockServer) {
+pub(super) fn assert_offline(mock: &MockServer) {
     for r in mock.requests() {
         let model = r.method == "POST" && r.path.starts_with("/v1/messages");
         let npm = r.method == "GET" && r.path.starts_with(&format!("{}/", cli::NPM_REGISTRY));
