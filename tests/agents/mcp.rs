@@ -126,6 +126,33 @@ fn answers_after(sent: &[Request], turn: usize) -> &str {
         .body
 }
 
+/// What the model was sent back after its call of `unchanged` for `docs/bb.md` (turn
+/// `refused`) and after the next, for `docs/b.md`: the refusal with the command's `error:` and
+/// `hint:` words, then the reason's acceptance as the tool's JSON. Returns the refusal, for the
+/// form of tool error each CLI's protocol has.
+fn assert_refused_then_recorded(sent: &[Request], refused: usize) -> &str {
+    let refusal = answers_after(sent, refused);
+    assert!(
+        refusal.contains("error: unknown target `docs/bb.md`")
+            && refusal.contains("did you mean `docs/b.md`?"),
+        "{refusal}"
+    );
+    let accepted = answers_after(sent, refused + 1);
+    assert!(accepted.contains(r#"\"recorded\": true"#), "{accepted}");
+    refusal
+}
+
+/// The names of the tools a request offers the model (a tool with no name, such as Codex's
+/// `tool_search`, by its type).
+fn tool_names(request: &Request) -> Vec<String> {
+    request.json()["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools in {}", request.body))
+        .iter()
+        .filter_map(|t| t["name"].as_str().or(t["type"].as_str()).map(String::from))
+        .collect()
+}
+
 #[test]
 fn claude_code_records_a_reason_through_the_mcp_server() {
     let Some(_) = cli::agent("claude") else {
@@ -155,17 +182,9 @@ fn claude_code_records_a_reason_through_the_mcp_server() {
         "{}",
         sent[0].body
     );
-    // The refusal reached the model as a tool error with the command's words; the reason's
-    // acceptance as the tool's JSON.
-    let refused = answers_after(&sent, 0);
+    // The refusal reached the model as a tool error.
+    let refused = assert_refused_then_recorded(&sent, 0);
     assert!(refused.contains(r#""is_error":true"#), "{refused}");
-    assert!(
-        refused.contains("error: unknown target `docs/bb.md`")
-            && refused.contains("did you mean `docs/b.md`?"),
-        "{refused}"
-    );
-    let accepted = answers_after(&sent, 1);
-    assert!(accepted.contains(r#"\"recorded\": true"#), "{accepted}");
 }
 
 #[test]
@@ -191,25 +210,12 @@ fn codex_records_a_reason_through_the_mcp_server() {
     let run = ar.baton(&["run", "plans/rule.md", "--actor", "executor=codex"]);
     let sent = ar.mock.scripted();
     // The server's tools were offered to the model.
-    let first = sent[0].json();
-    let tools: Vec<&str> = first["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["name"].as_str())
-        .collect();
-    assert!(tools.contains(&"mcp__baton"), "{tools:?}\n{run}");
+    let tools = tool_names(&sent[0]);
+    assert!(tools.iter().any(|t| t == "mcp__baton"), "{tools:?}\n{run}");
     assert_eq!(run.code, 0, "{run}");
     let id = run.run_id();
     assert_reason_landed(&ar, &id);
-
-    let refused = answers_after(&sent, 0);
-    assert!(
-        refused.contains("error: unknown target `docs/bb.md`"),
-        "{refused}"
-    );
-    let accepted = answers_after(&sent, 1);
-    assert!(accepted.contains("recorded"), "{accepted}");
+    assert_refused_then_recorded(&sent, 0);
 }
 
 /// Codex with the suite's `gpt-5.5`, a model it knows can search for tools: the server's tools
@@ -234,14 +240,6 @@ fn codex_finds_the_mcp_tools_through_its_tool_search() {
     ar.repo.commit_all("codex starts git baton mcp");
     let run = ar.baton(&["run", "plans/rule.md", "--actor", "executor=codex"]);
     let sent = ar.mock.scripted();
-    let tool_names = |request: &Request| -> Vec<String> {
-        request.json()["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|t| t["name"].as_str().or(t["type"].as_str()).map(String::from))
-            .collect()
-    };
     // Upfront: the search, not the server's tools.
     let first = tool_names(&sent[0]);
     assert!(first.iter().any(|t| t == "tool_search"), "{first:?}\n{run}");
@@ -271,12 +269,7 @@ fn codex_finds_the_mcp_tools_through_its_tool_search() {
     assert_eq!(run.code, 0, "{run}");
     let id = run.run_id();
     assert_reason_landed(&ar, &id);
-    let refused = answers_after(&sent, 1);
-    assert!(
-        refused.contains("error: unknown target `docs/bb.md`"),
-        "{refused}"
-    );
-    assert!(answers_after(&sent, 2).contains("recorded"));
+    assert_refused_then_recorded(&sent, 1);
 }
 
 /// Gemini CLI's: the server in the scratch home's `~/.gemini/settings.json` (`mcpServers`,
@@ -342,18 +335,7 @@ fn gemini_cli_records_a_reason_through_the_mcp_server() {
     assert_eq!(run.code, 0, "{run}");
     let id = run.run_id();
     assert_reason_landed(&ar, &id);
-    // The server is a child of opencode's on stdio: the mock saw only the model's requests
-    // and the npm registry's.
-    assert_offline(&ar.mock);
-    let refused = answers_after(&sent, 0);
-    assert!(refused.contains(r#""is_error":true"#), "{refused}");
-    assert!(
-        refused.contains("error: unknown target `docs/bb.md`")
-            && refused.contains("did you mean `docs/b.md`?"),
-        "{refused}"
-    );
-    let accepted = answers_after(&sent, 1);
-    assert!(accepted.contains(r#"\"recorded\": true"#), "{accepted}");
+    assert_refused_then_recorded(&sent, 0);
 }
 
 /// opencode's: the server in its configuration's `mcp` (a `local` server, its command an array),
@@ -386,12 +368,7 @@ fn opencode_records_a_reason_through_the_mcp_server() {
     let run = ar.baton(&["run", "plans/rule.md"]);
     let sent = ar.mock.scripted();
     // The server's tools were offered to the model beside opencode's own.
-    let tools: Vec<String> = sent[0].json()["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["name"].as_str().map(String::from))
-        .collect();
+    let tools = tool_names(&sent[0]);
     let baton: Vec<&String> = tools.iter().filter(|t| t.starts_with("baton_")).collect();
     assert_eq!(
         baton,
@@ -404,13 +381,6 @@ fn opencode_records_a_reason_through_the_mcp_server() {
     // The server is a child of opencode's on stdio: the mock saw only the model's requests
     // and the npm registry's.
     assert_offline(&ar.mock);
-    let refused = answers_after(&sent, 0);
+    let refused = assert_refused_then_recorded(&sent, 0);
     assert!(refused.contains(r#""is_error":true"#), "{refused}");
-    assert!(
-        refused.contains("error: unknown target `docs/bb.md`")
-            && refused.contains("did you mean `docs/b.md`?"),
-        "{refused}"
-    );
-    let accepted = answers_after(&sent, 1);
-    assert!(accepted.contains(r#"\"recorded\": true"#), "{accepted}");
 }
