@@ -10,7 +10,7 @@ use super::cli;
 use super::e2e::{claude_edits, codex_edits, coverage_row, new_text, turn};
 use super::harness::{AgentRepo, attempt};
 use super::mock::{Request, Script, Turn};
-use super::opencode::assert_offline;
+use super::opencode::{assert_offline, opencode_repo, write};
 
 const REASON: &str = "already states that grades are A to F in its first section";
 
@@ -59,9 +59,11 @@ fn insert_args(yml: &str, actor: &str, before: &str, items: &[&str]) -> String {
     format!("{}{}{}", &yml[..at], yaml_items(items), &yml[at..])
 }
 
-/// The model's two calls of the server's `unchanged` tool (named `tool` by the CLI).
-fn unchanged_calls(tool: &str) -> [Turn; 2] {
-    [
+/// The model's turns: two calls of the server's `unchanged` tool (named `tool` by the CLI), for
+/// `docs/bb.md` and then `docs/b.md`, the `edits` of `docs/a.md` in the CLI's own tools, and
+/// its last words.
+fn mcp_script(tool: &str, edits: impl IntoIterator<Item = Turn>) -> Vec<Turn> {
+    let mut script = vec![
         turn(Turn::tool(
             tool,
             json!({"target": "docs/bb.md", "reason": REASON}),
@@ -70,7 +72,12 @@ fn unchanged_calls(tool: &str) -> [Turn; 2] {
             tool,
             json!({"target": "docs/b.md", "reason": REASON}),
         )),
-    ]
+    ];
+    script.extend(edits);
+    script.push(turn(Turn::text(
+        "docs/a.md states the rule; docs/b.md already did.",
+    )));
+    script
 }
 
 /// The evidence the attempt wrote: its `target_coverage` entries as `target: reason`.
@@ -158,12 +165,10 @@ fn claude_code_records_a_reason_through_the_mcp_server() {
     let Some(_) = cli::agent("claude") else {
         return;
     };
-    let mut script = unchanged_calls("mcp__baton__unchanged").to_vec();
-    script.extend(claude_edits("docs/a.md"));
-    script.push(turn(Turn::text(
-        "docs/a.md states the rule; docs/b.md already did.",
+    let ar = AgentRepo::new(Script(mcp_script(
+        "mcp__baton__unchanged",
+        claude_edits("docs/a.md"),
     )));
-    let ar = AgentRepo::new(Script(script));
     let yml = ar.init();
     ar.repo.write(
         ".baton.yml",
@@ -190,12 +195,10 @@ fn claude_code_records_a_reason_through_the_mcp_server() {
 #[test]
 fn codex_records_a_reason_through_the_mcp_server() {
     let Some(_) = cli::agent("codex") else { return };
-    let mut script = unchanged_calls("mcp__baton__unchanged").to_vec();
-    script.push(codex_edits("docs/a.md"));
-    script.push(turn(Turn::text(
-        "docs/a.md states the rule; docs/b.md already did.",
+    let ar = AgentRepo::new(Script(mcp_script(
+        "mcp__baton__unchanged",
+        [codex_edits("docs/a.md")],
     )));
-    let ar = AgentRepo::new(Script(script));
     let yml = ar.init();
     ar.repo.write(
         ".baton.yml",
@@ -228,11 +231,10 @@ fn codex_finds_the_mcp_tools_through_its_tool_search() {
         "tool_search",
         json!({"query": "record a reason a git-baton target needs no change"}),
     ))];
-    script.extend(unchanged_calls("mcp__baton__unchanged"));
-    script.push(codex_edits("docs/a.md"));
-    script.push(turn(Turn::text(
-        "docs/a.md states the rule; docs/b.md already did.",
-    )));
+    script.extend(mcp_script(
+        "mcp__baton__unchanged",
+        [codex_edits("docs/a.md")],
+    ));
     let ar = AgentRepo::new(Script(script));
     let yml = ar.init();
     ar.repo
@@ -300,15 +302,11 @@ fn gemini_cli_records_a_reason_through_the_mcp_server() {
     let Some(_) = cli::agent("gemini") else {
         return;
     };
-    let mut script = unchanged_calls("mcp_baton_unchanged").to_vec();
-    script.push(turn(Turn::tool(
+    let write = turn(Turn::tool(
         "write_file",
         json!({"file_path": "docs/a.md", "content": new_text("docs/a.md")}),
-    )));
-    script.push(turn(Turn::text(
-        "docs/a.md states the rule; docs/b.md already did.",
-    )));
-    let ar = AgentRepo::new(Script(script));
+    ));
+    let ar = AgentRepo::new(Script(mcp_script("mcp_baton_unchanged", [write])));
     let path = ar.env.home.join(".gemini/settings.json");
     let mut settings: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     settings["mcpServers"] =
@@ -350,21 +348,10 @@ fn opencode_records_a_reason_through_the_mcp_server() {
     let Some(_) = cli::agent("opencode") else {
         return;
     };
-    let mut script = unchanged_calls("baton_unchanged").to_vec();
-    script.push(turn(Turn::tool(
-        "write",
-        json!({"filePath": "docs/a.md", "content": new_text("docs/a.md")}),
-    )));
-    script.push(turn(Turn::text(
-        "docs/a.md states the rule; docs/b.md already did.",
-    )));
-    let ar = AgentRepo::new(Script(script));
+    let ar = opencode_repo(Script(mcp_script("baton_unchanged", [write("docs/a.md")])));
     let dir = ar.env.home.join(".config/opencode");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("opencode.json"), OPENCODE_MCP).unwrap();
-    let init = ar.baton(&["init", "--agent", "opencode"]);
-    assert_eq!(init.code, 0, "{init}");
-    ar.repo.commit_all("git baton init --agent opencode");
     let run = ar.baton(&["run", "plans/rule.md"]);
     let sent = ar.mock.scripted();
     // The server's tools were offered to the model beside opencode's own.

@@ -29,7 +29,7 @@ fn turn(t: Turn) -> Turn {
 }
 
 /// opencode's `write` tool: a path relative to its working directory, the run's worktree.
-fn write(target: &str) -> Turn {
+pub(super) fn write(target: &str) -> Turn {
     turn(Turn::tool(
         "write",
         json!({"filePath": target, "content": new_text(target)}),
@@ -45,7 +45,7 @@ fn bash(command: &str) -> Turn {
 }
 
 /// A repository with `.baton.yml` as `init --agent opencode` wrote it, committed unchanged.
-fn opencode_repo(script: Script) -> AgentRepo {
+pub(super) fn opencode_repo(script: Script) -> AgentRepo {
     let ar = AgentRepo::new(script);
     let run = ar.baton(&["init", "--agent", "opencode"]);
     assert_eq!(run.code, 0, "{run}");
