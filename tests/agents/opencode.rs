@@ -179,11 +179,7 @@ fn rate_limited_run(body: Value, name: &str) -> Option<(AgentRepo, String, Value
     let stdout = captured(&ar, &id, name);
     assert_eq!(run.code, 1, "{run}\n--- opencode's stdout\n{stdout}");
     assert_offline(&ar.mock);
-    let state = ar.status(&id);
-    assert_eq!(state["status"], "rate_limited", "{state:#}");
-    let a = attempt(&state, 1).clone();
-    assert_eq!(a["outcome"], "rate_limited", "{a:#}");
-    assert_eq!(a["exit_code"], 1, "{a:#}");
+    let (_, a) = ar.rate_limited(&id, 1);
     assert_eq!(
         a["agent"]["rate_limit_reset"]["text"], "retry-after-ms: 1",
         "{a:#}"
