@@ -175,13 +175,7 @@ fn fake_cargo(dir: &Path) -> PathBuf {
 /// The repository of a pull request: `main` with a plan of two targets, `feature` changing one
 /// of them, with `message` (which may carry trailers).
 fn pull_request(message: &str) -> TestRepo {
-    let repo = TestRepo::with()
-        .plan("plans/p.md", "Two docs", &["docs/a.md", "docs/b.md"])
-        .named(&["docs/a.md", "docs/b.md"])
-        .on_feature();
-    repo.write("docs/a.md", "a, edited\n");
-    repo.commit_all(message);
-    repo
+    TestRepo::with().two_docs().with_a_edited(message)
 }
 
 /// Runs the action's script in `dir` with `inputs` (as `INPUT_*` variables), for [`TARGET`],
@@ -639,12 +633,7 @@ fn pre_commit_hooks_run_the_worktree_gate_before_a_push() {
     let hooks = yaml(".pre-commit-hooks.yaml");
     let hooks = hooks.as_array().unwrap();
     assert_eq!(hooks.len(), 2);
-    let repo = TestRepo::with()
-        .plan("plans/p.md", "Two docs", &["docs/a.md", "docs/b.md"])
-        .named(&["docs/a.md", "docs/b.md"])
-        .on_feature();
-    repo.write("docs/a.md", "a, edited\n");
-    repo.commit_all("Two docs\n\nBaton-Plan: plans/p.md\n");
+    let repo = pull_request("Two docs\n\nBaton-Plan: plans/p.md\n");
     for hook in hooks {
         assert_eq!(hook["stages"], serde_json::json!(["pre-push"]), "{hook}");
         assert_eq!(hook["pass_filenames"], false, "{hook}");

@@ -239,11 +239,7 @@ fn a_429_ends_the_claude_attempt_rate_limited_with_the_usage_so_far() {
     let run = ar.baton(&["run", "plans/rule.md"]);
     assert_eq!(run.code, 1, "{run}");
     let id = run.run_id();
-    let state = ar.status(&id);
-    assert_eq!(state["status"], "rate_limited", "{state:#}");
-    let a = attempt(&state, 1);
-    assert_eq!(a["outcome"], "rate_limited", "{a:#}");
-    assert_eq!(a["exit_code"], 1, "{a:#}");
+    let (state, a) = ar.rate_limited(&id, 1);
     // Recognised from Claude Code's JSON (`api_error_status: 429`), not from a text pattern:
     // the error names the output format that said so.
     let error = a["error"].as_str().unwrap();
@@ -381,11 +377,7 @@ fn a_429_ends_the_codex_attempt_rate_limited_from_its_turn_failed() {
     let run = ar.baton(&["run", "plans/rule.md", "--actor", "executor=codex"]);
     assert_eq!(run.code, 1, "{run}");
     let id = run.run_id();
-    let state = ar.status(&id);
-    assert_eq!(state["status"], "rate_limited", "{state:#}");
-    let a = attempt(&state, 1);
-    assert_eq!(a["outcome"], "rate_limited", "{a:#}");
-    assert_eq!(a["exit_code"], 1, "{a:#}");
+    let (state, a) = ar.rate_limited(&id, 1);
     let error = a["error"].as_str().unwrap();
     assert_eq!(
         error,

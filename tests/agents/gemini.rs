@@ -130,11 +130,8 @@ fn a_429_exits_173_and_ends_the_gemini_attempt_rate_limited() {
     let stderr = log(&ar, &id, "stderr");
     assert_eq!(run.code, 1, "{run}\n--- gemini's stderr\n{stderr}");
     assert_offline(&ar.mock);
-    let state = ar.status(&id);
-    assert_eq!(state["status"], "rate_limited", "{state:#}");
-    let a = attempt(&state, 1);
-    assert_eq!(a["outcome"], "rate_limited", "{a:#}");
-    assert_eq!(a["exit_code"], 173, "429 modulo 256: {a:#}");
+    // 429 modulo 256.
+    let (_, a) = ar.rate_limited(&id, 173);
     let error = a["error"].as_str().unwrap();
     assert!(
         error.starts_with(

@@ -110,6 +110,17 @@ impl AgentRepo {
         run.json()
     }
 
+    /// The state of run `id`, which a rate limit stopped in its first attempt, and that
+    /// attempt: both `rate_limited`, the agent having exited `exit_code`.
+    pub fn rate_limited(&self, id: &str, exit_code: i64) -> (Value, Value) {
+        let state = self.status(id);
+        assert_eq!(state["status"], "rate_limited", "{state:#}");
+        let a = attempt(&state, 1).clone();
+        assert_eq!(a["outcome"], "rate_limited", "{a:#}");
+        assert_eq!(a["exit_code"], exit_code, "{a:#}");
+        (state, a)
+    }
+
     /// The run's worktree, from `status --json`.
     pub fn worktree(&self, state: &Value) -> PathBuf {
         let shown = state["worktree"].as_str().unwrap();

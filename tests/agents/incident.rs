@@ -24,10 +24,7 @@ fn rate_limited_then_blocked_then_finished_by_the_stop_hook() {
     let run = ar.baton(&["run", "plans/rule.md"]);
     assert_eq!(run.code, 1, "{run}");
     let id = run.run_id();
-    let state = ar.status(&id);
-    assert_eq!(state["status"], "rate_limited", "{state:#}");
-    let first = attempt(&state, 1);
-    assert_eq!(first["outcome"], "rate_limited", "{first:#}");
+    let (state, first) = ar.rate_limited(&id, 1);
     assert!(
         first["error"]
             .as_str()

@@ -1,4 +1,4 @@
-//! `git baton mcp` started by the real Claude Code, Codex and Gemini CLI, configured as
+//! `git baton mcp` started by the real Claude Code, Codex, Gemini CLI and opencode, configured as
 //! docs/agents.md says ("The MCP server"), in a run's attempt: the mock model calls the server's `unchanged` tool
 //! for a target the plan does not have (a tool error the model reads, nothing recorded), then
 //! for `docs/b.md` with a reason, and edits `docs/a.md`; the reason lands in the attempt's
@@ -10,6 +10,7 @@ use super::cli;
 use super::e2e::{claude_edits, codex_edits, coverage_row, new_text, turn};
 use super::harness::{AgentRepo, attempt};
 use super::mock::{Request, Script, Turn};
+use super::opencode::{assert_offline, opencode_repo, write};
 
 const REASON: &str = "already states that grades are A to F in its first section";
 
@@ -58,9 +59,11 @@ fn insert_args(yml: &str, actor: &str, before: &str, items: &[&str]) -> String {
     format!("{}{}{}", &yml[..at], yaml_items(items), &yml[at..])
 }
 
-/// The model's two calls of the server's `unchanged` tool (named `tool` by the CLI).
-fn unchanged_calls(tool: &str) -> [Turn; 2] {
-    [
+/// The model's turns: two calls of the server's `unchanged` tool (named `tool` by the CLI), for
+/// `docs/bb.md` and then `docs/b.md`, the `edits` of `docs/a.md` in the CLI's own tools, and
+/// its last words.
+fn mcp_script(tool: &str, edits: impl IntoIterator<Item = Turn>) -> Vec<Turn> {
+    let mut script = vec![
         turn(Turn::tool(
             tool,
             json!({"target": "docs/bb.md", "reason": REASON}),
@@ -69,7 +72,12 @@ fn unchanged_calls(tool: &str) -> [Turn; 2] {
             tool,
             json!({"target": "docs/b.md", "reason": REASON}),
         )),
-    ]
+    ];
+    script.extend(edits);
+    script.push(turn(Turn::text(
+        "docs/a.md states the rule; docs/b.md already did.",
+    )));
+    script
 }
 
 /// The evidence the attempt wrote: its `target_coverage` entries as `target: reason`.
@@ -125,17 +133,42 @@ fn answers_after(sent: &[Request], turn: usize) -> &str {
         .body
 }
 
+/// What the model was sent back after its call of `unchanged` for `docs/bb.md` (turn
+/// `refused`) and after the next, for `docs/b.md`: the refusal with the command's `error:` and
+/// `hint:` words, then the reason's acceptance as the tool's JSON. Returns the refusal, for the
+/// form of tool error each CLI's protocol has.
+fn assert_refused_then_recorded(sent: &[Request], refused: usize) -> &str {
+    let refusal = answers_after(sent, refused);
+    assert!(
+        refusal.contains("error: unknown target `docs/bb.md`")
+            && refusal.contains("did you mean `docs/b.md`?"),
+        "{refusal}"
+    );
+    let accepted = answers_after(sent, refused + 1);
+    assert!(accepted.contains(r#"\"recorded\": true"#), "{accepted}");
+    refusal
+}
+
+/// The names of the tools a request offers the model (a tool with no name, such as Codex's
+/// `tool_search`, by its type).
+fn tool_names(request: &Request) -> Vec<String> {
+    request.json()["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools in {}", request.body))
+        .iter()
+        .filter_map(|t| t["name"].as_str().or(t["type"].as_str()).map(String::from))
+        .collect()
+}
+
 #[test]
 fn claude_code_records_a_reason_through_the_mcp_server() {
     let Some(_) = cli::agent("claude") else {
         return;
     };
-    let mut script = unchanged_calls("mcp__baton__unchanged").to_vec();
-    script.extend(claude_edits("docs/a.md"));
-    script.push(turn(Turn::text(
-        "docs/a.md states the rule; docs/b.md already did.",
+    let ar = AgentRepo::new(Script(mcp_script(
+        "mcp__baton__unchanged",
+        claude_edits("docs/a.md"),
     )));
-    let ar = AgentRepo::new(Script(script));
     let yml = ar.init();
     ar.repo.write(
         ".baton.yml",
@@ -154,28 +187,18 @@ fn claude_code_records_a_reason_through_the_mcp_server() {
         "{}",
         sent[0].body
     );
-    // The refusal reached the model as a tool error with the command's words; the reason's
-    // acceptance as the tool's JSON.
-    let refused = answers_after(&sent, 0);
+    // The refusal reached the model as a tool error.
+    let refused = assert_refused_then_recorded(&sent, 0);
     assert!(refused.contains(r#""is_error":true"#), "{refused}");
-    assert!(
-        refused.contains("error: unknown target `docs/bb.md`")
-            && refused.contains("did you mean `docs/b.md`?"),
-        "{refused}"
-    );
-    let accepted = answers_after(&sent, 1);
-    assert!(accepted.contains(r#"\"recorded\": true"#), "{accepted}");
 }
 
 #[test]
 fn codex_records_a_reason_through_the_mcp_server() {
     let Some(_) = cli::agent("codex") else { return };
-    let mut script = unchanged_calls("mcp__baton__unchanged").to_vec();
-    script.push(codex_edits("docs/a.md"));
-    script.push(turn(Turn::text(
-        "docs/a.md states the rule; docs/b.md already did.",
+    let ar = AgentRepo::new(Script(mcp_script(
+        "mcp__baton__unchanged",
+        [codex_edits("docs/a.md")],
     )));
-    let ar = AgentRepo::new(Script(script));
     let yml = ar.init();
     ar.repo.write(
         ".baton.yml",
@@ -190,25 +213,12 @@ fn codex_records_a_reason_through_the_mcp_server() {
     let run = ar.baton(&["run", "plans/rule.md", "--actor", "executor=codex"]);
     let sent = ar.mock.scripted();
     // The server's tools were offered to the model.
-    let first = sent[0].json();
-    let tools: Vec<&str> = first["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|t| t["name"].as_str())
-        .collect();
-    assert!(tools.contains(&"mcp__baton"), "{tools:?}\n{run}");
+    let tools = tool_names(&sent[0]);
+    assert!(tools.iter().any(|t| t == "mcp__baton"), "{tools:?}\n{run}");
     assert_eq!(run.code, 0, "{run}");
     let id = run.run_id();
     assert_reason_landed(&ar, &id);
-
-    let refused = answers_after(&sent, 0);
-    assert!(
-        refused.contains("error: unknown target `docs/bb.md`"),
-        "{refused}"
-    );
-    let accepted = answers_after(&sent, 1);
-    assert!(accepted.contains("recorded"), "{accepted}");
+    assert_refused_then_recorded(&sent, 0);
 }
 
 /// Codex with the suite's `gpt-5.5`, a model it knows can search for tools: the server's tools
@@ -221,11 +231,10 @@ fn codex_finds_the_mcp_tools_through_its_tool_search() {
         "tool_search",
         json!({"query": "record a reason a git-baton target needs no change"}),
     ))];
-    script.extend(unchanged_calls("mcp__baton__unchanged"));
-    script.push(codex_edits("docs/a.md"));
-    script.push(turn(Turn::text(
-        "docs/a.md states the rule; docs/b.md already did.",
-    )));
+    script.extend(mcp_script(
+        "mcp__baton__unchanged",
+        [codex_edits("docs/a.md")],
+    ));
     let ar = AgentRepo::new(Script(script));
     let yml = ar.init();
     ar.repo
@@ -233,14 +242,6 @@ fn codex_finds_the_mcp_tools_through_its_tool_search() {
     ar.repo.commit_all("codex starts git baton mcp");
     let run = ar.baton(&["run", "plans/rule.md", "--actor", "executor=codex"]);
     let sent = ar.mock.scripted();
-    let tool_names = |request: &Request| -> Vec<String> {
-        request.json()["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|t| t["name"].as_str().or(t["type"].as_str()).map(String::from))
-            .collect()
-    };
     // Upfront: the search, not the server's tools.
     let first = tool_names(&sent[0]);
     assert!(first.iter().any(|t| t == "tool_search"), "{first:?}\n{run}");
@@ -270,12 +271,7 @@ fn codex_finds_the_mcp_tools_through_its_tool_search() {
     assert_eq!(run.code, 0, "{run}");
     let id = run.run_id();
     assert_reason_landed(&ar, &id);
-    let refused = answers_after(&sent, 1);
-    assert!(
-        refused.contains("error: unknown target `docs/bb.md`"),
-        "{refused}"
-    );
-    assert!(answers_after(&sent, 2).contains("recorded"));
+    assert_refused_then_recorded(&sent, 1);
 }
 
 /// Gemini CLI's: the server in the scratch home's `~/.gemini/settings.json` (`mcpServers`,
@@ -306,15 +302,11 @@ fn gemini_cli_records_a_reason_through_the_mcp_server() {
     let Some(_) = cli::agent("gemini") else {
         return;
     };
-    let mut script = unchanged_calls("mcp_baton_unchanged").to_vec();
-    script.push(turn(Turn::tool(
+    let write = turn(Turn::tool(
         "write_file",
         json!({"file_path": "docs/a.md", "content": new_text("docs/a.md")}),
-    )));
-    script.push(turn(Turn::text(
-        "docs/a.md states the rule; docs/b.md already did.",
-    )));
-    let ar = AgentRepo::new(Script(script));
+    ));
+    let ar = AgentRepo::new(Script(mcp_script("mcp_baton_unchanged", [write])));
     let path = ar.env.home.join(".gemini/settings.json");
     let mut settings: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     settings["mcpServers"] =
@@ -341,12 +333,41 @@ fn gemini_cli_records_a_reason_through_the_mcp_server() {
     assert_eq!(run.code, 0, "{run}");
     let id = run.run_id();
     assert_reason_landed(&ar, &id);
-    let refused = answers_after(&sent, 0);
-    assert!(
-        refused.contains("error: unknown target `docs/bb.md`")
-            && refused.contains("did you mean `docs/b.md`?"),
-        "{refused}"
+    assert_refused_then_recorded(&sent, 0);
+}
+
+/// opencode's: the server in its configuration's `mcp` (a `local` server, its command an array),
+/// here the scratch home's global `~/.config/opencode/opencode.json`, which opencode merges with
+/// the suite's `OPENCODE_CONFIG_CONTENT`. opencode 1.18.33 offers the tools as
+/// `<server>_<tool>` and runs them without a permission rule.
+const OPENCODE_MCP: &str =
+    r#"{"mcp": {"baton": {"type": "local", "command": ["git", "baton", "mcp"]}}}"#;
+
+#[test]
+fn opencode_records_a_reason_through_the_mcp_server() {
+    let Some(_) = cli::agent("opencode") else {
+        return;
+    };
+    let ar = opencode_repo(Script(mcp_script("baton_unchanged", [write("docs/a.md")])));
+    let dir = ar.env.home.join(".config/opencode");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("opencode.json"), OPENCODE_MCP).unwrap();
+    let run = ar.baton(&["run", "plans/rule.md"]);
+    let sent = ar.mock.scripted();
+    // The server's tools were offered to the model beside opencode's own.
+    let tools = tool_names(&sent[0]);
+    let baton: Vec<&String> = tools.iter().filter(|t| t.starts_with("baton_")).collect();
+    assert_eq!(
+        baton,
+        ["baton_check", "baton_status", "baton_unchanged"],
+        "{tools:?}\n{run}"
     );
-    let accepted = answers_after(&sent, 1);
-    assert!(accepted.contains(r#"\"recorded\": true"#), "{accepted}");
+    assert_eq!(run.code, 0, "{run}");
+    let id = run.run_id();
+    assert_reason_landed(&ar, &id);
+    // The server is a child of opencode's on stdio: the mock saw only the model's requests
+    // and the npm registry's.
+    assert_offline(&ar.mock);
+    let refused = assert_refused_then_recorded(&sent, 0);
+    assert!(refused.contains(r#""is_error":true"#), "{refused}");
 }

@@ -29,7 +29,7 @@ fn turn(t: Turn) -> Turn {
 }
 
 /// opencode's `write` tool: a path relative to its working directory, the run's worktree.
-fn write(target: &str) -> Turn {
+pub(super) fn write(target: &str) -> Turn {
     turn(Turn::tool(
         "write",
         json!({"filePath": target, "content": new_text(target)}),
@@ -45,7 +45,7 @@ fn bash(command: &str) -> Turn {
 }
 
 /// A repository with `.baton.yml` as `init --agent opencode` wrote it, committed unchanged.
-fn opencode_repo(script: Script) -> AgentRepo {
+pub(super) fn opencode_repo(script: Script) -> AgentRepo {
     let ar = AgentRepo::new(script);
     let run = ar.baton(&["init", "--agent", "opencode"]);
     assert_eq!(run.code, 0, "{run}");
@@ -61,7 +61,7 @@ fn opencode_repo(script: Script) -> AgentRepo {
 
 /// The mock saw only the model's messages and opencode's one look at the npm registry (which the
 /// test environment points at the mock, and the mock refuses); anything else fails by name.
-fn assert_offline(mock: &MockServer) {
+pub(super) fn assert_offline(mock: &MockServer) {
     for r in mock.requests() {
         let model = r.method == "POST" && r.path.starts_with("/v1/messages");
         let npm = r.method == "GET" && r.path.starts_with(&format!("{}/", cli::NPM_REGISTRY));
@@ -179,11 +179,7 @@ fn rate_limited_run(body: Value, name: &str) -> Option<(AgentRepo, String, Value
     let stdout = captured(&ar, &id, name);
     assert_eq!(run.code, 1, "{run}\n--- opencode's stdout\n{stdout}");
     assert_offline(&ar.mock);
-    let state = ar.status(&id);
-    assert_eq!(state["status"], "rate_limited", "{state:#}");
-    let a = attempt(&state, 1).clone();
-    assert_eq!(a["outcome"], "rate_limited", "{a:#}");
-    assert_eq!(a["exit_code"], 1, "{a:#}");
+    let (_, a) = ar.rate_limited(&id, 1);
     assert_eq!(
         a["agent"]["rate_limit_reset"]["text"], "retry-after-ms: 1",
         "{a:#}"

@@ -263,6 +263,23 @@ fn attempt_field(state: &Value, stage: &str, field: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Asserts the actor and the outcome of each of the executor's attempts, in order.
+#[track_caller]
+fn assert_executor_attempts(state: &Value, expected: &[(&str, &str)]) {
+    let actors: Vec<&str> = expected.iter().map(|(actor, _)| *actor).collect();
+    let outcomes: Vec<&str> = expected.iter().map(|(_, outcome)| *outcome).collect();
+    assert_eq!(
+        attempt_field(state, "executor", "actor"),
+        actors,
+        "{state:#}"
+    );
+    assert_eq!(
+        attempt_field(state, "executor", "outcome"),
+        outcomes,
+        "{state:#}"
+    );
+}
+
 /// Sends SIGKILL to `target` (a pid, or `-PGID` for a process group).
 fn kill9(target: &str) {
     let _ = std::process::Command::new("kill")

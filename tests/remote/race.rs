@@ -33,13 +33,9 @@ fn two_machines_resume_the_same_run_at_once_and_one_wins() {
     assert_eq!(world.origin.rev(&record), local_rev(winner, &record));
     let state = world.state_on_origin(&id);
     assert_eq!(state["status"], "review", "{state:#}");
-    assert_eq!(
-        attempt_field(&state, "executor", "actor"),
-        ["partial", "slow"]
-    );
-    assert_eq!(
-        attempt_field(&state, "executor", "outcome"),
-        ["rate_limited", "succeeded"]
+    assert_executor_attempts(
+        &state,
+        &[("partial", "rate_limited"), ("slow", "succeeded")],
     );
     let branch = world
         .origin

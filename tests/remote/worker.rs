@@ -37,13 +37,9 @@ fn the_worker_script_resumes_a_run_on_a_runner_and_pushes_it_back() {
     assert_eq!(world.origin.rev(&record), local_rev(&runner, &record));
     let state = world.state_on_origin(&id);
     assert_eq!(state["status"], "review", "{state:#}");
-    assert_eq!(
-        attempt_field(&state, "executor", "actor"),
-        ["partial", "finisher"]
-    );
-    assert_eq!(
-        attempt_field(&state, "executor", "outcome"),
-        ["rate_limited", "succeeded"]
+    assert_executor_attempts(
+        &state,
+        &[("partial", "rate_limited"), ("finisher", "succeeded")],
     );
 
     // The machine that started the run sees the result after a fetch.
@@ -65,13 +61,9 @@ fn a_failed_attempt_on_the_runner_travels_back_and_keeps_its_exit_code() {
     assert!(worked.stderr.contains("resume exited 1"), "{worked}");
     let state = world.state_on_origin(&id);
     assert_eq!(state["status"], "failed", "{state:#}");
-    assert_eq!(
-        attempt_field(&state, "executor", "actor"),
-        ["partial", "failing"]
-    );
-    assert_eq!(
-        attempt_field(&state, "executor", "outcome"),
-        ["rate_limited", "failed"]
+    assert_executor_attempts(
+        &state,
+        &[("partial", "rate_limited"), ("failing", "failed")],
     );
 }
 

@@ -45,6 +45,13 @@ impl Fixture {
         self.file(path, &plan_text(title, targets))
     }
 
+    /// The gate's usual plan: `plans/p.md` ("Two docs") with the targets `docs/a.md` and
+    /// `docs/b.md`, which hold `a` and `b`.
+    pub fn two_docs(self) -> Fixture {
+        self.plan("plans/p.md", "Two docs", &["docs/a.md", "docs/b.md"])
+            .named(&["docs/a.md", "docs/b.md"])
+    }
+
     /// `.baton.yml`.
     pub fn config(self, yaml: &str) -> Fixture {
         self.file(".baton.yml", yaml)
@@ -69,6 +76,15 @@ impl Fixture {
     pub fn on_feature(self) -> TestRepo {
         let repo = self.commit();
         repo.git(["checkout", "-q", "-b", "feature"]);
+        repo
+    }
+
+    /// [`Self::on_feature`] with one commit on `feature`, whose `message` is the caller's:
+    /// `docs/a.md` edited to `a, edited`.
+    pub fn with_a_edited(self, message: &str) -> TestRepo {
+        let repo = self.on_feature();
+        repo.write("docs/a.md", "a, edited\n");
+        repo.commit_all(message);
         repo
     }
 }

@@ -11,13 +11,7 @@ use super::*;
 
 /// `main` with the plan, `feature` checked out with `docs/a.md` changed and committed.
 fn pull_request() -> TestRepo {
-    let repo = TestRepo::with()
-        .plan("plans/p.md", "Two docs", &["docs/a.md", "docs/b.md"])
-        .named(&["docs/a.md", "docs/b.md"])
-        .on_feature();
-    repo.write("docs/a.md", "a, edited\n");
-    repo.commit_all("edit a");
-    repo
+    TestRepo::with().two_docs().with_a_edited("edit a")
 }
 
 const RANGE: &str = "--base main --head feature";
@@ -149,11 +143,7 @@ fn the_pull_requests_configuration_is_not_the_gates() {
 #[test]
 fn the_merge_base_plans_dir_must_exist() {
     let run = |config: &str| {
-        let repo = TestRepo::with()
-            .config(config)
-            .plan("plans/p.md", "Two docs", &["docs/a.md", "docs/b.md"])
-            .named(&["docs/a.md", "docs/b.md"])
-            .on_feature();
+        let repo = TestRepo::with().config(config).two_docs().on_feature();
         repo.write(
             "plans/p.md",
             &plan("Two docs, reworded", &["docs/a.md", "docs/b.md"]),

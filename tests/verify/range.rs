@@ -7,10 +7,7 @@ use super::*;
 /// mode; with --head, uncommitted changes in the worktree are not either.
 #[test]
 fn head_mode_diffs_against_the_merge_base() {
-    let repo = TestRepo::with()
-        .plan("plans/p.md", "Two docs", &["docs/a.md", "docs/b.md"])
-        .named(&["docs/a.md", "docs/b.md"])
-        .on_feature();
+    let repo = TestRepo::with().two_docs().on_feature();
     repo.write("docs/a.md", "a on the branch\n");
     repo.commit_all("feature: a");
     repo.git(["checkout", "-q", "main"]);

@@ -10,13 +10,9 @@ use super::*;
 /// `main` with the plan, `feature` checked out with `docs/a.md` changed and committed by a
 /// message that ends with `trailers`.
 fn run_branch(trailers: &str) -> TestRepo {
-    let repo = TestRepo::with()
-        .plan("plans/p.md", "Two docs", &["docs/a.md", "docs/b.md"])
-        .named(&["docs/a.md", "docs/b.md"])
-        .on_feature();
-    repo.write("docs/a.md", "a, edited\n");
-    repo.commit_all(&format!("Two docs\n\nWork of a run.\n\n{trailers}"));
-    repo
+    TestRepo::with()
+        .two_docs()
+        .with_a_edited(&format!("Two docs\n\nWork of a run.\n\n{trailers}"))
 }
 
 /// [`verify`] with `main` and `feature` shown by name.
@@ -70,11 +66,8 @@ fn the_plan_a_run_branch_names_is_checked() {
 #[test]
 fn only_a_trailer_block_names_a_plan() {
     let repo = TestRepo::with()
-        .plan("plans/p.md", "Two docs", &["docs/a.md", "docs/b.md"])
-        .named(&["docs/a.md", "docs/b.md"])
-        .on_feature();
-    repo.write("docs/a.md", "a, edited\n");
-    repo.commit_all("Two docs\n\nSee the notes.\nBaton-Plan: plans/p.md\n");
+        .two_docs()
+        .with_a_edited("Two docs\n\nSee the notes.\nBaton-Plan: plans/p.md\n");
     let run = verify(&repo, RANGE);
     assert_eq!(run.code, 0, "{run}");
     assert!(run.stdout.starts_with("no plans to verify"), "{run}");
@@ -170,10 +163,7 @@ fn a_named_plan_must_be_committed() {
 /// it: its targets stay the gate, with or without `--allow-plan-changes`.
 #[test]
 fn a_plan_added_and_retired_in_the_range_is_read_where_it_was_named() {
-    let repo = TestRepo::with()
-        .plan("plans/p.md", "Two docs", &["docs/a.md", "docs/b.md"])
-        .named(&["docs/a.md", "docs/b.md"])
-        .on_feature();
+    let repo = TestRepo::with().two_docs().on_feature();
     repo.write("plans/n.md", &plan("New docs", &["docs/a.md", "docs/b.md"]));
     repo.commit_all("a plan for the run");
     repo.write("docs/a.md", "a, edited\n");

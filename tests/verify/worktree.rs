@@ -7,10 +7,7 @@ use super::*;
 /// subdirectory, with a plan path relative to it, exactly as from its top.
 #[test]
 fn linked_worktree_from_a_subdirectory() {
-    let repo = TestRepo::with()
-        .plan("plans/p.md", "Two docs", &["docs/a.md", "docs/b.md"])
-        .named(&["docs/a.md", "docs/b.md"])
-        .commit();
+    let repo = TestRepo::with().two_docs().commit();
     repo.git(["worktree", "add", "-q", "-b", "feature", "../linked"]);
     let linked = repo.tmp().join("linked");
     std::fs::write(
