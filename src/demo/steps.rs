@@ -119,6 +119,19 @@ impl Demo<'_> {
     }
 
     pub(super) fn steps(&mut self) -> Result<(), DemoError> {
+        self.introduce()?;
+        let id = self.first_agent()?;
+        self.lazy_agent(&id)?;
+        self.the_record(&id)?;
+        self.diligent_agent(&id)?;
+        self.final_result(&id)?;
+        self.done();
+        Ok(())
+    }
+
+    /// What the demo replays, and the sandbox repository it sets up: the plan, its targets, the
+    /// pipeline and the demo actors.
+    fn introduce(&mut self) -> Result<(), DemoError> {
         self.say(
             "git baton demo: a replay of the incident git-baton exists for.\n\
              \n\
@@ -147,9 +160,11 @@ impl Demo<'_> {
             "  .baton.yml    pipeline: executor (coverage gate) -> reporter\n  \
              demo-actors/  partial.sh, lazy.sh, diligent.sh, writer.sh",
         );
-        self.check_interrupted()?;
+        self.check_interrupted()
+    }
 
-        // 1. The first agent: one document of three, then a rate limit.
+    /// 1. The first agent: one document of three, then a rate limit. Returns the run's id.
+    fn first_agent(&mut self) -> Result<String, DemoError> {
         self.step(
             "1. The first agent fixes one document of three, then hits a rate limit",
             "`git baton run` gives the run its own branch and worktree and starts the executor\n\
@@ -170,8 +185,11 @@ impl Demo<'_> {
             str_at(&attempts(executor)[0], "outcome"),
             "rate_limited",
         )?;
+        Ok(id)
+    }
 
-        // 2. The resumed agent changes nothing and exits 0: the gate blocks it.
+    /// 2. The resumed agent changes nothing and exits 0: the gate blocks it.
+    fn lazy_agent(&mut self, id: &str) -> Result<(), DemoError> {
         self.step(
             "2. Another agent resumes, changes nothing, exits 0 — and is blocked",
             "`git baton resume` re-runs the executor stage, this time with the demo actor `lazy`.\n\
@@ -180,9 +198,9 @@ impl Demo<'_> {
              exit code: two targets have no change and no reason, so the stage is blocked.",
         );
         let step = format!("git baton resume {id} --actor executor=lazy");
-        let shown = self.show(&["resume", &id, "--actor", "executor=lazy"])?;
+        let shown = self.show(&["resume", id, "--actor", "executor=lazy"])?;
         expect_exit(&step, &shown, 1)?;
-        let state = self.state(&step, Some(&id))?;
+        let state = self.state(&step, Some(id))?;
         expect_eq(&step, "status", str_at(&state, "status"), "blocked")?;
         let lazy = attempts(stage(&state, "executor"))
             .last()
@@ -214,8 +232,11 @@ impl Demo<'_> {
                 ));
             }
         }
+        Ok(())
+    }
 
-        // 3. What the record says.
+    /// 3. What the record says: the status, and what the latest attempt changed.
+    fn the_record(&mut self, id: &str) -> Result<(), DemoError> {
         self.step(
             "3. What the run's record says",
             "The RunState keeps every attempt. `git baton status` shows them with the gate's\n\
@@ -223,11 +244,11 @@ impl Demo<'_> {
              the attempt before it.",
         );
         let step = format!("git baton status {id}");
-        let shown = self.show(&["status", &id])?;
+        let shown = self.show(&["status", id])?;
         expect_exit(&step, &shown, 0)?;
         self.say("");
         let step = format!("git baton diff {id}");
-        let shown = self.show(&["diff", &id])?;
+        let shown = self.show(&["diff", id])?;
         expect_exit(&step, &shown, 0)?;
         if !shown.text.contains("changed nothing") {
             return Err(deviated(
@@ -235,8 +256,11 @@ impl Demo<'_> {
                 "its output does not say \"changed nothing\"",
             ));
         }
+        Ok(())
+    }
 
-        // 4. A diligent agent finishes the work.
+    /// 4. A diligent agent finishes the work, with a reason for the target it leaves alone.
+    fn diligent_agent(&mut self, id: &str) -> Result<(), DemoError> {
         self.step(
             "4. A third agent finishes the work, and says why one document needs no change",
             "Resumed with the demo actor `diligent`: it edits docs/cdfd-check.md and, in its\n\
@@ -247,9 +271,9 @@ impl Demo<'_> {
              agents report and measures none of it.",
         );
         let step = format!("git baton resume {id} --actor executor=diligent");
-        let shown = self.show(&["resume", &id, "--actor", "executor=diligent"])?;
+        let shown = self.show(&["resume", id, "--actor", "executor=diligent"])?;
         expect_exit(&step, &shown, 0)?;
-        let state = self.state(&step, Some(&id))?;
+        let state = self.state(&step, Some(id))?;
         expect_eq(&step, "status", str_at(&state, "status"), "review")?;
         expect_eq(
             &step,
@@ -265,18 +289,17 @@ impl Demo<'_> {
                 ("changed", None),
                 ("unchanged", Some(REASON)),
             ],
-        )?;
+        )
+    }
 
-        // 5. What the reviewer sees.
-        self.final_result(&id)?;
-
+    /// What the demo showed.
+    fn done(&mut self) {
         self.say("\n== Done\n");
         self.say(
             "The attempt that changed nothing was blocked instead of recorded as a success; the\n\
              attempt that covered every target, with a reason for the one it left alone, passed.\n\
              Nothing is merged: the run's branch waits for review.",
         );
-        Ok(())
     }
 
     /// Shows what the reviewer gets: `git baton review`.

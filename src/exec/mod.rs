@@ -33,6 +33,7 @@
 
 mod command;
 mod contain;
+mod ended;
 mod group;
 mod log;
 mod output;
@@ -40,7 +41,7 @@ mod output;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -54,11 +55,10 @@ pub use contain::{TOKEN_VAR, kill_leftovers, live_leftovers};
 pub use log::{Copied, DEFAULT_LOG_LIMIT, copy_log_text, write_json_with_logs};
 
 use contain::Swept;
+use ended::{outcome, read_agent_output};
 use group::Group;
 use log::CappedLog;
 use output::{Reader, Scanner};
-
-use crate::agent::output::{Format, Reading, Stdout, Verdict};
 
 /// How often the main loop looks at the child, the stop request and the clock.
 const POLL: Duration = Duration::from_millis(50);
@@ -292,28 +292,9 @@ pub fn no_echo(_: crate::term::Stream) -> Option<Box<dyn std::io::Write + Send>>
 /// be kept — and the error is returned.
 pub fn run(inv: &Invocation) -> Result<Ran, ExecError> {
     let actor = inv.actor;
-    let argv = match &inv.placeholders {
-        Some(values) => command::expand(actor, values)?,
-        None if actor.command.is_empty() => {
-            return Err(ExecError::EmptyCommand {
-                actor: actor.name.clone(),
-            });
-        }
-        None => actor.command.clone(),
-    };
+    let argv = argv(inv)?;
     check_workdir(inv)?;
-    let stdin = if actor.stdin_prompt {
-        // The file itself rather than a pipe we feed: the child reads it at its own pace and
-        // there is no writer to block on an actor that never reads.
-        let file = File::open(inv.prompt_file).map_err(|source| ExecError::Prompt {
-            actor: actor.name.clone(),
-            path: inv.prompt_file.to_owned(),
-            source,
-        })?;
-        Stdio::from(file)
-    } else {
-        Stdio::null()
-    };
+    let stdin = stdin(inv)?;
     let stdout_log = create_log(actor, inv.stdout_log)?;
     let stderr_log = create_log(actor, inv.stderr_log)?;
 
@@ -333,20 +314,109 @@ pub fn run(inv: &Invocation) -> Result<Ran, ExecError> {
 
     let program = &argv[0];
     let token = contain::new_token();
-    if let Some(path) = inv.token_file {
-        // Before the child exists: whenever one of its processes can be running, a later
-        // git-baton can find it by this token.
-        contain::write_atomic(path, format!("{token}\n").as_bytes()).map_err(|source| {
-            ExecError::Record {
-                actor: actor.name.clone(),
-                path: path.to_owned(),
-                source,
-            }
-        })?;
-    }
+    record_token(inv, &token)?;
     // Orphans of the attempt re-parent to us, not to init: they stay where we look for them.
     contain::become_subreaper();
-    let mut cmd = Command::new(program);
+    let mut child = command(inv, &argv, stdin, &token)
+        .spawn()
+        .map_err(|err| spawn_error(actor, program, err))?;
+    let started = Instant::now();
+    if let Some(path) = inv.pid_file {
+        // Best effort: the token file is what a later cleanup relies on.
+        let _ = contain::write_atomic(path, format!("{}\n", child.id()).as_bytes());
+    }
+    let pipes = own_pipes(&child);
+    let stdout = child.stdout.take().map(|pipe| {
+        let log = CappedLog::new(inv.stdout_log, stdout_log, inv.log_limit);
+        reader(inv, pipe, log, crate::term::Stream::Stdout)
+    });
+    let stderr = child.stderr.take().map(|pipe| {
+        let log = CappedLog::new(inv.stderr_log, stderr_log, inv.log_limit);
+        reader(inv, pipe, log, crate::term::Stream::Stderr)
+    });
+    let readers: Vec<&Reader> = stdout.iter().chain(&stderr).collect();
+    let mut group = Group::new(child, &token, pipes);
+    let wait_error = |source| ExecError::Wait {
+        actor: actor.name.clone(),
+        program: program.clone(),
+        source,
+    };
+
+    let stop = watch(inv, &group, &readers, started).map_err(wait_error)?;
+    let duration = started.elapsed();
+    let (status, swept) = wind_down(&mut group, &readers, &stop, inv.grace).map_err(wait_error)?;
+    let mut stdout = stdout.map(Reader::finish);
+    let mut stderr = stderr.map(Reader::finish);
+    if let Swept::Survivors(count) = swept {
+        // Whatever they do from now on happens after the attempt: it cannot be recorded as
+        // the attempt's work, so the attempt is not recorded as having done any.
+        return Err(ExecError::Survivors { count, token });
+    }
+    check_logs(inv, &mut stdout, &mut stderr)?;
+
+    let agent = match stop {
+        None => read_agent_output(actor.output, inv, &stdout, &stderr),
+        Some(_) => None,
+    };
+    Ok(Ran {
+        outcome: outcome(actor, stop, status, agent.as_ref(), [&stdout, &stderr]),
+        exit_code: status.code(),
+        signal: status.signal(),
+        duration,
+        stderr_tail: stderr.map(|drained| drained.tail).unwrap_or_default(),
+        agent,
+    })
+}
+
+/// The argv to run: the actor's command with the placeholders expanded, when there are values
+/// for them.
+fn argv(inv: &Invocation) -> Result<Vec<String>, ExecError> {
+    let actor = inv.actor;
+    match &inv.placeholders {
+        Some(values) => command::expand(actor, values),
+        None if actor.command.is_empty() => Err(ExecError::EmptyCommand {
+            actor: actor.name.clone(),
+        }),
+        None => Ok(actor.command.clone()),
+    }
+}
+
+/// The prompt file for an actor that reads its prompt on stdin; nothing for the others.
+fn stdin(inv: &Invocation) -> Result<Stdio, ExecError> {
+    let actor = inv.actor;
+    if !actor.stdin_prompt {
+        return Ok(Stdio::null());
+    }
+    // The file itself rather than a pipe we feed: the child reads it at its own pace and
+    // there is no writer to block on an actor that never reads.
+    let file = File::open(inv.prompt_file).map_err(|source| ExecError::Prompt {
+        actor: actor.name.clone(),
+        path: inv.prompt_file.to_owned(),
+        source,
+    })?;
+    Ok(Stdio::from(file))
+}
+
+/// Writes the attempt's token where the caller keeps it, if it does.
+fn record_token(inv: &Invocation, token: &str) -> Result<(), ExecError> {
+    let Some(path) = inv.token_file else {
+        return Ok(());
+    };
+    // Before the child exists: whenever one of its processes can be running, a later
+    // git-baton can find it by this token.
+    contain::write_atomic(path, format!("{token}\n").as_bytes()).map_err(|source| {
+        ExecError::Record {
+            actor: inv.actor.name.clone(),
+            path: path.to_owned(),
+            source,
+        }
+    })
+}
+
+/// The actor's command: in the workdir, in a process group of its own, with its environment
+/// and the attempt's token.
+fn command(inv: &Invocation, argv: &[String], stdin: Stdio, token: &str) -> Command {
+    let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..])
         .current_dir(inv.workdir)
         .stdin(stdin)
@@ -358,53 +428,60 @@ pub fn run(inv: &Invocation) -> Result<Ran, ExecError> {
     for key in inv.clear_env {
         cmd.env_remove(key);
     }
-    for (key, value) in actor.env.iter().chain(&inv.env) {
+    for (key, value) in inv.actor.env.iter().chain(&inv.env) {
         cmd.env(key, value);
     }
-    cmd.env(TOKEN_VAR, &token);
-    let mut child = cmd
-        .spawn()
-        .map_err(|err| spawn_error(actor, program, err))?;
-    let started = Instant::now();
-    if let Some(path) = inv.pid_file {
-        // Best effort: the token file is what a later cleanup relies on.
-        let _ = contain::write_atomic(path, format!("{}\n", child.id()).as_bytes());
-    }
-    let pipes: Vec<u64> = [
+    cmd.env(TOKEN_VAR, token);
+    cmd
+}
+
+/// The pipes of the child's stdout and stderr, as the process table names them.
+fn own_pipes(child: &std::process::Child) -> Vec<u64> {
+    [
         child.stdout.as_ref().map(|p| p.as_raw_fd()),
         child.stderr.as_ref().map(|p| p.as_raw_fd()),
     ]
     .into_iter()
     .flatten()
     .filter_map(crate::procs::own_pipe)
-    .collect();
+    .collect()
+}
 
-    let patterns = &actor.rate_limit.patterns;
-    let stdout = child.stdout.take().map(|pipe| {
-        let echo = (inv.echo)(crate::term::Stream::Stdout);
-        let log = CappedLog::new(inv.stdout_log, stdout_log, inv.log_limit);
-        Reader::spawn(pipe, log, echo, Scanner::new(patterns), false)
-    });
-    let stderr = child.stderr.take().map(|pipe| {
-        let echo = (inv.echo)(crate::term::Stream::Stderr);
-        let log = CappedLog::new(inv.stderr_log, stderr_log, inv.log_limit);
-        Reader::spawn(pipe, log, echo, Scanner::new(patterns), true)
-    });
-    let readers: Vec<&Reader> = stdout.iter().chain(&stderr).collect();
-    let mut group = Group::new(child, &token, pipes);
-    let wait_error = |source| ExecError::Wait {
-        actor: actor.name.clone(),
-        program: program.clone(),
-        source,
-    };
+/// The thread that copies one of the child's streams to its log (and its echo), scanning it for
+/// the actor's rate-limit patterns; stderr's keeps its tail.
+fn reader(
+    inv: &Invocation,
+    pipe: impl io::Read + Send + 'static,
+    log: CappedLog,
+    stream: crate::term::Stream,
+) -> Reader {
+    let echo = (inv.echo)(stream);
+    let scanner = Scanner::new(&inv.actor.rate_limit.patterns);
+    Reader::spawn(
+        pipe,
+        log,
+        echo,
+        scanner,
+        stream == crate::term::Stream::Stderr,
+    )
+}
 
+/// Waits for the leader to exit, or stops the attempt — a log that cannot be written, a stop
+/// asked for, the timeout — and says why it was stopped.
+fn watch(
+    inv: &Invocation,
+    group: &Group,
+    readers: &[&Reader],
+    started: Instant,
+) -> io::Result<Option<Stop>> {
     // Past what the clock can hold there is no deadline to keep (the configuration refuses
     // more than a week; a caller of the library may not).
-    let deadline = actor
+    let deadline = inv
+        .actor
         .timeout
         .and_then(|timeout| started.checked_add(timeout));
     let stop = loop {
-        if group.exited().map_err(wait_error)? {
+        if group.exited()? {
             break None;
         }
         if readers.iter().any(|reader| reader.log_failed()) {
@@ -419,155 +496,44 @@ pub fn run(inv: &Invocation) -> Result<Ran, ExecError> {
         std::thread::sleep(POLL);
     };
     if stop.is_some() {
-        group.terminate(inv.grace).map_err(wait_error)?;
+        group.terminate(inv.grace)?;
     }
-    let duration = started.elapsed();
+    Ok(stop)
+}
+/// Ends what is left of the attempt once its leader is gone, and reaps the leader.
+///
+/// The leader is not reaped until then, so its group id cannot be reused yet. Whatever still
+/// holds the pipes gets a moment to finish writing; then everything left of the attempt is
+/// ended — with a grace period of its own unless the stop already gave it one.
+fn wind_down(
+    group: &mut Group,
+    readers: &[&Reader],
+    stop: &Option<Stop>,
+    grace: Duration,
+) -> io::Result<(ExitStatus, Swept)> {
+    Reader::settle(readers, SETTLE);
+    let swept = group.sweep(stop.is_none().then_some(grace));
+    Reader::settle(readers, SETTLE);
+    let status = group.reap()?;
+    Ok((status, swept))
+}
 
-    // The leader is gone (but not reaped, so its group id cannot be reused yet). Whatever still
-    // holds the pipes gets a moment to finish writing; then everything left of the attempt is
-    // ended — with a grace period of its own unless the stop above already gave it one.
-    Reader::settle(&readers, SETTLE);
-    let swept = group.sweep(stop.is_none().then_some(inv.grace));
-    Reader::settle(&readers, SETTLE);
-    let status = group.reap().map_err(wait_error)?;
-    let mut stdout = stdout.map(Reader::finish);
-    let mut stderr = stderr.map(Reader::finish);
-    if let Swept::Survivors(count) = swept {
-        // Whatever they do from now on happens after the attempt: it cannot be recorded as
-        // the attempt's work, so the attempt is not recorded as having done any.
-        return Err(ExecError::Survivors { count, token });
-    }
-
-    for (drained, path) in [(&mut stdout, inv.stdout_log), (&mut stderr, inv.stderr_log)] {
+/// The first error either log hit, if any: the attempt's output could not all be kept.
+fn check_logs(
+    inv: &Invocation,
+    stdout: &mut Option<output::Drained>,
+    stderr: &mut Option<output::Drained>,
+) -> Result<(), ExecError> {
+    for (drained, path) in [(stdout, inv.stdout_log), (stderr, inv.stderr_log)] {
         if let Some(source) = drained.as_mut().and_then(|d| d.log_error.take()) {
             return Err(ExecError::Log {
-                actor: actor.name.clone(),
+                actor: inv.actor.name.clone(),
                 path: path.to_owned(),
                 source,
             });
         }
     }
-
-    let exit_code = status.code();
-    let signal = status.signal();
-    let matched = [&stdout, &stderr]
-        .into_iter()
-        .flatten()
-        .find_map(|drained| drained.matched.clone());
-    let agent = match stop {
-        None => read_agent_output(actor.output, inv, &stdout, &stderr),
-        Some(_) => None,
-    };
-    let verdict = agent.as_ref().and_then(|report| report.verdict.as_ref());
-    let outcome = match stop {
-        Some(Stop::StopCause(cause)) => Ended::Interrupted { cause },
-        // Unreachable in practice: a log failure returned above.
-        Some(Stop::LogFailed) => Ended::Interrupted {
-            cause: StopCause::Manual,
-        },
-        None if matches!(verdict, Some(Verdict::RateLimited { .. })) => {
-            let message = match verdict {
-                Some(Verdict::RateLimited { message, .. }) => message.as_str(),
-                _ => "",
-            };
-            Ended::RateLimited {
-                exit_code,
-                matched: format!("{}: {message}", actor.output.name()),
-            }
-        }
-        None if status.success() && !matches!(verdict, Some(Verdict::Failed { .. })) => {
-            Ended::Succeeded
-        }
-        None => match exit_code.filter(|code| actor.rate_limit.exit_codes.contains(code)) {
-            Some(code) => Ended::RateLimited {
-                exit_code,
-                matched: format!("exit code {code}"),
-            },
-            None => match matched {
-                Some(matched) => Ended::RateLimited { exit_code, matched },
-                None => Ended::Failed { exit_code, signal },
-            },
-        },
-    };
-    Ok(Ran {
-        outcome,
-        exit_code,
-        signal,
-        duration,
-        stderr_tail: stderr.map(|drained| drained.tail).unwrap_or_default(),
-        agent,
-    })
-}
-
-/// Reads the attempt's logs as the actor's `output:` format says; `None` for `text`.
-fn read_agent_output(
-    format: Format,
-    inv: &Invocation,
-    stdout: &Option<output::Drained>,
-    stderr: &Option<output::Drained>,
-) -> Option<Reading> {
-    if format == Format::Text {
-        return None;
-    }
-    let read = |path: &Path| {
-        read_ends(path, MAX_PARSED).map_err(|err| format!("cannot read {}: {err}", path.display()))
-    };
-    let (out, err) = match (read(inv.stdout_log), read(inv.stderr_log)) {
-        (Ok(out), Ok(err)) => (out, err),
-        (Err(reason), _) | (_, Err(reason)) => {
-            return Some(Reading {
-                unparsed: Some(reason),
-                ..Reading::default()
-            });
-        }
-    };
-    crate::agent::output::parse(format, stream(&out, stdout), stream(&err, stderr))
-}
-
-/// The most of a log read for its agent's output: what a `log_limit` far above the default
-/// keeps is read as a cut log of this size, so memory stays bounded whatever the setting.
-const MAX_PARSED: u64 = 64 * 1024 * 1024;
-
-/// A log's text: whole, or — past `max` bytes — its first and last `max / 2` bytes.
-fn read_ends(path: &Path, max: u64) -> io::Result<(String, Option<String>)> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut file = File::open(path)?;
-    let len = file.metadata()?.len();
-    let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
-    if len <= max {
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)?;
-        return Ok((text(bytes), None));
-    }
-    let half = max / 2;
-    let mut head = Vec::new();
-    (&mut file).take(half).read_to_end(&mut head)?;
-    file.seek(SeekFrom::End(-(half as i64)))?;
-    let mut tail = Vec::new();
-    file.read_to_end(&mut tail)?;
-    Ok((text(head), Some(text(tail))))
-}
-
-/// A log's text as the parsers take it: whole, or head and tail when `log_limit` cut it (or
-/// [`read_ends`] read only its ends).
-fn stream<'a>(
-    (text, tail): &'a (String, Option<String>),
-    drained: &Option<output::Drained>,
-) -> Stdout<'a> {
-    if let Some(tail) = tail {
-        return Stdout::Cut { head: text, tail };
-    }
-    let cut = drained.as_ref().is_some_and(|d| d.cut);
-    match (cut, log::split_at_cut(text)) {
-        (false, _) => Stdout::Whole(text),
-        (true, Some((head, tail))) => Stdout::Cut { head, tail },
-        // Cut, but no marker found: all of it is read as a tail, so that nothing is taken for
-        // the whole output.
-        (true, None) => Stdout::Cut {
-            head: "",
-            tail: text,
-        },
-    }
+    Ok(())
 }
 
 /// The flag our SIGINT, SIGTERM and SIGHUP handlers set, registered on the first call
@@ -628,31 +594,5 @@ fn spawn_error(actor: &ActorSpec, program: &str, err: io::Error) -> ExecError {
             program,
             source: err,
         },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_log_past_the_read_bound_is_read_by_its_ends() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("stdout.log");
-        std::fs::write(&path, "head\nmiddle\ntail\n").unwrap();
-        assert_eq!(
-            read_ends(&path, 100).unwrap(),
-            ("head\nmiddle\ntail\n".into(), None)
-        );
-        let (head, tail) = read_ends(&path, 10).unwrap();
-        assert_eq!((head.as_str(), tail.as_deref()), ("head\n", Some("tail\n")));
-        let both = (head, tail);
-        assert_eq!(
-            stream(&both, &None),
-            Stdout::Cut {
-                head: "head\n",
-                tail: "tail\n"
-            }
-        );
     }
 }

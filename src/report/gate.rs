@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use super::{bound, escape, width};
+use super::{bound, escape};
 use crate::coverage::TargetStatus;
 use crate::report::status::short;
 use crate::verify::{PlanChangeKind, PlanResult, Verification};
@@ -224,7 +224,7 @@ fn text_parts(v: &Verification) -> (String, String) {
                 "  note       {} says `{}` is unchanged, but the diff changed {}; the diff wins",
                 escape::line(&c.source.to_string()),
                 escape::line(&c.target),
-                bound::joined(&c.paths, |p| escape::line(p).into_owned())
+                super::rows::paths(&c.paths)
             );
         }
     }
@@ -313,49 +313,30 @@ fn verdict(out: &mut String, v: &Verification) {
 }
 
 fn target_rows(out: &mut String, plan: &PlanResult) {
-    let targets: Vec<_> = plan
-        .coverage
-        .targets
-        .iter()
-        .map(|t| escape::line(&t.target))
-        .collect();
-    let cells = width::widest(targets.iter().map(|t| t.as_ref()));
-    for (t, target) in plan.coverage.targets.iter().zip(&targets) {
-        let detail = match t.status {
-            TargetStatus::Changed => bound::joined(&t.paths, |p| escape::line(p).into_owned()),
-            TargetStatus::Unchanged => format!(
-                "because: {}{}",
-                escape::line(t.reason.as_deref().unwrap_or("")),
-                t.reason_source
-                    .as_ref()
-                    .map(|s| format!(" ({})", escape::line(&s.to_string())))
-                    .unwrap_or_default()
-            ),
-            TargetStatus::Uncovered => {
-                format!(
-                    "no change and no reason ({}:{})",
-                    escape::line(&plan.path),
-                    t.line
-                )
-            }
-            TargetStatus::Missing => format!(
-                "names no path ({}:{}){}",
+    super::rows::targets(out, &plan.coverage.targets, "  ", |t| match t.status {
+        TargetStatus::Changed => super::rows::paths(&t.paths),
+        TargetStatus::Unchanged => format!("because: {}", super::rows::reason(t)),
+        TargetStatus::Uncovered => {
+            format!(
+                "no change and no reason ({}:{})",
                 escape::line(&plan.path),
-                t.line,
-                did_you_mean(t)
-            ),
-            TargetStatus::Touched => format!(
-                "{} ({}:{}): {}",
-                TOUCHED_DETAIL,
-                escape::line(&plan.path),
-                t.line,
-                bound::joined(&t.paths, |p| escape::line(p).into_owned())
-            ),
-        };
-        let status = width::status(&crate::report::status::word(t.status), 10);
-        let target = width::left(target, cells);
-        let _ = writeln!(out, "  {status} {target}  {detail}");
-    }
+                t.line
+            )
+        }
+        TargetStatus::Missing => format!(
+            "names no path ({}:{}){}",
+            escape::line(&plan.path),
+            t.line,
+            did_you_mean(t)
+        ),
+        TargetStatus::Touched => format!(
+            "{} ({}:{}): {}",
+            TOUCHED_DETAIL,
+            escape::line(&plan.path),
+            t.line,
+            super::rows::paths(&t.paths)
+        ),
+    });
 }
 
 /// The hint under a verdict with a touched target.

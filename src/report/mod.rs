@@ -16,6 +16,7 @@ pub mod list;
 pub mod log;
 pub mod markdown;
 pub mod review;
+pub mod rows;
 mod sarif;
 pub mod status;
 pub mod targets;

@@ -3,10 +3,10 @@
 
 use std::fmt::Write;
 
-use crate::coverage::TargetStatus;
+use crate::coverage::{TargetReport, TargetStatus};
 use crate::git::{Contents, Unshowable, unshowable};
-use crate::report::status::{duration, word};
-use crate::report::{bound, escape, width};
+use crate::report::status::{self, duration, word};
+use crate::report::{escape, rows, width};
 use crate::state::RunState;
 
 /// One attempt as the review shows it: who, how it ended, and the paths it changed.
@@ -49,71 +49,45 @@ pub fn render(
     stats_source: &str,
 ) -> String {
     let mut out = String::new();
-    let title = state
-        .plan
-        .title
-        .as_deref()
-        .map(|t| format!(" — {}", escape::line(t)))
-        .unwrap_or_default();
+    heading(&mut out, state);
+    coverage(&mut out, state);
+    checks(&mut out, state);
+    attempt_lines(&mut out, attempts);
+    diffstat(&mut out, stats, stats_source);
+    let _ = writeln!(out, "\nnext: {}", next(state));
+    out
+}
+
+/// The run, its status and its plan's title, then where the work is.
+fn heading(out: &mut String, state: &RunState) {
     let _ = writeln!(
         out,
-        "review of run {} ({}){title}",
+        "review of run {} ({}){}",
         state.run_id,
-        word(state.status())
+        word(state.status()),
+        rows::title(state)
     );
     let _ = writeln!(out, "  plan      {}", escape::line(&state.plan.path));
-    crate::report::status::where_lines(&mut out, state);
+    status::where_lines(out, state);
+}
 
-    let _ = writeln!(
-        out,
-        "\ncoverage{}",
-        crate::report::status::derived_note(state)
-    );
+/// The gate's verdict per target, with the paths or the reason of each, and the contradictions
+/// between the reasons given and the diff.
+fn coverage(out: &mut String, state: &RunState) {
+    let _ = writeln!(out, "\ncoverage{}", status::derived_note(state));
     match state.coverage() {
         _ if state.plan.targets.is_empty() => {
             let _ = writeln!(
                 out,
                 "  not verified: {}; review the whole diff",
-                crate::report::status::no_targets(state)
+                status::no_targets(state)
             );
         }
         None => {
             let _ = writeln!(out, "  no gate has run yet");
         }
         Some(report) => {
-            let targets: Vec<_> = report
-                .targets
-                .iter()
-                .map(|t| escape::line(&t.target))
-                .collect();
-            let cells = width::widest(targets.iter().map(|t| t.as_ref()));
-            for (t, target) in report.targets.iter().zip(&targets) {
-                let detail = match t.status {
-                    TargetStatus::Changed => {
-                        bound::joined(&t.paths, |p| escape::line(p).into_owned())
-                    }
-                    TargetStatus::Unchanged => format!(
-                        "needed no change, because: {}{}",
-                        escape::line(t.reason.as_deref().unwrap_or("")),
-                        t.reason_source
-                            .as_ref()
-                            .map(|s| format!(" ({})", escape::line(&s.to_string())))
-                            .unwrap_or_default()
-                    ),
-                    TargetStatus::Uncovered => "UNCOVERED".into(),
-                    TargetStatus::Missing => {
-                        format!("MISSING: names no path{}", super::gate::did_you_mean(t))
-                    }
-                    TargetStatus::Touched => format!(
-                        "TOUCHED: {}: {}",
-                        super::gate::TOUCHED_DETAIL,
-                        bound::joined(&t.paths, |p| escape::line(p).into_owned())
-                    ),
-                };
-                let status = width::status(&word(t.status), 10);
-                let target = width::left(target, cells);
-                let _ = writeln!(out, "  {status} {target}  {detail}");
-            }
+            rows::targets(out, &report.targets, "  ", target_detail);
             for c in &report.contradictions {
                 let _ = writeln!(
                     out,
@@ -121,21 +95,40 @@ pub fn render(
                     escape::line(&c.source.to_string()),
                     escape::line(&c.target),
                     escape::line(&c.reason),
-                    bound::joined(&c.paths, |p| escape::line(p).into_owned())
+                    rows::paths(&c.paths)
                 );
             }
         }
     }
+}
 
-    if !state.checks().is_empty() {
-        let _ = writeln!(
-            out,
-            "\nchecks: {}",
-            crate::report::status::checks_verdict(state)
-        );
-        crate::report::status::checks_lines(&mut out, state, "  ");
+/// What the review says of one target: the paths that cover it, or why it needed none.
+fn target_detail(t: &TargetReport) -> String {
+    match t.status {
+        TargetStatus::Changed => rows::paths(&t.paths),
+        TargetStatus::Unchanged => format!("needed no change, because: {}", rows::reason(t)),
+        TargetStatus::Uncovered => "UNCOVERED".into(),
+        TargetStatus::Missing => {
+            format!("MISSING: names no path{}", super::gate::did_you_mean(t))
+        }
+        TargetStatus::Touched => format!(
+            "TOUCHED: {}: {}",
+            super::gate::TOUCHED_DETAIL,
+            rows::paths(&t.paths)
+        ),
     }
+}
 
+/// The runner's checks of the latest attempt that ran them, when any did.
+fn checks(out: &mut String, state: &RunState) {
+    if !state.checks().is_empty() {
+        let _ = writeln!(out, "\nchecks: {}", status::checks_verdict(state));
+        status::checks_lines(out, state, "  ");
+    }
+}
+
+/// One line per attempt: who ran it, how it ended, how long it took and what it changed.
+fn attempt_lines(out: &mut String, attempts: &[AttemptChanges]) {
     let _ = writeln!(
         out,
         "\nattempts (what each changed against the snapshot before it)"
@@ -145,7 +138,7 @@ pub fn render(
         let changed = match &a.paths {
             None => "no snapshot".to_string(),
             Some(p) if p.is_empty() => "changed nothing".to_string(),
-            Some(p) => bound::joined(p, |p| escape::line(p).into_owned()),
+            Some(p) => rows::paths(p),
         };
         let _ = writeln!(
             out,
@@ -156,7 +149,10 @@ pub fn render(
             width::status(&a.outcome, 13),
         );
     }
+}
 
+/// Lines added and removed per path, with the total.
+fn diffstat(out: &mut String, stats: &[Stat], stats_source: &str) {
     let _ = writeln!(out, "\ndiffstat (base → {stats_source})");
     if stats.is_empty() {
         let _ = writeln!(out, "  no changes");
@@ -183,16 +179,18 @@ pub fn render(
     if !stats.is_empty() {
         let _ = writeln!(out, "  {} path(s), +{added} -{removed}", stats.len());
     }
-    let next = if state.status() == crate::state::RunStatus::Review {
+}
+
+/// What to type next: for a run in review, how to finish and merge it.
+fn next(state: &RunState) -> String {
+    if state.status() == crate::state::RunStatus::Review {
         format!(
             "git baton finish {}   (commits the rest with its reasons), then merge branch {}",
             state.run_id, state.branch
         )
     } else {
-        crate::report::status::next_command(state, false)
-    };
-    let _ = writeln!(out, "\nnext: {next}");
-    out
+        status::next_command(state, false)
+    }
 }
 
 /// A size in bytes as people read it: `1.0 GiB`, `9.5 MiB`, `812 bytes`.

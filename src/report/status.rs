@@ -6,9 +6,9 @@
 use std::fmt::Write;
 
 use crate::coverage::TargetStatus;
-use crate::report::{bound, escape, width};
+use crate::report::{escape, rows, width};
 use crate::state::store::Holder;
-use crate::state::{RunState, RunStatus, StageStatus, TargetSource};
+use crate::state::{RunState, RunStatus, Stage, StageStatus, TargetSource};
 
 /// The serde name of a status or outcome (`rate_limited`, not `RateLimited`).
 pub fn word<T: serde::Serialize>(value: T) -> String {
@@ -98,211 +98,12 @@ pub fn render(
     now: jiff::Timestamp,
 ) -> String {
     let mut out = String::new();
-    let mut status = word(state.status());
-    if stale {
-        status.push_str(" (stale: no process is driving it; it crashed or was killed)");
-    }
-    let _ = writeln!(out, "run {}: {status}", state.run_id);
-    let title = state
-        .plan
-        .title
-        .as_deref()
-        .map(|t| format!(" — {}", escape::line(t)))
-        .unwrap_or_default();
-    let _ = writeln!(
-        out,
-        "  plan      {} ({}){title}",
-        escape::line(&state.plan.path),
-        state.plan.id
-    );
-    where_lines(&mut out, state);
-    if let Some(h) = holder {
-        let _ = writeln!(
-            out,
-            "  driven by pid {} on {} since {} (`{}`)",
-            h.pid, h.host, h.since, h.command
-        );
-    }
+    heading(&mut out, state, stale, holder);
     cycle_lines(&mut out, state);
-    if let Some(stage) = state.current_stage() {
-        let running = state
-            .stages()
-            .iter()
-            .find(|s| s.name == stage && s.status() == StageStatus::Running)
-            .and_then(|s| s.attempts.last());
-        match running {
-            Some(a) if !stale => {
-                let elapsed = elapsed_ms(a.started_at, now)
-                    .map(duration)
-                    .unwrap_or_default();
-                let _ = writeln!(
-                    out,
-                    "  current   {stage} (attempt {}, running for {elapsed})",
-                    a.n
-                );
-            }
-            _ => {
-                let _ = writeln!(out, "  current   {stage}");
-            }
-        }
-    }
-
-    let _ = writeln!(
-        out,
-        "\n  {:<10} {:<12} {:<10} {:>8} {:>10} {:>12} {:>9}",
-        "STAGE", "STATUS", "ACTOR", "ATTEMPTS", "DURATION", "TOKENS", "COST"
-    );
-    for s in state.stages() {
-        let measured: Vec<u64> = s.attempts.iter().filter_map(|a| a.duration_ms).collect();
-        let dur = if measured.is_empty() {
-            "-".into()
-        } else {
-            duration(measured.iter().sum())
-        };
-        let usages = s.attempts.iter().filter_map(|a| a.usage.as_ref());
-        let (tokens, reported) = usages.clone().fold((0u64, 0), |acc, u| {
-            (
-                acc.0 + u.input_tokens.unwrap_or(0) + u.output_tokens.unwrap_or(0),
-                acc.1 + 1,
-            )
-        });
-        // Codex and Gemini CLI report tokens but no cost: no cost is shown as none, not $0.00.
-        let costs: Vec<f64> = usages.filter_map(|u| u.cost_usd).collect();
-        let tokens = if reported == 0 {
-            "-".into()
-        } else {
-            tokens.to_string()
-        };
-        let cost = if costs.is_empty() {
-            "-".into()
-        } else {
-            format!("${:.2}", costs.iter().sum::<f64>())
-        };
-        let _ = writeln!(
-            out,
-            "  {} {} {} {:>8} {dur:>10} {tokens:>12} {cost:>9}",
-            width::left(&s.name, 10),
-            width::status(&word(s.status()), 12),
-            width::left(s.actor(), 10),
-            s.attempts.len(),
-        );
-        for a in s.attempts.iter().filter(|_| s.attempts.len() > 1) {
-            let outcome = a.outcome.map(word).unwrap_or_else(|| "running".into());
-            let cause = a
-                .cause
-                .map(|c| format!(" ({})", word(c)))
-                .unwrap_or_default();
-            let resumed = if a.resumed() { ", resumed" } else { "" };
-            let fallback = a
-                .fallback_from
-                .as_ref()
-                .map(|f| format!(", fallback from #{}", f.attempt))
-                .unwrap_or_default();
-            let _ = writeln!(
-                out,
-                "    #{} {} {outcome}{cause}{resumed}{fallback}",
-                a.n,
-                escape::line(&a.actor)
-            );
-        }
-        // The gate inside the agent's loop: how often the Stop hook sent the agent back to work.
-        for a in &s.attempts {
-            if let Some(blocks) = a.hook_blocks {
-                let _ = writeln!(
-                    out,
-                    "    #{} the Stop hook kept the agent working {blocks} time(s)",
-                    a.n
-                );
-            }
-        }
-        // What the snapshot left out is only in the worktree the attempt ran in.
-        for a in &s.attempts {
-            for left in &a.unrecorded {
-                let _ = writeln!(
-                    out,
-                    "    #{} not recorded: {} ({})",
-                    a.n,
-                    escape::line(&left.path),
-                    escape::line(&left.reason)
-                );
-            }
-        }
-        // What the agent's output said beyond the outcome: when its limit lifts, or that it
-        // could not be read.
-        for a in &s.attempts {
-            let Some(agent) = &a.agent else { continue };
-            if let Some(reset) = &agent.rate_limit_reset {
-                let at = reset.at.map(|t| format!(", at {t}")).unwrap_or_default();
-                let _ = writeln!(
-                    out,
-                    "    #{} rate limit resets {}{at}",
-                    a.n,
-                    escape::line(&reset.text)
-                );
-            }
-            if let Some(reason) = &agent.unparsed {
-                let _ = writeln!(
-                    out,
-                    "    #{} output not read as {}: {}",
-                    a.n,
-                    agent.format.name(),
-                    escape::line(reason)
-                );
-            }
-        }
-    }
-    let t = &state.usage();
-    if t.input_tokens + t.output_tokens > 0 || t.cost_usd > 0.0 {
-        let mut notes = Vec::new();
-        if t.attempts_without_usage > 0 {
-            notes.push(format!(
-                "{} attempt(s) reported no usage",
-                t.attempts_without_usage
-            ));
-        }
-        if t.attempts_cut > 0 {
-            notes.push(format!(
-                "{} attempt(s) had output cut by log_limit",
-                t.attempts_cut
-            ));
-        }
-        if t.attempts_without_cost > 0 {
-            notes.push(format!(
-                "{} attempt(s) reported no cost",
-                t.attempts_without_cost
-            ));
-        }
-        let lower = if notes.is_empty() {
-            String::new()
-        } else {
-            format!(" (at least: {})", notes.join("; "))
-        };
-        let cache = if t.cache_read_input_tokens + t.cache_creation_input_tokens > 0 {
-            format!(
-                " (+ {} cache-read, {} cache-write)",
-                t.cache_read_input_tokens, t.cache_creation_input_tokens
-            )
-        } else {
-            String::new()
-        };
-        let _ = writeln!(
-            out,
-            "  total as the actors reported it: {} input{cache} + {} output tokens, ${:.2}{lower}",
-            t.input_tokens, t.output_tokens, t.cost_usd
-        );
-    }
-
-    if let Some(err) = &state.error() {
-        let _ = writeln!(
-            out,
-            "\n  last error: {} in stage {}",
-            word(&err.kind),
-            err.stage
-        );
-        for line in err.message.lines() {
-            let _ = writeln!(out, "    {}", escape::line(line));
-        }
-    }
+    current_line(&mut out, state, stale, now);
+    stage_table(&mut out, state);
+    usage_total(&mut out, state);
+    last_error(&mut out, state);
     if state.plan.targets.is_empty() {
         let _ = writeln!(out, "\n  coverage: not verified — {}", no_targets(state));
     } else if let Some(report) = state.coverage() {
@@ -316,6 +117,239 @@ pub fn render(
     }
     let _ = writeln!(out, "\n  next: {}", next_command(state, stale));
     out
+}
+
+/// The run and its status, its plan, where the work is, and the process driving it.
+fn heading(out: &mut String, state: &RunState, stale: bool, holder: Option<&Holder>) {
+    let mut status = word(state.status());
+    if stale {
+        status.push_str(" (stale: no process is driving it; it crashed or was killed)");
+    }
+    let _ = writeln!(out, "run {}: {status}", state.run_id);
+    let _ = writeln!(
+        out,
+        "  plan      {} ({}){}",
+        escape::line(&state.plan.path),
+        state.plan.id,
+        rows::title(state)
+    );
+    where_lines(out, state);
+    if let Some(h) = holder {
+        let _ = writeln!(
+            out,
+            "  driven by pid {} on {} since {} (`{}`)",
+            h.pid, h.host, h.since, h.command
+        );
+    }
+}
+
+/// The current stage, with how long its attempt has been running when one is (and the run is
+/// not stale).
+fn current_line(out: &mut String, state: &RunState, stale: bool, now: jiff::Timestamp) {
+    let Some(stage) = state.current_stage() else {
+        return;
+    };
+    let running = state
+        .stages()
+        .iter()
+        .find(|s| s.name == stage && s.status() == StageStatus::Running)
+        .and_then(|s| s.attempts.last());
+    match running {
+        Some(a) if !stale => {
+            let elapsed = elapsed_ms(a.started_at, now)
+                .map(duration)
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  current   {stage} (attempt {}, running for {elapsed})",
+                a.n
+            );
+        }
+        _ => {
+            let _ = writeln!(out, "  current   {stage}");
+        }
+    }
+}
+
+/// The table of stages: one row each, then what its attempts add to it.
+fn stage_table(out: &mut String, state: &RunState) {
+    let _ = writeln!(
+        out,
+        "\n  {:<10} {:<12} {:<10} {:>8} {:>10} {:>12} {:>9}",
+        "STAGE", "STATUS", "ACTOR", "ATTEMPTS", "DURATION", "TOKENS", "COST"
+    );
+    for s in state.stages() {
+        stage_row(out, s);
+        attempt_lines(out, s);
+    }
+}
+
+/// A stage's row: its status, actor, attempts, and the time, tokens and cost they reported.
+fn stage_row(out: &mut String, s: &Stage) {
+    let measured: Vec<u64> = s.attempts.iter().filter_map(|a| a.duration_ms).collect();
+    let dur = if measured.is_empty() {
+        "-".into()
+    } else {
+        duration(measured.iter().sum())
+    };
+    let usages = s.attempts.iter().filter_map(|a| a.usage.as_ref());
+    let (tokens, reported) = usages.clone().fold((0u64, 0), |acc, u| {
+        (
+            acc.0 + u.input_tokens.unwrap_or(0) + u.output_tokens.unwrap_or(0),
+            acc.1 + 1,
+        )
+    });
+    // Codex and Gemini CLI report tokens but no cost: no cost is shown as none, not $0.00.
+    let costs: Vec<f64> = usages.filter_map(|u| u.cost_usd).collect();
+    let tokens = if reported == 0 {
+        "-".into()
+    } else {
+        tokens.to_string()
+    };
+    let cost = if costs.is_empty() {
+        "-".into()
+    } else {
+        format!("${:.2}", costs.iter().sum::<f64>())
+    };
+    let _ = writeln!(
+        out,
+        "  {} {} {} {:>8} {dur:>10} {tokens:>12} {cost:>9}",
+        width::left(&s.name, 10),
+        width::status(&word(s.status()), 12),
+        width::left(s.actor(), 10),
+        s.attempts.len(),
+    );
+}
+
+/// Under a stage's row: each attempt and how it ended (when there are several), then what the
+/// hook, the snapshot and the agent's output said of each.
+fn attempt_lines(out: &mut String, s: &Stage) {
+    for a in s.attempts.iter().filter(|_| s.attempts.len() > 1) {
+        let outcome = a.outcome.map(word).unwrap_or_else(|| "running".into());
+        let cause = a
+            .cause
+            .map(|c| format!(" ({})", word(c)))
+            .unwrap_or_default();
+        let resumed = if a.resumed() { ", resumed" } else { "" };
+        let fallback = a
+            .fallback_from
+            .as_ref()
+            .map(|f| format!(", fallback from #{}", f.attempt))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "    #{} {} {outcome}{cause}{resumed}{fallback}",
+            a.n,
+            escape::line(&a.actor)
+        );
+    }
+    // The gate inside the agent's loop: how often the Stop hook sent the agent back to work.
+    for a in &s.attempts {
+        if let Some(blocks) = a.hook_blocks {
+            let _ = writeln!(
+                out,
+                "    #{} the Stop hook kept the agent working {blocks} time(s)",
+                a.n
+            );
+        }
+    }
+    // What the snapshot left out is only in the worktree the attempt ran in.
+    for a in &s.attempts {
+        for left in &a.unrecorded {
+            let _ = writeln!(
+                out,
+                "    #{} not recorded: {} ({})",
+                a.n,
+                escape::line(&left.path),
+                escape::line(&left.reason)
+            );
+        }
+    }
+    // What the agent's output said beyond the outcome: when its limit lifts, or that it
+    // could not be read.
+    for a in &s.attempts {
+        let Some(agent) = &a.agent else { continue };
+        if let Some(reset) = &agent.rate_limit_reset {
+            let at = reset.at.map(|t| format!(", at {t}")).unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "    #{} rate limit resets {}{at}",
+                a.n,
+                escape::line(&reset.text)
+            );
+        }
+        if let Some(reason) = &agent.unparsed {
+            let _ = writeln!(
+                out,
+                "    #{} output not read as {}: {}",
+                a.n,
+                agent.format.name(),
+                escape::line(reason)
+            );
+        }
+    }
+}
+
+/// The run's tokens and cost as the actors reported them, with what the total may leave out;
+/// nothing when none was reported.
+fn usage_total(out: &mut String, state: &RunState) {
+    let t = &state.usage();
+    let reported = t.input_tokens + t.output_tokens > 0 || t.cost_usd > 0.0;
+    if !reported {
+        return;
+    }
+    let mut notes = Vec::new();
+    if t.attempts_without_usage > 0 {
+        notes.push(format!(
+            "{} attempt(s) reported no usage",
+            t.attempts_without_usage
+        ));
+    }
+    if t.attempts_cut > 0 {
+        notes.push(format!(
+            "{} attempt(s) had output cut by log_limit",
+            t.attempts_cut
+        ));
+    }
+    if t.attempts_without_cost > 0 {
+        notes.push(format!(
+            "{} attempt(s) reported no cost",
+            t.attempts_without_cost
+        ));
+    }
+    let lower = if notes.is_empty() {
+        String::new()
+    } else {
+        format!(" (at least: {})", notes.join("; "))
+    };
+    let cache = if t.cache_read_input_tokens + t.cache_creation_input_tokens > 0 {
+        format!(
+            " (+ {} cache-read, {} cache-write)",
+            t.cache_read_input_tokens, t.cache_creation_input_tokens
+        )
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "  total as the actors reported it: {} input{cache} + {} output tokens, ${:.2}{lower}",
+        t.input_tokens, t.output_tokens, t.cost_usd
+    );
+}
+
+/// The run's last error, with the stage it stopped.
+fn last_error(out: &mut String, state: &RunState) {
+    if let Some(err) = &state.error() {
+        let _ = writeln!(
+            out,
+            "\n  last error: {} in stage {}",
+            word(&err.kind),
+            err.stage
+        );
+        for line in err.message.lines() {
+            let _ = writeln!(out, "    {}", escape::line(line));
+        }
+    }
 }
 
 /// What `cycle` may do with the run: held by a person (since when, why, and how to end it), how
@@ -513,31 +547,20 @@ pub fn derived_note(state: &RunState) -> &'static str {
 /// One row per target of `report` — its status word, the target padded to the widest, and its
 /// paths or reason — each line starting with `indent`: what `status` and `check` show.
 pub fn target_rows(out: &mut String, report: &crate::coverage::Report, indent: &str) {
-    let targets: Vec<_> = report
-        .targets
-        .iter()
-        .map(|t| escape::line(&t.target))
-        .collect();
-    let cells = width::widest(targets.iter().map(|t| t.as_ref()));
-    for (t, target) in report.targets.iter().zip(&targets) {
-        let detail = match t.status {
-            TargetStatus::Changed => bound::joined(&t.paths, |p| escape::line(p).into_owned()),
-            TargetStatus::Unchanged => format!(
-                "because: {}",
-                escape::line(t.reason.as_deref().unwrap_or(""))
-            ),
-            TargetStatus::Uncovered => "no change and no reason".into(),
-            TargetStatus::Missing => {
-                format!("names no path{}", crate::report::gate::did_you_mean(t))
-            }
-            TargetStatus::Touched => format!(
-                "{}: {}",
-                crate::report::gate::TOUCHED_DETAIL,
-                bound::joined(&t.paths, |p| escape::line(p).into_owned())
-            ),
-        };
-        let status = width::status(&word(t.status), 10);
-        let target = width::left(target, cells);
-        let _ = writeln!(out, "{indent}{status} {target}  {detail}");
-    }
+    rows::targets(out, &report.targets, indent, |t| match t.status {
+        TargetStatus::Changed => rows::paths(&t.paths),
+        TargetStatus::Unchanged => format!(
+            "because: {}",
+            escape::line(t.reason.as_deref().unwrap_or(""))
+        ),
+        TargetStatus::Uncovered => "no change and no reason".into(),
+        TargetStatus::Missing => {
+            format!("names no path{}", crate::report::gate::did_you_mean(t))
+        }
+        TargetStatus::Touched => format!(
+            "{}: {}",
+            crate::report::gate::TOUCHED_DETAIL,
+            rows::paths(&t.paths)
+        ),
+    });
 }

@@ -156,8 +156,22 @@ pub fn check(repo: &Repo, store: &Store, worktree_root: &Path) -> Result<Vec<Fin
 fn findings(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
     let mut found = Vec::new();
     let ids = store.list().unwrap_or_default();
+    runs(repo, store, &ids, &mut found);
+    let unfinished = store.unfinished();
+    unfinished_dirs(&unfinished, &mut found);
+    headless_runs(repo, store, &mut found);
+    temporary_files(store, &mut found);
+    git_locks(repo, &mut found);
+    broken_registrations(repo, &mut found);
+    orphans(repo, store, worktree_root, &ids, &unfinished, &mut found);
+    found.sort_by_key(|f| f.kind);
+    found
+}
+
+/// The runs of the store: a state that cannot be read, or what is wrong with a readable one.
+fn runs(repo: &Repo, store: &Store, ids: &[RunId], found: &mut Vec<Finding>) {
     let mut states: Vec<RunState> = Vec::new();
-    for id in &ids {
+    for id in ids {
         match store.load(id) {
             Ok(state) => states.push(state),
             Err(err) => found.push(Finding::new(
@@ -172,11 +186,14 @@ fn findings(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
         }
     }
     for state in &states {
-        check_run(repo, store, state, &mut found);
+        check_run(repo, store, state, found);
     }
+}
 
-    let unfinished = store.unfinished();
-    for (what, id, dir) in &unfinished {
+/// The directories of a creation or a removal that did not complete, and that no live process
+/// is working on.
+fn unfinished_dirs(unfinished: &[(Unfinished, RunId, PathBuf)], found: &mut Vec<Finding>) {
+    for (what, id, dir) in unfinished {
         // A removal or creation in progress holds the directory's lock.
         if !matches!(store::holder_in(dir), Ok(None)) {
             continue;
@@ -204,6 +221,10 @@ fn findings(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
             .applied(Action::FinishRemoval(id.clone()), true),
         });
     }
+}
+
+/// The run directories left without their state.json.
+fn headless_runs(repo: &Repo, store: &Store, found: &mut Vec<Finding>) {
     for (id, dir) in store.headless() {
         // A live process holding its lock is in the middle of something with it.
         if !matches!(store::holder_in(&dir), Ok(None)) {
@@ -236,6 +257,10 @@ fn findings(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
             .applied(Action::RemoveHeadless(id), !recorded),
         );
     }
+}
+
+/// The files of atomic writes that did not complete, when no live process owns them.
+fn temporary_files(store: &Store, found: &mut Vec<Finding>) {
     for temp in store.temporary_files() {
         if let TempOwner::Run(id) = &temp.owner
             && !matches!(store.holder(id), Ok(None))
@@ -257,6 +282,10 @@ fn findings(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
             .applied(Action::RemoveFile(temp.path.clone(), temp.owner), true),
         );
     }
+}
+
+/// git's own lock files: doctor names them and leaves their removal to the user.
+fn git_locks(repo: &Repo, found: &mut Vec<Finding>) {
     for lock in repo.git_locks() {
         found.push(Finding::new(
             Kind::GitLock,
@@ -270,6 +299,10 @@ fn findings(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
             format!("rm -f {}", quote(&lock)),
         ));
     }
+}
+
+/// The worktree registrations of runs that a killed creation left unusable.
+fn broken_registrations(repo: &Repo, found: &mut Vec<Finding>) {
     for broken in repo.broken_worktrees(super::create::is_run_id) {
         found.push(
             Finding::new(
@@ -286,7 +319,18 @@ fn findings(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
             .applied(Action::RemoveDir(broken.path.clone()), true),
         );
     }
+}
 
+/// The worktrees and branches of runs that are gone: no run, no removal to finish, no clean
+/// that kept the branch on purpose.
+fn orphans(
+    repo: &Repo,
+    store: &Store,
+    worktree_root: &Path,
+    ids: &[RunId],
+    unfinished: &[(Unfinished, RunId, PathBuf)],
+    found: &mut Vec<Finding>,
+) {
     let removals: Vec<&RunId> = unfinished
         .iter()
         .filter(|(what, ..)| *what == Unfinished::Removal)
@@ -317,9 +361,6 @@ fn findings(repo: &Repo, store: &Store, worktree_root: &Path) -> Vec<Finding> {
         .chain(cleaned.iter().map(String::as_str))
         .collect();
     found.extend(branches::orphaned(repo, &branch_owners, &kept_worktrees));
-
-    found.sort_by_key(|f| f.kind);
-    found
 }
 
 /// What is wrong with one readable run: stale, or its worktree.
