@@ -56,31 +56,8 @@ pub fn files(agent: Option<&str>) -> Vec<&'static PackagedFile> {
 mod tests {
     use super::*;
 
-    /// Every file of `packaging/` is in the table, with its bytes, and nothing else is.
-    #[test]
-    fn the_table_is_the_packaging_directory() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging");
-        let mut on_disk = Vec::new();
-        let mut dirs = vec![root.clone()];
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else {
-                    let rel = path.strip_prefix(&root).unwrap().to_str().unwrap();
-                    on_disk.push((rel.replace('\\', "/"), std::fs::read(&path).unwrap()));
-                }
-            }
-        }
-        on_disk.sort();
-        let mut table: Vec<(String, Vec<u8>)> = FILES
-            .iter()
-            .map(|f| (f.path.to_string(), f.bytes.to_vec()))
-            .collect();
-        table.sort();
-        assert_eq!(table, on_disk);
-    }
+    // That the table is packaging/ byte for byte, every file of it, is held end to end by
+    // tests/runs/packaging.rs, through what `init --packaging` writes.
 
     #[test]
     fn each_agent_has_its_own_directory_and_a_preset() {
