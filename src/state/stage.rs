@@ -164,6 +164,43 @@ mod tests {
 }
 
 impl Attempt {
+    /// A new attempt, open since `at`, with no number yet: [`super::transition::apply`] gives it
+    /// the stage's next when it starts it.
+    pub(super) fn open(
+        actor: String,
+        dir: String,
+        cleared_env: Vec<String>,
+        fallback_from: Option<FallbackFrom>,
+        at: Timestamp,
+    ) -> Attempt {
+        Attempt {
+            n: 0,
+            actor,
+            outcome: None,
+            cause: None,
+            started_at: at,
+            ended_at: None,
+            duration_ms: None,
+            exit_code: None,
+            signal: None,
+            usage: None,
+            error: None,
+            exec_error: false,
+            coverage: None,
+            dir,
+            snapshot: None,
+            cleared_env,
+            usage_source: None,
+            agent: None,
+            fallback_from,
+            hook_blocks: None,
+            unrecorded: Vec::new(),
+            unrecorded_omitted: 0,
+            checks: Vec::new(),
+            violations: Vec::new(),
+        }
+    }
+
     pub fn resumed(&self) -> bool {
         is_resumed(self.n)
     }

@@ -235,262 +235,347 @@ pub enum TransitionError {
 /// The state after `event` happened at `at`, or why it cannot happen. Every status change of a
 /// run goes through here.
 pub fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, TransitionError> {
+    let stamped = moves_the_run(&event);
     let mut next = state.clone();
     match event {
+        // The attempts.
         Event::AttemptStarted {
             stage,
             actor,
             dir,
             cleared_env,
             fallback_from,
-        } => {
-            unsettled(state, "starting an attempt")?;
-            nothing_open(state, "starting an attempt")?;
-            let count = state.stages.len();
-            let target = state
-                .stages
-                .get(stage)
-                .ok_or(TransitionError::NoSuchStage {
-                    run: state.run_id.clone(),
-                    index: stage,
-                    count,
-                })?;
-            if state.next_stage() != Some(stage) {
-                return Err(TransitionError::NotNextStage {
-                    run: state.run_id.clone(),
-                    stage: target.name.clone(),
-                    next: state.next_stage().map(|i| state.stages[i].name.clone()),
-                });
-            }
-            if let Some(from) = &fallback_from {
-                let latest = target.attempts.last();
-                let valid = latest.is_some_and(|a| {
-                    a.n == from.attempt
-                        && a.actor == from.actor
-                        && a.outcome == Some(Outcome::RateLimited)
-                });
-                if !valid {
-                    return Err(TransitionError::NotAFallback {
-                        run: state.run_id.clone(),
-                        stage: target.name.clone(),
-                        attempt: from.attempt,
-                    });
-                }
-            }
-            let n = target.next_attempt();
-            next.stages[stage].attempts.push(Attempt {
-                n,
-                actor,
-                outcome: None,
-                cause: None,
-                started_at: at,
-                ended_at: None,
-                duration_ms: None,
-                exit_code: None,
-                signal: None,
-                usage: None,
-                error: None,
-                exec_error: false,
-                coverage: None,
-                dir,
-                snapshot: None,
-                cleared_env,
-                usage_source: None,
-                agent: None,
-                fallback_from,
-                hook_blocks: None,
-                unrecorded: Vec::new(),
-                unrecorded_omitted: 0,
-                checks: Vec::new(),
-                violations: Vec::new(),
-            });
-            next.status = RunStatus::Running;
-            next.halt = None;
-            next.cycle.stopped = None;
-        }
-        Event::AttemptEnded(end) => {
-            let Some((stage, _)) = state.open_attempt() else {
-                return Err(TransitionError::NoOpenAttempt {
-                    run: state.run_id.clone(),
-                    status: state.status,
-                });
-            };
-            end_open_attempt(&mut next, stage, *end, at);
-        }
+        } => start_attempt(
+            state,
+            &mut next,
+            stage,
+            Attempt::open(actor, dir, cleared_env, fallback_from, at),
+        )?,
+        Event::AttemptEnded(end) => end_attempt(state, &mut next, *end, at)?,
         Event::CrashFound {
             snapshot,
             hook_blocks,
             unrecorded,
-        } => {
-            if state.status != RunStatus::Running {
-                return Err(TransitionError::NotRunning {
-                    run: state.run_id.clone(),
-                    status: state.status,
-                });
-            }
-            match state.open_attempt() {
-                Some((stage, _)) => end_open_attempt(
-                    &mut next,
-                    stage,
-                    AttemptEnd {
-                        outcome: Outcome::Interrupted,
-                        cause: Some(Cause::Crash),
-                        error: Some(crash_error(&unrecorded)),
-                        snapshot,
-                        hook_blocks,
-                        unrecorded,
-                        ..AttemptEnd::default()
-                    },
-                    at,
-                ),
-                None => {
-                    next.status = RunStatus::Interrupted;
-                    next.halt = Some(Halt {
-                        message: "the process driving the run died between stages".into(),
-                        cause: Some(Cause::Crash),
-                    });
-                }
-            }
-        }
-        Event::Paused => {
-            unsettled(state, "pausing")?;
-            nothing_open(state, "pausing")?;
-            if state.next_stage().is_none() {
-                return Err(TransitionError::NothingToPause {
-                    run: state.run_id.clone(),
-                });
-            }
-            next.status = RunStatus::Paused;
-            next.halt = None;
-        }
-        Event::Halted { message } => {
-            unsettled(state, "halting")?;
-            nothing_open(state, "halting")?;
-            next.status = RunStatus::Interrupted;
-            next.halt = Some(Halt {
-                message,
-                cause: Some(Cause::Manual),
-            });
-        }
-        Event::ReviewEntered => {
-            unsettled(state, "entering review")?;
-            if let Some(i) = state.next_stage() {
-                return Err(TransitionError::StageLeft {
-                    run: state.run_id.clone(),
-                    stage: state.stages[i].name.clone(),
-                });
-            }
-            next.status = RunStatus::Review;
-            next.halt = None;
-        }
-        Event::Finished => {
-            if state.status != RunStatus::Review {
-                return Err(TransitionError::NotInReview {
-                    run: state.run_id.clone(),
-                    status: state.status,
-                });
-            }
-            next.status = RunStatus::Finished;
-        }
-        Event::Published { remote } => {
-            next.remote = Some(remote);
-            return Ok(next);
-        }
-        Event::LeaseTaken(lease) => {
-            if let Some(old) = state.lease.as_ref().filter(|l| l.holder != lease.holder) {
-                // The longest lease there is, is the one being taken (this clone's `lease:`):
-                // one that ends further out than that was never a lease, and is taken over.
-                let longest = lease.until.duration_since(lease.taken_at);
-                if super::trust::lease_in_force(old, at, longest) {
-                    return Err(TransitionError::LeaseHeld {
-                        run: state.run_id.clone(),
-                        lease: Box::new(old.clone()),
-                    });
-                }
-                next.takeovers.push(Takeover {
-                    from_holder: old.holder.clone(),
-                    from_host: old.host.clone(),
-                    expired_at: old.until,
-                    holder: lease.holder.clone(),
-                    host: lease.host.clone(),
-                    at,
-                });
-            }
-            next.lease = Some(lease);
-            return Ok(next);
-        }
-        Event::LeaseRenewed { holder, until } => {
-            match next.lease.as_mut().filter(|l| l.holder == holder) {
-                Some(lease) => lease.until = until,
-                None => {
-                    return Err(TransitionError::LeaseLost {
-                        run: state.run_id.clone(),
-                        holder,
-                        now: state.lease.clone().map(Box::new),
-                    });
-                }
-            }
-            return Ok(next);
-        }
+        } => crash_found(state, &mut next, snapshot, hook_blocks, unrecorded, at)?,
+        // The run's status between attempts.
+        Event::Paused => pause(state, &mut next)?,
+        Event::Halted { message } => halt(state, &mut next, message)?,
+        Event::ReviewEntered => enter_review(state, &mut next)?,
+        Event::Finished => finish(state, &mut next)?,
+        // Who may drive it.
+        Event::Published { remote } => next.remote = Some(remote),
+        Event::LeaseTaken(lease) => take_lease(state, &mut next, lease, at)?,
+        Event::LeaseRenewed { holder, until } => renew_lease(state, &mut next, holder, until)?,
         Event::LeaseReleased { holder } => {
             if state.lease.as_ref().is_some_and(|l| l.holder == holder) {
                 next.lease = None;
             }
-            return Ok(next);
         }
-        Event::Held { reason } => {
-            unsettled(state, "holding")?;
-            if let Some(held) = &state.cycle.held {
-                return Err(TransitionError::AlreadyHeld {
-                    run: state.run_id.clone(),
-                    since: held.at,
-                });
-            }
-            next.cycle.held = Some(super::Held { at, reason });
-        }
-        Event::Released => {
-            if state.cycle.is_empty() {
-                return Err(TransitionError::NotHeld {
-                    run: state.run_id.clone(),
-                });
-            }
-            next.cycle = super::CycleFacts::default();
-        }
-        Event::CycleResumed { max_resumes } => {
-            unsettled(state, "resuming by cycle")?;
-            if state.cycle.held.is_some() {
-                return Err(TransitionError::HeldByHand {
-                    run: state.run_id.clone(),
-                });
-            }
-            if state.stopped_by_hand() {
-                return Err(TransitionError::StoppedByHand {
-                    run: state.run_id.clone(),
-                    status: state.status,
-                });
-            }
-            if state.cycle.resumes >= max_resumes {
-                return Err(TransitionError::ResumeCap {
-                    run: state.run_id.clone(),
-                    resumes: state.cycle.resumes,
-                });
-            }
-            next.cycle.resumes = next.cycle.resumes.saturating_add(1);
-            return Ok(next);
-        }
-        Event::CycleStopped => {
-            if state.status != RunStatus::Interrupted {
-                return Err(TransitionError::NotInterrupted {
-                    run: state.run_id.clone(),
-                    status: state.status,
-                });
-            }
-            next.cycle.stopped = Some(at);
-            return Ok(next);
+        // What `cycle` may do with it.
+        Event::Held { reason } => hold(state, &mut next, reason, at)?,
+        Event::Released => release(state, &mut next)?,
+        Event::CycleResumed { max_resumes } => resume_by_cycle(state, &mut next, max_resumes)?,
+        Event::CycleStopped => stop_by_cycle(state, &mut next, at)?,
+    }
+    if stamped {
+        next.updated_at = at;
+    }
+    Ok(next)
+}
+
+/// Whether `event` says what happened to the run, and so moves its `updated_at`: the four lease
+/// events, `CycleResumed` and `CycleStopped` do not.
+fn moves_the_run(event: &Event) -> bool {
+    !matches!(
+        event,
+        Event::Published { .. }
+            | Event::LeaseTaken(_)
+            | Event::LeaseRenewed { .. }
+            | Event::LeaseReleased { .. }
+            | Event::CycleResumed { .. }
+            | Event::CycleStopped
+    )
+}
+
+/// `AttemptStarted`: the stage must be the next to run, with no attempt open; a fallback must
+/// follow the stage's latest attempt, ended rate limited.
+fn start_attempt(
+    state: &RunState,
+    next: &mut RunState,
+    stage: usize,
+    mut attempt: Attempt,
+) -> Result<(), TransitionError> {
+    unsettled(state, "starting an attempt")?;
+    nothing_open(state, "starting an attempt")?;
+    let count = state.stages.len();
+    let target = state
+        .stages
+        .get(stage)
+        .ok_or(TransitionError::NoSuchStage {
+            run: state.run_id.clone(),
+            index: stage,
+            count,
+        })?;
+    if state.next_stage() != Some(stage) {
+        return Err(TransitionError::NotNextStage {
+            run: state.run_id.clone(),
+            stage: target.name.clone(),
+            next: state.next_stage().map(|i| state.stages[i].name.clone()),
+        });
+    }
+    if let Some(from) = &attempt.fallback_from {
+        let latest = target.attempts.last();
+        let valid = latest.is_some_and(|a| {
+            a.n == from.attempt && a.actor == from.actor && a.outcome == Some(Outcome::RateLimited)
+        });
+        if !valid {
+            return Err(TransitionError::NotAFallback {
+                run: state.run_id.clone(),
+                stage: target.name.clone(),
+                attempt: from.attempt,
+            });
         }
     }
-    next.updated_at = at;
-    Ok(next)
+    attempt.n = target.next_attempt();
+    next.stages[stage].attempts.push(attempt);
+    next.status = RunStatus::Running;
+    next.halt = None;
+    next.cycle.stopped = None;
+    Ok(())
+}
+
+/// `AttemptEnded`: an attempt must be open.
+fn end_attempt(
+    state: &RunState,
+    next: &mut RunState,
+    end: AttemptEnd,
+    at: Timestamp,
+) -> Result<(), TransitionError> {
+    let Some((stage, _)) = state.open_attempt() else {
+        return Err(TransitionError::NoOpenAttempt {
+            run: state.run_id.clone(),
+            status: state.status,
+        });
+    };
+    end_open_attempt(next, stage, end, at);
+    Ok(())
+}
+
+/// `CrashFound`: the run must say it is running; the open attempt ends as a crash, or the run
+/// halts if it died between stages.
+fn crash_found(
+    state: &RunState,
+    next: &mut RunState,
+    snapshot: Option<CommitId>,
+    hook_blocks: Option<u32>,
+    unrecorded: Vec<super::UnrecordedPath>,
+    at: Timestamp,
+) -> Result<(), TransitionError> {
+    if state.status != RunStatus::Running {
+        return Err(TransitionError::NotRunning {
+            run: state.run_id.clone(),
+            status: state.status,
+        });
+    }
+    match state.open_attempt() {
+        Some((stage, _)) => end_open_attempt(
+            next,
+            stage,
+            AttemptEnd {
+                outcome: Outcome::Interrupted,
+                cause: Some(Cause::Crash),
+                error: Some(crash_error(&unrecorded)),
+                snapshot,
+                hook_blocks,
+                unrecorded,
+                ..AttemptEnd::default()
+            },
+            at,
+        ),
+        None => {
+            next.status = RunStatus::Interrupted;
+            next.halt = Some(Halt {
+                message: "the process driving the run died between stages".into(),
+                cause: Some(Cause::Crash),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `Paused`: not settled, no attempt open, and a stage left to run.
+fn pause(state: &RunState, next: &mut RunState) -> Result<(), TransitionError> {
+    unsettled(state, "pausing")?;
+    nothing_open(state, "pausing")?;
+    if state.next_stage().is_none() {
+        return Err(TransitionError::NothingToPause {
+            run: state.run_id.clone(),
+        });
+    }
+    next.status = RunStatus::Paused;
+    next.halt = None;
+    Ok(())
+}
+
+/// `Halted`: not settled, and no attempt open.
+fn halt(state: &RunState, next: &mut RunState, message: String) -> Result<(), TransitionError> {
+    unsettled(state, "halting")?;
+    nothing_open(state, "halting")?;
+    next.status = RunStatus::Interrupted;
+    next.halt = Some(Halt {
+        message,
+        cause: Some(Cause::Manual),
+    });
+    Ok(())
+}
+
+/// `ReviewEntered`: not settled, and no stage left to run.
+fn enter_review(state: &RunState, next: &mut RunState) -> Result<(), TransitionError> {
+    unsettled(state, "entering review")?;
+    if let Some(i) = state.next_stage() {
+        return Err(TransitionError::StageLeft {
+            run: state.run_id.clone(),
+            stage: state.stages[i].name.clone(),
+        });
+    }
+    next.status = RunStatus::Review;
+    next.halt = None;
+    Ok(())
+}
+
+/// `Finished`: only a run in review.
+fn finish(state: &RunState, next: &mut RunState) -> Result<(), TransitionError> {
+    if state.status != RunStatus::Review {
+        return Err(TransitionError::NotInReview {
+            run: state.run_id.clone(),
+            status: state.status,
+        });
+    }
+    next.status = RunStatus::Finished;
+    Ok(())
+}
+
+/// `LeaseTaken`: no other holder's lease in force; an expired one is recorded as a takeover.
+fn take_lease(
+    state: &RunState,
+    next: &mut RunState,
+    lease: Lease,
+    at: Timestamp,
+) -> Result<(), TransitionError> {
+    if let Some(old) = state.lease.as_ref().filter(|l| l.holder != lease.holder) {
+        // The longest lease there is, is the one being taken (this clone's `lease:`):
+        // one that ends further out than that was never a lease, and is taken over.
+        let longest = lease.until.duration_since(lease.taken_at);
+        if super::trust::lease_in_force(old, at, longest) {
+            return Err(TransitionError::LeaseHeld {
+                run: state.run_id.clone(),
+                lease: Box::new(old.clone()),
+            });
+        }
+        next.takeovers.push(Takeover {
+            from_holder: old.holder.clone(),
+            from_host: old.host.clone(),
+            expired_at: old.until,
+            holder: lease.holder.clone(),
+            host: lease.host.clone(),
+            at,
+        });
+    }
+    next.lease = Some(lease);
+    Ok(())
+}
+
+/// `LeaseRenewed`: only the lease's own holder renews it.
+fn renew_lease(
+    state: &RunState,
+    next: &mut RunState,
+    holder: String,
+    until: Timestamp,
+) -> Result<(), TransitionError> {
+    match next.lease.as_mut().filter(|l| l.holder == holder) {
+        Some(lease) => lease.until = until,
+        None => {
+            return Err(TransitionError::LeaseLost {
+                run: state.run_id.clone(),
+                holder,
+                now: state.lease.clone().map(Box::new),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `Held`: not settled, and not held already.
+fn hold(
+    state: &RunState,
+    next: &mut RunState,
+    reason: Option<String>,
+    at: Timestamp,
+) -> Result<(), TransitionError> {
+    unsettled(state, "holding")?;
+    if let Some(held) = &state.cycle.held {
+        return Err(TransitionError::AlreadyHeld {
+            run: state.run_id.clone(),
+            since: held.at,
+        });
+    }
+    next.cycle.held = Some(super::Held { at, reason });
+    Ok(())
+}
+
+/// `Released`: held, or resumed by `cycle`; what `cycle` knew of the run is forgotten.
+fn release(state: &RunState, next: &mut RunState) -> Result<(), TransitionError> {
+    if state.cycle.is_empty() {
+        return Err(TransitionError::NotHeld {
+            run: state.run_id.clone(),
+        });
+    }
+    next.cycle = super::CycleFacts::default();
+    Ok(())
+}
+
+/// `CycleResumed`: not settled, not held, not stopped by a person, and under the cap.
+fn resume_by_cycle(
+    state: &RunState,
+    next: &mut RunState,
+    max_resumes: u32,
+) -> Result<(), TransitionError> {
+    unsettled(state, "resuming by cycle")?;
+    if state.cycle.held.is_some() {
+        return Err(TransitionError::HeldByHand {
+            run: state.run_id.clone(),
+        });
+    }
+    if state.stopped_by_hand() {
+        return Err(TransitionError::StoppedByHand {
+            run: state.run_id.clone(),
+            status: state.status,
+        });
+    }
+    if state.cycle.resumes >= max_resumes {
+        return Err(TransitionError::ResumeCap {
+            run: state.run_id.clone(),
+            resumes: state.cycle.resumes,
+        });
+    }
+    next.cycle.resumes = next.cycle.resumes.saturating_add(1);
+    Ok(())
+}
+
+/// `CycleStopped`: only an interrupted run; the interruption was `cycle`'s own stop.
+fn stop_by_cycle(
+    state: &RunState,
+    next: &mut RunState,
+    at: Timestamp,
+) -> Result<(), TransitionError> {
+    if state.status != RunStatus::Interrupted {
+        return Err(TransitionError::NotInterrupted {
+            run: state.run_id.clone(),
+            status: state.status,
+        });
+    }
+    next.cycle.stopped = Some(at);
+    Ok(())
 }
 
 /// Whether `finish` may finish the run: only one in review.

@@ -29,6 +29,7 @@ pub mod missing;
 mod select;
 pub mod targets;
 pub mod trivial;
+mod verifier;
 
 use std::path::{Path, PathBuf};
 
@@ -37,9 +38,10 @@ use serde::Serialize;
 use crate::config::{Config, ConfigError};
 use crate::coverage::{self, EvidenceEntry, EvidenceError, Report};
 use crate::files::io_reason;
-use crate::git::{CommitId, GitError, Repo, Scope};
+use crate::git::{CommitId, GitError, Repo};
 use crate::plan::{self, Plan, PlanError};
 use crate::state::TargetSource;
+use verifier::{Reasons, Verifier};
 
 pub use select::{PlanChange, PlanChangeKind};
 
@@ -264,207 +266,44 @@ pub fn verify(cwd: &Path, options: &Options) -> Result<Verification, VerifyError
         None => Some(crate::config::load(&workdir)?),
         Some(_) => None,
     };
+    let verifier = Verifier::resolve(&repo, cwd, &workdir, options)?;
 
-    let base_rev = match &options.base {
-        Some(rev) => rev.clone(),
-        None if repo.resolve_commit("@{upstream}").is_ok() => "@{upstream}".to_string(),
-        None => "HEAD".to_string(),
-    };
-    let base_commit = repo.resolve_commit(&base_rev)?;
-    let head_commit = match &options.head {
-        Some(rev) => Some(repo.resolve_commit(rev)?),
-        None => None,
-    };
-    let tip = match head_commit {
-        Some(id) => id,
-        None => repo.resolve_commit("HEAD")?,
-    };
-    let head_name = options.head.as_deref().unwrap_or("HEAD");
-    let merge_base = repo.merge_base(base_commit, tip, (&base_rev, head_name))?;
-    let diff = |scope: &Scope| match head_commit {
-        Some(head) => repo.tree_changes(merge_base, head, scope),
-        None => repo.worktree_changes(merge_base, scope),
-    };
-
-    let trailers = trailers(&repo, merge_base, tip)?;
-    let by_trailer = |sel: &mut select::Selection| -> Result<(), VerifyError> {
-        // Trailers only add plans to discovery's: whatever a commit names, every plan the range
-        // changes is still checked, and a named plan is read where the gate reads plans.
-        for (path, named) in &trailers.plans {
-            if sel.has(path) {
-                continue;
-            }
-            let commit = &named[0].commit;
-            if !coverage::is_repo_path(path) {
-                return Err(VerifyError::TrailerPlanPath {
-                    commit: crate::git::short_hex(commit).to_owned(),
-                    path: path.clone(),
-                });
-            }
-            match head_commit {
-                Some(head) => select::Range {
-                    repo: &repo,
-                    merge_base,
-                    head,
-                    allow: options.allow_plan_changes,
-                }
-                .by_trailer(sel, commit, path)?,
-                None => select::by_trailer_in_worktree(sel, &workdir, commit, path)?,
-            }
-        }
-        Ok(())
-    };
-
-    let mut selection = match head_commit {
-        None => {
-            let config = local_config.map_or_else(|| crate::config::load(&workdir), Ok)?;
-            let plans = if options.plans.is_empty() {
-                select::discover_in_worktree(&workdir, &config.plans_dir, diff)?
-            } else {
-                select::named_in_worktree(cwd, &workdir, &options.plans)?
-            };
-            let mut sel = select::Selection {
-                plans,
-                config,
-                ..select::Selection::default()
-            };
-            if options.plans.is_empty() {
-                by_trailer(&mut sel)?;
-            }
-            sel
-        }
-        Some(head) => {
-            let config = committed_config(&repo, merge_base)?;
-            let range = select::Range {
-                repo: &repo,
-                merge_base,
-                head,
-                allow: options.allow_plan_changes,
-            };
-            if options.plans.is_empty() {
-                let mut sel = range.discover(config)?;
-                by_trailer(&mut sel)?;
-                sel
-            } else {
-                range.named(config, cwd, &workdir, &options.plans)?
-            }
-        }
-    };
+    let trailers = trailers(&repo, verifier.merge_base, verifier.tip)?;
+    let mut selection = verifier.select(local_config, &trailers)?;
     // A run named without its plan matters only where trailers name plans.
     if options.plans.is_empty() {
         selection.notes.extend(trailers.notes);
     }
-    // The configuration that gates decides, as for everything else: the merge base's in range
-    // mode. Targets are derived against the merge base, the tree the work started from.
-    // A plan that declares targets gets a warning for each path its body names beyond them.
-    let mut derived = vec![false; selection.plans.len()];
-    let mut untargeted = vec![Vec::new(); selection.plans.len()];
-    for (i, selected) in selection.plans.iter_mut().enumerate() {
-        if selected.deleted {
-            continue;
-        }
-        let declares = !selected.plan.targets.is_empty();
-        if !declares && !selection.config.derive_targets {
-            continue;
-        }
-        let found = targets::derive_at(&repo, merge_base, &selected.path, &selected.plan)?;
-        if declares {
-            untargeted[i] = targets::not_covered(&selected.plan.targets, &found);
-        } else {
-            selected.plan.targets = found.targets.into_iter().map(|d| d.target).collect();
-            derived[i] = true;
-        }
-    }
-    let plans = &selection.plans;
-
-    let mut file_entries: Vec<EvidenceEntry> = Vec::new();
-    for path in &options.evidence {
-        let text = read_evidence(&cwd.join(path), path)?;
-        let shown = path.display().to_string();
-        file_entries.extend(coverage::parse_evidence(&shown, &text)?.entries);
-    }
+    let derived = verifier.derive_targets(&mut selection)?;
+    let file_entries = verifier.evidence()?;
     let Trailers {
         unchanged: trailer_entries,
         ignored: ignored_trailers,
         plans: named_plans,
         ..
     } = trailers;
-
-    let scope = Scope::prefixes(
-        plans
-            .iter()
-            .flat_map(|s| s.plan.targets.iter().map(|t| t.scope())),
-    );
-    let changed = if plans.iter().any(|s| !s.plan.targets.is_empty()) {
-        diff(&scope)?
-    } else {
-        Vec::new()
-    };
-
-    let places_commits: Vec<CommitId> = std::iter::once(merge_base).chain(head_commit).collect();
-    let places = missing::Places {
-        commits: &places_commits,
-        worktree: head_commit.is_none().then_some(workdir.as_path()),
-    };
-    let mut ignored_targets = Vec::new();
-    if head_commit.is_none() {
-        for selected in plans {
-            ignored_targets.extend(ignored::ignored_targets(
-                &repo,
-                &workdir,
-                tip,
-                &selected.path,
-                &selected.plan,
-            )?);
-        }
-    }
-    let new_side = match head_commit {
-        Some(head) => trivial::NewSide::Commit(head),
-        None => trivial::NewSide::Worktree(&workdir),
-    };
-    let mut sides = trivial::Sides::new(&repo, merge_base, new_side);
-    let results: Vec<PlanResult> = plans
-        .iter()
-        .enumerate()
-        .map(|(i, selected)| {
-            let entries = entries_for(i, plans, &file_entries);
-            let plan = &selected.plan;
-            let mut report =
-                coverage::evaluate(&plan.targets, &changed, &entries, &trailer_entries);
-            missing::mark_missing(&repo, &mut report, &plan.targets, &places)?;
-            trivial::mark_touched(&mut report, plan, &mut sides)?;
-            if options.require_targets {
-                report.require_targets();
-            }
-            Ok(PlanResult {
-                path: selected.path.clone(),
-                id: plan.id.clone(),
-                title: plan.title.clone(),
-                coverage: report,
-                deleted: selected.deleted,
-                untargeted: std::mem::take(&mut untargeted[i]),
-                targets_source: if derived[i] {
-                    TargetSource::Derived
-                } else {
-                    TargetSource::Declared
-                },
-                named_by: named_plans
-                    .iter()
-                    .find(|(path, _)| *path == selected.path)
-                    .map(|(_, named)| named.clone())
-                    .unwrap_or_default(),
-            })
-        })
-        .collect::<Result<_, VerifyError>>()?;
+    let plans = &selection.plans;
+    let changed = verifier.changed(plans)?;
+    let ignored_targets = verifier.ignored_targets(plans)?;
+    let results = verifier.evaluate(
+        plans,
+        derived,
+        &Reasons {
+            changed: &changed,
+            files: &file_entries,
+            trailers: &trailer_entries,
+            named_plans: &named_plans,
+        },
+    )?;
 
     Ok(Verification {
         passed: results.iter().all(PlanResult::passed)
             && selection.changes.iter().all(|c| c.allowed)
             && !(options.require_plans && results.is_empty()),
-        base: base_rev.clone(),
-        merge_base: merge_base.to_string(),
+        base: verifier.base_rev.clone(),
+        merge_base: verifier.merge_base.to_string(),
         head: options.head.clone(),
-        head_commit: head_commit.map(|id| id.to_string()),
+        head_commit: verifier.head.map(|id| id.to_string()),
         require_targets: options.require_targets,
         require_plans: options.require_plans,
         plans_dir: options

@@ -203,12 +203,74 @@ fn scan(
     io: &dyn Fn(std::io::Error) -> IndexError,
 ) -> Result<Option<(gix::index::State, Option<ObjectId>)>, IndexError> {
     let hash_len = kind.len_in_bytes();
-    if input.len < (3 * 4 + hash_len) as u64 {
+    let scan = Scan {
+        hash_len,
+        fixed: 40 + hash_len + 2,
+        corrupt,
+        io,
+    };
+    let Some((version, num_entries)) = header(input, scan)? else {
+        return Ok(None);
+    };
+    let mut state = gix::index::State::new(kind);
+    let mut walk = Walk {
+        selection,
+        cursors: Cursors::default(),
+        path: Vec::new(),
+        previous_stage: None,
+    };
+    for _ in 0..num_entries {
+        if entry(input, scan, version, &mut walk, &mut state)?.is_none() {
+            return Ok(None);
+        }
+    }
+    if extensions(input, scan)?.is_none() {
+        return Ok(None);
+    }
+    let checksum = trailer(input, scan)?;
+    Ok(Some((state, (!checksum.is_null()).then_some(checksum))))
+}
+
+/// What each step of [`scan`] reads with: the length of an object id, the length of an entry's
+/// fixed fields, and how a failure is worded.
+#[derive(Clone, Copy)]
+struct Scan<'e> {
+    hash_len: usize,
+    /// The fields of an entry up to its flags, included.
+    fixed: usize,
+    corrupt: &'e dyn Fn(&str) -> IndexError,
+    io: &'e dyn Fn(std::io::Error) -> IndexError,
+}
+
+/// Where the scan of the entries is: the selection's cursors, the path of the entry before
+/// (which version 4 compresses each path against, and which each path must sort after), and
+/// its stage.
+struct Walk<'s, 'p> {
+    selection: &'s Selection<'p>,
+    cursors: Cursors<'s>,
+    path: Vec<u8>,
+    previous_stage: Option<u16>,
+}
+
+/// One entry in place, in its window of the buffer: its bytes, how many of them to consume, how
+/// its path compares with the one before, and whether the selection keeps it.
+struct Window<'i> {
+    entry: &'i [u8],
+    len: usize,
+    order: std::cmp::Ordering,
+    kept: bool,
+}
+
+/// The header: the index's version and its number of entries; `None` for a version gix reads.
+#[inline]
+fn header(input: &mut Chunked, scan: Scan) -> Result<Option<(u32, u32)>, IndexError> {
+    let corrupt = scan.corrupt;
+    if input.len < (3 * 4 + scan.hash_len) as u64 {
         return Err(corrupt("too small for a header"));
     }
     let header = input
         .take(12)
-        .map_err(io)?
+        .map_err(scan.io)?
         .ok_or_else(|| corrupt("truncated header"))?;
     if &header[..4] != b"DIRC" {
         return Err(corrupt("not an index file"));
@@ -218,142 +280,226 @@ fn scan(
     if !(2..=4).contains(&version) {
         return Ok(None);
     }
-    let mut state = gix::index::State::new(kind);
-    let mut cursors = Cursors::default();
-    let mut path = Vec::new();
-    let mut previous_stage = None;
-    let fixed = 40 + hash_len + 2;
-    for _ in 0..num_entries {
-        let truncated = || corrupt("truncated entry");
-        let head = input.peek(fixed + 2).map_err(io)?;
-        if head.len() < fixed {
-            return Err(truncated());
-        }
-        let stored = u16::from_be_bytes([head[40 + hash_len], head[41 + hash_len]]);
-        let header_len = if stored & 0x4000 != 0 {
-            fixed + 2
-        } else {
-            fixed
-        };
-        if head.len() < header_len {
-            return Err(truncated());
-        }
-        // Each entry is looked at in place, in one window of the buffer, and consumed at the
-        // end: only the entries kept are copied out. The selection's cursors rely on git's
-        // order (by path, then stage), so each path is compared with the one before it. An
-        // entry out of order, or a path with a NUL byte, is damage: it is left to gix's
-        // decoder, after which `check_entries` reports it.
-        let (entry, len, order, kept) = if version == 4 {
-            let (strip, used) = varint(
-                input
-                    .peek(header_len + 16)
-                    .map_err(io)?
-                    .get(header_len..)
-                    .unwrap_or_default(),
-            )
-            .ok_or_else(truncated)?;
-            let keep = path
-                .len()
-                .checked_sub(usize::try_from(strip).map_err(|_| truncated())?)
-                .ok_or_else(|| corrupt("bad path compression"))?;
-            let start = header_len + used;
-            let mut want = start + 256;
-            let end = loop {
-                let window = input.peek(want).map_err(io)?;
-                if let Some(at) = window.get(start..).and_then(|rest| rest.find_byte(0)) {
-                    break start + at;
-                }
-                if window.len() < want {
-                    return Err(truncated());
-                }
-                want *= 2;
-            };
-            let entry = input.peek(end + 1).map_err(io)?;
-            let suffix = &entry[start..end];
-            // The first `keep` bytes are the previous path's.
-            let order = compare(suffix, &path[keep..]);
-            path.truncate(keep);
-            path.extend_from_slice(suffix);
-            if path.len() >= MAX_PATH {
-                // As in versions 2 and 3, which cannot say how long it is.
-                return Ok(None);
-            }
-            let kept = selection.keeps(&mut cursors, &path);
-            (entry, end + 1, order, kept)
-        } else {
-            let path_len = usize::from(stored & 0x0fff);
-            if path_len == MAX_PATH {
-                // gix reads such long paths without the padding git writes; leave them to gix.
-                return Ok(None);
-            }
-            let padded = (header_len + path_len + 8) & !7;
-            let entry = input.peek(padded).map_err(io)?;
-            if entry.len() < padded {
-                return Err(truncated());
-            }
-            let name = &entry[header_len..header_len + path_len];
-            if has_nul(name) {
-                return Ok(None);
-            }
-            let order = compare(name, &path);
-            let kept = selection.keeps(&mut cursors, name);
-            path.clear();
-            path.extend_from_slice(name);
-            (entry, padded, order, kept)
-        };
-        let stage = (stored >> 12) & 3;
-        if let Some(before) = previous_stage
-            && (order, stage) <= (std::cmp::Ordering::Equal, before)
-        {
-            return Ok(None);
-        }
-        previous_stage = Some(stage);
-        let mode = Mode::from_bits_truncate(be32(&entry[24..28]));
-        if mode.is_sparse() {
-            return Ok(None);
-        }
-        let mut flags = Flags::from_bits_retain(u32::from(stored));
-        if header_len > fixed {
-            let extended = u16::from_be_bytes([entry[fixed], entry[fixed + 1]]);
-            // Only intent-to-add and skip-worktree may be set, as gix requires.
-            if extended & !0x6000 != 0 {
-                return Err(corrupt("unknown extended entry flags"));
-            }
-            flags |= Flags::from_bits_retain(u32::from(extended) << 16);
-        }
-        if kept {
-            let field = |i: usize| be32(&entry[i * 4..i * 4 + 4]);
-            let stat = Stat {
-                ctime: Time {
-                    secs: field(0),
-                    nsecs: field(1),
-                },
-                mtime: Time {
-                    secs: field(2),
-                    nsecs: field(3),
-                },
-                dev: field(4),
-                ino: field(5),
-                uid: field(7),
-                gid: field(8),
-                size: field(9),
-            };
-            let id = ObjectId::from_bytes_or_panic(&entry[40..40 + hash_len]);
-            state.dangerously_push_entry(stat, id, flags & !Flags::PATH_LEN, mode, path.as_bstr());
-        }
-        input.consume(len);
+    Ok(Some((version, num_entries)))
+}
+
+/// One entry: its path, its order after the one before, its mode and flags, pushed onto `state`
+/// when the selection keeps it, then consumed.
+#[inline]
+fn entry(
+    input: &mut Chunked,
+    scan: Scan,
+    version: u32,
+    walk: &mut Walk,
+    state: &mut gix::index::State,
+) -> Result<Option<()>, IndexError> {
+    let (stored, header_len) = entry_header(input, scan)?;
+    // Each entry is looked at in place, in one window of the buffer, and consumed at the
+    // end: only the entries kept are copied out. The selection's cursors rely on git's
+    // order (by path, then stage), so each path is compared with the one before it. An
+    // entry out of order, or a path with a NUL byte, is damage: it is left to gix's
+    // decoder, after which `check_entries` reports it.
+    let window = if version == 4 {
+        compressed_path(input, scan, walk, header_len)?
+    } else {
+        stored_path(input, scan, walk, header_len, stored)?
+    };
+    let Some(Window {
+        entry,
+        len,
+        order,
+        kept,
+    }) = window
+    else {
+        return Ok(None);
+    };
+    let stage = (stored >> 12) & 3;
+    if let Some(before) = walk.previous_stage
+        && (order, stage) <= (std::cmp::Ordering::Equal, before)
+    {
+        return Ok(None);
     }
-    // Extensions up to the trailer, as gix walks them: the mandatory (lowercase) ones this reader
-    // does not model are left to gix.
+    walk.previous_stage = Some(stage);
+    let mode = Mode::from_bits_truncate(be32(&entry[24..28]));
+    if mode.is_sparse() {
+        return Ok(None);
+    }
+    let flags = flags(entry, stored, header_len, scan)?;
+    if kept {
+        push(state, entry, scan.hash_len, flags, mode, &walk.path);
+    }
+    input.consume(len);
+    Ok(Some(()))
+}
+
+/// An entry's stored flags, and the length of its fields before the path (with the extended
+/// flags, when it has them).
+#[inline]
+fn entry_header(input: &mut Chunked, scan: Scan) -> Result<(u16, usize), IndexError> {
+    let (hash_len, fixed) = (scan.hash_len, scan.fixed);
+    let truncated = || (scan.corrupt)("truncated entry");
+    let head = input.peek(fixed + 2).map_err(scan.io)?;
+    if head.len() < fixed {
+        return Err(truncated());
+    }
+    let stored = u16::from_be_bytes([head[40 + hash_len], head[41 + hash_len]]);
+    let header_len = if stored & 0x4000 != 0 {
+        fixed + 2
+    } else {
+        fixed
+    };
+    if head.len() < header_len {
+        return Err(truncated());
+    }
+    Ok((stored, header_len))
+}
+
+/// Version 4: the path is the previous one's first bytes and a NUL-terminated suffix.
+#[inline]
+fn compressed_path<'i>(
+    input: &'i mut Chunked,
+    scan: Scan,
+    walk: &mut Walk,
+    header_len: usize,
+) -> Result<Option<Window<'i>>, IndexError> {
+    let truncated = || (scan.corrupt)("truncated entry");
+    let path = &mut walk.path;
+    let (strip, used) = varint(
+        input
+            .peek(header_len + 16)
+            .map_err(scan.io)?
+            .get(header_len..)
+            .unwrap_or_default(),
+    )
+    .ok_or_else(truncated)?;
+    let keep = path
+        .len()
+        .checked_sub(usize::try_from(strip).map_err(|_| truncated())?)
+        .ok_or_else(|| (scan.corrupt)("bad path compression"))?;
+    let start = header_len + used;
+    let mut want = start + 256;
+    let end = loop {
+        let window = input.peek(want).map_err(scan.io)?;
+        if let Some(nul) = window.get(start..).and_then(|rest| rest.find_byte(0)) {
+            break start + nul;
+        }
+        if window.len() < want {
+            return Err(truncated());
+        }
+        want *= 2;
+    };
+    let entry = input.peek(end + 1).map_err(scan.io)?;
+    let suffix = &entry[start..end];
+    // The first `keep` bytes are the previous path's.
+    let order = compare(suffix, &path[keep..]);
+    path.truncate(keep);
+    path.extend_from_slice(suffix);
+    if path.len() >= MAX_PATH {
+        // As in versions 2 and 3, which cannot say how long it is.
+        return Ok(None);
+    }
+    let kept = walk.selection.keeps(&mut walk.cursors, path);
+    Ok(Some(Window {
+        entry,
+        len: end + 1,
+        order,
+        kept,
+    }))
+}
+
+/// Versions 2 and 3: the path whole, its length in the flags, the entry padded to eight bytes.
+#[inline]
+fn stored_path<'i>(
+    input: &'i mut Chunked,
+    scan: Scan,
+    walk: &mut Walk,
+    header_len: usize,
+    stored: u16,
+) -> Result<Option<Window<'i>>, IndexError> {
+    let path_len = usize::from(stored & 0x0fff);
+    if path_len == MAX_PATH {
+        // gix reads such long paths without the padding git writes; leave them to gix.
+        return Ok(None);
+    }
+    let padded = (header_len + path_len + 8) & !7;
+    let entry = input.peek(padded).map_err(scan.io)?;
+    if entry.len() < padded {
+        return Err((scan.corrupt)("truncated entry"));
+    }
+    let name = &entry[header_len..header_len + path_len];
+    if has_nul(name) {
+        return Ok(None);
+    }
+    let order = compare(name, &walk.path);
+    let kept = walk.selection.keeps(&mut walk.cursors, name);
+    walk.path.clear();
+    walk.path.extend_from_slice(name);
+    Ok(Some(Window {
+        entry,
+        len: padded,
+        order,
+        kept,
+    }))
+}
+
+/// The entry's flags, with its extended ones: only intent-to-add and skip-worktree may be set,
+/// as gix requires.
+#[inline]
+fn flags(entry: &[u8], stored: u16, header_len: usize, scan: Scan) -> Result<Flags, IndexError> {
+    let mut flags = Flags::from_bits_retain(u32::from(stored));
+    if header_len > scan.fixed {
+        let extended = u16::from_be_bytes([entry[scan.fixed], entry[scan.fixed + 1]]);
+        if extended & !0x6000 != 0 {
+            return Err((scan.corrupt)("unknown extended entry flags"));
+        }
+        flags |= Flags::from_bits_retain(u32::from(extended) << 16);
+    }
+    Ok(flags)
+}
+
+/// Copies a kept entry out of the buffer onto `state`.
+#[inline]
+fn push(
+    state: &mut gix::index::State,
+    entry: &[u8],
+    hash_len: usize,
+    flags: Flags,
+    mode: Mode,
+    path: &[u8],
+) {
+    let field = |i: usize| be32(&entry[i * 4..i * 4 + 4]);
+    let stat = Stat {
+        ctime: Time {
+            secs: field(0),
+            nsecs: field(1),
+        },
+        mtime: Time {
+            secs: field(2),
+            nsecs: field(3),
+        },
+        dev: field(4),
+        ino: field(5),
+        uid: field(7),
+        gid: field(8),
+        size: field(9),
+    };
+    let id = ObjectId::from_bytes_or_panic(&entry[40..40 + hash_len]);
+    state.dangerously_push_entry(stat, id, flags & !Flags::PATH_LEN, mode, path.as_bstr());
+}
+
+/// Extensions up to the trailer, as gix walks them: the mandatory (lowercase) ones this reader
+/// does not model are left to gix (`None`).
+#[inline]
+fn extensions(input: &mut Chunked, scan: Scan) -> Result<Option<()>, IndexError> {
     loop {
-        let left = input.remaining().saturating_sub(hash_len as u64);
+        let left = input.remaining().saturating_sub(scan.hash_len as u64);
         if left < 8 {
-            break;
+            return Ok(Some(()));
         }
         let head = input
             .take(8)
-            .map_err(io)?
-            .ok_or_else(|| corrupt("truncated extension"))?;
+            .map_err(scan.io)?
+            .ok_or_else(|| (scan.corrupt)("truncated extension"))?;
         let signature = [head[0], head[1], head[2], head[3]];
         let size = u64::from(be32(&head[4..8]));
         if signature[0].is_ascii_lowercase() {
@@ -361,19 +507,23 @@ fn scan(
         }
         if size > left - 8 {
             // gix stops here and then finds the trailer misplaced.
-            return Err(corrupt("an extension runs past the end"));
+            return Err((scan.corrupt)("an extension runs past the end"));
         }
-        input.skip(size).map_err(io)?;
+        input.skip(size).map_err(scan.io)?;
     }
-    if input.remaining() != hash_len as u64 {
-        return Err(corrupt("the trailer is misplaced"));
+}
+
+/// The trailer: the checksum of the whole file, which must end right after it.
+#[inline]
+fn trailer(input: &mut Chunked, scan: Scan) -> Result<ObjectId, IndexError> {
+    if input.remaining() != scan.hash_len as u64 {
+        return Err((scan.corrupt)("the trailer is misplaced"));
     }
     let trailer = input
-        .take(hash_len)
-        .map_err(io)?
-        .ok_or_else(|| corrupt("truncated trailer"))?;
-    let checksum = ObjectId::from_bytes_or_panic(trailer);
-    Ok(Some((state, (!checksum.is_null()).then_some(checksum))))
+        .take(scan.hash_len)
+        .map_err(scan.io)?
+        .ok_or_else(|| (scan.corrupt)("truncated trailer"))?;
+    Ok(ObjectId::from_bytes_or_panic(trailer))
 }
 
 /// `a.cmp(b)`, eight bytes at a time: every entry of the index is compared with the one before
@@ -509,117 +659,4 @@ impl Chunked {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn selection_keeps_what_the_scoped_diff_consults() {
-        let prefixes = ["a/b/c".to_string(), "d".to_string()];
-        let selection = Selection::new(&prefixes);
-        let paths: &[&str] = &[
-            ".gitignore",
-            "a/0",
-            "a/b",
-            "a/b/a",
-            "a/b/c",
-            "a/b/c.txt",
-            "a/b/c/x",
-            "a/b/c/y",
-            "a/b/d",
-            "b/.gitattributes",
-            "c",
-            "d",
-            "d.txt",
-            "d/e/f",
-            "e",
-        ];
-        let mut at = Cursors::default();
-        let kept: Vec<&str> = paths
-            .iter()
-            .copied()
-            .filter(|p| selection.keeps(&mut at, p.as_bytes()))
-            .collect();
-        assert_eq!(
-            kept,
-            [
-                ".gitignore",
-                "a/0",
-                "a/b",
-                "a/b/a",
-                "a/b/c",
-                "a/b/c/x",
-                "a/b/c/y",
-                "b/.gitattributes",
-                "d",
-                "d/e/f",
-            ]
-        );
-    }
-
-    /// A prefix of 100,000 components: its ancestors are slices of it (no copy each), and only
-    /// those short enough to be or hold an entry are kept, which are still found.
-    #[test]
-    fn a_deep_prefix_costs_its_length() {
-        let prefixes = [format!("{}x", "a/".repeat(100_000))];
-        let selection = Selection::new(&prefixes);
-        assert!(
-            selection.exact.len() <= MAX_PATH / 2 + 1,
-            "{}",
-            selection.exact.len()
-        );
-        assert!(selection.first_below.len() <= MAX_PATH / 2);
-        let mut at = Cursors::default();
-        let kept: Vec<&str> = ["a/a", "a/a/a/b", "b"]
-            .into_iter()
-            .filter(|p| selection.keeps(&mut at, p.as_bytes()))
-            .collect();
-        assert_eq!(kept, ["a/a", "a/a/a/b"]);
-    }
-
-    #[test]
-    fn compare_and_has_nul_agree_with_the_slice_methods() {
-        let words: Vec<Vec<u8>> = [
-            &b""[..],
-            b"a",
-            b"abcdefgh",
-            b"abcdefghi",
-            b"abcdefgh\0",
-            b"abcdefgg",
-            b"d0/e0/f0/file007.txt",
-            b"d0/e0/f0/file007.txu",
-            b"d0/e0/f0/file007",
-            b"d0/e0/f0/file0070",
-            b"\xff\xfe",
-            b"\0",
-            b"x\0yyyyyyyyyyyyyy",
-        ]
-        .iter()
-        .map(|w| w.to_vec())
-        .collect();
-        for a in &words {
-            assert_eq!(has_nul(a), a.contains(&0), "{a:?}");
-            for b in &words {
-                assert_eq!(compare(a, b), a.cmp(b), "{a:?} {b:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn varint_matches_gix() {
-        for value in [0u64, 1, 127, 128, 300, 16_511, 16_512, 1 << 40] {
-            // Encode as git does (offset encoding), then decode with both.
-            let mut bytes = vec![(value & 0x7f) as u8];
-            let mut v = value >> 7;
-            while v > 0 {
-                v -= 1;
-                bytes.push(0x80 | (v & 0x7f) as u8);
-                v >>= 7;
-            }
-            bytes.reverse();
-            let ours = varint(&bytes).expect("decodes");
-            let theirs = gix::utils::decode::leb64_from_read(bytes.as_slice()).expect("decodes");
-            assert_eq!(ours, (theirs.0, theirs.1));
-            assert_eq!(ours.0, value);
-        }
-    }
-}
+mod tests;
