@@ -288,7 +288,8 @@ fn attempt_field(state: &Value, name: &str, field: &str) -> Vec<Value> {
         .collect()
 }
 
-/// `<target> <status>` for each target of the run's coverage report.
+/// `<target> <status>` for each target of a coverage report: a run's state, what `check --json`
+/// prints, a plan of `verify --json`.
 fn coverage_rows(state: &Value) -> Vec<String> {
     let targets = state["coverage"]["targets"].as_array().unwrap();
     targets
