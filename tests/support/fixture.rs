@@ -52,6 +52,20 @@ impl Fixture {
             .named(&["docs/a.md", "docs/b.md"])
     }
 
+    /// `docs/a.md`, a plan with no targets, `plans/work.md`, and one actor, `committer`, the
+    /// executor, that runs `script` (which commits its own work) with `sh -c`.
+    pub fn committer(self, script: &str) -> Fixture {
+        let command = serde_json::to_string(script).unwrap();
+        self.file("docs/a.md", "# A\n")
+            .file(
+                "plans/work.md",
+                "---\ntitle: Commit some work\n---\n# Commit it\n",
+            )
+            .config(&format!(
+                "actors:\n  committer:\n    command: [sh, -c, {command}]\npipeline:\n  - {{ stage: executor, actor: committer }}\n"
+            ))
+    }
+
     /// `.baton.yml`.
     pub fn config(self, yaml: &str) -> Fixture {
         self.file(".baton.yml", yaml)
