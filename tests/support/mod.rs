@@ -170,21 +170,27 @@ impl TestRepo {
             .prefix("baton-test")
             .tempdir_in(parent)
             .unwrap();
+        let repo = TestRepo::in_tempdir(tmp);
+        std::fs::create_dir_all(&repo.root).unwrap();
+        repo.git(["init", "-q"]);
+        repo
+    }
+
+    /// A repository to be at `repo/` of `tmp` (not made yet), with its HOME at `home/`, whose
+    /// git configuration names `main` the default branch.
+    fn in_tempdir(tmp: tempfile::TempDir) -> TestRepo {
         // Canonical so that paths printed by git and by us agree even where /tmp is a symlink.
         let base = tmp.path().canonicalize().unwrap();
         let root = base.join("repo");
         let home = base.join("home");
-        std::fs::create_dir_all(&root).unwrap();
         std::fs::create_dir_all(home.join(".config")).unwrap();
         std::fs::write(home.join(".gitconfig"), "[init]\n\tdefaultBranch = main\n").unwrap();
-        let repo = TestRepo {
+        TestRepo {
             _tmp: tmp,
             root,
             home,
             commands: AtomicU32::new(0),
-        };
-        repo.git(["init", "-q"]);
-        repo
+        }
     }
 
     /// The temporary directory that holds the repository, for siblings such as linked worktrees.
