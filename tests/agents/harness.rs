@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::cli::{self, AgentEnv};
-use super::mock::{MockServer, Script};
+use super::mock::{MockServer, Request, Script};
 use crate::support::{Run, TestRepo};
 
 /// The plan every end-to-end run carries out: two documents to change.
@@ -157,6 +157,19 @@ impl AgentRepo {
         let cost = json["total_cost_usd"].as_f64().unwrap();
         assert!(cost > 0.0, "{out}");
         cost
+    }
+}
+
+/// Asserts that `request`, the model's first, carries the plan's prompt (its instruction) and
+/// `also`.
+#[track_caller]
+pub fn assert_prompt(request: &Request, also: &str) {
+    for part in ["Replace the old rule", also] {
+        assert!(
+            request.body.contains(part),
+            "no {part:?} in {}",
+            request.body
+        );
     }
 }
 
