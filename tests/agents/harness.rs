@@ -178,14 +178,4 @@ pub fn attempt(state: &Value, n: usize) -> &Value {
     &attempts(state, "executor")[n - 1]
 }
 
-/// The attempts of stage `name`.
-pub fn attempts<'a>(state: &'a Value, name: &str) -> &'a Vec<Value> {
-    state["stages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("no stage {name} in {state:#}"))["attempts"]
-        .as_array()
-        .unwrap()
-}
+pub use crate::support::attempts;

@@ -22,7 +22,9 @@ use std::time::{Duration, Instant};
 use insta::assert_snapshot;
 use serde_json::Value;
 
-use crate::support::{Run, TestRepo, text, worktree_of};
+use crate::support::{
+    Run, TestRepo, assert_executor_attempts, attempt_field, attempts, stage, text, worktree_of,
+};
 
 mod actors;
 mod agent_side;
@@ -265,27 +267,6 @@ fn status(repo: &TestRepo, id: &str) -> Value {
     let run = repo.baton(["status", "--json", id]);
     assert_eq!(run.code, 0, "{run}");
     run.json()
-}
-
-fn stage<'a>(state: &'a Value, name: &str) -> &'a Value {
-    state["stages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("no stage {name} in {state:#}"))
-}
-
-fn attempts<'a>(state: &'a Value, name: &str) -> &'a Vec<Value> {
-    stage(state, name)["attempts"].as_array().unwrap()
-}
-
-/// A field of every attempt of a stage, for one-line assertions.
-fn attempt_field(state: &Value, name: &str, field: &str) -> Vec<Value> {
-    attempts(state, name)
-        .iter()
-        .map(|a| a[field].clone())
-        .collect()
 }
 
 /// `<target> <status>` for each target of a coverage report: a run's state, what `check --json`

@@ -467,6 +467,46 @@ pub fn worktree_of(repo: &TestRepo, state: &serde_json::Value) -> PathBuf {
     repo.tmp().join(rel)
 }
 
+/// Stage `name` of a run's state as `status --json` prints it.
+pub fn stage<'a>(state: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    state["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no stage {name} in {state:#}"))
+}
+
+/// The attempts of stage `name`.
+pub fn attempts<'a>(state: &'a serde_json::Value, name: &str) -> &'a Vec<serde_json::Value> {
+    stage(state, name)["attempts"].as_array().unwrap()
+}
+
+/// A field of every attempt of a stage, for one-line assertions.
+pub fn attempt_field(state: &serde_json::Value, name: &str, field: &str) -> Vec<serde_json::Value> {
+    attempts(state, name)
+        .iter()
+        .map(|a| a[field].clone())
+        .collect()
+}
+
+/// Asserts the actor and the outcome of each of the executor's attempts, in order.
+#[track_caller]
+pub fn assert_executor_attempts(state: &serde_json::Value, expected: &[(&str, &str)]) {
+    let actors: Vec<&str> = expected.iter().map(|(actor, _)| *actor).collect();
+    let outcomes: Vec<&str> = expected.iter().map(|(_, outcome)| *outcome).collect();
+    assert_eq!(
+        attempt_field(state, "executor", "actor"),
+        actors,
+        "{state:#}"
+    );
+    assert_eq!(
+        attempt_field(state, "executor", "outcome"),
+        outcomes,
+        "{state:#}"
+    );
+}
+
 /// The text of the file at `path`; a test fails naming it when it cannot be read.
 pub fn text(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
