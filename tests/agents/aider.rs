@@ -12,6 +12,7 @@ use std::path::Path;
 
 use super::capture;
 use super::cli;
+use super::e2e::assert_review_with_targets_edited;
 use super::harness::{AgentRepo, TARGETS, assert_prompt, attempt};
 use super::mock::{Script, Turn, Usage};
 
@@ -137,17 +138,8 @@ fn aider_preset_edits_both_targets_and_the_run_reaches_review_with_usage() {
     let stdout = ar.stdout(&id, 1);
     capture("aider", "e2e-edit.txt", &stdout);
     assert_eq!(run.code, 0, "{run}\n--- aider's stdout\n{stdout}");
-    let state = ar.status(&id);
-    assert_eq!(state["status"], "review", "{state:#}");
-    let worktree = ar.worktree(&state);
-    for target in TARGETS {
-        assert_eq!(
-            std::fs::read_to_string(worktree.join(target)).unwrap(),
-            new_text(target),
-            "{stdout}"
-        );
-    }
-    assert_worktree_clean_of_aider(&worktree, &TARGETS);
+    let state = assert_review_with_targets_edited(&ar, &id);
+    assert_worktree_clean_of_aider(&ar.worktree(&state), &TARGETS);
     assert_eq!(ar.mock.overruns(), 0, "{stdout}");
 
     // One non-streamed chat completion, carrying the prompt and the targets aider added.

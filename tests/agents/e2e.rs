@@ -20,6 +20,23 @@ pub fn turn(t: Turn) -> Turn {
     t.with_usage(TURN)
 }
 
+/// The state of run `id`, which must be in `review` with every target's [`new_text`] in its
+/// worktree.
+#[track_caller]
+pub fn assert_review_with_targets_edited(ar: &AgentRepo, id: &str) -> Value {
+    let state = ar.status(id);
+    assert_eq!(state["status"], "review", "{state:#}");
+    let worktree = ar.worktree(&state);
+    for target in TARGETS {
+        assert_eq!(
+            std::fs::read_to_string(worktree.join(target)).unwrap(),
+            new_text(target),
+            "{target}"
+        );
+    }
+    state
+}
+
 /// The new text of a target.
 pub fn new_text(target: &str) -> String {
     let name = target
@@ -124,15 +141,7 @@ fn claude_preset_edits_both_targets_and_the_run_reaches_review_with_usage_and_co
     let run = ar.baton(&["run", "plans/rule.md"]);
     assert_eq!(run.code, 0, "{run}");
     let id = run.run_id();
-    let state = ar.status(&id);
-    assert_eq!(state["status"], "review", "{state:#}");
-    let worktree = ar.worktree(&state);
-    for target in TARGETS {
-        assert_eq!(
-            std::fs::read_to_string(worktree.join(target)).unwrap(),
-            new_text(target)
-        );
-    }
+    let state = assert_review_with_targets_edited(&ar, &id);
     assert_eq!(ar.mock.overruns(), 0);
 
     // The prompt reached the model, teaching the agent-side commands.
@@ -182,15 +191,7 @@ fn codex_preset_edits_the_targets_through_exec_command_and_the_run_reaches_revie
     let run = ar.baton(&["run", "plans/rule.md", "--actor", "executor=codex"]);
     assert_eq!(run.code, 0, "{run}");
     let id = run.run_id();
-    let state = ar.status(&id);
-    assert_eq!(state["status"], "review", "{state:#}");
-    let worktree = ar.worktree(&state);
-    for target in TARGETS {
-        assert_eq!(
-            std::fs::read_to_string(worktree.join(target)).unwrap(),
-            new_text(target)
-        );
-    }
+    let state = assert_review_with_targets_edited(&ar, &id);
     let sent = ar.mock.scripted();
     assert_eq!(sent.len(), 3);
     assert_eq!(sent[0].path, "/v1/responses");
@@ -218,11 +219,9 @@ fn codex_preset_edits_the_targets_through_exec_command_and_the_run_reaches_revie
     );
 }
 
-#[test]
-fn a_429_ends_the_claude_attempt_rate_limited_with_the_usage_so_far() {
-    let Some(_) = cli::agent("claude") else {
-        return;
-    };
+/// A run whose Claude Code attempt edits `docs/a.md` and then gets a 429, exit 1: the
+/// repository and the run's id.
+pub fn claude_edits_then_429() -> (AgentRepo, String) {
     let mut script = claude_edits("docs/a.md").to_vec();
     script.push(rate_limited());
     let ar = AgentRepo::new(Script(script));
@@ -230,6 +229,15 @@ fn a_429_ends_the_claude_attempt_rate_limited_with_the_usage_so_far() {
     let run = ar.baton(&["run", "plans/rule.md"]);
     assert_eq!(run.code, 1, "{run}");
     let id = run.run_id();
+    (ar, id)
+}
+
+#[test]
+fn a_429_ends_the_claude_attempt_rate_limited_with_the_usage_so_far() {
+    let Some(_) = cli::agent("claude") else {
+        return;
+    };
+    let (ar, id) = claude_edits_then_429();
     let (state, a) = ar.rate_limited(&id, 1);
     // Recognised from Claude Code's JSON (`api_error_status: 429`), not from a text pattern:
     // the error names the output format that said so.
@@ -318,15 +326,7 @@ fn a_rate_limited_claude_falls_back_to_codex_within_the_same_run() {
     let run = ar.baton(&["run", "plans/rule.md"]);
     assert_eq!(run.code, 0, "{run}");
     let id = run.run_id();
-    let state = ar.status(&id);
-    assert_eq!(state["status"], "review", "{state:#}");
-    let worktree = ar.worktree(&state);
-    for target in TARGETS {
-        assert_eq!(
-            std::fs::read_to_string(worktree.join(target)).unwrap(),
-            new_text(target)
-        );
-    }
+    let state = assert_review_with_targets_edited(&ar, &id);
     let (first, second) = (attempt(&state, 1), attempt(&state, 2));
     assert_eq!(first["actor"], "claude");
     assert_eq!(first["outcome"], "rate_limited", "{first:#}");
