@@ -507,6 +507,36 @@ pub fn assert_executor_attempts(state: &serde_json::Value, expected: &[(&str, &s
     );
 }
 
+/// The script of an actor that, the first time any run calls it (no marker file in `dir` yet),
+/// prints Claude Code's captured JSON for a usage limit resetting `secs` seconds from now and
+/// exits 1; every later time it does the whole plan (a line more in `docs/a.md`, `b` and `c`).
+pub fn limited_once_script(dir: &Path, secs: u32) -> String {
+    let template = dir.join("limit.json");
+    let capture = text(Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/testdata/agents/claude/rate-limit-429.json"
+    )));
+    let from = "API Error: Request rejected (429) · Number of request tokens has exceeded your per-minute rate limit";
+    assert!(capture.contains(from));
+    std::fs::write(
+        &template,
+        capture.replace(from, "Claude AI usage limit reached|RESET_EPOCH"),
+    )
+    .unwrap();
+    let marker = dir.join("limited-once");
+    format!(
+        "if [ -e '{marker}' ]; then \
+             for d in a b c; do echo done >> docs/$d.md; done; \
+         else \
+             touch '{marker}'; \
+             sed \"s/RESET_EPOCH/$(( $(date +%s) + {secs} ))/\" '{template}'; \
+             exit 1; \
+         fi",
+        marker = marker.display(),
+        template = template.display(),
+    )
+}
+
 /// The text of the file at `path`; a test fails naming it when it cannot be read.
 pub fn text(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
