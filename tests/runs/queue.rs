@@ -135,14 +135,10 @@ fn a_bad_plan_among_several_creates_no_run() {
     let repo = queue_repo(&[("plans/typo.md", bad_key), ("plans/stage.md", bad_stage)]);
     for bad in ["plans/typo.md", "plans/stage.md"] {
         let run = repo.baton(["run", "plans/fix.md", "plans/two.md", bad, "--queue"]);
-        assert_eq!(run.code, 2, "{run}");
-        let errors: Vec<&str> = run
-            .stderr
-            .lines()
-            .filter(|l| l.starts_with("error:"))
-            .collect();
-        assert_eq!(errors.len(), 1, "{run}");
-        assert!(errors[0].contains(bad), "the error names {bad}: {run}");
+        assert!(
+            run.the_error(2).contains(bad),
+            "the error names {bad}: {run}"
+        );
         assert!(announced(&run).is_empty(), "{run}");
         assert!(run_entries(&repo).is_empty(), "{:?}", run_entries(&repo));
         assert_eq!(branches(&repo), "");

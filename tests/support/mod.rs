@@ -401,6 +401,20 @@ pub struct Run {
 }
 
 impl Run {
+    /// The one `error:` line of stderr (a failure prints exactly one), after asserting that
+    /// the command exited `code`.
+    #[track_caller]
+    pub fn the_error(&self, code: i32) -> &str {
+        assert_eq!(self.code, code, "{self}");
+        let errors: Vec<&str> = self
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("error:"))
+            .collect();
+        assert_eq!(errors.len(), 1, "{self}");
+        errors[0]
+    }
+
     /// The run id from the first line of stderr, which must be `run <id>`.
     pub fn run_id(&self) -> String {
         let first = self.stderr.lines().next().unwrap_or_default();
