@@ -161,11 +161,7 @@ impl World {
             .tempdir()
             .unwrap();
         let fixture = TestRepo::with()
-            .files(&[
-                ("docs/a.md", "# A\n\nThe old rule.\n"),
-                ("docs/b.md", "# B\n\nThe old rule.\n"),
-                ("docs/c.md", "# C\n\nThe old rule.\n"),
-            ])
+            .old_rule_docs()
             .plan("plans/fix.md", "Fix the grading documents", &TARGETS)
             .config(&baton_yml(scratch.path(), tail));
         match Origin::new(fixture, transport) {

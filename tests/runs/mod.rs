@@ -192,14 +192,8 @@ fn config(actors: &[Actor], tail: &str) -> String {
 /// A repository with the three documents, `plans/fix.md` and `.baton.yml` committed on `main`.
 fn repo_with(baton_yml: &str) -> TestRepo {
     TestRepo::with()
-        .files(&[
-            ("docs/a.md", "# A\n\nThe old rule.\n"),
-            ("docs/b.md", "# B\n\nThe old rule.\n"),
-        ])
-        .files(&[
-            ("docs/c.md", "# C\n\nThe old rule.\n"),
-            ("plans/fix.md", PLAN),
-        ])
+        .old_rule_docs()
+        .file("plans/fix.md", PLAN)
         .config(baton_yml)
         .commit()
 }

@@ -12,11 +12,7 @@ const THREE: &str = "---\ntitle: Fix C\ntargets: [docs/c.md]\n---\n# Fix c\n";
 /// `plans/fix.md`, and `extra` files besides.
 fn queue_repo(extra: &[(&str, &str)]) -> TestRepo {
     TestRepo::with()
-        .files(&[
-            ("docs/a.md", "# A\n\nThe old rule.\n"),
-            ("docs/b.md", "# B\n\nThe old rule.\n"),
-            ("docs/c.md", "# C\n\nThe old rule.\n"),
-        ])
+        .old_rule_docs()
         .files(&[
             ("plans/fix.md", PLAN),
             ("plans/two.md", TWO),

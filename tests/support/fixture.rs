@@ -40,6 +40,16 @@ impl Fixture {
         })
     }
 
+    /// The runs' three documents, `docs/a.md`, `docs/b.md` and `docs/c.md`: a title and the old
+    /// rule.
+    pub fn old_rule_docs(self) -> Fixture {
+        self.files(&[
+            ("docs/a.md", "# A\n\nThe old rule.\n"),
+            ("docs/b.md", "# B\n\nThe old rule.\n"),
+            ("docs/c.md", "# C\n\nThe old rule.\n"),
+        ])
+    }
+
     /// A plan at `path` with `title` and `targets`; see [`plan_text`].
     pub fn plan(self, path: &str, title: &str, targets: &[&str]) -> Fixture {
         self.file(path, &plan_text(title, targets))
