@@ -306,10 +306,7 @@ impl TestRepo {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_git-baton"));
-        cmd.args(args).current_dir(dir);
-        hermetic(&mut cmd, &self.home);
-        self.next_clock(&mut cmd);
+        let mut cmd = self.baton_command(dir, &[], args);
         cmd.envs(env.iter().copied());
         let out = cmd.output().unwrap();
         Run::new(out, &[(self.tmp(), "$TMP")])
@@ -339,6 +336,17 @@ impl TestRepo {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
+        let mut cmd = self.hermetic_baton(dir, wrapper, args);
+        self.next_clock(&mut cmd);
+        cmd
+    }
+
+    /// [`Self::baton_command`] without a clock: the hermetic environment only.
+    fn hermetic_baton<I, S>(&self, dir: &Path, wrapper: &[&str], args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
         let bin = env!("CARGO_BIN_EXE_git-baton");
         let mut cmd = match wrapper {
             [] => Command::new(bin),
@@ -350,7 +358,6 @@ impl TestRepo {
         };
         cmd.args(args).current_dir(dir);
         hermetic(&mut cmd, &self.home);
-        self.next_clock(&mut cmd);
         cmd
     }
 

@@ -131,9 +131,7 @@ impl TestRepo {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_git-baton"));
-        cmd.args(args).current_dir(dir);
-        hermetic(&mut cmd, &self.home);
+        let mut cmd = self.hermetic_baton(dir, &[], args);
         for name in INJECTED {
             cmd.env_remove(name);
         }
