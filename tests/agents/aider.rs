@@ -55,15 +55,8 @@ fn aider_repo(script: Script) -> AgentRepo {
 fn aider_repo_without_identity(script: Script) -> AgentRepo {
     let ar = AgentRepo::new(script);
     ar.repo.write(".gitignore", GITIGNORE);
-    let run = ar.baton(&["init", "--agent", "aider"]);
-    assert_eq!(run.code, 0, "{run}");
-    let yml = std::fs::read_to_string(ar.repo.path(".baton.yml")).unwrap();
-    assert!(
-        yml.contains("{ stage: executor, actor: aider, gate: coverage }"),
-        "{yml}"
-    );
+    let yml = ar.init_agent("aider");
     assert!(yml.contains("output: aider-text"), "{yml}");
-    ar.repo.commit_all("git baton init --agent aider");
     ar
 }
 

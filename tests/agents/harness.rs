@@ -80,6 +80,23 @@ impl AgentRepo {
         yml
     }
 
+    /// `git baton init --agent AGENT`, which must write `agent`'s preset as the gated stage's
+    /// actor; the file is committed as written, and returned.
+    pub fn init_agent(&self, agent: &str) -> String {
+        let run = self.baton(&["init", "--agent", agent]);
+        assert_eq!(run.code, 0, "{run}");
+        let yml = std::fs::read_to_string(self.repo.path(".baton.yml")).unwrap();
+        assert!(
+            yml.contains(&format!(
+                "{{ stage: executor, actor: {agent}, gate: coverage }}"
+            )),
+            "{yml}"
+        );
+        self.repo
+            .commit_all(&format!("git baton init --agent {agent}"));
+        yml
+    }
+
     /// git-baton's directory, the CLIs' directory, then the caller's `PATH`.
     pub fn path_var(&self) -> OsString {
         let baton = Path::new(env!("CARGO_BIN_EXE_git-baton")).parent().unwrap();

@@ -135,9 +135,7 @@ fn gemini_keeps_working_when_its_after_agent_hook_names_an_uncovered_target() {
         turn(Turn::text("Both documents state the new rule.")),
     ]));
     link_gemini_extension(&ar);
-    let init = ar.baton(&["init", "--agent", "gemini"]);
-    assert_eq!(init.code, 0, "{init}");
-    ar.repo.commit_all("git baton init --agent gemini");
+    ar.init_agent("gemini");
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
     let stdout = log(&ar, &id, "stdout");

@@ -47,15 +47,8 @@ fn bash(command: &str) -> Turn {
 /// A repository with `.baton.yml` as `init --agent opencode` wrote it, committed unchanged.
 pub(super) fn opencode_repo(script: Script) -> AgentRepo {
     let ar = AgentRepo::new(script);
-    let run = ar.baton(&["init", "--agent", "opencode"]);
-    assert_eq!(run.code, 0, "{run}");
-    let yml = std::fs::read_to_string(ar.repo.path(".baton.yml")).unwrap();
-    assert!(
-        yml.contains("{ stage: executor, actor: opencode, gate: coverage }"),
-        "{yml}"
-    );
+    let yml = ar.init_agent("opencode");
     assert!(yml.contains("output: opencode-jsonl"), "{yml}");
-    ar.repo.commit_all("git baton init --agent opencode");
     ar
 }
 
