@@ -55,6 +55,13 @@ impl Fixture {
         self.file(path, &plan_text(title, targets))
     }
 
+    /// The gate's plan of one target: `plans/p.md` ("Docs") with the target `docs/a.md`, which
+    /// holds `a`.
+    pub fn one_doc(self) -> Fixture {
+        self.plan("plans/p.md", "Docs", &["docs/a.md"])
+            .named(&["docs/a.md"])
+    }
+
     /// The gate's usual plan: `plans/p.md` ("Two docs") with the targets `docs/a.md` and
     /// `docs/b.md`, which hold `a` and `b`.
     pub fn two_docs(self) -> Fixture {
