@@ -608,6 +608,29 @@ fn a_symlink_to_a_nested_repository_is_an_untracked_file() {
     check(&repo, &ops);
 }
 
+/// The paths of git's NUL-separated list `out`.
+fn nul_list(out: &str) -> Vec<String> {
+    out.split('\0')
+        .filter(|p| !p.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+/// `git diff --no-renames --name-only -z REVS…` in `dir`: the oracle of the tree and history
+/// diffs.
+fn git_changed(harness: &TestRepo, dir: &Path, revs: &[&str]) -> Vec<String> {
+    let mut args = vec![
+        "-c",
+        "core.quotePath=false",
+        "diff",
+        "--no-renames",
+        "--name-only",
+        "-z",
+    ];
+    args.extend_from_slice(revs);
+    nul_list(&harness.git_in(dir, args))
+}
+
 /// Commits everything and compares the commit-to-commit diff with `git diff --name-only base HEAD`.
 fn check_tree_vs_tree(repo: &TestRepo, ops: &[Op]) {
     // `--sparse`: outside a sparse checkout's cones too; through the full index for the reason
@@ -622,21 +645,7 @@ fn check_tree_vs_tree(repo: &TestRepo, ops: &[Op]) {
         "-m",
         "all",
     ]);
-    let out = repo.git([
-        "-c",
-        "core.quotePath=false",
-        "diff",
-        "--no-renames",
-        "--name-only",
-        "-z",
-        "base",
-        "HEAD",
-    ]);
-    let expected: Vec<String> = out
-        .split('\0')
-        .filter(|p| !p.is_empty())
-        .map(String::from)
-        .collect();
+    let expected = git_changed(repo, &repo.root, &["base", "HEAD"]);
     let ours = Repo::discover(&repo.root).unwrap();
     let (base, head) = (
         ours.resolve_commit("base").unwrap(),

@@ -83,18 +83,13 @@ fn the_callers_repository_variables_reach_no_git_child() {
 /// and a screen window's among them).
 #[test]
 fn the_actor_finds_its_worktree_not_the_callers_repository() {
-    let repo = TestRepo::new();
-    repo.write("docs/a.md", "# A\n");
-    repo.write(
-        "plans/work.md",
-        "---\ntitle: Commit some work\n---\n# Commit it\n",
-    );
-    repo.write(
-        ".baton.yml",
-        // It commits only when no multiplexer variable reached it.
-        "actors:\n  committer:\n    command: [sh, -c, \"echo work >> docs/a.md && test -z \\\"${TMUX+x}${TMUX_PANE+x}${STY+x}\\\" && git add docs/a.md && git commit -q -m 'actor work'\"]\npipeline:\n  - { stage: executor, actor: committer }\n",
-    );
-    repo.commit_all("base");
+    // It commits only when no multiplexer variable reached it.
+    let repo = TestRepo::with()
+        .committer(
+            "echo work >> docs/a.md && test -z \"${TMUX+x}${TMUX_PANE+x}${STY+x}\" \
+             && git add docs/a.md && git commit -q -m 'actor work'",
+        )
+        .commit();
     let main_before = repo.git(["rev-parse", "main"]);
     let main_index = std::fs::read(repo.path(".git/index")).unwrap();
 

@@ -123,17 +123,9 @@ fn run_resume_finish_clean_and_doctor_run_no_hook() {
 
 #[test]
 fn the_actors_own_git_commands_run_the_users_hooks() {
-    let repo = TestRepo::new();
-    repo.write("docs/a.md", "# A\n");
-    repo.write(
-        "plans/work.md",
-        "---\ntitle: Commit some work\n---\n# Commit it\n",
-    );
-    repo.write(
-        ".baton.yml",
-        "actors:\n  committer:\n    command: [sh, -c, \"echo work >> docs/a.md && git add docs/a.md && git commit -q -m 'actor work'\"]\npipeline:\n  - { stage: executor, actor: committer }\n",
-    );
-    repo.commit_all("base");
+    let repo = TestRepo::with()
+        .committer("echo work >> docs/a.md && git add docs/a.md && git commit -q -m 'actor work'")
+        .commit();
     let log = install_hooks(&repo);
 
     let run = repo.baton(["run", "plans/work.md"]);

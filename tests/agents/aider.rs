@@ -12,7 +12,8 @@ use std::path::Path;
 
 use super::capture;
 use super::cli;
-use super::harness::{AgentRepo, TARGETS, attempt};
+use super::e2e::assert_review_with_targets_edited;
+use super::harness::{AgentRepo, TARGETS, assert_prompt, attempt};
 use super::mock::{Script, Turn, Usage};
 
 /// The tokens aider is told of: round figures, which it prints as they are (`20k`, `2.0k`).
@@ -54,15 +55,8 @@ fn aider_repo(script: Script) -> AgentRepo {
 fn aider_repo_without_identity(script: Script) -> AgentRepo {
     let ar = AgentRepo::new(script);
     ar.repo.write(".gitignore", GITIGNORE);
-    let run = ar.baton(&["init", "--agent", "aider"]);
-    assert_eq!(run.code, 0, "{run}");
-    let yml = std::fs::read_to_string(ar.repo.path(".baton.yml")).unwrap();
-    assert!(
-        yml.contains("{ stage: executor, actor: aider, gate: coverage }"),
-        "{yml}"
-    );
+    let yml = ar.init_agent("aider");
     assert!(yml.contains("output: aider-text"), "{yml}");
-    ar.repo.commit_all("git baton init --agent aider");
     ar
 }
 
@@ -137,17 +131,8 @@ fn aider_preset_edits_both_targets_and_the_run_reaches_review_with_usage() {
     let stdout = ar.stdout(&id, 1);
     capture("aider", "e2e-edit.txt", &stdout);
     assert_eq!(run.code, 0, "{run}\n--- aider's stdout\n{stdout}");
-    let state = ar.status(&id);
-    assert_eq!(state["status"], "review", "{state:#}");
-    let worktree = ar.worktree(&state);
-    for target in TARGETS {
-        assert_eq!(
-            std::fs::read_to_string(worktree.join(target)).unwrap(),
-            new_text(target),
-            "{stdout}"
-        );
-    }
-    assert_worktree_clean_of_aider(&worktree, &TARGETS);
+    let state = assert_review_with_targets_edited(&ar, &id);
+    assert_worktree_clean_of_aider(&ar.worktree(&state), &TARGETS);
     assert_eq!(ar.mock.overruns(), 0, "{stdout}");
 
     // One non-streamed chat completion, carrying the prompt and the targets aider added.
@@ -164,15 +149,8 @@ fn aider_preset_edits_both_targets_and_the_run_reaches_review_with_usage() {
         body["model"],
         cli::AIDER_MODEL.trim_start_matches("openai/")
     );
-    assert!(
-        sent[0].body.contains("Replace the old rule"),
-        "{}",
-        sent[0].body
-    );
-    assert!(
-        sent[0].body.contains("The old rule."),
-        "the targets' text went along"
-    );
+    // The targets' text went along.
+    assert_prompt(&sent[0], "The old rule.");
 
     // aider's usage line is what the attempt records; its cost is aider's own figure.
     assert!(

@@ -263,9 +263,7 @@ fn a_codex_usage_limit_is_recorded_at_the_minute_codex_words() {
     let now = jiff::Timestamp::now().as_second();
     let resets_at = (now + 7200) / 60 * 60 + 50;
     let ar = AgentRepo::new(Script(vec![usage_limit(json!({"resets_at": resets_at}))]));
-    let run = ar.baton(&["init", "--agent", "codex"]);
-    assert_eq!(run.code, 0, "{run}");
-    ar.repo.commit_all("git baton init --agent codex");
+    ar.init_agent("codex");
     let run = ar.baton(&["run", "plans/rule.md"]);
     assert_eq!(run.code, 1, "{run}");
     let id = run.run_id();

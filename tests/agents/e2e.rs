@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::cli;
-use super::harness::{AgentRepo, TARGETS, attempt};
+use super::harness::{AgentRepo, TARGETS, assert_prompt, attempt};
 use super::mock::{Script, Turn, Usage};
 
 /// Tokens per model turn, large enough that costs show in `status`'s cents.
@@ -18,6 +18,23 @@ pub const TURN: Usage = Usage {
 /// A turn reporting [`TURN`].
 pub fn turn(t: Turn) -> Turn {
     t.with_usage(TURN)
+}
+
+/// The state of run `id`, which must be in `review` with every target's [`new_text`] in its
+/// worktree.
+#[track_caller]
+pub fn assert_review_with_targets_edited(ar: &AgentRepo, id: &str) -> Value {
+    let state = ar.status(id);
+    assert_eq!(state["status"], "review", "{state:#}");
+    let worktree = ar.worktree(&state);
+    for target in TARGETS {
+        assert_eq!(
+            std::fs::read_to_string(worktree.join(target)).unwrap(),
+            new_text(target),
+            "{target}"
+        );
+    }
+    state
 }
 
 /// The new text of a target.
@@ -124,30 +141,13 @@ fn claude_preset_edits_both_targets_and_the_run_reaches_review_with_usage_and_co
     let run = ar.baton(&["run", "plans/rule.md"]);
     assert_eq!(run.code, 0, "{run}");
     let id = run.run_id();
-    let state = ar.status(&id);
-    assert_eq!(state["status"], "review", "{state:#}");
-    let worktree = ar.worktree(&state);
-    for target in TARGETS {
-        assert_eq!(
-            std::fs::read_to_string(worktree.join(target)).unwrap(),
-            new_text(target)
-        );
-    }
+    let state = assert_review_with_targets_edited(&ar, &id);
     assert_eq!(ar.mock.overruns(), 0);
 
     // The prompt reached the model, teaching the agent-side commands.
     let sent = ar.mock.scripted();
     assert_eq!(sent.len(), 5);
-    assert!(
-        sent[0].body.contains("Replace the old rule"),
-        "{}",
-        sent[0].body
-    );
-    assert!(
-        sent[0].body.contains("git baton unchanged"),
-        "{}",
-        sent[0].body
-    );
+    assert_prompt(&sent[0], "git baton unchanged");
 
     // What Claude Code printed is what the attempt records: five turns' tokens, its own cost,
     // its session.
@@ -191,15 +191,7 @@ fn codex_preset_edits_the_targets_through_exec_command_and_the_run_reaches_revie
     let run = ar.baton(&["run", "plans/rule.md", "--actor", "executor=codex"]);
     assert_eq!(run.code, 0, "{run}");
     let id = run.run_id();
-    let state = ar.status(&id);
-    assert_eq!(state["status"], "review", "{state:#}");
-    let worktree = ar.worktree(&state);
-    for target in TARGETS {
-        assert_eq!(
-            std::fs::read_to_string(worktree.join(target)).unwrap(),
-            new_text(target)
-        );
-    }
+    let state = assert_review_with_targets_edited(&ar, &id);
     let sent = ar.mock.scripted();
     assert_eq!(sent.len(), 3);
     assert_eq!(sent[0].path, "/v1/responses");
@@ -227,11 +219,9 @@ fn codex_preset_edits_the_targets_through_exec_command_and_the_run_reaches_revie
     );
 }
 
-#[test]
-fn a_429_ends_the_claude_attempt_rate_limited_with_the_usage_so_far() {
-    let Some(_) = cli::agent("claude") else {
-        return;
-    };
+/// A run whose Claude Code attempt edits `docs/a.md` and then gets a 429, exit 1: the
+/// repository and the run's id.
+pub fn claude_edits_then_429() -> (AgentRepo, String) {
     let mut script = claude_edits("docs/a.md").to_vec();
     script.push(rate_limited());
     let ar = AgentRepo::new(Script(script));
@@ -239,6 +229,15 @@ fn a_429_ends_the_claude_attempt_rate_limited_with_the_usage_so_far() {
     let run = ar.baton(&["run", "plans/rule.md"]);
     assert_eq!(run.code, 1, "{run}");
     let id = run.run_id();
+    (ar, id)
+}
+
+#[test]
+fn a_429_ends_the_claude_attempt_rate_limited_with_the_usage_so_far() {
+    let Some(_) = cli::agent("claude") else {
+        return;
+    };
+    let (ar, id) = claude_edits_then_429();
     let (state, a) = ar.rate_limited(&id, 1);
     // Recognised from Claude Code's JSON (`api_error_status: 429`), not from a text pattern:
     // the error names the output format that said so.
@@ -327,15 +326,7 @@ fn a_rate_limited_claude_falls_back_to_codex_within_the_same_run() {
     let run = ar.baton(&["run", "plans/rule.md"]);
     assert_eq!(run.code, 0, "{run}");
     let id = run.run_id();
-    let state = ar.status(&id);
-    assert_eq!(state["status"], "review", "{state:#}");
-    let worktree = ar.worktree(&state);
-    for target in TARGETS {
-        assert_eq!(
-            std::fs::read_to_string(worktree.join(target)).unwrap(),
-            new_text(target)
-        );
-    }
+    let state = assert_review_with_targets_edited(&ar, &id);
     let (first, second) = (attempt(&state, 1), attempt(&state, 2));
     assert_eq!(first["actor"], "claude");
     assert_eq!(first["outcome"], "rate_limited", "{first:#}");

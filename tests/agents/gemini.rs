@@ -33,14 +33,7 @@ fn shell(command: &str) -> Turn {
 /// A repository with `.baton.yml` as `init --agent gemini` wrote it, committed unchanged.
 fn gemini_repo(script: Script) -> AgentRepo {
     let ar = AgentRepo::new(script);
-    let run = ar.baton(&["init", "--agent", "gemini"]);
-    assert_eq!(run.code, 0, "{run}");
-    let yml = std::fs::read_to_string(ar.repo.path(".baton.yml")).unwrap();
-    assert!(
-        yml.contains("{ stage: executor, actor: gemini, gate: coverage }"),
-        "{yml}"
-    );
-    ar.repo.commit_all("git baton init --agent gemini");
+    ar.init_agent("gemini");
     ar
 }
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::cli::{self, AgentEnv};
-use super::mock::{MockServer, Script};
+use super::mock::{MockServer, Request, Script};
 use crate::support::{Run, TestRepo};
 
 /// The plan every end-to-end run carries out: two documents to change.
@@ -77,6 +77,23 @@ impl AgentRepo {
             "{yml}"
         );
         self.repo.commit_all("git baton init");
+        yml
+    }
+
+    /// `git baton init --agent AGENT`, which must write `agent`'s preset as the gated stage's
+    /// actor; the file is committed as written, and returned.
+    pub fn init_agent(&self, agent: &str) -> String {
+        let run = self.baton(&["init", "--agent", agent]);
+        assert_eq!(run.code, 0, "{run}");
+        let yml = std::fs::read_to_string(self.repo.path(".baton.yml")).unwrap();
+        assert!(
+            yml.contains(&format!(
+                "{{ stage: executor, actor: {agent}, gate: coverage }}"
+            )),
+            "{yml}"
+        );
+        self.repo
+            .commit_all(&format!("git baton init --agent {agent}"));
         yml
     }
 
@@ -160,19 +177,22 @@ impl AgentRepo {
     }
 }
 
+/// Asserts that `request`, the model's first, carries the plan's prompt (its instruction) and
+/// `also`.
+#[track_caller]
+pub fn assert_prompt(request: &Request, also: &str) {
+    for part in ["Replace the old rule", also] {
+        assert!(
+            request.body.contains(part),
+            "no {part:?} in {}",
+            request.body
+        );
+    }
+}
+
 /// The executor's attempt `n` (1-based).
 pub fn attempt(state: &Value, n: usize) -> &Value {
     &attempts(state, "executor")[n - 1]
 }
 
-/// The attempts of stage `name`.
-pub fn attempts<'a>(state: &'a Value, name: &str) -> &'a Vec<Value> {
-    state["stages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("no stage {name} in {state:#}"))["attempts"]
-        .as_array()
-        .unwrap()
-}
+pub use crate::support::attempts;

@@ -8,8 +8,8 @@
 use serde_json::{Value, json};
 
 use super::cli;
-use super::e2e::{codex_edits, new_text, turn};
-use super::harness::{AgentRepo, TARGETS, attempt};
+use super::e2e::{assert_review_with_targets_edited, codex_edits, new_text, turn};
+use super::harness::{AgentRepo, attempt};
 use super::mock::{Script, Turn};
 
 /// The body of the first request that carries the hook's reason, and its index.
@@ -31,16 +31,7 @@ fn log(ar: &AgentRepo, id: &str, stream: &str) -> String {
 
 /// The run reached review with both targets changed and the hook's one block recorded.
 fn assert_finished_after_one_block(ar: &AgentRepo, id: &str) -> Value {
-    let state = ar.status(id);
-    assert_eq!(state["status"], "review", "{state:#}");
-    let worktree = ar.worktree(&state);
-    for target in TARGETS {
-        assert_eq!(
-            std::fs::read_to_string(worktree.join(target)).unwrap(),
-            new_text(target),
-            "{target}"
-        );
-    }
+    let state = assert_review_with_targets_edited(ar, id);
     let a = attempt(&state, 1);
     assert_eq!(a["outcome"], "succeeded", "{a:#}");
     assert_eq!(a["hook_blocks"], 1, "{a:#}");
@@ -144,9 +135,7 @@ fn gemini_keeps_working_when_its_after_agent_hook_names_an_uncovered_target() {
         turn(Turn::text("Both documents state the new rule.")),
     ]));
     link_gemini_extension(&ar);
-    let init = ar.baton(&["init", "--agent", "gemini"]);
-    assert_eq!(init.code, 0, "{init}");
-    ar.repo.commit_all("git baton init --agent gemini");
+    ar.init_agent("gemini");
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
     let stdout = log(&ar, &id, "stdout");

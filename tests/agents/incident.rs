@@ -7,9 +7,11 @@
 use serde_json::Value;
 
 use super::cli;
-use super::e2e::{TURN, claude_edits, f64_of, new_text, rate_limited, same_amount, turn, u64_of};
-use super::harness::{AgentRepo, attempt};
-use super::mock::{Script, Turn};
+use super::e2e::{
+    TURN, claude_edits, claude_edits_then_429, f64_of, new_text, same_amount, turn, u64_of,
+};
+use super::harness::attempt;
+use super::mock::Turn;
 
 #[test]
 fn rate_limited_then_blocked_then_finished_by_the_stop_hook() {
@@ -17,13 +19,7 @@ fn rate_limited_then_blocked_then_finished_by_the_stop_hook() {
         return;
     };
     // 1. Claude Code edits docs/a.md, then the API answers 429.
-    let mut script = claude_edits("docs/a.md").to_vec();
-    script.push(rate_limited());
-    let ar = AgentRepo::new(Script(script));
-    ar.init();
-    let run = ar.baton(&["run", "plans/rule.md"]);
-    assert_eq!(run.code, 1, "{run}");
-    let id = run.run_id();
+    let (ar, id) = claude_edits_then_429();
     let (state, first) = ar.rate_limited(&id, 1);
     assert!(
         first["error"]

@@ -312,9 +312,7 @@ fn gemini_cli_records_a_reason_through_the_mcp_server() {
     settings["mcpServers"] =
         json!({"baton": serde_json::from_str::<Value>(GEMINI_MCP_SERVER).unwrap()});
     std::fs::write(&path, settings.to_string()).unwrap();
-    let init = ar.baton(&["init", "--agent", "gemini"]);
-    assert_eq!(init.code, 0, "{init}");
-    let yml = std::fs::read_to_string(ar.repo.path(".baton.yml")).unwrap();
+    let yml = ar.init_agent("gemini");
     ar.repo.write(
         ".baton.yml",
         &insert_args(&yml, "gemini", "-p", &GEMINI_MCP),

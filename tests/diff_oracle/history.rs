@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use git_baton::coverage::{self, TargetStatus};
 use git_baton::git::{Repo, Scope};
 
-use super::Ours;
+use super::{Ours, git_changed, nul_list};
 use crate::support::TestRepo;
 
 /// The repository to walk instead of the project's own.
@@ -80,27 +80,6 @@ pub(super) fn source(harness: &TestRepo) -> Result<PathBuf, String> {
         ));
     }
     Ok(PathBuf::from(String::from_utf8_lossy(&top.stdout).trim()))
-}
-
-fn nul_list(out: &str) -> Vec<String> {
-    out.split('\0')
-        .filter(|p| !p.is_empty())
-        .map(String::from)
-        .collect()
-}
-
-/// `git diff --no-renames --name-only -z REVS…` in `dir`: the oracle of both modes.
-fn git_changed(harness: &TestRepo, dir: &Path, revs: &[&str]) -> Vec<String> {
-    let mut args = vec![
-        "-c",
-        "core.quotePath=false",
-        "diff",
-        "--no-renames",
-        "--name-only",
-        "-z",
-    ];
-    args.extend_from_slice(revs);
-    nul_list(&harness.git_in(dir, args))
 }
 
 /// Targets for the top-level entries of the given commits' trees, as a plan lists them: each

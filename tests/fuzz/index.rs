@@ -211,14 +211,7 @@ fn seeds() -> Vec<Seed> {
     add("split index", repo, &[b"link"]);
 
     let repo = base();
-    repo.git([
-        "sparse-checkout",
-        "set",
-        "--cone",
-        "--sparse-index",
-        "docs",
-        "plans",
-    ]);
+    repo.git(SPARSE_INDEX);
     add("sparse index", repo, &[b"sdir"]);
 
     let repo = base();
@@ -245,6 +238,16 @@ fn seeds() -> Vec<Seed> {
     );
     seeds
 }
+
+/// `git sparse-checkout set` for a sparse index of the cones `docs` and `plans`.
+pub(super) const SPARSE_INDEX: [&str; 6] = [
+    "sparse-checkout",
+    "set",
+    "--cone",
+    "--sparse-index",
+    "docs",
+    "plans",
+];
 
 /// Files in nested directories, a commit, then changes of every kind in the worktree.
 pub(super) fn base() -> TestRepo {

@@ -147,17 +147,7 @@ fn index_entry_with_a_nul_byte_in_its_path_is_refused_naming_the_index() {
 /// `Message { message: … }`), naming no file; the checksum's verdict is now what is reported.
 #[test]
 fn damaged_split_and_sparse_indexes_are_reported_as_damage_of_the_named_file() {
-    for setup in [
-        &["update-index", "--split-index"][..],
-        &[
-            "sparse-checkout",
-            "set",
-            "--cone",
-            "--sparse-index",
-            "docs",
-            "plans",
-        ],
-    ] {
+    for setup in [&["update-index", "--split-index"][..], &index::SPARSE_INDEX] {
         let repo = index::base();
         repo.git(setup);
         let flip = |b: &mut Vec<u8>| b[40] ^= 1;
@@ -177,14 +167,7 @@ fn damaged_split_and_sparse_indexes_are_reported_as_damage_of_the_named_file() {
 #[test]
 fn a_sparse_directory_entry_that_names_no_tree_is_damage_of_the_named_index() {
     let repo = index::base();
-    repo.git([
-        "sparse-checkout",
-        "set",
-        "--cone",
-        "--sparse-index",
-        "docs",
-        "plans",
-    ]);
+    repo.git(index::SPARSE_INDEX);
     let hex_bytes = |rev: &str| {
         let hex = repo.git(["rev-parse", rev]);
         (0..40)

@@ -378,27 +378,8 @@ fn a_rate_limit_a_runner_met_holds_the_actor_on_the_machine_that_queued_the_runs
         .prefix("baton-scratch")
         .tempdir()
         .unwrap();
-    let template = scratch.path().join("limit.json");
-    let capture = text(Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/testdata/agents/claude/rate-limit-429.json"
-    )));
-    let from = "API Error: Request rejected (429) · Number of request tokens has exceeded your per-minute rate limit";
-    assert!(capture.contains(from));
-    std::fs::write(
-        &template,
-        capture.replace(from, "Claude AI usage limit reached|RESET_EPOCH"),
-    )
-    .unwrap();
     // The first call anywhere is limited for an hour; every later one does the whole plan.
-    let marker = scratch.path().join("limited-once");
-    let script = format!(
-        "if [ -e '{marker}' ]; then for d in a b c; do echo done >> docs/$d.md; done; \
-         else touch '{marker}'; sed \"s/RESET_EPOCH/$(( $(date +%s) + 3600 ))/\" '{template}'; \
-         exit 1; fi",
-        marker = marker.display(),
-        template = template.display(),
-    );
+    let script = crate::support::limited_once_script(scratch.path(), 3600);
     let config = format!(
         "actors:\n  claude:\n    command: [\"sh\", \"-c\", {}]\n    output: claude-json\n  \
          writer:\n    command: [\"echo\", \"report\"]\npipeline:\n  \

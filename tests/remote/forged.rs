@@ -11,17 +11,11 @@ use crate::support::forge::forge_record;
 /// One line `error: run <id>: the record origin holds is refused: …` naming `invariant`, and
 /// a hint.
 fn assert_refused(run: &Run, id: &str, invariant: &str) {
-    assert_eq!(run.code, 2, "{run}");
-    let errors: Vec<&str> = run
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("error:"))
-        .collect();
-    assert_eq!(errors.len(), 1, "{run}");
+    let error = run.the_error(2);
     assert!(
-        errors[0].starts_with(&format!(
+        error.starts_with(&format!(
             "error: run {id}: the record origin holds is refused:"
-        )) && errors[0].contains(invariant),
+        )) && error.contains(invariant),
         "{run}"
     );
     assert!(run.stderr.contains("hint:"), "{run}");

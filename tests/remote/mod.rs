@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::support::remote::{Origin, Transport};
-use crate::support::{Run, TestRepo, plan_text, text, worktree_of};
+use crate::support::{
+    Run, TestRepo, assert_executor_attempts, attempt_field, attempts, plan_text, text, worktree_of,
+};
 
 mod big_state;
 mod catch_up;
@@ -159,11 +161,7 @@ impl World {
             .tempdir()
             .unwrap();
         let fixture = TestRepo::with()
-            .files(&[
-                ("docs/a.md", "# A\n\nThe old rule.\n"),
-                ("docs/b.md", "# B\n\nThe old rule.\n"),
-                ("docs/c.md", "# C\n\nThe old rule.\n"),
-            ])
+            .old_rule_docs()
             .plan("plans/fix.md", "Fix the grading documents", &TARGETS)
             .config(&baton_yml(scratch.path(), tail));
         match Origin::new(fixture, transport) {
@@ -244,40 +242,6 @@ fn listed(machine: &TestRepo) -> Vec<Value> {
     let run = machine.live(["list", "--json"]);
     assert_eq!(run.code, 0, "{run}");
     run.json().as_array().unwrap().clone()
-}
-
-fn attempts<'a>(state: &'a Value, stage: &str) -> &'a Vec<Value> {
-    let stages = state["stages"].as_array().unwrap();
-    let stage = stages
-        .iter()
-        .find(|s| s["name"] == stage)
-        .unwrap_or_else(|| panic!("no stage {stage} in {state:#}"));
-    stage["attempts"].as_array().unwrap()
-}
-
-/// A field of every attempt of a stage, for one-line assertions.
-fn attempt_field(state: &Value, stage: &str, field: &str) -> Vec<Value> {
-    attempts(state, stage)
-        .iter()
-        .map(|a| a[field].clone())
-        .collect()
-}
-
-/// Asserts the actor and the outcome of each of the executor's attempts, in order.
-#[track_caller]
-fn assert_executor_attempts(state: &Value, expected: &[(&str, &str)]) {
-    let actors: Vec<&str> = expected.iter().map(|(actor, _)| *actor).collect();
-    let outcomes: Vec<&str> = expected.iter().map(|(_, outcome)| *outcome).collect();
-    assert_eq!(
-        attempt_field(state, "executor", "actor"),
-        actors,
-        "{state:#}"
-    );
-    assert_eq!(
-        attempt_field(state, "executor", "outcome"),
-        outcomes,
-        "{state:#}"
-    );
 }
 
 /// Sends SIGKILL to `target` (a pid, or `-PGID` for a process group).

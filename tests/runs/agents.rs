@@ -280,13 +280,13 @@ fn a_fallback_chain_ends_in_review() {
     );
     let state = status(&repo, &id);
     assert_eq!(state["status"], "review");
-    assert_eq!(
-        attempt_field(&state, "executor", "actor"),
-        ["claude", "codex", "finisher"]
-    );
-    assert_eq!(
-        attempt_field(&state, "executor", "outcome"),
-        ["rate_limited", "rate_limited", "succeeded"]
+    assert_executor_attempts(
+        &state,
+        &[
+            ("claude", "rate_limited"),
+            ("codex", "rate_limited"),
+            ("finisher", "succeeded"),
+        ],
     );
     assert_eq!(
         attempt_field(&state, "executor", "resumed"),

@@ -29,27 +29,7 @@ fn cycle(repo: &TestRepo, args: &[&str]) -> Run {
 /// Claude Code's JSON for a usage limit resetting `secs` seconds from now and exits 1; every
 /// later time it does the whole plan.
 fn limited_once(dir: &tempfile::TempDir, secs: u32) -> Actor {
-    let template = dir.path().join("limit.json");
-    let capture = text(Path::new(&format!("{CAPTURES}/claude/rate-limit-429.json")));
-    let from = "API Error: Request rejected (429) · Number of request tokens has exceeded your per-minute rate limit";
-    assert!(capture.contains(from));
-    std::fs::write(
-        &template,
-        capture.replace(from, "Claude AI usage limit reached|RESET_EPOCH"),
-    )
-    .unwrap();
-    let marker = dir.path().join("limited-once");
-    let script = format!(
-        "if [ -e '{marker}' ]; then \
-             for d in a b c; do echo done >> docs/$d.md; done; \
-         else \
-             touch '{marker}'; \
-             sed \"s/RESET_EPOCH/$(( $(date +%s) + {secs} ))/\" '{template}'; \
-             exit 1; \
-         fi",
-        marker = marker.display(),
-        template = template.display(),
-    );
+    let script = crate::support::limited_once_script(dir.path(), secs);
     Actor::shell("claude", &script).set("output: claude-json")
 }
 

@@ -171,18 +171,7 @@ fn verify_gates_the_derived_targets_in_range_mode() {
         .json();
     assert_eq!(json["passed"], false);
     assert_eq!(json["plans"][0]["targets_source"], "derived");
-    let rows: Vec<String> = json["plans"][0]["coverage"]["targets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| {
-            format!(
-                "{} {}",
-                t["target"].as_str().unwrap(),
-                t["status"].as_str().unwrap()
-            )
-        })
-        .collect();
+    let rows = coverage_rows(&json["plans"][0]);
     assert_eq!(
         rows,
         [

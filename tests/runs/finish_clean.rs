@@ -165,12 +165,8 @@ fn control_characters_never_pass_the_gate_nor_break_finish() {
     let title = "Fix \\0 the \\e[2J grading\\a documents";
     let plan = PLAN.replace("Fix the grading documents", &format!("\"{title}\""));
     let repo = TestRepo::with()
-        .files(&[
-            ("docs/a.md", "# A\n\nThe old rule.\n"),
-            ("docs/b.md", "# B\n\nThe old rule.\n"),
-            ("docs/c.md", "# C\n\nThe old rule.\n"),
-            ("plans/fix.md", &plan),
-        ])
+        .old_rule_docs()
+        .file("plans/fix.md", &plan)
         .config(&config(
             &[
                 with("nul", nul),

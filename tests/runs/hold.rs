@@ -188,12 +188,8 @@ fn on_origin(origin: &Origin, id: &str) -> Value {
 #[test]
 fn the_hold_of_a_published_run_reaches_the_remote() {
     let fixture = TestRepo::with()
-        .files(&[
-            ("docs/a.md", "# A\n\nThe old rule.\n"),
-            ("docs/b.md", "# B\n\nThe old rule.\n"),
-            ("docs/c.md", "# C\n\nThe old rule.\n"),
-            ("plans/fix.md", PLAN),
-        ])
+        .old_rule_docs()
+        .file("plans/fix.md", PLAN)
         .config(&config(&[worker(), writer()], PIPELINE));
     let origin = Origin::new(fixture, Transport::File).unwrap();
     let a = origin.machine();
@@ -243,12 +239,8 @@ fn a_run_leased_by_another_machine_is_busy_for_hold() {
         .verbs(&["wait-for", go.to_str().unwrap()])
         .edit_all();
     let fixture = TestRepo::with()
-        .files(&[
-            ("docs/a.md", "# A\n\nThe old rule.\n"),
-            ("docs/b.md", "# B\n\nThe old rule.\n"),
-            ("docs/c.md", "# C\n\nThe old rule.\n"),
-            ("plans/fix.md", PLAN),
-        ])
+        .old_rule_docs()
+        .file("plans/fix.md", PLAN)
         .config(&config(
             &[waiting, writer()],
             &pipeline_with("waiting", "sync: push\n"),

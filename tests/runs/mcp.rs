@@ -224,18 +224,7 @@ fn the_tools_record_and_check_like_the_commands_in_a_running_attempt() {
     assert_eq!(printed.code, 1, "{printed}");
     assert_eq!(check, printed.json());
     assert_eq!(check["passed"], false);
-    let rows: Vec<String> = check["coverage"]["targets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| {
-            format!(
-                "{} {}",
-                t["target"].as_str().unwrap(),
-                t["status"].as_str().unwrap()
-            )
-        })
-        .collect();
+    let rows = coverage_rows(&check);
     assert_eq!(
         rows,
         [

@@ -22,7 +22,9 @@ use std::time::{Duration, Instant};
 use insta::assert_snapshot;
 use serde_json::Value;
 
-use crate::support::{Run, TestRepo, text, worktree_of};
+use crate::support::{
+    Run, TestRepo, assert_executor_attempts, attempt_field, attempts, stage, text, worktree_of,
+};
 
 mod actors;
 mod agent_side;
@@ -190,14 +192,8 @@ fn config(actors: &[Actor], tail: &str) -> String {
 /// A repository with the three documents, `plans/fix.md` and `.baton.yml` committed on `main`.
 fn repo_with(baton_yml: &str) -> TestRepo {
     TestRepo::with()
-        .files(&[
-            ("docs/a.md", "# A\n\nThe old rule.\n"),
-            ("docs/b.md", "# B\n\nThe old rule.\n"),
-        ])
-        .files(&[
-            ("docs/c.md", "# C\n\nThe old rule.\n"),
-            ("plans/fix.md", PLAN),
-        ])
+        .old_rule_docs()
+        .file("plans/fix.md", PLAN)
         .config(baton_yml)
         .commit()
 }
@@ -267,28 +263,8 @@ fn status(repo: &TestRepo, id: &str) -> Value {
     run.json()
 }
 
-fn stage<'a>(state: &'a Value, name: &str) -> &'a Value {
-    state["stages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("no stage {name} in {state:#}"))
-}
-
-fn attempts<'a>(state: &'a Value, name: &str) -> &'a Vec<Value> {
-    stage(state, name)["attempts"].as_array().unwrap()
-}
-
-/// A field of every attempt of a stage, for one-line assertions.
-fn attempt_field(state: &Value, name: &str, field: &str) -> Vec<Value> {
-    attempts(state, name)
-        .iter()
-        .map(|a| a[field].clone())
-        .collect()
-}
-
-/// `<target> <status>` for each target of the run's coverage report.
+/// `<target> <status>` for each target of a coverage report: a run's state, what `check --json`
+/// prints, a plan of `verify --json`.
 fn coverage_rows(state: &Value) -> Vec<String> {
     let targets = state["coverage"]["targets"].as_array().unwrap();
     targets

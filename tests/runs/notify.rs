@@ -425,12 +425,8 @@ fn only_the_machine_that_records_a_change_tells_of_it() {
         &pipeline_with("limited", &notify_into(&told, &[], &[])),
     );
     let fixture = TestRepo::with()
-        .files(&[
-            ("docs/a.md", "# A\n\nThe old rule.\n"),
-            ("docs/b.md", "# B\n\nThe old rule.\n"),
-            ("docs/c.md", "# C\n\nThe old rule.\n"),
-            ("plans/fix.md", PLAN),
-        ])
+        .old_rule_docs()
+        .file("plans/fix.md", PLAN)
         .config(&yml);
     let origin = Origin::new(fixture, Transport::File).unwrap();
     let a = origin.machine();

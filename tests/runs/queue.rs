@@ -12,11 +12,7 @@ const THREE: &str = "---\ntitle: Fix C\ntargets: [docs/c.md]\n---\n# Fix c\n";
 /// `plans/fix.md`, and `extra` files besides.
 fn queue_repo(extra: &[(&str, &str)]) -> TestRepo {
     TestRepo::with()
-        .files(&[
-            ("docs/a.md", "# A\n\nThe old rule.\n"),
-            ("docs/b.md", "# B\n\nThe old rule.\n"),
-            ("docs/c.md", "# C\n\nThe old rule.\n"),
-        ])
+        .old_rule_docs()
         .files(&[
             ("plans/fix.md", PLAN),
             ("plans/two.md", TWO),
@@ -135,14 +131,10 @@ fn a_bad_plan_among_several_creates_no_run() {
     let repo = queue_repo(&[("plans/typo.md", bad_key), ("plans/stage.md", bad_stage)]);
     for bad in ["plans/typo.md", "plans/stage.md"] {
         let run = repo.baton(["run", "plans/fix.md", "plans/two.md", bad, "--queue"]);
-        assert_eq!(run.code, 2, "{run}");
-        let errors: Vec<&str> = run
-            .stderr
-            .lines()
-            .filter(|l| l.starts_with("error:"))
-            .collect();
-        assert_eq!(errors.len(), 1, "{run}");
-        assert!(errors[0].contains(bad), "the error names {bad}: {run}");
+        assert!(
+            run.the_error(2).contains(bad),
+            "the error names {bad}: {run}"
+        );
         assert!(announced(&run).is_empty(), "{run}");
         assert!(run_entries(&repo).is_empty(), "{:?}", run_entries(&repo));
         assert_eq!(branches(&repo), "");

@@ -40,9 +40,26 @@ impl Fixture {
         })
     }
 
+    /// The runs' three documents, `docs/a.md`, `docs/b.md` and `docs/c.md`: a title and the old
+    /// rule.
+    pub fn old_rule_docs(self) -> Fixture {
+        self.files(&[
+            ("docs/a.md", "# A\n\nThe old rule.\n"),
+            ("docs/b.md", "# B\n\nThe old rule.\n"),
+            ("docs/c.md", "# C\n\nThe old rule.\n"),
+        ])
+    }
+
     /// A plan at `path` with `title` and `targets`; see [`plan_text`].
     pub fn plan(self, path: &str, title: &str, targets: &[&str]) -> Fixture {
         self.file(path, &plan_text(title, targets))
+    }
+
+    /// The gate's plan of one target: `plans/p.md` ("Docs") with the target `docs/a.md`, which
+    /// holds `a`.
+    pub fn one_doc(self) -> Fixture {
+        self.plan("plans/p.md", "Docs", &["docs/a.md"])
+            .named(&["docs/a.md"])
     }
 
     /// The gate's usual plan: `plans/p.md` ("Two docs") with the targets `docs/a.md` and
@@ -50,6 +67,20 @@ impl Fixture {
     pub fn two_docs(self) -> Fixture {
         self.plan("plans/p.md", "Two docs", &["docs/a.md", "docs/b.md"])
             .named(&["docs/a.md", "docs/b.md"])
+    }
+
+    /// `docs/a.md`, a plan with no targets, `plans/work.md`, and one actor, `committer`, the
+    /// executor, that runs `script` (which commits its own work) with `sh -c`.
+    pub fn committer(self, script: &str) -> Fixture {
+        let command = serde_json::to_string(script).unwrap();
+        self.file("docs/a.md", "# A\n")
+            .file(
+                "plans/work.md",
+                "---\ntitle: Commit some work\n---\n# Commit it\n",
+            )
+            .config(&format!(
+                "actors:\n  committer:\n    command: [sh, -c, {command}]\npipeline:\n  - {{ stage: executor, actor: committer }}\n"
+            ))
     }
 
     /// `.baton.yml`.

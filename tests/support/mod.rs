@@ -170,21 +170,27 @@ impl TestRepo {
             .prefix("baton-test")
             .tempdir_in(parent)
             .unwrap();
+        let repo = TestRepo::in_tempdir(tmp);
+        std::fs::create_dir_all(&repo.root).unwrap();
+        repo.git(["init", "-q"]);
+        repo
+    }
+
+    /// A repository to be at `repo/` of `tmp` (not made yet), with its HOME at `home/`, whose
+    /// git configuration names `main` the default branch.
+    fn in_tempdir(tmp: tempfile::TempDir) -> TestRepo {
         // Canonical so that paths printed by git and by us agree even where /tmp is a symlink.
         let base = tmp.path().canonicalize().unwrap();
         let root = base.join("repo");
         let home = base.join("home");
-        std::fs::create_dir_all(&root).unwrap();
         std::fs::create_dir_all(home.join(".config")).unwrap();
         std::fs::write(home.join(".gitconfig"), "[init]\n\tdefaultBranch = main\n").unwrap();
-        let repo = TestRepo {
+        TestRepo {
             _tmp: tmp,
             root,
             home,
             commands: AtomicU32::new(0),
-        };
-        repo.git(["init", "-q"]);
-        repo
+        }
     }
 
     /// The temporary directory that holds the repository, for siblings such as linked worktrees.
@@ -300,10 +306,7 @@ impl TestRepo {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_git-baton"));
-        cmd.args(args).current_dir(dir);
-        hermetic(&mut cmd, &self.home);
-        self.next_clock(&mut cmd);
+        let mut cmd = self.baton_command(dir, &[], args);
         cmd.envs(env.iter().copied());
         let out = cmd.output().unwrap();
         Run::new(out, &[(self.tmp(), "$TMP")])
@@ -333,6 +336,17 @@ impl TestRepo {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
+        let mut cmd = self.hermetic_baton(dir, wrapper, args);
+        self.next_clock(&mut cmd);
+        cmd
+    }
+
+    /// [`Self::baton_command`] without a clock: the hermetic environment only.
+    fn hermetic_baton<I, S>(&self, dir: &Path, wrapper: &[&str], args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
         let bin = env!("CARGO_BIN_EXE_git-baton");
         let mut cmd = match wrapper {
             [] => Command::new(bin),
@@ -344,7 +358,6 @@ impl TestRepo {
         };
         cmd.args(args).current_dir(dir);
         hermetic(&mut cmd, &self.home);
-        self.next_clock(&mut cmd);
         cmd
     }
 
@@ -395,6 +408,20 @@ pub struct Run {
 }
 
 impl Run {
+    /// The one `error:` line of stderr (a failure prints exactly one), after asserting that
+    /// the command exited `code`.
+    #[track_caller]
+    pub fn the_error(&self, code: i32) -> &str {
+        assert_eq!(self.code, code, "{self}");
+        let errors: Vec<&str> = self
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("error:"))
+            .collect();
+        assert_eq!(errors.len(), 1, "{self}");
+        errors[0]
+    }
+
     /// The run id from the first line of stderr, which must be `run <id>`.
     pub fn run_id(&self) -> String {
         let first = self.stderr.lines().next().unwrap_or_default();
@@ -459,6 +486,76 @@ pub fn worktree_of(repo: &TestRepo, state: &serde_json::Value) -> PathBuf {
         .strip_prefix("$TMP/")
         .unwrap_or_else(|| panic!("the worktree is not in this test's directory: {shown}"));
     repo.tmp().join(rel)
+}
+
+/// Stage `name` of a run's state as `status --json` prints it.
+pub fn stage<'a>(state: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    state["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no stage {name} in {state:#}"))
+}
+
+/// The attempts of stage `name`.
+pub fn attempts<'a>(state: &'a serde_json::Value, name: &str) -> &'a Vec<serde_json::Value> {
+    stage(state, name)["attempts"].as_array().unwrap()
+}
+
+/// A field of every attempt of a stage, for one-line assertions.
+pub fn attempt_field(state: &serde_json::Value, name: &str, field: &str) -> Vec<serde_json::Value> {
+    attempts(state, name)
+        .iter()
+        .map(|a| a[field].clone())
+        .collect()
+}
+
+/// Asserts the actor and the outcome of each of the executor's attempts, in order.
+#[track_caller]
+pub fn assert_executor_attempts(state: &serde_json::Value, expected: &[(&str, &str)]) {
+    let actors: Vec<&str> = expected.iter().map(|(actor, _)| *actor).collect();
+    let outcomes: Vec<&str> = expected.iter().map(|(_, outcome)| *outcome).collect();
+    assert_eq!(
+        attempt_field(state, "executor", "actor"),
+        actors,
+        "{state:#}"
+    );
+    assert_eq!(
+        attempt_field(state, "executor", "outcome"),
+        outcomes,
+        "{state:#}"
+    );
+}
+
+/// The script of an actor that, the first time any run calls it (no marker file in `dir` yet),
+/// prints Claude Code's captured JSON for a usage limit resetting `secs` seconds from now and
+/// exits 1; every later time it does the whole plan (a line more in `docs/a.md`, `b` and `c`).
+pub fn limited_once_script(dir: &Path, secs: u32) -> String {
+    let template = dir.join("limit.json");
+    let capture = text(Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/testdata/agents/claude/rate-limit-429.json"
+    )));
+    let from = "API Error: Request rejected (429) · Number of request tokens has exceeded your per-minute rate limit";
+    assert!(capture.contains(from));
+    std::fs::write(
+        &template,
+        capture.replace(from, "Claude AI usage limit reached|RESET_EPOCH"),
+    )
+    .unwrap();
+    let marker = dir.join("limited-once");
+    format!(
+        "if [ -e '{marker}' ]; then \
+             for d in a b c; do echo done >> docs/$d.md; done; \
+         else \
+             touch '{marker}'; \
+             sed \"s/RESET_EPOCH/$(( $(date +%s) + {secs} ))/\" '{template}'; \
+             exit 1; \
+         fi",
+        marker = marker.display(),
+        template = template.display(),
+    )
 }
 
 /// The text of the file at `path`; a test fails naming it when it cannot be read.

@@ -11,7 +11,6 @@ use std::ffi::OsStr;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::AtomicU32;
 use std::time::{Duration, Instant};
 
 use super::fixture::Fixture;
@@ -120,18 +119,8 @@ impl TestRepo {
             .prefix("baton-machine")
             .tempdir()
             .unwrap();
-        let base = tmp.path().canonicalize().unwrap();
-        let root = base.join("repo");
-        let home = base.join("home");
-        std::fs::create_dir_all(home.join(".config")).unwrap();
-        std::fs::write(home.join(".gitconfig"), "[init]\n\tdefaultBranch = main\n").unwrap();
-        let repo = TestRepo {
-            _tmp: tmp,
-            root,
-            home,
-            commands: AtomicU32::new(0),
-        };
-        repo.git_in(&base, ["clone", "-q", url, "repo"]);
+        let repo = TestRepo::in_tempdir(tmp);
+        repo.git_in(repo.tmp(), ["clone", "-q", url, "repo"]);
         repo
     }
 
@@ -142,9 +131,7 @@ impl TestRepo {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_git-baton"));
-        cmd.args(args).current_dir(dir);
-        hermetic(&mut cmd, &self.home);
+        let mut cmd = self.hermetic_baton(dir, &[], args);
         for name in INJECTED {
             cmd.env_remove(name);
         }

@@ -71,10 +71,7 @@ fn a_target_replaced_by_a_named_pipe_is_changed_and_never_opened() {
 /// and kind, at once, where reading it would wait for a writer for ever.
 #[test]
 fn a_plan_evidence_configuration_or_index_that_is_a_named_pipe_is_refused_by_its_kind() {
-    let repo = TestRepo::with()
-        .plan("plans/p.md", "Docs", &["docs/a.md"])
-        .named(&["docs/a.md"])
-        .on_feature();
+    let repo = TestRepo::with().one_doc().on_feature();
     mkfifo(&repo.path("plans/pipe.md"));
     mkfifo(&repo.path("evidence.json"));
     let plan = bounded(&repo, &["verify", "plans/pipe.md", "--base", "main"]);

@@ -410,12 +410,7 @@ fn removing_targets_fails() {
             "allowed": false
         }])
     );
-    let targets: Vec<&str> = json["plans"][0]["coverage"]["targets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["target"].as_str().unwrap())
-        .collect();
+    let targets = targets_of(&json, 0);
     assert_eq!(targets, ["docs/a.md", "docs/b.md"]);
 }
 

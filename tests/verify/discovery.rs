@@ -173,10 +173,7 @@ fn chown_tree(path: &Path, uid: u32, gid: u32) -> std::io::Result<()> {
 /// until `safe.directory` allows it. CI runs as root, so the ownership part runs there.
 #[test]
 fn dubious_ownership_until_safe_directory() {
-    let repo = TestRepo::with()
-        .plan("plans/p.md", "Docs", &["docs/a.md"])
-        .named(&["docs/a.md"])
-        .on_feature();
+    let repo = TestRepo::with().one_doc().on_feature();
     repo.write("docs/a.md", "a2\n");
     let args = "plans/p.md --base main";
 

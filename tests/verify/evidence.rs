@@ -85,10 +85,7 @@ fn evidence_problems_fail_the_gate() {
 /// contradiction is on the record.
 #[test]
 fn contradicting_evidence_is_noted_but_passes() {
-    let repo = TestRepo::with()
-        .plan("plans/p.md", "Docs", &["docs/a.md"])
-        .named(&["docs/a.md"])
-        .on_feature();
+    let repo = TestRepo::with().one_doc().on_feature();
     repo.write("docs/a.md", "a2\n");
     repo.write(
         "evidence.json",
@@ -122,10 +119,7 @@ fn contradicting_evidence_is_noted_but_passes() {
 /// An evidence file that is not shaped like one is bad input (exit 2), located in the file.
 #[test]
 fn evidence_shape_errors_are_located() {
-    let repo = TestRepo::with()
-        .plan("plans/p.md", "Docs", &["docs/a.md"])
-        .named(&["docs/a.md"])
-        .on_feature();
+    let repo = TestRepo::with().one_doc().on_feature();
     let files = [
         "{\"target_coverage\": [\n  {\"target\": \"docs/a.md\", \"status\": \"unchanged\",}\n]}\n",
         "{\"target_coverage\": [],\n \"notes\": \"hi\"}\n",

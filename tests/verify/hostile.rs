@@ -330,10 +330,7 @@ fn control_characters_in_reasons_are_refused_unechoed() {
 /// would never end, like /dev/zero, is refused as promptly as a large one.
 #[test]
 fn oversized_evidence_is_refused_before_it_is_read() {
-    let repo = TestRepo::with()
-        .plan("plans/p.md", "Docs", &["docs/a.md"])
-        .named(&["docs/a.md"])
-        .on_feature();
+    let repo = TestRepo::with().one_doc().on_feature();
     let entry =
         r#"{"target": "docs/a.md", "status": "unchanged", "reason": "kept as it was before"}"#;
     let mut big = String::from(r#"{"target_coverage": ["#);

@@ -61,6 +61,16 @@ fn tokenless(run: Run, repo: &TestRepo) -> Run {
     run.replace(&token, "<token>")
 }
 
+/// The targets of plan `n` of `verify --json`'s document, in its order.
+fn targets_of(json: &serde_json::Value, n: usize) -> Vec<&str> {
+    json["plans"][n]["coverage"]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["target"].as_str().unwrap())
+        .collect()
+}
+
 /// `git baton verify ARGS`, with the arguments written as a command line (none has a space).
 fn verify(repo: &TestRepo, args: &str) -> Run {
     repo.baton(["verify"].into_iter().chain(args.split_whitespace()))

@@ -55,12 +55,7 @@ fn the_printed_block_is_frontmatter() {
     let json = repo
         .baton(["verify", "plans/p.md", "--base", "HEAD", "--json"])
         .json();
-    let targets: Vec<&str> = json["plans"][0]["coverage"]["targets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["target"].as_str().unwrap())
-        .collect();
+    let targets = targets_of(&json, 0);
     assert_eq!(
         targets,
         [
