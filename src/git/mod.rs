@@ -50,6 +50,10 @@ pub use unrecordable::Unrecorded;
 /// A repository opened at one of its worktrees.
 pub struct Repo {
     repo: gix::Repository,
+    /// gix's common directory with its `..` resolved: a linked worktree's is
+    /// `.git/worktrees/<name>/../..`, which would make the paths of a run (`status --json`'s
+    /// `run_dir`) depend on the worktree a command ran in.
+    common_dir: std::path::PathBuf,
     /// The index check [`Repo::prepare_worktree_diff`] started, for the next worktree diff.
     index_check: std::cell::RefCell<Option<diff::index::Verification>>,
 }
@@ -70,8 +74,14 @@ impl Repo {
     }
 
     fn new(repo: gix::Repository) -> Repo {
+        let common = repo.common_dir();
+        let common_dir = std::env::current_dir()
+            .ok()
+            .and_then(|cwd| gix::path::normalize(common.into(), &cwd))
+            .map_or_else(|| common.to_path_buf(), std::borrow::Cow::into_owned);
         Repo {
             repo,
+            common_dir,
             index_check: Default::default(),
         }
     }
@@ -142,7 +152,7 @@ impl Repo {
 
     /// The directory shared by all linked worktrees (`git rev-parse --git-common-dir`).
     pub fn common_dir(&self) -> &Path {
-        self.repo.common_dir()
+        &self.common_dir
     }
 
     /// This worktree's own git directory (differs from [`Self::common_dir`] in linked worktrees).

@@ -270,3 +270,34 @@ fn changing_the_root_keeps_the_old_runs_ignored() {
         ""
     );
 }
+
+/// A run's paths do not depend on where the command ran: from inside the run's worktree,
+/// `status --json` names the same `run_dir` as from the main worktree (it once went through
+/// `.git/worktrees/<id>/../..`), and the directory is the run's.
+#[test]
+fn status_json_names_one_run_dir_from_any_worktree() {
+    let repo = repo_running(&[worker()], "");
+    let run = repo.baton(["run", "plans/fix.md"]);
+    assert_eq!(run.code, 0, "{run}");
+    let id = run.run_id();
+    let from_main = repo.baton(["status", &id, "--json"]).json();
+    // The paths are printed with the temporary directory as `$TMP`.
+    let real = |path: &Value| {
+        path.as_str()
+            .unwrap()
+            .replace("$TMP", repo.tmp().to_str().unwrap())
+    };
+    let from_run = repo
+        .baton_in(
+            Path::new(&real(&from_main["worktree"])),
+            ["status", &id, "--json"],
+        )
+        .json();
+    let run_dir = real(&from_main["run_dir"]);
+    assert_eq!(real(&from_run["run_dir"]), run_dir);
+    assert!(!run_dir.contains(".."), "{run_dir}");
+    assert!(
+        Path::new(&run_dir).join("state.json").is_file(),
+        "{run_dir}"
+    );
+}
