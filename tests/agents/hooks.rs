@@ -94,7 +94,7 @@ fn hook_session(ar: &AgentRepo, id: &str) -> Option<String> {
 }
 
 /// The extension as shipped, linked into the test's home (`gemini extensions link`, no network).
-fn link_gemini_extension(ar: &AgentRepo) {
+pub(super) fn link_gemini_extension(ar: &AgentRepo) {
     let gemini = cli::agent("gemini").unwrap();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/gemini");
     let out = ar.env.run(
@@ -116,7 +116,7 @@ fn link_gemini_extension(ar: &AgentRepo) {
     );
 }
 
-fn gemini_write(target: &str) -> Turn {
+pub(super) fn gemini_write(target: &str) -> Turn {
     turn(Turn::tool(
         "write_file",
         json!({"file_path": target, "content": new_text(target)}),

@@ -3,6 +3,14 @@
 //! and changes nothing, however often its Stop hook names the target; Claude Code, resumed, says "done" too early, and its Stop hook
 //! (`git baton check --hook claude-stop`) tells it which target is still uncovered, so it
 //! finishes in the same session and the run reaches `review` with every attempt's usage.
+//!
+//! The same incident with Gemini CLI and with opencode as the second agent: resumed after the
+//! 429, each answers "done" with docs/b.md untouched and the attempt is `blocked` (Gemini after
+//! its `AfterAgent` hook named the target three times; opencode, which has no hook that can keep
+//! it working, by the gate after it exits 0); resumed once more, the same agent edits docs/b.md,
+//! the run reaches `review`, and `git baton finish` puts both documents on the run's branch.
+
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -10,7 +18,8 @@ use super::cli;
 use super::e2e::{
     TURN, claude_edits, claude_edits_then_429, f64_of, new_text, same_amount, turn, u64_of,
 };
-use super::harness::attempt;
+use super::harness::{AgentRepo, attempt};
+use super::hooks::{gemini_write, link_gemini_extension};
 use super::mock::Turn;
 
 #[test]
@@ -142,4 +151,113 @@ fn rate_limited_then_blocked_then_finished_by_the_stop_hook() {
         "total as the actors reported it: {input} input + {output} output tokens, ${cost:.2}"
     );
     assert!(text.stdout.contains(&total), "no {total:?} in\n{text}");
+}
+
+/// The incident's first step for a second agent `second`: Claude Code edits docs/a.md and hits
+/// a 429 (`git baton init` wrote every installed CLI's preset, `second`'s among them); the limit
+/// lifts. The repository, the run and its worktree.
+fn claude_rate_limited_before(second: &str) -> (AgentRepo, String, PathBuf) {
+    let (ar, id) = claude_edits_then_429();
+    let yml = std::fs::read_to_string(ar.repo.path(".baton.yml")).unwrap();
+    assert!(yml.contains(&format!("  {second}:\n")), "{yml}");
+    let (state, _) = ar.rate_limited(&id, 1);
+    let worktree = ar.worktree(&state);
+    ar.mock.lift_error();
+    (ar, id, worktree)
+}
+
+/// `resume` with `second` answering "done" `turns` times and changing nothing: the attempt is
+/// `blocked` with docs/b.md the one uncovered target, after the agent's own hook blocked
+/// `hook_blocks` times; the agent was given the resume prompt. The attempt.
+fn resumed_and_blocked(
+    ar: &AgentRepo,
+    id: &str,
+    second: &str,
+    turns: usize,
+    hook_blocks: Option<u64>,
+) -> Value {
+    let before = ar.mock.scripted().len();
+    ar.mock.extend((0..turns).map(|_| turn(Turn::text("done"))));
+    let run = ar.baton(&["resume", id, "--actor", &format!("executor={second}")]);
+    assert_eq!(run.code, 1, "{run}");
+    let state = ar.status(id);
+    assert_eq!(state["status"], "blocked", "{state:#}");
+    let a = attempt(&state, 2).clone();
+    assert_eq!(
+        (&a["actor"], &a["outcome"], &a["exit_code"]),
+        (&second.into(), &"blocked".into(), &0.into()),
+        "{a:#}"
+    );
+    assert_eq!(a["hook_blocks"].as_u64(), hook_blocks, "{a:#}");
+    assert_eq!(
+        u64_of(&a["usage"]["input_tokens"]),
+        turns as u64 * TURN.input,
+        "{a:#}"
+    );
+    let b = super::e2e::coverage_row(&state, "docs/b.md");
+    assert_eq!(b["status"], "uncovered", "{state:#}");
+    assert_eq!(
+        super::e2e::coverage_row(&state, "docs/a.md")["status"],
+        "changed"
+    );
+    let sent = &ar.mock.scripted()[before..];
+    assert_eq!(sent.len(), turns, "{sent:?}");
+    assert!(sent[0].body.contains("resumed attempt"), "{}", sent[0].body);
+    assert_eq!(ar.mock.overruns(), 0);
+    a
+}
+
+/// `resume` with `second` playing `edit` (docs/b.md) and a last word: the run reaches `review`
+/// with attempt 3 `succeeded`, and `finish` commits both documents on the run's branch.
+fn resumed_and_finished(ar: &AgentRepo, id: &str, second: &str, edit: Turn, worktree: &Path) {
+    ar.mock
+        .extend([edit, turn(Turn::text("docs/b.md states the new rule too."))]);
+    let run = ar.baton(&["resume", id, "--actor", &format!("executor={second}")]);
+    assert_eq!(run.code, 0, "{run}");
+    let state = super::e2e::assert_review_with_targets_edited(ar, id);
+    let third = attempt(&state, 3);
+    assert_eq!(
+        (&third["actor"], &third["outcome"]),
+        (&second.into(), &"succeeded".into()),
+        "{third:#}"
+    );
+    assert_eq!(ar.mock.overruns(), 0);
+
+    let run = ar.baton(&["finish", id]);
+    assert_eq!(run.code, 0, "{run}");
+    let state = ar.status(id);
+    assert_eq!(state["status"], "finished", "{state:#}");
+    let branch = state["branch"].as_str().unwrap();
+    for target in super::harness::TARGETS {
+        let shown = ar.repo.git(["show", &format!("{branch}:{target}")]);
+        assert_eq!(shown, new_text(target), "{target} on {branch}");
+    }
+    // Nothing the branch lacks stayed behind, so the worktree went with the finish.
+    assert!(!worktree.exists(), "{}", worktree.display());
+}
+
+#[test]
+fn rate_limited_then_gemini_is_blocked_by_its_after_agent_hook_then_finishes() {
+    let (Some(_), Some(_)) = (cli::agent("claude"), cli::agent("gemini")) else {
+        return;
+    };
+    let (ar, id, worktree) = claude_rate_limited_before("gemini");
+    link_gemini_extension(&ar);
+    // The hook blocks three times (`--max-blocks`' default), then lets the fourth "done" end
+    // the session, and the gate after it blocks the attempt.
+    resumed_and_blocked(&ar, &id, "gemini", 4, Some(3));
+    resumed_and_finished(&ar, &id, "gemini", gemini_write("docs/b.md"), &worktree);
+}
+
+#[test]
+fn rate_limited_then_opencode_is_blocked_by_the_gate_then_finishes() {
+    let (Some(_), Some(_)) = (cli::agent("claude"), cli::agent("opencode")) else {
+        return;
+    };
+    let (ar, id, worktree) = claude_rate_limited_before("opencode");
+    // opencode has no hook that can keep it working: its "done" ends the session with exit 0.
+    resumed_and_blocked(&ar, &id, "opencode", 1, None);
+    let edit = super::opencode::write("docs/b.md");
+    resumed_and_finished(&ar, &id, "opencode", edit, &worktree);
+    super::opencode::assert_offline(&ar.mock);
 }
