@@ -280,6 +280,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn atomic_write_replaces_whole_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("state.json");
+        write_atomic(&path, b"one").unwrap();
+        write_atomic(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        let leftovers: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+        assert_eq!(leftovers.len(), 1, "no temporary files are left behind");
+    }
+
+    #[test]
     fn read_limited_stops_at_the_limit() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("f");

@@ -7,7 +7,8 @@
 //! can close. The reasons for the order:
 //!
 //! - `duration`, `files`, `hermetic`, `procs`, `signals`, `suggest`, `template`, `term`: helpers with no
-//!   crate imports.
+//!   crate imports. `testing` on them: the unit tests' shared helpers (git in a temporary
+//!   directory, with `hermetic`'s environment), below everything that tests with git.
 //! - `plan` → `coverage`: the pure domain — a plan's targets, the coverage rule over them.
 //!   `agent` beside `coverage`: what the real agents print, read without I/O, and the presets
 //!   `git baton init` writes for them.
@@ -27,6 +28,7 @@ const LAYERS: &[&[&str]] = &[
     &[
         "duration", "files", "hermetic", "procs", "signals", "suggest", "template", "term",
     ],
+    &["testing"],
     &["plan"],
     &["coverage", "agent"],
     &["git", "exec"],

@@ -88,3 +88,5 @@ pub mod verify;
 mod doors;
 #[cfg(test)]
 mod layers;
+#[cfg(test)]
+mod testing;

@@ -38,7 +38,7 @@
 //! starts on the attempt's request: that is the server's child, not the attempt's. Without `/proc` (other unix
 //! systems) only the process group is signalled and nothing is found after a crash.
 
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -74,20 +74,6 @@ pub(super) fn new_token() -> String {
         std::process::id(),
         hasher.finish()
     )
-}
-
-/// Replaces `path` with `bytes` in one step: a reader sees the old file or the new one, never
-/// a part of either (a temporary file in the same directory, synced, then renamed).
-pub(super) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = crate::files::temporary_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 /// Makes this process the subreaper of its descendants (Linux), once; best effort.
@@ -367,17 +353,6 @@ mod tests {
         let b = new_token();
         assert_ne!(a, b);
         assert!(a.chars().all(|c| c.is_ascii_hexdigit() || c == '-'), "{a}");
-    }
-
-    #[test]
-    fn atomic_writes_replace_whole_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("attempt.token");
-        write_atomic(&path, b"one\n").unwrap();
-        write_atomic(&path, b"two\n").unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "two\n");
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
-        assert_eq!(names.len(), 1, "no temporary file is left");
     }
 
     #[test]

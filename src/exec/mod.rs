@@ -323,7 +323,7 @@ pub fn run(inv: &Invocation) -> Result<Ran, ExecError> {
     let started = Instant::now();
     if let Some(path) = inv.pid_file {
         // Best effort: the token file is what a later cleanup relies on.
-        let _ = contain::write_atomic(path, format!("{}\n", child.id()).as_bytes());
+        let _ = crate::files::write_atomic(path, format!("{}\n", child.id()).as_bytes());
     }
     let pipes = own_pipes(&child);
     let stdout = child.stdout.take().map(|pipe| {
@@ -404,11 +404,11 @@ fn record_token(inv: &Invocation, token: &str) -> Result<(), ExecError> {
     };
     // Before the child exists: whenever one of its processes can be running, a later
     // git-baton can find it by this token.
-    contain::write_atomic(path, format!("{token}\n").as_bytes()).map_err(|source| {
+    crate::files::write_atomic(path, format!("{token}\n").as_bytes()).map_err(|failed| {
         ExecError::Record {
             actor: inv.actor.name.clone(),
             path: path.to_owned(),
-            source,
+            source: failed.source,
         }
     })
 }

@@ -135,19 +135,8 @@ mod tests {
 
     #[test]
     fn a_changed_hook_or_config_changes_its_digest_and_only_its_own() {
-        let dir = tempfile::tempdir().unwrap();
-        let git = |args: &[&str]| {
-            let ok = std::process::Command::new("git")
-                .args(args)
-                .current_dir(dir.path())
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .output()
-                .unwrap()
-                .status
-                .success();
-            assert!(ok, "git {args:?}");
-        };
-        git(&["init", "-q"]);
+        let dir = crate::testing::git_init(&[]);
+        let git = |args: &[&str]| crate::testing::git(dir.path(), args);
         let repo = Repo::discover(dir.path()).unwrap();
         let before = repo.git_config_digest();
         assert!(before["config"].starts_with("blob "), "{before:?}");

@@ -197,15 +197,7 @@ mod tests {
     /// way git-baton opens a repository.
     #[test]
     fn a_sha256_repository_is_named_as_unsupported() {
-        let dir = tempfile::tempdir().unwrap();
-        let init = std::process::Command::new("git")
-            .args(["init", "-q", "--object-format=sha256"])
-            .arg(dir.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .status()
-            .unwrap();
-        assert!(init.success());
+        let dir = crate::testing::git_init(&["--object-format=sha256"]);
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         let top = gix::path::realpath(dir.path()).unwrap();
         for err in [

@@ -253,13 +253,7 @@ mod tests {
 
     #[test]
     fn a_record_reads_back_as_it_was_written() {
-        let dir = tempfile::tempdir().unwrap();
-        let status = std::process::Command::new("git")
-            .args(["init", "-q"])
-            .arg(dir.path())
-            .status()
-            .unwrap();
-        assert!(status.success());
+        let dir = crate::testing::git_init(&[]);
         let repo = Repo::discover(dir.path()).unwrap();
         let files = vec![
             (
@@ -300,16 +294,7 @@ mod tests {
         assert!(repo.is_ancestor(first, second));
 
         // git itself agrees on the tree (its fsck rejects a misordered one).
-        let fsck = std::process::Command::new("git")
-            .args(["fsck", "--strict", "--no-dangling"])
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        assert!(
-            fsck.status.success(),
-            "{}",
-            String::from_utf8_lossy(&fsck.stderr)
-        );
+        crate::testing::git(dir.path(), &["fsck", "--strict", "--no-dangling"]);
 
         repo.swap_ref("refs/baton/test", first, None).unwrap();
         assert!(repo.swap_ref("refs/baton/test", second, None).is_err());

@@ -270,17 +270,10 @@ mod tests {
     /// Only a branch whose reflog begins with git-baton's creation of it counts as made here.
     #[test]
     fn a_branch_is_made_here_only_by_its_reflog() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = crate::testing::git_init(&[]);
         let git = |args: &[&str]| {
-            let out = std::process::Command::new("git")
-                .args(["-c", "user.name=t", "-c", "user.email=t@e.x"])
-                .args(args)
-                .current_dir(dir.path())
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{args:?}: {out:?}");
+            crate::testing::git(dir.path(), args);
         };
-        git(&["init", "-q"]);
         let repo = Repo::discover(dir.path()).unwrap();
         let files = vec![("f".to_owned(), b"x".to_vec())];
         let (commit, _) = repo.write_record(&files, None, "c", 1_700_000_000).unwrap();

@@ -109,6 +109,7 @@ fn resets_at(stdout: Stdout) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::output::tokens_line;
 
     // Captured from claude 2.1.332 run against a mock model server on 127.0.0.1.
     const SUCCESS: &str = include_str!("../../../testdata/agents/claude/success.json");
@@ -180,14 +181,8 @@ mod tests {
         let r = parse(Stdout::Whole(SUCCESS));
         assert_eq!(r.verdict, Some(Verdict::Succeeded));
         assert_eq!(
-            r.tokens,
-            Some(Tokens {
-                input: Some(1200),
-                output: Some(42),
-                cache_read: Some(4000),
-                cache_creation: Some(300),
-                reasoning: None,
-            })
+            tokens_line(&r),
+            "input 1200, output 42, cache_read 4000, cache_creation 300, reasoning -"
         );
         assert_eq!(r.cost_usd, Some(0.00794));
         assert_eq!(r.model.as_deref(), Some("claude-opus-5-5"));

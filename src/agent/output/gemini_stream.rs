@@ -103,6 +103,7 @@ pub(super) fn parse(stdout: Stdout, stderr: Stdout) -> Reading {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::output::tokens_line;
 
     // Captured from gemini 0.61.0 through the `gemini` preset (tests/agents/gemini.rs) against a
     // mock model server on 127.0.0.1; each turn 25,000 prompt tokens (5,000 cached) and 2,000
@@ -118,14 +119,8 @@ mod tests {
         let r = parse(Stdout::Whole(EDIT), NONE);
         assert_eq!(r.verdict, Some(Verdict::Succeeded));
         assert_eq!(
-            r.tokens,
-            Some(Tokens {
-                input: Some(60_000),
-                output: Some(6_000),
-                cache_read: Some(15_000),
-                cache_creation: None,
-                reasoning: None,
-            })
+            tokens_line(&r),
+            "input 60000, output 6000, cache_read 15000, cache_creation -, reasoning -"
         );
         assert_eq!(r.model.as_deref(), Some("gemini-2.5-pro"));
         assert!(r.session_id.is_some());

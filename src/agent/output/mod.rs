@@ -124,6 +124,24 @@ impl Tokens {
     }
 }
 
+/// A reading's token counts in one line, `-` for a count the agent did not report: what the
+/// parsers' tests compare, so that each states its agent's figures and not the struct again.
+#[cfg(test)]
+fn tokens_line(reading: &Reading) -> String {
+    let Some(t) = &reading.tokens else {
+        return "no tokens".to_owned();
+    };
+    let count = |n: Option<u64>| n.map_or_else(|| "-".to_owned(), |n| n.to_string());
+    format!(
+        "input {}, output {}, cache_read {}, cache_creation {}, reasoning {}",
+        count(t.input),
+        count(t.output),
+        count(t.cache_read),
+        count(t.cache_creation),
+        count(t.reasoning)
+    )
+}
+
 /// How the agent says its run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {

@@ -3,68 +3,51 @@ use crate::coverage::parse_evidence;
 use crate::coverage::test_support::*;
 use insta::{assert_json_snapshot, assert_snapshot};
 
-#[test]
-fn all_changed_needs_no_evidence() {
-    let targets = plan_targets(&["docs/a.md", "src/parser/", "tests/**/*_golden.txt"]);
-    let changed = diff(&[
-        "docs/a.md",
-        "src/parser/mod.rs",
-        "src/parser/lexer.rs",
-        "tests/cli/help_golden.txt",
-        "tests/unit.rs",
-    ]);
-    let report = evaluate(&targets, &changed, &[], &[]);
-    assert!(report.passed);
-    assert_json_snapshot!(report, @r#"
-        {
-          "verified": true,
-          "passed": true,
-          "targets": [
-            {
-              "target": "docs/a.md",
-              "status": "changed",
-              "paths": [
-                "docs/a.md"
-              ],
-              "reason": null,
-              "reason_source": null,
-              "line": 2
-            },
-            {
-              "target": "src/parser/",
-              "status": "changed",
-              "paths": [
-                "src/parser/lexer.rs",
-                "src/parser/mod.rs"
-              ],
-              "reason": null,
-              "reason_source": null,
-              "line": 2
-            },
-            {
-              "target": "tests/**/*_golden.txt",
-              "status": "changed",
-              "paths": [
-                "tests/cli/help_golden.txt"
-              ],
-              "reason": null,
-              "reason_source": null,
-              "line": 2
-            }
-          ],
-          "problems": [],
-          "contradictions": []
+/// The verdict in a line a row: what each case is about, without repeating the report's JSON
+/// layout (which `report_json_names_every_field` holds once).
+fn summary(report: &Report) -> String {
+    let mut lines = vec![format!(
+        "verified: {}, passed: {}",
+        report.verified, report.passed
+    )];
+    for row in &report.targets {
+        let mut line = format!("{} {:?} {:?}", row.target, row.status, row.paths);
+        if let (Some(reason), Some(source)) = (&row.reason, &row.reason_source) {
+            line.push_str(&format!(" {reason:?} ({source})"));
         }
-        "#);
+        lines.push(line);
+    }
+    for problem in &report.problems {
+        lines.push(format!(
+            "problem {:?} {} ({}): {}",
+            problem.kind, problem.target, problem.source, problem.message
+        ));
+    }
+    for contradiction in &report.contradictions {
+        lines.push(format!(
+            "contradiction {} {:?} {:?} ({})",
+            contradiction.target, contradiction.reason, contradiction.paths, contradiction.source
+        ));
+    }
+    lines.join("\n")
 }
 
 #[test]
-fn one_uncovered_fails() {
-    let targets = plan_targets(&["docs/a.md", "docs/b.md"]);
-    let report = evaluate(&targets, &diff(&["docs/a.md"]), &[], &[]);
-    assert!(!report.passed);
-    let uncovered: Vec<&str> = report.uncovered().map(|r| r.target.as_str()).collect();
-    assert_eq!(uncovered, ["docs/b.md"]);
+fn report_json_names_every_field() {
+    let targets = plan_targets(&["docs/a.md", "docs/b.md", "src/"]);
+    let entries = evidence(
+        r#"{"target_coverage": [
+            {"target": "docs/b.md", "status": "unchanged", "reason": "the flags it documents stayed"},
+            {"target": "src/", "status": "unchanged", "reason": "n/a"},
+            {"target": "docs/a.md", "status": "changed", "paths": ["docs/ghost.md"]}
+        ]}"#,
+    );
+    let report = evaluate(
+        &targets,
+        &diff(&["docs/a.md", "src/main.rs"]),
+        &entries,
+        &[],
+    );
     assert_json_snapshot!(report, @r#"
         {
           "verified": true,
@@ -82,16 +65,88 @@ fn one_uncovered_fails() {
             },
             {
               "target": "docs/b.md",
-              "status": "uncovered",
+              "status": "unchanged",
               "paths": [],
+              "reason": "the flags it documents stayed",
+              "reason_source": {
+                "kind": "file",
+                "path": "evidence.json",
+                "index": 0
+              },
+              "line": 2
+            },
+            {
+              "target": "src/",
+              "status": "changed",
+              "paths": [
+                "src/main.rs"
+              ],
               "reason": null,
               "reason_source": null,
               "line": 2
             }
           ],
-          "problems": [],
-          "contradictions": []
+          "problems": [
+            {
+              "target": "docs/a.md",
+              "source": {
+                "kind": "file",
+                "path": "evidence.json",
+                "index": 2
+              },
+              "kind": "claim_not_in_diff",
+              "message": "claims \"docs/ghost.md\" changed for target \"docs/a.md\", but the diff does not change it"
+            }
+          ],
+          "contradictions": [
+            {
+              "target": "src/",
+              "source": {
+                "kind": "file",
+                "path": "evidence.json",
+                "index": 1
+              },
+              "reason": "n/a",
+              "paths": [
+                "src/main.rs"
+              ]
+            }
+          ]
         }
+        "#);
+}
+
+#[test]
+fn all_changed_needs_no_evidence() {
+    let targets = plan_targets(&["docs/a.md", "src/parser/", "tests/**/*_golden.txt"]);
+    let changed = diff(&[
+        "docs/a.md",
+        "src/parser/mod.rs",
+        "src/parser/lexer.rs",
+        "tests/cli/help_golden.txt",
+        "tests/unit.rs",
+    ]);
+    let report = evaluate(&targets, &changed, &[], &[]);
+    assert!(report.passed);
+    assert_snapshot!(summary(&report), @r#"
+        verified: true, passed: true
+        docs/a.md Changed ["docs/a.md"]
+        src/parser/ Changed ["src/parser/lexer.rs", "src/parser/mod.rs"]
+        tests/**/*_golden.txt Changed ["tests/cli/help_golden.txt"]
+        "#);
+}
+
+#[test]
+fn one_uncovered_fails() {
+    let targets = plan_targets(&["docs/a.md", "docs/b.md"]);
+    let report = evaluate(&targets, &diff(&["docs/a.md"]), &[], &[]);
+    assert!(!report.passed);
+    let uncovered: Vec<&str> = report.uncovered().map(|r| r.target.as_str()).collect();
+    assert_eq!(uncovered, ["docs/b.md"]);
+    assert_snapshot!(summary(&report), @r#"
+        verified: true, passed: false
+        docs/a.md Changed ["docs/a.md"]
+        docs/b.md Uncovered []
         "#);
 }
 
@@ -106,37 +161,10 @@ fn unchanged_with_good_reason_passes() {
     );
     let report = evaluate(&targets, &diff(&["docs/a.md"]), &entries, &[]);
     assert!(report.passed);
-    assert_json_snapshot!(report, @r#"
-        {
-          "verified": true,
-          "passed": true,
-          "targets": [
-            {
-              "target": "docs/a.md",
-              "status": "changed",
-              "paths": [
-                "docs/a.md"
-              ],
-              "reason": null,
-              "reason_source": null,
-              "line": 2
-            },
-            {
-              "target": "docs/b.md",
-              "status": "unchanged",
-              "paths": [],
-              "reason": "the CLI flags it documents did not change",
-              "reason_source": {
-                "kind": "file",
-                "path": "evidence.json",
-                "index": 0
-              },
-              "line": 2
-            }
-          ],
-          "problems": [],
-          "contradictions": []
-        }
+    assert_snapshot!(summary(&report), @r#"
+        verified: true, passed: true
+        docs/a.md Changed ["docs/a.md"]
+        docs/b.md Unchanged [] "the CLI flags it documents did not change" (evidence.json: entry 0)
         "#);
 }
 
@@ -158,56 +186,12 @@ fn claims_the_diff_does_not_show() {
     // Both targets changed; only the false claims fail the gate.
     assert!(report.uncovered().next().is_none());
     assert!(!report.passed);
-    assert_json_snapshot!(report, @r#"
-        {
-          "verified": true,
-          "passed": false,
-          "targets": [
-            {
-              "target": "docs/",
-              "status": "changed",
-              "paths": [
-                "docs/a.md"
-              ],
-              "reason": null,
-              "reason_source": null,
-              "line": 2
-            },
-            {
-              "target": "src/main.rs",
-              "status": "changed",
-              "paths": [
-                "src/main.rs"
-              ],
-              "reason": null,
-              "reason_source": null,
-              "line": 2
-            }
-          ],
-          "problems": [
-            {
-              "target": "docs/",
-              "source": {
-                "kind": "file",
-                "path": "evidence.json",
-                "index": 0
-              },
-              "kind": "claim_not_in_diff",
-              "message": "claims \"docs/ghost.md\" changed for target \"docs/\", but the diff does not change it"
-            },
-            {
-              "target": "docs/",
-              "source": {
-                "kind": "file",
-                "path": "evidence.json",
-                "index": 0
-              },
-              "kind": "claim_not_in_diff",
-              "message": "claims \"src/main.rs\" for target \"docs/\", but the target does not match that path"
-            }
-          ],
-          "contradictions": []
-        }
+    assert_snapshot!(summary(&report), @r#"
+        verified: true, passed: false
+        docs/ Changed ["docs/a.md"]
+        src/main.rs Changed ["src/main.rs"]
+        problem ClaimNotInDiff docs/ (evidence.json: entry 0): claims "docs/ghost.md" changed for target "docs/", but the diff does not change it
+        problem ClaimNotInDiff docs/ (evidence.json: entry 0): claims "src/main.rs" for target "docs/", but the target does not match that path
         "#);
 }
 
@@ -244,38 +228,10 @@ fn duplicate_entries_across_files() {
     );
     let report = evaluate(&targets, &[], &entries, &[]);
     assert!(!report.passed);
-    assert_json_snapshot!(report, @r#"
-        {
-          "verified": true,
-          "passed": false,
-          "targets": [
-            {
-              "target": "docs/a.md",
-              "status": "unchanged",
-              "paths": [],
-              "reason": "the public API did not change",
-              "reason_source": {
-                "kind": "file",
-                "path": "evidence.json",
-                "index": 0
-              },
-              "line": 2
-            }
-          ],
-          "problems": [
-            {
-              "target": "docs/a.md",
-              "source": {
-                "kind": "file",
-                "path": "more/evidence.json",
-                "index": 0
-              },
-              "kind": "duplicate_entry",
-              "message": "second entry for target \"docs/a.md\" (the first is evidence.json: entry 0); give one entry per target"
-            }
-          ],
-          "contradictions": []
-        }
+    assert_snapshot!(summary(&report), @r#"
+        verified: true, passed: false
+        docs/a.md Unchanged [] "the public API did not change" (evidence.json: entry 0)
+        problem DuplicateEntry docs/a.md (more/evidence.json: entry 0): second entry for target "docs/a.md" (the first is evidence.json: entry 0); give one entry per target
         "#);
 }
 
@@ -318,48 +274,11 @@ fn unchanged_entry_for_changed_target_is_a_contradiction() {
     let report = evaluate(&targets, &changed, &entries, &[]);
     // The diff wins, and the unused reason is not judged.
     assert!(report.passed);
-    assert_json_snapshot!(report, @r#"
-        {
-          "verified": true,
-          "passed": true,
-          "targets": [
-            {
-              "target": "docs/a.md",
-              "status": "changed",
-              "paths": [
-                "docs/a.md"
-              ],
-              "reason": null,
-              "reason_source": null,
-              "line": 2
-            },
-            {
-              "target": "src/parser/",
-              "status": "changed",
-              "paths": [
-                "src/parser/mod.rs"
-              ],
-              "reason": null,
-              "reason_source": null,
-              "line": 2
-            }
-          ],
-          "problems": [],
-          "contradictions": [
-            {
-              "target": "src/parser/",
-              "source": {
-                "kind": "file",
-                "path": "evidence.json",
-                "index": 0
-              },
-              "reason": "n/a",
-              "paths": [
-                "src/parser/mod.rs"
-              ]
-            }
-          ]
-        }
+    assert_snapshot!(summary(&report), @r#"
+        verified: true, passed: true
+        docs/a.md Changed ["docs/a.md"]
+        src/parser/ Changed ["src/parser/mod.rs"]
+        contradiction src/parser/ "n/a" ["src/parser/mod.rs"] (evidence.json: entry 0)
         "#);
 }
 

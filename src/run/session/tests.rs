@@ -1,23 +1,33 @@
 //! The session's resolver and its commit, on a real repository in a temporary directory.
 
+use super::super::note::Silent;
 use super::*;
 use crate::state::Clock;
 use crate::state::fixture;
 use crate::state::store;
 
 fn repo_and_store() -> (tempfile::TempDir, Repo, Store) {
-    let dir = tempfile::tempdir().unwrap();
-    let status = std::process::Command::new("git")
-        .args(["init", "-q"])
-        .arg(dir.path())
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let dir = crate::testing::git_init(&[]);
     let repo = Repo::discover(dir.path()).unwrap();
     let store = Store::new(repo.common_dir(), Clock::fixed(fixture::at(0), 1));
     (dir, repo, store)
+}
+
+/// A session that opens any run, without catching up.
+const OPEN: Open<'static> = Open {
+    command: "test",
+    catch_up: None,
+    caught_up: caught_up_notes,
+    check: any_state,
+};
+
+/// The fixture's run, saved in `store`.
+fn saved_run(store: &Store) -> RunState {
+    let state = fixture::run();
+    let dir = store.run_dir(&state.run_id);
+    std::fs::create_dir_all(&dir).unwrap();
+    store::save_in(&dir, &state).unwrap();
+    state
 }
 
 fn add_run(store: &Store, id: &str) {
@@ -78,19 +88,10 @@ fn debris_is_named_only_where_asked_and_only_unambiguously() {
 #[test]
 fn a_commit_applies_the_event_and_persists_file_and_record_at_once() {
     let (_dir, repo, store) = repo_and_store();
-    let mut state = fixture::run();
+    let mut state = saved_run(&store);
     let id = state.run_id.clone();
-    std::fs::create_dir_all(store.run_dir(&id)).unwrap();
-    store::save_in(&store.run_dir(&id), &state).unwrap();
     let named = resolve(&store, &repo, &id[..4], Lookup::Here).unwrap();
-    let open = Open {
-        command: "test",
-        catch_up: None,
-        caught_up: caught_up_notes,
-        check: any_state,
-    };
-    let sink = super::super::note::Silent;
-    let (session, loaded) = Session::open(&repo, &store, &sink, &named, &open).unwrap();
+    let (session, loaded) = Session::open(&repo, &store, &Silent, &named, &OPEN).unwrap();
     assert_eq!(loaded, state);
     session
         .commit_at(&mut state, Event::Paused, fixture::at(5))
@@ -107,40 +108,21 @@ fn a_commit_applies_the_event_and_persists_file_and_record_at_once() {
     assert_eq!(state, before);
     assert_eq!(store.load(&id).unwrap(), before);
     // The lock is the session's: a second one is refused until it is dropped.
-    assert!(Session::open(&repo, &store, &sink, &named, &open).is_err());
+    assert!(Session::open(&repo, &store, &Silent, &named, &OPEN).is_err());
     drop(session);
-    assert!(Session::open(&repo, &store, &sink, &named, &open).is_ok());
+    assert!(Session::open(&repo, &store, &Silent, &named, &OPEN).is_ok());
 }
 
 #[test]
 fn a_session_dropped_with_its_lease_gives_the_lease_back_on_the_remote() {
     let (dir, repo, store) = repo_and_store();
     let bare = dir.path().join("remote.git");
-    let git = |args: &[&str]| {
-        let status = std::process::Command::new("git")
-            .args(args)
-            .current_dir(dir.path())
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .status()
-            .unwrap();
-        assert!(status.success(), "git {args:?}");
-    };
+    let git = |args: &[&str]| crate::testing::git(dir.path(), args);
     git(&["init", "-q", "--bare", bare.to_str().unwrap()]);
     git(&["remote", "add", "origin", bare.to_str().unwrap()]);
-    let state = fixture::run();
-    let id = state.run_id.clone();
-    std::fs::create_dir_all(store.run_dir(&id)).unwrap();
-    store::save_in(&store.run_dir(&id), &state).unwrap();
-    let open = Open {
-        command: "test",
-        catch_up: None,
-        caught_up: caught_up_notes,
-        check: any_state,
-    };
-    let sink = super::super::note::Silent;
+    let id = saved_run(&store).run_id;
     let named = NamedRun::Here(id.clone());
-    let (mut session, mut state) = Session::open(&repo, &store, &sink, &named, &open).unwrap();
+    let (mut session, mut state) = Session::open(&repo, &store, &Silent, &named, &OPEN).unwrap();
     session
         .take_lease(&mut state, "origin", Duration::from_secs(60), false)
         .unwrap();

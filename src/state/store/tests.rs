@@ -211,17 +211,6 @@ fn a_cleaned_run_is_recorded_once() {
 }
 
 #[test]
-fn atomic_write_replaces_whole_files() {
-    let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("state.json");
-    write_atomic(&path, b"one").unwrap();
-    write_atomic(&path, b"two").unwrap();
-    assert_eq!(std::fs::read(&path).unwrap(), b"two");
-    let leftovers: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
-    assert_eq!(leftovers.len(), 1, "no temporary files are left behind");
-}
-
-#[test]
 fn a_version_1_file_loads_and_is_saved_as_version_3() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("state.json");

@@ -1,0 +1,36 @@
+//! What the unit tests of every module share: real git run in a temporary directory, without
+//! the user's or the system's configuration. Compiled for tests only; the integration tests
+//! have theirs in `tests/support`.
+
+use std::path::Path;
+
+use crate::hermetic::Hermetic;
+
+/// Runs `git args` in `dir` with the hermetic environment (no global or system configuration,
+/// git-baton's own identity, pinned dates) and returns its stdout; a failure fails the test
+/// with git's stderr.
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Hermetic::new(dir)
+        .global_config("/dev/null")
+        .command("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A new repository in a new temporary directory, `git init` given `args` as well.
+pub(crate) fn git_init(args: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut init = vec!["init", "-q"];
+    init.extend_from_slice(args);
+    git(dir.path(), &init);
+    dir
+}
