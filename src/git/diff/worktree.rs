@@ -94,6 +94,13 @@ pub(in crate::git) fn worktree_changes(
         path: repo.git_dir().display().to_string(),
     })?;
     let prefixes = scope.prefix_list();
+    let pass = Pass {
+        repo,
+        workdir,
+        base_tree,
+        scope,
+        prefixes: &prefixes,
+    };
     let unsupported = |why: String| GitError::EngineUnsupported { engine, why };
     let walkable = match engine {
         DiffEngine::Status => false,
@@ -121,7 +128,7 @@ pub(in crate::git) fn worktree_changes(
         let mut changed = None;
         if walkable {
             #[cfg(unix)]
-            match walked_changes(repo, workdir, base_tree, scope, &prefixes, &loaded.index) {
+            match walked_changes(pass, &loaded.index) {
                 Ok(paths) => changed = Some(paths),
                 Err(Fallback::Error(err)) => return Err(err),
                 Err(Fallback::Unsupported(why)) if engine == DiffEngine::Walk => {
@@ -137,7 +144,7 @@ pub(in crate::git) fn worktree_changes(
                     loaded = super::index::load(repo, None)?;
                     super::sparse::prepare(repo, workdir, &mut loaded.index)?;
                 }
-                gix_status_changes(repo, workdir, base_tree, scope, &prefixes, &loaded.index)?
+                gix_status_changes(pass, &loaded.index)?
             }
         };
         if loaded.finish()? {
@@ -193,15 +200,26 @@ fn walk_unsupported(repo: &gix::Repository, workdir: &Path) -> Result<Option<Str
     })
 }
 
-#[cfg(unix)]
-fn walked_changes(
-    repo: &gix::Repository,
-    workdir: &Path,
+/// What a pass of the worktree diff compares with the index it is given: the worktree of
+/// `repo` at `workdir` and `base_tree`, within `scope` (whose prefixes are `prefixes`).
+#[derive(Clone, Copy)]
+struct Pass<'a> {
+    repo: &'a gix::Repository,
+    workdir: &'a Path,
     base_tree: ObjectId,
-    scope: &Scope,
-    prefixes: &[String],
-    index: &gix::index::File,
-) -> Result<Vec<String>, Fallback> {
+    scope: &'a Scope,
+    prefixes: &'a [String],
+}
+
+#[cfg(unix)]
+fn walked_changes(pass: Pass<'_>, index: &gix::index::File) -> Result<Vec<String>, Fallback> {
+    let Pass {
+        repo,
+        workdir,
+        base_tree,
+        scope,
+        prefixes,
+    } = pass;
     let fs = repo
         .filesystem_options()
         .map_err(|err| GitError::op("read the file-system configuration", err))?;
@@ -240,7 +258,7 @@ fn walked_changes(
     let states: Vec<u8> = (0..index.entries().len())
         .map(|i| walker.state(i))
         .collect();
-    let mut changed = decide_all(repo, workdir, index, prefixes, base, &states)?;
+    let mut changed = decide_all(pass, index, base, &states)?;
     changed.extend(untracked(repo, workdir, index, candidates)?);
     Ok(finish(changed, scope))
 }
@@ -255,13 +273,17 @@ fn finish(mut changed: Vec<String>, scope: &Scope) -> Vec<String> {
 
 /// Decides every path in scope from the base, the index and what the worktree side found.
 fn decide_all(
-    repo: &gix::Repository,
-    workdir: &Path,
+    pass: Pass<'_>,
     index: &gix::index::File,
-    prefixes: &[String],
     base: IndexVsBase,
     states: &[u8],
 ) -> Result<Vec<String>> {
+    let Pass {
+        repo,
+        workdir,
+        prefixes,
+        ..
+    } = pass;
     let mut decide = Decide {
         repo,
         workdir,
@@ -428,14 +450,14 @@ fn submodule_ignore(
 }
 
 /// The fallback: gix's index→worktree status and directory walk supply the worktree side.
-fn gix_status_changes(
-    repo: &gix::Repository,
-    workdir: &Path,
-    base_tree: ObjectId,
-    scope: &Scope,
-    prefixes: &[String],
-    index: &gix::index::File,
-) -> Result<Vec<String>> {
+fn gix_status_changes(pass: Pass<'_>, index: &gix::index::File) -> Result<Vec<String>> {
+    let Pass {
+        repo,
+        workdir,
+        base_tree,
+        scope,
+        prefixes,
+    } = pass;
     let patterns: Vec<BString> = match scope {
         Scope::All => Vec::new(),
         Scope::Prefixes(list) => list
@@ -508,6 +530,6 @@ fn gix_status_changes(
         }
     }
     // gix reports one conflict per path, on its first stage, which is the one decided.
-    changed.extend(decide_all(repo, workdir, index, prefixes, base, &states)?);
+    changed.extend(decide_all(pass, index, base, &states)?);
     Ok(finish(changed, scope))
 }
