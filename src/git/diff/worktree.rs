@@ -451,14 +451,7 @@ fn submodule_ignore(
 
 /// The fallback: gix's index→worktree status and directory walk supply the worktree side.
 fn gix_status_changes(pass: Pass<'_>, index: &gix::index::File) -> Result<Vec<String>> {
-    let Pass {
-        repo,
-        workdir,
-        base_tree,
-        scope,
-        prefixes,
-    } = pass;
-    let patterns: Vec<BString> = match scope {
+    let patterns: Vec<BString> = match pass.scope {
         Scope::All => Vec::new(),
         Scope::Prefixes(list) => list
             .iter()
@@ -474,7 +467,8 @@ fn gix_status_changes(pass: Pass<'_>, index: &gix::index::File) -> Result<Vec<St
     for entry in for_gix.entries_mut() {
         entry.flags.remove(trusted);
     }
-    let worktree_walk = repo
+    let worktree_walk = pass
+        .repo
         .status(gix::progress::Discard)
         .map_err(|err| GitError::op("start the worktree status", err))?
         .index(gix::worktree::IndexPersistedOrInMemory::InMemory(for_gix))
@@ -489,7 +483,7 @@ fn gix_status_changes(pass: Pass<'_>, index: &gix::index::File) -> Result<Vec<St
         .into_index_worktree_iter(patterns)
         .map_err(|err| GitError::op("start the worktree status", err))?;
 
-    let base = Trees::new(repo).compare_index(base_tree, index, prefixes)?;
+    let base = Trees::new(pass.repo).compare_index(pass.base_tree, index, pass.prefixes)?;
 
     let mut states = vec![state::CLEAN; index.entries().len()];
     let mut changed = Vec::new();
@@ -515,7 +509,7 @@ fn gix_status_changes(pass: Pass<'_>, index: &gix::index::File) -> Result<Vec<St
                 }
             }
             Item::DirectoryContents { entry, .. } => {
-                if let Some(path) = untracked_path(&entry, workdir) {
+                if let Some(path) = untracked_path(&entry, pass.workdir) {
                     // A tracked file whose place a nested repository took: git reports the
                     // tracked path as changed, not a new directory beside it.
                     let tracked = path.strip_suffix('/').filter(|file| {
@@ -531,5 +525,5 @@ fn gix_status_changes(pass: Pass<'_>, index: &gix::index::File) -> Result<Vec<St
     }
     // gix reports one conflict per path, on its first stage, which is the one decided.
     changed.extend(decide_all(pass, index, base, &states)?);
-    Ok(finish(changed, scope))
+    Ok(finish(changed, pass.scope))
 }
