@@ -27,6 +27,15 @@ use super::super::remote::{self, Publication};
 use super::RunError;
 use super::apply;
 
+/// Where a save under the lease goes: the repository, the run's directory, and the sink that
+/// hears of a remote out of reach.
+#[derive(Clone, Copy)]
+pub struct Destination<'a> {
+    pub repo: &'a Repo,
+    pub dir: &'a Path,
+    pub sink: &'a dyn Sink,
+}
+
 /// The driver's side of a lease on one published run.
 pub struct Publisher {
     remote: String,
@@ -104,11 +113,9 @@ impl Publisher {
     /// renewed end is carried into `state` first, so that a save never shortens it.
     pub fn save(
         &self,
-        repo: &Repo,
-        dir: &Path,
+        to: Destination<'_>,
         state: &mut RunState,
         at: Timestamp,
-        sink: &dyn Sink,
     ) -> Result<(), RunError> {
         let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
         // Another machine has the run now: nothing more is saved over its record, here or
@@ -135,9 +142,9 @@ impl Publisher {
         if self.every_save {
             // Read now, under the lock: a renewal may have held it for a while.
             let deadline = self.push_deadline(&last);
-            self.publish(repo, dir, state, deadline, sink)?;
+            self.publish(to, state, deadline)?;
         } else {
-            record::save(repo, dir, state)?;
+            record::save(to.repo, to.dir, state)?;
         }
         *last = state.clone();
         Ok(())
@@ -153,13 +160,12 @@ impl Publisher {
 
     fn publish(
         &self,
-        repo: &Repo,
-        dir: &Path,
+        to: Destination<'_>,
         state: &RunState,
         deadline: Option<Instant>,
-        sink: &dyn Sink,
     ) -> Result<(), RunError> {
-        match remote::publish_within(repo, &self.remote, &[Publication { dir, state }], deadline) {
+        let publication = [Publication { dir: to.dir, state }];
+        match remote::publish_within(to.repo, &self.remote, &publication, deadline) {
             Ok(()) => Ok(()),
             Err(err @ RunError::Sync(SyncError::LostRace { .. })) => {
                 self.lost.store(true, Ordering::Release);
@@ -167,11 +173,11 @@ impl Publisher {
             }
             // The remote cannot be reached: the save stays here, and the next one tries again.
             Err(err) => {
-                sink.note(Note::PublishFailed {
+                to.sink.note(Note::PublishFailed {
                     run: state.run_id.to_string(),
                     reason: err.to_string(),
                 });
-                record::save(repo, dir, state)
+                record::save(to.repo, to.dir, state)
             }
         }
     }
@@ -294,11 +300,9 @@ impl Publisher {
     /// meanwhile is the lost race it is.
     pub fn release(
         &self,
-        repo: &Repo,
-        dir: &Path,
+        to: Destination<'_>,
         state: &mut RunState,
         at: Timestamp,
-        sink: &dyn Sink,
     ) -> Result<(), RunError> {
         if self.lost.load(Ordering::Acquire) {
             return Ok(());
@@ -313,21 +317,18 @@ impl Publisher {
         let Ok(released) = released else {
             return Ok(());
         };
-        match remote::publish(
-            repo,
-            &self.remote,
-            &[Publication {
-                dir,
-                state: &released,
-            }],
-        ) {
+        let publication = [Publication {
+            dir: to.dir,
+            state: &released,
+        }];
+        match remote::publish(to.repo, &self.remote, &publication) {
             Ok(()) => {
                 *state = released;
                 Ok(())
             }
             Err(err @ RunError::Sync(SyncError::LostRace { .. })) => Err(err),
             Err(err) => {
-                sink.note(Note::ReleaseFailed {
+                to.sink.note(Note::ReleaseFailed {
                     run: state.run_id.to_string(),
                     reason: err.to_string(),
                 });

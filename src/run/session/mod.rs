@@ -31,7 +31,7 @@ use super::note::{Note, Sink};
 use super::notify::Notifier;
 use super::remote::{self, CaughtUp, Here, Publication};
 use super::{Driven, RunError, record};
-use lease::Publisher;
+use lease::{Destination, Publisher};
 
 /// The one application of an event to a state in the crate.
 fn apply(state: &RunState, event: Event, at: Timestamp) -> Result<RunState, TransitionError> {
@@ -316,9 +316,17 @@ impl<'a> Session<'a> {
         self.persist(state, state.updated_at())
     }
 
+    fn destination(&self) -> Destination<'_> {
+        Destination {
+            repo: self.repo,
+            dir: self.dir(),
+            sink: self.sink,
+        }
+    }
+
     fn persist(&self, state: &mut RunState, at: Timestamp) -> Result<(), RunError> {
         match &self.publisher {
-            Some(publisher) => publisher.save(self.repo, self.dir(), state, at, self.sink),
+            Some(publisher) => publisher.save(self.destination(), state, at),
             None => record::save(self.repo, self.dir(), state),
         }
     }
@@ -363,7 +371,7 @@ impl<'a> Session<'a> {
         if self.released.swap(true, Ordering::AcqRel) {
             return Ok(());
         }
-        publisher.release(self.repo, self.dir(), state, self.store.now(), self.sink)
+        publisher.release(self.destination(), state, self.store.now())
     }
 
     /// Publishes several runs to `remote` as one compare-and-swap (`push`): each recorded as
@@ -421,13 +429,7 @@ impl Drop for Session<'_> {
             && !publisher.lost()
         {
             let mut state = publisher.last_saved();
-            let _ = publisher.release(
-                self.repo,
-                self.lock.dir(),
-                &mut state,
-                self.store.now(),
-                self.sink,
-            );
+            let _ = publisher.release(self.destination(), &mut state, self.store.now());
         }
     }
 }
