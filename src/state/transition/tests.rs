@@ -118,6 +118,15 @@ fn end(state: &RunState, outcome: Outcome) -> Result<RunState, TransitionError> 
     )
 }
 
+/// A crash found with nothing recorded of the worktree.
+fn crash() -> Event {
+    Event::CrashFound {
+        snapshot: None,
+        hook_blocks: None,
+        unrecorded: Vec::new(),
+    }
+}
+
 fn ok(state: &RunState) -> RunState {
     end(state, Outcome::Succeeded).unwrap()
 }

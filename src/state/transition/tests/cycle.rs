@@ -75,28 +75,10 @@ fn only_a_persons_stop_counts_as_stopped_by_hand() {
             .unwrap()
             .stopped_by_hand()
     );
-    let crashed_between = apply(
-        &ok(&start(&run(), 0, "a").unwrap()),
-        Event::CrashFound {
-            snapshot: None,
-            hook_blocks: None,
-            unrecorded: Vec::new(),
-        },
-        at(9),
-    )
-    .unwrap();
+    let crashed_between = apply(&ok(&start(&run(), 0, "a").unwrap()), crash(), at(9)).unwrap();
     assert_eq!(crashed_between.status(), RunStatus::Interrupted);
     assert!(!crashed_between.stopped_by_hand());
-    let crashed_in = apply(
-        &start(&run(), 0, "a").unwrap(),
-        Event::CrashFound {
-            snapshot: None,
-            hook_blocks: None,
-            unrecorded: Vec::new(),
-        },
-        at(9),
-    )
-    .unwrap();
+    let crashed_in = apply(&start(&run(), 0, "a").unwrap(), crash(), at(9)).unwrap();
     assert!(!crashed_in.stopped_by_hand());
     let limited = end(&start(&run(), 0, "a").unwrap(), Outcome::RateLimited).unwrap();
     assert!(!limited.stopped_by_hand());

@@ -72,15 +72,7 @@ fn ending_an_attempt_when_none_is_open_is_refused() {
 fn a_crash_of_a_run_that_is_not_running_is_refused() {
     for s in [run(), review()] {
         assert!(matches!(
-            apply(
-                &s,
-                Event::CrashFound {
-                    snapshot: None,
-                    hook_blocks: None,
-                    unrecorded: Vec::new(),
-                },
-                at(1)
-            ),
+            apply(&s, crash(), at(1)),
             Err(TransitionError::NotRunning { .. })
         ));
     }

@@ -206,16 +206,7 @@ fn an_actor_that_cannot_start_is_an_exec_error() {
 #[test]
 fn a_crash_closes_the_open_attempt_without_a_duration() {
     let s = start(&run(), 0, "a").unwrap();
-    let s = apply(
-        &s,
-        Event::CrashFound {
-            snapshot: None,
-            hook_blocks: None,
-            unrecorded: Vec::new(),
-        },
-        at(90),
-    )
-    .unwrap();
+    let s = apply(&s, crash(), at(90)).unwrap();
     let attempt = &s.stages()[0].attempts[0];
     assert_eq!(attempt.outcome, Some(Outcome::Interrupted));
     assert_eq!(attempt.cause, Some(Cause::Crash));
@@ -224,16 +215,7 @@ fn a_crash_closes_the_open_attempt_without_a_duration() {
     assert_eq!(s.status(), RunStatus::Interrupted);
     assert_eq!(s.error().map(|e| e.kind), Some(ErrorKind::Interrupted));
     assert_eq!(
-        apply(
-            &s,
-            Event::CrashFound {
-                snapshot: None,
-                hook_blocks: None,
-                unrecorded: Vec::new(),
-            },
-            at(91)
-        )
-        .unwrap_err(),
+        apply(&s, crash(), at(91)).unwrap_err(),
         TransitionError::NotRunning {
             run: s.run_id.clone(),
             status: RunStatus::Interrupted
@@ -245,16 +227,7 @@ fn a_crash_closes_the_open_attempt_without_a_duration() {
 #[test]
 fn a_crash_between_stages_leaves_the_next_stage_current() {
     let s = ok(&start(&run(), 0, "a").unwrap());
-    let s = apply(
-        &s,
-        Event::CrashFound {
-            snapshot: None,
-            hook_blocks: None,
-            unrecorded: Vec::new(),
-        },
-        at(30),
-    )
-    .unwrap();
+    let s = apply(&s, crash(), at(30)).unwrap();
     assert_eq!(s.status(), RunStatus::Interrupted);
     assert_eq!(s.current_stage(), Some("reporter"));
     let err = s.error().unwrap();
@@ -269,16 +242,7 @@ fn a_crash_between_stages_leaves_the_next_stage_current() {
 
 #[test]
 fn a_crash_after_the_last_stage_halts_without_naming_a_stage() {
-    let s = apply(
-        &all_done(),
-        Event::CrashFound {
-            snapshot: None,
-            hook_blocks: None,
-            unrecorded: Vec::new(),
-        },
-        at(30),
-    )
-    .unwrap();
+    let s = apply(&all_done(), crash(), at(30)).unwrap();
     assert_eq!(
         (s.status(), s.current_stage(), s.error()),
         (RunStatus::Interrupted, None, None)
@@ -314,36 +278,25 @@ fn pause_and_halt_name_the_stage_to_run_next() {
 
 #[test]
 fn the_latest_gate_is_the_runs_coverage() {
-    let s = start(&run(), 0, "a").unwrap();
-    let report = |passed| Report {
-        verified: true,
-        passed,
-        targets: Vec::new(),
-        problems: Vec::new(),
-        contradictions: Vec::new(),
+    // The attempt open in `s` ends with `outcome` and a gate that `passed` or not.
+    let gated = |s: &RunState, outcome, passed, t| {
+        let coverage = Report {
+            verified: true,
+            passed,
+            targets: Vec::new(),
+            problems: Vec::new(),
+            contradictions: Vec::new(),
+        };
+        let end = AttemptEnd {
+            outcome,
+            coverage: Some(coverage),
+            ..AttemptEnd::default()
+        };
+        apply(s, Event::attempt_ended(end), at(t)).unwrap()
     };
-    let s = apply(
-        &s,
-        Event::attempt_ended(AttemptEnd {
-            outcome: Outcome::Blocked,
-            coverage: Some(report(false)),
-            ..AttemptEnd::default()
-        }),
-        at(20),
-    )
-    .unwrap();
+    let s = gated(&start(&run(), 0, "a").unwrap(), Outcome::Blocked, false, 20);
     assert_eq!(s.coverage().map(|r| r.passed), Some(false));
-    let s = start(&s, 0, "a").unwrap();
-    let s = apply(
-        &s,
-        Event::attempt_ended(AttemptEnd {
-            outcome: Outcome::Succeeded,
-            coverage: Some(report(true)),
-            ..AttemptEnd::default()
-        }),
-        at(30),
-    )
-    .unwrap();
+    let s = gated(&start(&s, 0, "a").unwrap(), Outcome::Succeeded, true, 30);
     let s = ok(&start(&s, 1, "b").unwrap());
     assert_eq!(
         s.coverage().map(|r| r.passed),

@@ -27,11 +27,7 @@ fn event() -> impl Strategy<Value = Event> {
                 ..AttemptEnd::default()
             })
         }),
-        Just(Event::CrashFound {
-            snapshot: None,
-            hook_blocks: None,
-            unrecorded: Vec::new(),
-        }),
+        Just(crash()),
         Just(Event::Paused),
         Just(Event::Halted {
             message: "m".into()
