@@ -32,6 +32,16 @@ fn summary(report: &Report) -> String {
     lines.join("\n")
 }
 
+/// The gate over `targets` with `changed` in the diff and `evidence_json` as `evidence.json`.
+fn gate(targets: &[&str], changed: &[&str], evidence_json: &str) -> Report {
+    evaluate(
+        &plan_targets(targets),
+        &diff(changed),
+        &evidence(evidence_json),
+        &[],
+    )
+}
+
 #[test]
 fn report_json_names_every_field() {
     let targets = plan_targets(&["docs/a.md", "docs/b.md", "src/"]);
@@ -152,14 +162,14 @@ fn one_uncovered_fails() {
 
 #[test]
 fn unchanged_with_good_reason_passes() {
-    let targets = plan_targets(&["docs/a.md", "docs/b.md"]);
-    let entries = evidence(
+    let report = gate(
+        &["docs/a.md", "docs/b.md"],
+        &["docs/a.md"],
         r#"{"target_coverage": [
             {"target": "docs/b.md", "status": "unchanged",
              "reason": "  the CLI flags it documents did not change  "}
         ]}"#,
     );
-    let report = evaluate(&targets, &diff(&["docs/a.md"]), &entries, &[]);
     assert!(report.passed);
     assert_snapshot!(summary(&report), @r#"
         verified: true, passed: true
@@ -170,18 +180,13 @@ fn unchanged_with_good_reason_passes() {
 
 #[test]
 fn claims_the_diff_does_not_show() {
-    let targets = plan_targets(&["docs/", "src/main.rs"]);
-    let entries = evidence(
+    let report = gate(
+        &["docs/", "src/main.rs"],
+        &["docs/a.md", "src/main.rs"],
         r#"{"target_coverage": [
             {"target": "docs/", "status": "changed",
              "paths": ["docs/a.md", "docs/ghost.md", "src/main.rs", "docs/a.md"]}
         ]}"#,
-    );
-    let report = evaluate(
-        &targets,
-        &diff(&["docs/a.md", "src/main.rs"]),
-        &entries,
-        &[],
     );
     // Both targets changed; only the false claims fail the gate.
     assert!(report.uncovered().next().is_none());
@@ -197,13 +202,13 @@ fn claims_the_diff_does_not_show() {
 
 #[test]
 fn changed_claim_cannot_cover_an_unchanged_target() {
-    let targets = plan_targets(&["docs/a.md"]);
-    let entries = evidence(
+    let report = gate(
+        &["docs/a.md"],
+        &[],
         r#"{"target_coverage": [
             {"target": "docs/a.md", "status": "changed", "paths": ["docs/a.md"]}
         ]}"#,
     );
-    let report = evaluate(&targets, &[], &entries, &[]);
     assert_eq!(report.uncovered().count(), 1);
     assert_eq!(report.problems[0].kind, ProblemKind::ClaimNotInDiff);
 }
@@ -237,8 +242,9 @@ fn duplicate_entries_across_files() {
 
 #[test]
 fn unknown_targets_suggest_the_closest() {
-    let targets = plan_targets(&["docs/guide.md", "src/parser/", "tests/**/*_golden.txt"]);
-    let entries = evidence(
+    let report = gate(
+        &["docs/guide.md", "src/parser/", "tests/**/*_golden.txt"],
+        &[],
         r#"{"target_coverage": [
             {"target": "docs/guid.md", "status": "unchanged", "reason": "only typos were in scope"},
             {"target": "./src//parser", "status": "unchanged", "reason": "only typos were in scope"},
@@ -247,7 +253,6 @@ fn unknown_targets_suggest_the_closest() {
             {"target": "Cargo.toml", "status": "unchanged", "reason": "only typos were in scope"}
         ]}"#,
     );
-    let report = evaluate(&targets, &[], &entries, &[]);
     let messages: Vec<String> = report
         .problems
         .iter()
@@ -264,14 +269,13 @@ fn unknown_targets_suggest_the_closest() {
 
 #[test]
 fn unchanged_entry_for_changed_target_is_a_contradiction() {
-    let targets = plan_targets(&["docs/a.md", "src/parser/"]);
-    let entries = evidence(
+    let report = gate(
+        &["docs/a.md", "src/parser/"],
+        &["docs/a.md", "src/parser/mod.rs"],
         r#"{"target_coverage": [
             {"target": "src/parser/", "status": "unchanged", "reason": "n/a"}
         ]}"#,
     );
-    let changed = diff(&["docs/a.md", "src/parser/mod.rs"]);
-    let report = evaluate(&targets, &changed, &entries, &[]);
     // The diff wins, and the unused reason is not judged.
     assert!(report.passed);
     assert_snapshot!(summary(&report), @r#"
@@ -308,12 +312,8 @@ fn dir_and_glob_targets() {
         "tests/y/z_golden.txt",
     ]);
     let report = evaluate(&targets, &changed, &[], &[]);
-    let rows: Vec<String> = report
-        .targets
-        .iter()
-        .map(|r| format!("{} {:?} {:?}", r.target, r.status, r.paths))
-        .collect();
-    assert_snapshot!(rows.join("\n"), @r#"
+    assert_snapshot!(summary(&report), @r#"
+        verified: true, passed: false
         src/parser/ Changed ["src/parser/a/b/c.rs", "src/parser/mod.rs"]
         src/lexer/ Uncovered []
         tests/**/*_golden.txt Changed ["tests/x_golden.txt", "tests/y/z_golden.txt"]
@@ -321,6 +321,15 @@ fn dir_and_glob_targets() {
         pages/[id].tsx Changed ["pages/[id].tsx"]
         crates/*/Cargo.toml Changed ["crates/a/Cargo.toml"]
         "#);
+}
+
+/// What `covered_paths` narrows down, found by matching every path.
+fn scanned<'a>(target: &Target, changed: &'a [String]) -> Vec<&'a str> {
+    changed
+        .iter()
+        .map(String::as_str)
+        .filter(|p| target.matches(p))
+        .collect()
 }
 
 #[test]
@@ -347,12 +356,12 @@ fn narrowed_matching_agrees_with_a_full_scan() {
     changed.sort();
     changed.dedup();
     for target in &targets {
-        let naive: Vec<&str> = changed
-            .iter()
-            .map(String::as_str)
-            .filter(|p| target.matches(p))
-            .collect();
-        assert_eq!(covered_paths(target, &changed), naive, "{}", target.spec);
+        assert_eq!(
+            covered_paths(target, &changed),
+            scanned(target, &changed),
+            "{}",
+            target.spec
+        );
     }
 }
 
@@ -371,12 +380,12 @@ proptest::proptest! {
         changed.sort();
         changed.dedup();
         for target in &targets {
-            let naive: Vec<&str> = changed
-                .iter()
-                .map(String::as_str)
-                .filter(|p| target.matches(p))
-                .collect();
-            proptest::prop_assert_eq!(covered_paths(target, &changed), naive, "{}", &target.spec);
+            proptest::prop_assert_eq!(
+                covered_paths(target, &changed),
+                scanned(target, &changed),
+                "{}",
+                &target.spec
+            );
         }
     }
 }
