@@ -193,7 +193,7 @@ fn model(lines: &[&str]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::output::tokens_line;
+    use crate::agent::output::{limit_reset, rate_limit, tokens_line};
 
     // Captured from aider 0.86.2 run against the mock model server on 127.0.0.1.
     const EDIT: &str = include_str!("../../../testdata/agents/aider/e2e-edit.txt");
@@ -224,9 +224,7 @@ mod tests {
     #[test]
     fn a_429_given_up_on_is_a_rate_limit_despite_the_exit_0() {
         let r = parse(Stdout::Whole(RATE_LIMIT_429));
-        let Some(Verdict::RateLimited { message, reset }) = r.verdict else {
-            panic!("{r:?}");
-        };
+        let (message, reset) = rate_limit(&r);
         assert_eq!(
             message,
             "litellm.RateLimitError: RateLimitError: OpenAIException - This request would \
@@ -277,12 +275,8 @@ mod tests {
     #[test]
     fn a_reset_in_the_providers_words_is_kept() {
         let text = RATE_LIMIT_429.replace("Please try again later.", "Please try again in 20s.");
-        let Some(Verdict::RateLimited {
-            reset: Some(reset), ..
-        }) = parse(Stdout::Whole(&text)).verdict
-        else {
-            panic!("no reset");
-        };
+        let r = parse(Stdout::Whole(&text));
+        let reset = limit_reset(&r);
         assert_eq!(reset.text, "in 20s");
     }
 

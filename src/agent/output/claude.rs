@@ -109,7 +109,7 @@ fn resets_at(stdout: Stdout) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::output::tokens_line;
+    use crate::agent::output::{limit_reset, rate_limit, tokens_line};
 
     // Captured from claude 2.1.332 run against a mock model server on 127.0.0.1.
     const SUCCESS: &str = include_str!("../../../testdata/agents/claude/success.json");
@@ -136,12 +136,7 @@ mod tests {
     #[test]
     fn stream_json_gives_the_refusals_resets_at() {
         let r = parse(Stdout::Whole(STREAM_LIMIT));
-        let Some(Verdict::RateLimited {
-            reset: Some(reset), ..
-        }) = r.verdict
-        else {
-            panic!("{r:?}");
-        };
+        let reset = limit_reset(&r);
         let (_, words) = reset.text.split_once("Dec ").unwrap();
         assert!(words.ends_with(":37pm (Europe/Berlin)"), "{}", reset.text);
         assert_eq!(reset.epoch, Some(1_796_488_633));
@@ -149,9 +144,7 @@ mod tests {
         let at = STREAM_LIMIT.find("\"type\":\"rate_limit_event\"").unwrap();
         let (head, tail) = STREAM_LIMIT.split_at(at + 10);
         let r = parse(Stdout::Cut { head, tail });
-        let Some(Verdict::RateLimited { reset, .. }) = r.verdict else {
-            panic!("{r:?}");
-        };
+        let (_, reset) = rate_limit(&r);
         assert_eq!(reset.unwrap().epoch, Some(1_796_488_633));
     }
 
@@ -163,15 +156,13 @@ mod tests {
             .find(|l| l.contains("\"rate_limit_event\""))
             .unwrap();
         let text = format!("{allowed}\n{}", RATE_LIMIT.trim());
-        let Some(Verdict::RateLimited { reset, .. }) = parse(Stdout::Whole(&text)).verdict else {
-            panic!();
-        };
+        let r = parse(Stdout::Whole(&text));
+        let (_, reset) = rate_limit(&r);
         assert_eq!(reset, None);
         let rejected = allowed.replace("allowed_warning", "rejected");
         let text = format!("{rejected}\n{}", RATE_LIMIT.trim());
-        let Some(Verdict::RateLimited { reset, .. }) = parse(Stdout::Whole(&text)).verdict else {
-            panic!();
-        };
+        let r = parse(Stdout::Whole(&text));
+        let (_, reset) = rate_limit(&r);
         let reset = reset.unwrap();
         assert_eq!(reset.text, reset.epoch.unwrap().to_string());
     }
@@ -196,9 +187,7 @@ mod tests {
     #[test]
     fn api_error_429_is_a_rate_limit() {
         let r = parse(Stdout::Whole(RATE_LIMIT));
-        let Some(Verdict::RateLimited { message, reset }) = r.verdict else {
-            panic!("{r:?}");
-        };
+        let (message, reset) = rate_limit(&r);
         assert!(
             message.starts_with("API Error: Request rejected (429)"),
             "{message}"
@@ -231,12 +220,7 @@ mod tests {
             object["api_error_status"] = serde_json::Value::Null;
             object["result"] = result.into();
             let r = parse(Stdout::Whole(&object.to_string()));
-            let Some(Verdict::RateLimited {
-                reset: Some(reset), ..
-            }) = r.verdict
-            else {
-                panic!("{result}: {r:?}");
-            };
+            let reset = limit_reset(&r);
             assert_eq!((reset.text.as_str(), reset.epoch), (words, epoch));
         }
     }

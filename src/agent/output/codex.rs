@@ -114,7 +114,7 @@ fn failed(error: Option<&Value>) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::output::tokens_line;
+    use crate::agent::output::{limit_reset, rate_limit, tokens_line};
 
     // Captured from codex 0.171.0 run against a mock model server on 127.0.0.1: a success, an
     // HTTP 429, and a 429 whose body is a usage_limit_reached error.
@@ -154,12 +154,7 @@ mod tests {
     #[test]
     fn usage_limit_keeps_the_reset_words() {
         let r = parse(Stdout::Whole(USAGE_LIMIT));
-        let Some(Verdict::RateLimited {
-            reset: Some(reset), ..
-        }) = r.verdict
-        else {
-            panic!("{r:?}");
-        };
+        let reset = limit_reset(&r);
         assert_eq!(reset.text, "at 10:00 AM");
     }
 
@@ -169,9 +164,7 @@ mod tests {
         // field of the error on.
         let text = include_str!("../../../testdata/agents/codex/e2e-usage-limit-in-seconds.jsonl");
         let r = parse(Stdout::Whole(text));
-        let Some(Verdict::RateLimited { reset, message }) = r.verdict else {
-            panic!("{r:?}");
-        };
+        let (message, reset) = rate_limit(&r);
         assert!(message.ends_with("try again later."), "{message}");
         assert_eq!(reset, None);
     }
@@ -183,12 +176,7 @@ mod tests {
             r#"{"type":"turn.failed","error":{"resets_at":1764500400,"message":"#,
         );
         let r = parse(Stdout::Whole(&text));
-        let Some(Verdict::RateLimited {
-            reset: Some(reset), ..
-        }) = r.verdict
-        else {
-            panic!("{r:?}");
-        };
+        let reset = limit_reset(&r);
         assert_eq!(reset.epoch, Some(1_764_500_400));
     }
 

@@ -103,7 +103,7 @@ pub(super) fn parse(stdout: Stdout, stderr: Stdout) -> Reading {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::output::tokens_line;
+    use crate::agent::output::{limit_reset, rate_limit, tokens_line};
 
     // Captured from gemini 0.61.0 through the `gemini` preset (tests/agents/gemini.rs) against a
     // mock model server on 127.0.0.1; each turn 25,000 prompt tokens (5,000 cached) and 2,000
@@ -129,9 +129,7 @@ mod tests {
     #[test]
     fn a_429_keeps_the_tokens_of_the_turns_before_it() {
         let r = parse(Stdout::Whole(LIMITED), NONE);
-        let Some(Verdict::RateLimited { message, .. }) = &r.verdict else {
-            panic!("{r:?}");
-        };
+        let (message, _) = rate_limit(&r);
         assert!(message.contains("Resource has been exhausted"), "{message}");
         assert_eq!(r.tokens.unwrap().input, Some(20_000));
         // Another error is a failure.
@@ -147,12 +145,7 @@ mod tests {
         // HTTP 429 `RESOURCE_EXHAUSTED` whose details hold `RetryInfo.retryDelay: "90.5s"`.
         let text = include_str!("../../../testdata/agents/gemini/e2e-429-retry-info.jsonl");
         let r = parse(Stdout::Whole(text), NONE);
-        let Some(Verdict::RateLimited {
-            reset: Some(reset), ..
-        }) = r.verdict
-        else {
-            panic!("{r:?}");
-        };
+        let reset = limit_reset(&r);
         assert_eq!(reset.text, "retry after 90.5s");
         assert_eq!((reset.after_secs, reset.epoch), (Some(91), None));
     }

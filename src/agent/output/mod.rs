@@ -142,6 +142,24 @@ fn tokens_line(reading: &Reading) -> String {
     )
 }
 
+/// The rate limit `reading` reports: its message and reset. A test that expects one fails here,
+/// with the whole reading, when it is not one.
+#[cfg(test)]
+fn rate_limit(reading: &Reading) -> (&str, Option<&LimitReset>) {
+    match &reading.verdict {
+        Some(Verdict::RateLimited { message, reset }) => (message, reset.as_ref()),
+        _ => panic!("not a rate limit: {reading:?}"),
+    }
+}
+
+/// The reset of the rate limit `reading` reports.
+#[cfg(test)]
+fn limit_reset(reading: &Reading) -> &LimitReset {
+    rate_limit(reading)
+        .1
+        .unwrap_or_else(|| panic!("a rate limit without a reset: {reading:?}"))
+}
+
 /// How the agent says its run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {

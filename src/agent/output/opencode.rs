@@ -159,7 +159,7 @@ fn retry_after(headers: &Map<String, Value>) -> Option<reset::LimitReset> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::output::tokens_line;
+    use crate::agent::output::{rate_limit, tokens_line};
 
     // Captured from opencode 1.18.33 (`opencode run --format json`, the prompt on stdin, its
     // `@ai-sdk/anthropic` provider at a mock model server on 127.0.0.1); the `e2e-*` files by
@@ -244,9 +244,7 @@ mod tests {
     #[test]
     fn a_quota_429_is_a_rate_limit_whatever_its_words() {
         let r = parse(Stdout::Whole(QUOTA));
-        let Some(Verdict::RateLimited { message, .. }) = &r.verdict else {
-            panic!("{r:?}");
-        };
+        let (message, _) = rate_limit(&r);
         assert!(
             message.contains("You exceeded your current quota"),
             "{message}"
