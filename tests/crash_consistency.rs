@@ -318,10 +318,7 @@ fn check_consistent(fx: &Fixture, context: &str) -> Vec<String> {
         let dir = entry.unwrap().path();
         let written = |file: &str| std::fs::read(dir.join(file)).is_ok_and(|b| !b.is_empty());
         if !(written("gitdir") && written("commondir") && written("HEAD")) {
-            let shown = dir
-                .display()
-                .to_string()
-                .replace(&fx.repo.tmp().display().to_string(), "$TMP");
+            let shown = fx.repo.mask(&dir.display().to_string());
             assert!(
                 found("broken_registration", &shown),
                 "{context}: doctor misses {shown}:\n{doctor}"
@@ -352,8 +349,7 @@ fn check_consistent(fx: &Fixture, context: &str) -> Vec<String> {
     for entry in std::fs::read_dir(&root).into_iter().flatten() {
         let name = entry.unwrap().file_name().into_string().unwrap();
         if !known(&name) {
-            let path = root.join(&name).display().to_string();
-            let path = path.replace(&fx.repo.tmp().display().to_string(), "$TMP");
+            let path = fx.repo.mask(&root.join(&name).display().to_string());
             assert!(
                 found("orphaned_worktree", &path),
                 "{context}: doctor misses {path}:\n{doctor}"
@@ -423,10 +419,7 @@ fn no_edit_lost(fx: &Fixture, context: &str) {
         let content =
             if published(fx).iter().any(|p| p == id) && fx.status(id)["status"] != "finished" {
                 let state = fx.status(id);
-                let worktree = state["worktree"]
-                    .as_str()
-                    .unwrap()
-                    .replace("$TMP", &fx.repo.tmp().display().to_string());
+                let worktree = fx.repo.unmask(state["worktree"].as_str().unwrap());
                 std::fs::read_to_string(Path::new(&worktree).join(file)).unwrap_or_default()
             } else {
                 fx.repo.git(["show", &format!("baton/{id}:{file}")])

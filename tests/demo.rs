@@ -117,10 +117,7 @@ fn keep_leaves_a_repository_whose_run_is_in_review() {
     let run = demo(&t, &["--keep"], &tmpdir);
     assert_eq!(run.code, 0, "{run}");
     let repo = demo_repository(&t, &run.stdout);
-    let shown = repo
-        .display()
-        .to_string()
-        .replace(&t.tmp().display().to_string(), "$TMP");
+    let shown = t.mask(&repo.display().to_string());
     assert!(
         run.stdout
             .contains(&format!("cd {shown} && git baton status")),

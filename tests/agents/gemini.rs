@@ -61,7 +61,7 @@ fn log(ar: &AgentRepo, id: &str, stream: &str) -> String {
     ));
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    text.replace(&ar.repo.tmp().display().to_string(), "$TMP")
+    ar.repo.mask(&text)
 }
 
 #[test]

@@ -180,7 +180,7 @@ fn printed_fixes(repo: &TestRepo) -> String {
         .stdout
         .lines()
         .filter_map(|l| l.strip_prefix("  fix: "))
-        .map(|fix| fix.replace("$TMP", &repo.tmp().display().to_string()))
+        .map(|fix| repo.unmask(fix))
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -295,10 +295,7 @@ fn clean_killed_at_any_moment_leaves_the_run_or_a_removal_that_clean_finishes() 
         // deletion) and git refuses the next deletion; doctor names it, and the user removes it
         // as its fix says, since the killed git is gone.
         for lock in findings.iter().filter(|f| f["kind"] == "git_lock") {
-            let fix = lock["fix"]
-                .as_str()
-                .unwrap()
-                .replace("$TMP", &repo.tmp().display().to_string());
+            let fix = repo.unmask(lock["fix"].as_str().unwrap());
             let removed = repo.shell(&fix);
             assert_eq!(removed.code, 0, "{context}: {fix}\n{removed}");
         }
@@ -758,10 +755,7 @@ fn a_lock_left_by_a_killed_git_is_reported_never_taken() {
     let fixed = repo.baton(["doctor", "--fix"]);
     assert!(lock.exists(), "doctor --fix took git's lock: {fixed}");
 
-    let fix = reported["fix"]
-        .as_str()
-        .unwrap()
-        .replace("$TMP", &repo.tmp().display().to_string());
+    let fix = repo.unmask(reported["fix"].as_str().unwrap());
     let removed = repo.shell(&fix);
     assert_eq!(removed.code, 0, "{removed}");
     let clean = repo.baton(["clean", &id]);
@@ -823,9 +817,7 @@ fn a_run_directory_without_its_state_is_reported_and_removed() {
 
     let refused = repo.baton(["clean", &id[..6]]);
     assert_eq!(
-        refused
-            .to_string()
-            .replace(&repo.tmp().display().to_string(), "$TMP"),
+        repo.mask(&refused.to_string()),
         format!(
             "exit: 2\n--- stderr\nerror: run {id} has no state.json: $TMP/repo/.git/baton/runs/{id} is what is left of it\n\
              hint: `git baton clean --force {id}` removes it; its worktree and branch, if any, stay for `git baton doctor` to report\n"

@@ -64,9 +64,7 @@ fn an_attempt_refuses_a_directory_an_earlier_agent_planted() {
         assert!(
             resumed.stderr.contains(&format!(
                 "error: run {id}: the directory of attempt executor-2, {}, exists already",
-                next.display()
-                    .to_string()
-                    .replace(repo.tmp().to_str().unwrap(), "$TMP")
+                repo.mask(&next.display().to_string())
             )) && resumed
                 .stderr
                 .contains("hint: see what it holds, remove it"),

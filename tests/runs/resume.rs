@@ -93,11 +93,11 @@ fn follow_the_hint(repo: &TestRepo, refused: &Run) -> Run {
         .lines()
         .find(|l| l.starts_with("hint: "))
         .unwrap_or_else(|| panic!("no hint:\n{refused}"));
-    let command = hint
-        .split('`')
-        .find(|part| part.starts_with("git "))
-        .unwrap_or_else(|| panic!("the hint proposes no git command:\n{refused}"))
-        .replace("$TMP", &repo.tmp().display().to_string());
+    let command = repo.unmask(
+        hint.split('`')
+            .find(|part| part.starts_with("git "))
+            .unwrap_or_else(|| panic!("the hint proposes no git command:\n{refused}")),
+    );
     let args: Vec<&str> = command.split_whitespace().skip(1).collect();
     if args.first() == Some(&"baton") {
         return repo.baton(&args[1..]);

@@ -282,11 +282,7 @@ fn status_json_names_one_run_dir_from_any_worktree() {
     let id = run.run_id();
     let from_main = repo.baton(["status", &id, "--json"]).json();
     // The paths are printed with the temporary directory as `$TMP`.
-    let real = |path: &Value| {
-        path.as_str()
-            .unwrap()
-            .replace("$TMP", repo.tmp().to_str().unwrap())
-    };
+    let real = |path: &Value| repo.unmask(path.as_str().unwrap());
     let from_run = repo
         .baton_in(
             Path::new(&real(&from_main["worktree"])),

@@ -198,6 +198,16 @@ impl TestRepo {
         self.root.parent().unwrap()
     }
 
+    /// `text` with the temporary directory written `$TMP`, as git-baton's output is shown.
+    pub fn mask(&self, text: &str) -> String {
+        text.replace(&self.tmp().display().to_string(), "$TMP")
+    }
+
+    /// A path or command git-baton printed, with `$TMP` back to the temporary directory.
+    pub fn unmask(&self, shown: &str) -> String {
+        shown.replace("$TMP", &self.tmp().display().to_string())
+    }
+
     pub fn path(&self, rel: &str) -> PathBuf {
         self.root.join(rel)
     }
