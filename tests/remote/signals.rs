@@ -92,6 +92,8 @@ fn a_signal_while_git_waits_on_a_silent_remote_stops_git_and_exits_130() {
             );
             let target = rustix::process::Pid::from_raw(pid).unwrap();
             rustix::process::kill_process(target, signal).unwrap();
+            // Shown with a failure: a wait that times out names only the pid.
+            eprintln!("{what}: signalled pid {pid}");
             let run = started.wait(&a);
             assert_eq!(run.code, 130, "{what}: {run}");
             assert!(
