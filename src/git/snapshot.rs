@@ -40,16 +40,6 @@ impl Identity {
     }
 }
 
-/// What [`Repo::record_worktree`] is to commit: `worktree`'s files on top of `parent`, by
-/// `identity`; with `always` false, only when the tree differs from the parent's.
-struct Recording<'a> {
-    worktree: &'a Path,
-    parent: CommitId,
-    message: &'a str,
-    identity: Identity,
-    always: bool,
-}
-
 /// A commit made of a worktree.
 struct Recorded {
     commit: CommitId,
@@ -81,13 +71,7 @@ impl Repo {
         parent: CommitId,
         message: &str,
     ) -> Result<(CommitId, Vec<Unrecorded>)> {
-        let made = self.record_worktree(Recording {
-            worktree,
-            parent,
-            message,
-            identity: Identity::Baton,
-            always: true,
-        })?;
+        let made = self.record_worktree(worktree, parent, message, Identity::Baton, true)?;
         Git::at_git_dir(self.common_dir())
             .args(["update-ref", refname, &made.commit.to_string()])
             .run()?;
@@ -106,13 +90,7 @@ impl Repo {
         identity: Identity,
         always: bool,
     ) -> Result<(CommitId, bool)> {
-        let made = self.record_worktree(Recording {
-            worktree,
-            parent,
-            message,
-            identity,
-            always,
-        })?;
+        let made = self.record_worktree(worktree, parent, message, identity, always)?;
         if made.unrecorded.is_empty() {
             return Ok((made.commit, made.changed));
         }
@@ -128,14 +106,14 @@ impl Repo {
     }
 
     /// [`Repo::commit_worktree`], recording all it can and naming the rest.
-    fn record_worktree(&self, recording: Recording<'_>) -> Result<Recorded> {
-        let Recording {
-            worktree,
-            parent,
-            message,
-            identity,
-            always,
-        } = recording;
+    fn record_worktree(
+        &self,
+        worktree: &Path,
+        parent: CommitId,
+        message: &str,
+        identity: Identity,
+        always: bool,
+    ) -> Result<Recorded> {
         let scratch = tempfile::Builder::new()
             .prefix("baton-snapshot-")
             .tempdir_in(self.common_dir())
