@@ -31,6 +31,23 @@ impl Report {
         self.targets.iter().filter(|row| row.status.fails())
     }
 
+    /// The failing targets by status, uncovered first, then missing, then touched: a status
+    /// with no target is left out. What the messages that list what blocked a stage read.
+    pub fn failing_by_status(&self) -> Vec<(TargetStatus, Vec<&str>)> {
+        [
+            TargetStatus::Uncovered,
+            TargetStatus::Missing,
+            TargetStatus::Touched,
+        ]
+        .into_iter()
+        .map(|status| {
+            let targets = self.targets.iter().filter(|row| row.status == status);
+            (status, targets.map(|row| row.target.as_str()).collect())
+        })
+        .filter(|(_, targets): &(_, Vec<&str>)| !targets.is_empty())
+        .collect()
+    }
+
     /// Marks row `i` as naming nothing, with the path it most likely meant. Only an uncovered row
     /// changes: a change or an accepted reason is what it was, so no plan that passed fails.
     pub fn mark_missing(&mut self, i: usize, suggestion: Option<String>) {

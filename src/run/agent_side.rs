@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::config::closest;
-use crate::coverage::{self, ProblemKind};
+use crate::coverage::{self, ProblemKind, TargetStatus};
 use crate::git::Repo;
 use crate::plan::Plan;
 pub use crate::report::check::Check;
@@ -362,32 +362,22 @@ fn block_reason(check: &Check) -> String {
     let mut text = String::from("git-baton: the coverage gate would block this attempt. ");
     match &check.coverage {
         Some(report) => {
-            let uncovered: Vec<&str> = report.uncovered().map(|t| t.target.as_str()).collect();
-            if !uncovered.is_empty() {
-                text.push_str(&format!(
-                    "{} of {} targets are uncovered: {}. ",
-                    uncovered.len(),
-                    report.targets.len(),
-                    uncovered.join(", ")
-                ));
-            }
-            let missing: Vec<&str> = report.missing().map(|t| t.target.as_str()).collect();
-            if !missing.is_empty() {
-                text.push_str(&format!(
-                    "{} targets name no path in the repository (a mistake in the plan, for its \
-                     author to correct): {}. ",
-                    missing.len(),
-                    missing.join(", ")
-                ));
-            }
-            let touched: Vec<&str> = report.touched().map(|t| t.target.as_str()).collect();
-            if !touched.is_empty() {
-                text.push_str(&format!(
-                    "{} targets changed only in whitespace, line endings or file mode, which does \
-                     not count: {}. ",
-                    touched.len(),
-                    touched.join(", ")
-                ));
+            for (status, targets) in report.failing_by_status() {
+                let n = targets.len();
+                let (count, what) = match status {
+                    TargetStatus::Missing => (
+                        n.to_string(),
+                        "name no path in the repository (a mistake in the plan, for its author \
+                         to correct)",
+                    ),
+                    TargetStatus::Touched => (
+                        n.to_string(),
+                        "changed only in whitespace, line endings or file mode, which does not \
+                         count",
+                    ),
+                    _ => (format!("{n} of {}", report.targets.len()), "are uncovered"),
+                };
+                text.push_str(&format!("{count} targets {what}: {}. ", targets.join(", ")));
             }
             for p in &report.problems {
                 text.push_str(&format!("Problem: {}. ", p.message));
@@ -440,6 +430,41 @@ mod tests {
         assert!(input.stop_hook_active);
         assert!(HookInput::parse("").unwrap().session_id.is_none());
         assert!(HookInput::parse("not json").is_err());
+    }
+
+    #[test]
+    fn a_block_names_each_kind_of_failing_target_in_its_own_words() {
+        let plan = crate::plan::parse(
+            "plans/p.md",
+            "---\ntargets: [a.md, b.md, c.md, d.md]\n---\n",
+        )
+        .unwrap();
+        let mut report = coverage::evaluate(&plan.targets, &["d.md".into()], &[], &[]);
+        report.targets[1].status = TargetStatus::Missing;
+        report.targets[2].status = TargetStatus::Touched;
+        let check = Check {
+            schema_version: crate::report::check::CHECK_SCHEMA_VERSION,
+            run_id: "r".into(),
+            stage: "executor".into(),
+            attempt: 2,
+            gated: true,
+            enforced: true,
+            passed: false,
+            coverage: Some(report),
+            error: None,
+        };
+        assert_eq!(
+            block_reason(&check),
+            "git-baton: the coverage gate would block this attempt. \
+             1 of 4 targets are uncovered: a.md. \
+             1 targets name no path in the repository (a mistake in the plan, for its author to \
+             correct): b.md. \
+             1 targets changed only in whitespace, line endings or file mode, which does not \
+             count: c.md. \
+             Change each uncovered target as the plan asks. For a target that truly needs no \
+             change, run `git baton unchanged <TARGET> \"<specific reason>\"`. Run `git baton \
+             check` to see what the gate will say, then finish."
+        );
     }
 
     #[test]

@@ -50,32 +50,18 @@ pub(crate) fn parse_evidence(shown: &str, text: &str) -> Result<coverage::Eviden
 
 /// One line for `error.message`: what blocked the stage.
 pub fn blocked_message(report: &Report) -> String {
-    let uncovered: Vec<&str> = report.uncovered().map(|t| t.target.as_str()).collect();
+    let total = report.targets.len();
     let mut parts = Vec::new();
-    if !uncovered.is_empty() {
+    for (status, targets) in report.failing_by_status() {
+        let what = match status {
+            TargetStatus::Missing => "name no path",
+            TargetStatus::Touched => "touched only in whitespace, line endings or mode",
+            _ => "uncovered",
+        };
         parts.push(format!(
-            "coverage gate: {} of {} targets uncovered: {}",
-            uncovered.len(),
-            report.targets.len(),
-            uncovered.join(", ")
-        ));
-    }
-    let missing: Vec<&str> = report.missing().map(|t| t.target.as_str()).collect();
-    if !missing.is_empty() {
-        parts.push(format!(
-            "coverage gate: {} of {} targets name no path: {}",
-            missing.len(),
-            report.targets.len(),
-            missing.join(", ")
-        ));
-    }
-    let touched: Vec<&str> = report.touched().map(|t| t.target.as_str()).collect();
-    if !touched.is_empty() {
-        parts.push(format!(
-            "coverage gate: {} of {} targets touched only in whitespace, line endings or mode: {}",
-            touched.len(),
-            report.targets.len(),
-            touched.join(", ")
+            "coverage gate: {} of {total} targets {what}: {}",
+            targets.len(),
+            targets.join(", ")
         ));
     }
     for p in &report.problems {
@@ -239,4 +225,35 @@ pub(crate) fn undone(
         }
         said
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_blocked_stage_lists_each_kind_of_failing_target_then_the_problems() {
+        let plan = crate::plan::parse(
+            "plans/p.md",
+            "---\ntargets: [a.md, b.md, c.md, d.md]\n---\n",
+        )
+        .unwrap();
+        let evidence = coverage::parse_evidence(
+            "evidence.json",
+            r#"{"target_coverage": [{"target": "x.md", "status": "changed", "paths": ["x.md"]}]}"#,
+        )
+        .unwrap();
+        let mut report =
+            coverage::evaluate(&plan.targets, &["d.md".into()], &evidence.entries, &[]);
+        report.targets[1].status = TargetStatus::Missing;
+        report.targets[2].status = TargetStatus::Touched;
+        assert_eq!(
+            blocked_message(&report),
+            "coverage gate: 1 of 4 targets uncovered: a.md; \
+             coverage gate: 1 of 4 targets name no path: b.md; \
+             coverage gate: 1 of 4 targets touched only in whitespace, line endings or mode: c.md; \
+             evidence.json: entry 0: target \"x.md\" is not declared by the plan; did you mean \
+             \"a.md\"?"
+        );
+    }
 }
