@@ -244,14 +244,12 @@ pub fn load(workdir: &Path) -> Result<Config, ConfigError> {
 }
 
 fn read_optional(path: &Path, shown: &str) -> Result<Option<String>, ConfigError> {
-    match crate::files::read_regular_string(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(ConfigError::Read {
+    crate::files::if_present(crate::files::read_regular_string(path)).map_err(|err| {
+        ConfigError::Read {
             file: shown.into(),
             reason: crate::files::io_reason(&err),
-        }),
-    }
+        }
+    })
 }
 
 /// Parses one configuration text (pure); `file` names it in messages.

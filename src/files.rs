@@ -167,6 +167,30 @@ fn not_a_file(file_type: &std::fs::FileType) -> std::io::Error {
     )
 }
 
+/// Whether git records a file as executable: its owner may execute it (`100755`, else
+/// `100644`), as git decides from a stat. Never on a system without Unix permissions.
+pub fn git_executable(meta: &std::fs::Metadata) -> bool {
+    permission_bits(meta) & 0o100 != 0
+}
+
+/// Whether anyone may execute the file, as the kernel lets git run a hook.
+pub fn anyone_may_execute(meta: &std::fs::Metadata) -> bool {
+    permission_bits(meta) & 0o111 != 0
+}
+
+fn permission_bits(meta: &std::fs::Metadata) -> u32 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.permissions().mode()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        0
+    }
+}
+
 /// Whether opening or reading a file of this type can wait on another process for ever: a
 /// named pipe without a writer blocks its reader's `open`, a socket cannot even be opened.
 fn waits_on_others(file_type: &std::fs::FileType) -> bool {
@@ -227,6 +251,16 @@ pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)?;
     Ok(bytes)
+}
+
+/// A read's result with a file that does not exist as `Ok(None)`: for the files that are
+/// optional (a configuration, a record's evidence, a plan at the merge base).
+pub fn if_present<T>(read: std::io::Result<T>) -> std::io::Result<Option<T>> {
+    match read {
+        Ok(value) => Ok(Some(value)),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(err),
+    }
 }
 
 /// [`read_regular`] as UTF-8 text, with the error `std::fs::read_to_string` gives otherwise.

@@ -70,7 +70,7 @@ fn digest(path: &Path) -> String {
             Ok(bytes) => format!(
                 "blob {}{}",
                 blob_id(&bytes).unwrap_or_default(),
-                if is_executable(&meta) {
+                if crate::files::anyone_may_execute(&meta) {
                     " executable"
                 } else {
                     ""
@@ -79,17 +79,6 @@ fn digest(path: &Path) -> String {
             Err(err) => format!("unreadable: {err}"),
         },
     }
-}
-
-#[cfg(unix)]
-fn is_executable(meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o111 != 0
-}
-
-#[cfg(not(unix))]
-fn is_executable(_: &std::fs::Metadata) -> bool {
-    false
 }
 
 /// Records `rel` (relative to `root`) and, for a directory, what is below it.

@@ -224,22 +224,19 @@ fn cap(bytes: Vec<u8>) -> Vec<u8> {
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, RunError> {
-    crate::files::read_regular(path).map_err(|source| RunError::Io {
-        action: "read",
-        path: path.to_path_buf(),
-        source,
-    })
+    crate::files::read_regular(path).map_err(read_error(path))
 }
 
 fn read_if_present(path: &Path) -> Result<Option<Vec<u8>>, RunError> {
-    match crate::files::read_regular(path) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(RunError::Io {
-            action: "read",
-            path: path.to_path_buf(),
-            source,
-        }),
+    crate::files::if_present(crate::files::read_regular(path)).map_err(read_error(path))
+}
+
+fn read_error(path: &Path) -> impl FnOnce(std::io::Error) -> RunError {
+    let path = path.to_path_buf();
+    move |source| RunError::Io {
+        action: "read",
+        path,
+        source,
     }
 }
 

@@ -571,14 +571,10 @@ fn read_named(full: &Path, arg: &Path) -> Result<Vec<u8>, VerifyError> {
 }
 
 fn read_optional(path: &Path) -> Result<Option<Vec<u8>>, VerifyError> {
-    match crate::files::read_regular(path) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(VerifyError::Read {
-            path: path.to_path_buf(),
-            source,
-        }),
-    }
+    crate::files::if_present(crate::files::read_regular(path)).map_err(|source| VerifyError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 #[cfg(test)]

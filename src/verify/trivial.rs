@@ -111,7 +111,7 @@ fn worktree_file(root: &Path, path: &str) -> Result<Option<FileAt>, VerifyError>
     };
     Ok(Some(FileAt {
         kind,
-        executable: is_executable(&meta),
+        executable: meta.is_file() && crate::files::git_executable(&meta),
         contents,
     }))
 }
@@ -142,15 +142,4 @@ fn is_gone(err: &std::io::Error) -> bool {
         err.kind(),
         std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
     )
-}
-
-#[cfg(unix)]
-fn is_executable(meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    meta.is_file() && meta.permissions().mode() & 0o111 != 0
-}
-
-#[cfg(not(unix))]
-fn is_executable(_: &std::fs::Metadata) -> bool {
-    false
 }

@@ -93,7 +93,7 @@ impl<'a> Reader<'a> {
             return Ok(Worktree::Unaddable);
         }
         let executable = if self.file_mode {
-            is_executable(&meta)
+            crate::files::git_executable(&meta)
         } else {
             // Without core.fileMode git keeps the bit the index has.
             self.index_entry_kind(path) == Some(EntryKind::BlobExecutable)
@@ -160,16 +160,4 @@ fn hash_blob(kind: gix::hash::Kind, data: &[u8]) -> Result<gix::ObjectId> {
 fn is_not_a_file(err: &std::io::Error) -> bool {
     err.get_ref()
         .is_some_and(|e| e.is::<crate::files::NotAFile>())
-}
-
-/// Git records a file as executable when its owner may execute it.
-#[cfg(unix)]
-fn is_executable(meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o100 != 0
-}
-
-#[cfg(not(unix))]
-fn is_executable(_meta: &std::fs::Metadata) -> bool {
-    false
 }
