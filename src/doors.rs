@@ -105,28 +105,15 @@ fn breaches(file: &str, source: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::{Path, PathBuf};
+    use std::path::Path;
 
     use super::*;
-
-    fn rust_files(path: &Path, out: &mut Vec<PathBuf>) {
-        if path.is_dir() {
-            for entry in std::fs::read_dir(path).unwrap() {
-                rust_files(&entry.unwrap().path(), out);
-            }
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path.to_path_buf());
-        }
-    }
 
     #[test]
     fn runs_change_only_through_their_session_and_only_cli_prints() {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut files = Vec::new();
-        rust_files(&src, &mut files);
-        files.sort();
         let mut problems = Vec::new();
-        for file in files {
+        for file in crate::testing::rust_files(&src) {
             let shown = file.strip_prefix(&src).unwrap().display().to_string();
             if ["main.rs", "doors.rs"].contains(&shown.as_str()) {
                 continue;

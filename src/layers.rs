@@ -116,24 +116,9 @@ fn violations(module: &str, file: &str, source: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::{Path, PathBuf};
+    use std::path::Path;
 
     use super::*;
-
-    fn rust_files(path: &Path, out: &mut Vec<PathBuf>) {
-        if path.is_dir() {
-            let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .collect();
-            entries.sort();
-            for entry in entries {
-                rust_files(&entry, out);
-            }
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path.to_path_buf());
-        }
-    }
 
     #[test]
     fn no_top_level_module_uses_one_that_is_not_below_it() {
@@ -146,9 +131,7 @@ mod tests {
             if ["lib", "main", "layers", "doors"].contains(&name.as_str()) {
                 continue;
             }
-            let mut files = Vec::new();
-            rust_files(&path, &mut files);
-            for file in files {
+            for file in crate::testing::rust_files(&path) {
                 let source = std::fs::read_to_string(&file).unwrap();
                 let shown = file.strip_prefix(&src).unwrap().display().to_string();
                 problems.extend(violations(&name, &shown, &source));

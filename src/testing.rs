@@ -2,7 +2,7 @@
 //! the user's or the system's configuration. Compiled for tests only; the integration tests
 //! have theirs in `tests/support`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::hermetic::Hermetic;
 
@@ -33,4 +33,27 @@ pub(crate) fn git_init(args: &[&str]) -> tempfile::TempDir {
     init.extend_from_slice(args);
     git(dir.path(), &init);
     dir
+}
+
+/// The `.rs` files below `path` (or `path` itself), in path order: what the tests that read
+/// the crate's own source walk.
+pub(crate) fn rust_files(path: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    collect_rust_files(path, &mut out);
+    out
+}
+
+fn collect_rust_files(path: &Path, out: &mut Vec<PathBuf>) {
+    if path.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+            .expect("a readable source directory")
+            .map(|e| e.expect("a readable directory entry").path())
+            .collect();
+        entries.sort();
+        for entry in entries {
+            collect_rust_files(&entry, out);
+        }
+    } else if path.extension().is_some_and(|e| e == "rs") {
+        out.push(path.to_path_buf());
+    }
 }
