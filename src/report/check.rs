@@ -44,14 +44,7 @@ pub fn text(check: &Check) -> String {
     );
     if let Some(report) = &check.coverage {
         super::status::target_rows(&mut out, report, "  ");
-        for p in &report.problems {
-            let _ = writeln!(
-                out,
-                "  problem    {}: {}",
-                escape::line(&p.source.to_string()),
-                escape::line(&p.message)
-            );
-        }
+        super::rows::problems(&mut out, &report.problems);
     }
     if let Some(error) = &check.error {
         let _ = writeln!(out, "{}", escape::line(error));

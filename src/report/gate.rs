@@ -210,14 +210,7 @@ fn text_parts(v: &Verification) -> (String, String) {
         }
         target_rows(&mut out, plan);
         let r = &plan.coverage;
-        for p in &r.problems {
-            let _ = writeln!(
-                out,
-                "  problem    {}: {}",
-                escape::line(&p.source.to_string()),
-                escape::line(&p.message)
-            );
-        }
+        super::rows::problems(&mut out, &r.problems);
         for c in &r.contradictions {
             let _ = writeln!(
                 out,

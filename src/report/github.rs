@@ -41,6 +41,15 @@ fn property(s: &str) -> String {
     data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
+/// An `::error` annotation on `line` of the plan `file` (already a property value).
+fn error(file: &str, line: usize, title: &str, message: &str) -> String {
+    format!(
+        "::error file={file},line={line},title={}::{}",
+        property(title),
+        data(message)
+    )
+}
+
 /// The annotations and the report, as described in the module documentation.
 pub fn github(v: &Verification) -> String {
     let mut annotations = Vec::new();
@@ -66,15 +75,15 @@ pub fn github(v: &Verification) -> String {
         let file = property(&plan.path);
         let r = &plan.coverage;
         for t in r.uncovered() {
-            annotations.push(format!(
-                "::error file={file},line={},title={}::{}",
+            annotations.push(error(
+                &file,
                 t.line,
-                property(&format!("uncovered target {}", t.target)),
-                data(&format!(
+                &format!("uncovered target {}", t.target),
+                &format!(
                     "`{}` has no changed path in {} and no recorded reason why it needed no change",
                     t.target,
                     range(v)
-                ))
+                ),
             ));
         }
         for t in r.missing() {
@@ -83,36 +92,36 @@ pub fn github(v: &Verification) -> String {
                 .as_deref()
                 .map(|s| format!("; did you mean `{s}`?"))
                 .unwrap_or_default();
-            annotations.push(format!(
-                "::error file={file},line={},title={}::{}",
+            annotations.push(error(
+                &file,
                 t.line,
-                property(&format!("missing target {}", t.target)),
-                data(&format!(
+                &format!("missing target {}", t.target),
+                &format!(
                     "`{}` names no path at the merge base, the head or in the worktree{mean}",
                     t.target
-                ))
+                ),
             ));
         }
         for t in r.touched() {
-            annotations.push(format!(
-                "::error file={file},line={},title={}::{}",
+            annotations.push(error(
+                &file,
                 t.line,
-                property(&format!("touched target {}", t.target)),
-                data(&format!(
+                &format!("touched target {}", t.target),
+                &format!(
                     "`{}` changed only in whitespace, line endings or file mode in {}, which does \
                      not count as a change ({})",
                     t.target,
                     range(v),
                     super::bound::joined(&t.paths, str::to_owned)
-                ))
+                ),
             ));
         }
         for p in &r.problems {
-            let line = r.line_of(&p.target);
-            annotations.push(format!(
-                "::error file={file},line={line},title={}::{}",
-                property("invalid evidence"),
-                data(&format!("{}: {}", p.source, p.message))
+            annotations.push(error(
+                &file,
+                r.line_of(&p.target),
+                "invalid evidence",
+                &format!("{}: {}", p.source, p.message),
             ));
         }
         for named in &plan.untargeted {

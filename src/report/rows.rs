@@ -1,11 +1,12 @@
 //! Rows that more than one view of a run or a verification renders the same way: the plan's
-//! title after a heading, a list of paths, and the table of targets (`status`, `review`,
-//! `check` and the verification text each choose only what a target's detail says).
+//! title after a heading, a list of paths, the table of targets (`status`, `review`, `check`
+//! and the verification text each choose only what a target's detail says), and the evidence
+//! problems under it.
 
 use std::fmt::Write;
 
 use super::{bound, escape, width};
-use crate::coverage::TargetReport;
+use crate::coverage::{Problem, TargetReport};
 use crate::state::RunState;
 
 /// ` — title` for a run whose plan has a title, to follow the heading; empty otherwise.
@@ -50,5 +51,17 @@ pub fn targets(
         let status = width::status(&super::status::word(t.status), 10);
         let name = width::left(name, cells);
         let _ = writeln!(out, "{indent}{status} {name}  {detail}");
+    }
+}
+
+/// One `problem` row per evidence problem, aligned with the target rows above it.
+pub fn problems(out: &mut String, problems: &[Problem]) {
+    for p in problems {
+        let _ = writeln!(
+            out,
+            "  problem    {}: {}",
+            escape::line(&p.source.to_string()),
+            escape::line(&p.message)
+        );
     }
 }

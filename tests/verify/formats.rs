@@ -254,3 +254,30 @@ fn markdown_and_json_formats() {
         For more information, try '--help'.
         ");
 }
+
+/// A target that names nothing is annotated on its line with the path it most likely meant,
+/// and an evidence problem on the plan's first line (tests/verify/trivial.rs has the touched
+/// target's annotation).
+#[test]
+fn github_format_annotates_missing_targets_and_problems() {
+    let repo = TestRepo::with()
+        .plan("plans/p.md", "Docs", &["docs/a.md", "docs/c.mb"])
+        .named(&["docs/a.md", "docs/c.md"])
+        .on_feature();
+    repo.write("docs/a.md", "a2\n");
+    repo.write(
+        "evidence.json",
+        r#"{"target_coverage": [{"target": "docs/x.md", "status": "unchanged", "reason": "the page x was never part of this work"}]}"#,
+    );
+    let run = repo
+        .baton("verify plans/p.md --base main --evidence evidence.json --format github".split(' '));
+    let annotations: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("::error"))
+        .collect();
+    assert_snapshot!(annotations.join("\n"), @r#"
+        ::error file=plans/p.md,line=5,title=missing target docs/c.mb::`docs/c.mb` names no path at the merge base, the head or in the worktree; did you mean `docs/c.md`?
+        ::error file=plans/p.md,line=1,title=invalid evidence::evidence.json: entry 0: target "docs/x.md" is not declared by the plan; did you mean "docs/a.md"?
+        "#);
+}
