@@ -130,12 +130,7 @@ pub fn policy(
                 known,
             }));
         };
-        if !config.actors.contains_key(actor) {
-            return Err(RunError::Create(CreateError::UnknownActor {
-                actor: actor.clone(),
-                known: config.actors.keys().cloned().collect(),
-            }));
-        }
+        known_actor(config, actor)?;
         entry.actor = actor.clone();
     }
     if let Some(stop) = stop_after
@@ -408,4 +403,15 @@ impl Drop for Undo<'_> {
 /// Worktree registrations named like a run id are git-baton's own.
 pub(super) fn is_run_id(name: &str) -> bool {
     name.parse::<crate::state::RunId>().is_ok()
+}
+
+/// An actor `--actor` names must be configured: what `run` and `resume` check before they use it.
+pub(super) fn known_actor(config: &Config, actor: &str) -> Result<(), RunError> {
+    if config.actors.contains_key(actor) {
+        return Ok(());
+    }
+    Err(RunError::Create(CreateError::UnknownActor {
+        actor: actor.to_owned(),
+        known: config.actors.keys().cloned().collect(),
+    }))
 }

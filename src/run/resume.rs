@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::config::Config;
 use crate::git::Repo;
-use crate::run::{CreateError, DriveError};
+use crate::run::DriveError;
 use crate::state::transition::Event;
 use crate::state::{RunState, RunStatus};
 
@@ -106,12 +106,7 @@ pub fn prepare(
                 next,
             }));
         }
-        if !config.actors.contains_key(actor) {
-            return Err(RunError::Create(CreateError::UnknownActor {
-                actor: actor.clone(),
-                known: config.actors.keys().cloned().collect(),
-            }));
-        }
+        super::create::known_actor(config, actor)?;
     }
     if options.recreate_worktree && !Path::new(&state.worktree).exists() {
         super::lifecycle::recreate_worktree(repo, state)?;
