@@ -58,6 +58,24 @@ impl Driver<'_> {
             .keep_lease_while(state, self.interrupted, |state| self.drive(state))
     }
 
+    /// What ends the drive before the next stage starts, if anything: a signal, else a `stop`
+    /// request, else a `pause` request (each request is taken, so that it acts once).
+    fn stop_at_boundary(&self) -> Option<(Event, Driven)> {
+        let halted = |message: &str| Event::Halted {
+            message: message.into(),
+        };
+        if self.interrupted.load(std::sync::atomic::Ordering::Acquire) {
+            let event = halted("git-baton was interrupted before this stage started");
+            return Some((event, Driven::Interrupted));
+        }
+        if self.take_request(STOP_REQUEST) {
+            let event = halted("stopped by request before this stage started");
+            return Some((event, Driven::Stopped));
+        }
+        self.take_request(PAUSE_REQUEST)
+            .then_some((Event::Paused, Driven::Paused))
+    }
+
     /// Drives the run from its first unfinished stage until it reaches review, stops at a
     /// boundary, or a stage does not succeed.
     pub fn drive(&self, state: &mut RunState) -> Result<Driven, RunError> {
@@ -76,26 +94,9 @@ impl Driver<'_> {
                 self.session.commit_files(state)?;
                 return Ok(Driven::Review);
             };
-            let halted = |message: &str| Event::Halted {
-                message: message.into(),
-            };
-            if self.interrupted.load(std::sync::atomic::Ordering::Acquire) {
-                self.commit(
-                    state,
-                    halted("git-baton was interrupted before this stage started"),
-                )?;
-                return Ok(Driven::Interrupted);
-            }
-            if self.take_request(STOP_REQUEST) {
-                self.commit(
-                    state,
-                    halted("stopped by request before this stage started"),
-                )?;
-                return Ok(Driven::Stopped);
-            }
-            if self.take_request(PAUSE_REQUEST) {
-                self.commit(state, Event::Paused)?;
-                return Ok(Driven::Paused);
+            if let Some((event, driven)) = self.stop_at_boundary() {
+                self.commit(state, event)?;
+                return Ok(driven);
             }
             match self.attempt(state, index, &plan, fallback.take())? {
                 Outcome::Succeeded => {
