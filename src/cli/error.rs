@@ -159,32 +159,25 @@ impl From<crate::ops::Error> for CliError {
     }
 }
 
-impl From<GitError> for CliError {
-    fn from(err: GitError) -> CliError {
-        let hint = err.hint();
-        CliError::new(Class::Input, err).with_hints(hint)
-    }
+/// Errors of the input that name their own hints (none, one or several): the error, with them.
+macro_rules! input_errors {
+    ($($error:ty => $hints:expr),* $(,)?) => {$(
+        impl From<$error> for CliError {
+            fn from(err: $error) -> CliError {
+                let hints = $hints(&err);
+                CliError::new(Class::Input, err).with_hints(hints)
+            }
+        }
+    )*};
 }
 
-impl From<PlanError> for CliError {
-    fn from(err: PlanError) -> CliError {
-        let hint = err.hint.clone();
-        CliError::new(Class::Input, err).with_hints(hint)
-    }
-}
-
-impl From<ConfigError> for CliError {
-    fn from(err: ConfigError) -> CliError {
-        let hint = err.hint();
-        CliError::new(Class::Input, err).with_hints(hint)
-    }
-}
-
-impl From<ExecError> for CliError {
-    fn from(err: ExecError) -> CliError {
-        let hint = err.hint();
-        CliError::new(Class::Input, err).with_hints(hint)
-    }
+input_errors! {
+    GitError => GitError::hint,
+    PlanError => |err: &PlanError| err.hint.clone(),
+    ConfigError => ConfigError::hint,
+    ExecError => ExecError::hint,
+    AgentSideError => super::run_hints::agent_side_hints,
+    VerifyError => VerifyError::hints,
 }
 
 /// The store's hints name commands, so they are chosen here, by variant.
@@ -234,20 +227,6 @@ impl From<RunError> for CliError {
         };
         let hints = super::run_hints::hints(&err);
         CliError::new(kind, err).with_hints(hints)
-    }
-}
-
-impl From<AgentSideError> for CliError {
-    fn from(err: AgentSideError) -> CliError {
-        let hints = super::run_hints::agent_side_hints(&err);
-        CliError::new(Class::Input, err).with_hints(hints)
-    }
-}
-
-impl From<VerifyError> for CliError {
-    fn from(err: VerifyError) -> CliError {
-        let hints = err.hints();
-        CliError::new(Class::Input, err).with_hints(hints)
     }
 }
 
