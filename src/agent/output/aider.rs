@@ -193,7 +193,7 @@ fn model(lines: &[&str]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::output::{limit_reset, rate_limit, tokens_line};
+    use crate::agent::output::{limit_reset, rate_limit, success, tokens_line};
 
     // Captured from aider 0.86.2 run against the mock model server on 127.0.0.1.
     const EDIT: &str = include_str!("../../../testdata/agents/aider/e2e-edit.txt");
@@ -201,12 +201,10 @@ mod tests {
 
     #[test]
     fn an_edit_gives_the_usage_the_cost_and_the_model() {
-        let r = parse(Stdout::Whole(EDIT));
-        assert_eq!(r.verdict, Some(Verdict::Succeeded), "{r:?}");
         // "Tokens: 20k sent, 2.0k received. Cost: $0.0042 message, $0.0042 session."
-        assert_eq!(
-            tokens_line(&r),
-            "input 20000, output 2000, cache_read -, cache_creation -, reasoning -"
+        let r = success(
+            parse(Stdout::Whole(EDIT)),
+            "input 20000, output 2000, cache_read -, cache_creation -, reasoning -",
         );
         assert_eq!(r.model.as_deref(), Some("openai/gpt-4o-mini"));
         assert_eq!(r.cost_usd, Some(0.0042));

@@ -109,7 +109,7 @@ fn resets_at(stdout: Stdout) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::output::{limit_reset, rate_limit, tokens_line};
+    use crate::agent::output::{limit_reset, rate_limit, success};
 
     // Captured from claude 2.1.332 run against a mock model server on 127.0.0.1.
     const SUCCESS: &str = include_str!("../../../testdata/agents/claude/success.json");
@@ -169,11 +169,9 @@ mod tests {
 
     #[test]
     fn success_gives_usage_cost_model_and_session() {
-        let r = parse(Stdout::Whole(SUCCESS));
-        assert_eq!(r.verdict, Some(Verdict::Succeeded));
-        assert_eq!(
-            tokens_line(&r),
-            "input 1200, output 42, cache_read 4000, cache_creation 300, reasoning -"
+        let r = success(
+            parse(Stdout::Whole(SUCCESS)),
+            "input 1200, output 42, cache_read 4000, cache_creation 300, reasoning -",
         );
         assert_eq!(r.cost_usd, Some(0.00794));
         assert_eq!(r.model.as_deref(), Some("claude-opus-5-5"));

@@ -114,7 +114,7 @@ fn failed(error: Option<&Value>) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::output::{limit_reset, rate_limit, tokens_line};
+    use crate::agent::output::{limit_reset, rate_limit, success};
 
     // Captured from codex 0.171.0 run against a mock model server on 127.0.0.1: a success, an
     // HTTP 429, and a 429 whose body is a usage_limit_reached error.
@@ -124,12 +124,10 @@ mod tests {
 
     #[test]
     fn success_gives_usage_and_session_but_no_cost() {
-        let r = parse(Stdout::Whole(SUCCESS));
-        assert_eq!(r.verdict, Some(Verdict::Succeeded));
         // 2100 input tokens, 1024 of them cached.
-        assert_eq!(
-            tokens_line(&r),
-            "input 1076, output 57, cache_read 1024, cache_creation 0, reasoning 12"
+        let r = success(
+            parse(Stdout::Whole(SUCCESS)),
+            "input 1076, output 57, cache_read 1024, cache_creation 0, reasoning 12",
         );
         assert_eq!(r.cost_usd, None);
         assert_eq!(

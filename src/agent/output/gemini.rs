@@ -122,7 +122,7 @@ fn trailing_object(stderr: Stdout) -> Stdout {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::output::tokens_line;
+    use crate::agent::output::success;
 
     // Captured from gemini 0.61.0 with no authentication method configured: stdout was empty,
     // this was its stderr, exit code 41.
@@ -196,11 +196,9 @@ mod tests {
 
     #[test]
     fn a_captured_success_records_input_without_the_cached_tokens() {
-        let r = parse(Stdout::Whole(EDIT), NONE);
-        assert_eq!(r.verdict, Some(Verdict::Succeeded));
-        assert_eq!(
-            tokens_line(&r),
-            "input 60000, output 6000, cache_read 15000, cache_creation -, reasoning 0"
+        let r = success(
+            parse(Stdout::Whole(EDIT), NONE),
+            "input 60000, output 6000, cache_read 15000, cache_creation -, reasoning 0",
         );
         assert_eq!(r.model.as_deref(), Some("gemini-2.5-pro"));
         assert_eq!(
@@ -223,12 +221,10 @@ mod tests {
         let text = r#"{"session_id":"s","response":"done","stats":{"models":{
             "gemini-2.5-pro":{"tokens":{"prompt":100,"candidates":20,"total":130,"cached":40,"thoughts":10,"tool":0}},
             "gemini-2.5-flash":{"tokens":{"prompt":5,"candidates":1,"total":6,"cached":0,"thoughts":0,"tool":0}}}}}"#;
-        let r = parse(Stdout::Whole(text), NONE);
-        assert_eq!(r.verdict, Some(Verdict::Succeeded));
         // (100 - 40) + 5: the cached tokens are counted once, as cache reads.
-        assert_eq!(
-            tokens_line(&r),
-            "input 65, output 21, cache_read 40, cache_creation -, reasoning 10"
+        let r = success(
+            parse(Stdout::Whole(text), NONE),
+            "input 65, output 21, cache_read 40, cache_creation -, reasoning 10",
         );
         assert_eq!(r.model.as_deref(), Some("gemini-2.5-flash, gemini-2.5-pro"));
     }

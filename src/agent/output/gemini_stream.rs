@@ -103,7 +103,7 @@ pub(super) fn parse(stdout: Stdout, stderr: Stdout) -> Reading {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::output::{limit_reset, rate_limit, tokens_line};
+    use crate::agent::output::{limit_reset, rate_limit, success};
 
     // Captured from gemini 0.61.0 through the `gemini` preset (tests/agents/gemini.rs) against a
     // mock model server on 127.0.0.1; each turn 25,000 prompt tokens (5,000 cached) and 2,000
@@ -116,11 +116,9 @@ mod tests {
 
     #[test]
     fn a_success_gives_usage_without_the_cached_tokens_model_and_session() {
-        let r = parse(Stdout::Whole(EDIT), NONE);
-        assert_eq!(r.verdict, Some(Verdict::Succeeded));
-        assert_eq!(
-            tokens_line(&r),
-            "input 60000, output 6000, cache_read 15000, cache_creation -, reasoning -"
+        let r = success(
+            parse(Stdout::Whole(EDIT), NONE),
+            "input 60000, output 6000, cache_read 15000, cache_creation -, reasoning -",
         );
         assert_eq!(r.model.as_deref(), Some("gemini-2.5-pro"));
         assert!(r.session_id.is_some());

@@ -142,6 +142,16 @@ fn tokens_line(reading: &Reading) -> String {
     )
 }
 
+/// `reading`, which must be a success with the token counts `tokens` (as [`tokens_line`]
+/// writes them), for the test to check the rest of it.
+#[cfg(test)]
+#[track_caller]
+fn success(reading: Reading, tokens: &str) -> Reading {
+    assert_eq!(reading.verdict, Some(Verdict::Succeeded), "{reading:?}");
+    assert_eq!(tokens_line(&reading), tokens);
+    reading
+}
+
 /// The rate limit `reading` reports: its message and reset. A test that expects one fails here,
 /// with the whole reading, when it is not one.
 #[cfg(test)]

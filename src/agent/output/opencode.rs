@@ -159,7 +159,7 @@ fn retry_after(headers: &Map<String, Value>) -> Option<reset::LimitReset> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::output::{rate_limit, tokens_line};
+    use crate::agent::output::{rate_limit, success};
 
     // Captured from opencode 1.18.33 (`opencode run --format json`, the prompt on stdin, its
     // `@ai-sdk/anthropic` provider at a mock model server on 127.0.0.1); the `e2e-*` files by
@@ -180,11 +180,9 @@ mod tests {
 
     #[test]
     fn steps_are_summed_with_the_cost_and_the_session() {
-        let r = parse(Stdout::Whole(EDIT));
-        assert_eq!(r.verdict, Some(Verdict::Succeeded));
-        assert_eq!(
-            tokens_line(&r),
-            "input 60000, output 6000, cache_read 15000, cache_creation 0, reasoning 0"
+        let r = success(
+            parse(Stdout::Whole(EDIT)),
+            "input 60000, output 6000, cache_read 15000, cache_creation 0, reasoning 0",
         );
         // opencode's own figure: 3 × (20,000 × $3 + 5,000 × $0.30 + 2,000 × $15) per million.
         assert!((r.cost_usd.unwrap() - 3.0 * 0.0915).abs() < 1e-9, "{r:?}");
