@@ -91,8 +91,7 @@ pub(super) fn parse(stdout: Stdout) -> Reading {
 /// on successes; `rejected` on the 429) and again in the 429's synthetic assistant message.
 /// Only a refusal says when the limit that stopped the attempt lifts.
 fn resets_at(stdout: Stdout) -> Option<i64> {
-    let (parts, _) = stdout.parts();
-    let (events, _) = super::jsonl_events(&parts);
+    let (events, _) = super::jsonl_events(stdout);
     events.iter().rev().find_map(|event| {
         let info = match event.get("type")?.as_str()? {
             "rate_limit_event" => event.get("rate_limit_info")?,

@@ -26,9 +26,7 @@ const LIMIT_WORDS: [&str; 5] = [
 ];
 
 pub(super) fn parse(stdout: Stdout) -> Reading {
-    let (parts, cut) = stdout.parts();
-    let (found, not_json) = super::jsonl_events(&parts);
-    let events = found.len();
+    let (found, log) = super::jsonl_events(stdout);
     let mut tokens: Option<Tokens> = None;
     let mut session_id = None;
     let mut verdict = None;
@@ -57,23 +55,12 @@ pub(super) fn parse(stdout: Stdout) -> Reading {
         }
     }
     let Some(verdict) = verdict else {
-        let reason = if events == 0 && not_json == 0 {
-            "the output is empty".to_string()
-        } else if events == 0 {
-            format!("none of the {not_json} line(s) of the output is a JSON event")
-        } else if cut {
-            format!(
-                "no turn.completed or turn.failed event among {events} event(s); the log was cut \
-                 in the middle by log_limit"
-            )
-        } else {
-            format!("no turn.completed or turn.failed event among {events} event(s)")
-        };
+        let reason = log.without("turn.completed or turn.failed");
         return Reading {
             tokens,
             session_id,
             unparsed: Some(reason),
-            cut,
+            cut: log.cut,
             ..Reading::default()
         };
     };
@@ -84,7 +71,7 @@ pub(super) fn parse(stdout: Stdout) -> Reading {
         session_id,
         verdict: Some(verdict),
         unparsed: None,
-        cut,
+        cut: log.cut,
     }
 }
 

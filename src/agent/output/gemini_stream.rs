@@ -22,9 +22,7 @@ pub(super) fn parse(stdout: Stdout, stderr: Stdout) -> Reading {
     if matches!(stdout, Stdout::Whole(text) if text.trim().is_empty()) {
         return gemini::parse(stdout, stderr);
     }
-    let (parts, cut) = stdout.parts();
-    let (found, not_json) = super::jsonl_events(&parts);
-    let events = found.len();
+    let (found, log) = super::jsonl_events(stdout);
     let mut session_id = None;
     let mut model = None;
     let mut result = None;
@@ -39,21 +37,12 @@ pub(super) fn parse(stdout: Stdout, stderr: Stdout) -> Reading {
         }
     }
     let Some(result) = result else {
-        let reason = if events == 0 {
-            format!("none of the {not_json} line(s) of the output is a JSON event")
-        } else if cut {
-            format!(
-                "no result event among {events} event(s); the log was cut in the middle by \
-                 log_limit"
-            )
-        } else {
-            format!("no result event among {events} event(s)")
-        };
+        let reason = log.without("result");
         return Reading {
             session_id,
             model,
             unparsed: Some(reason),
-            cut,
+            cut: log.cut,
             ..Reading::default()
         };
     };
@@ -96,7 +85,7 @@ pub(super) fn parse(stdout: Stdout, stderr: Stdout) -> Reading {
         session_id,
         verdict: Some(verdict),
         unparsed: None,
-        cut,
+        cut: log.cut,
     }
 }
 

@@ -79,10 +79,11 @@ impl<'a> Stdout<'a> {
     }
 }
 
-/// The JSON objects of a JSONL log, one per non-empty line, in order, and how many non-empty
-/// lines are not objects. In a cut log the line broken at each side of the cut is one of those:
-/// skipped and counted, like any line that is not an event.
-fn jsonl_events(parts: &[&str]) -> (Vec<serde_json::Map<String, serde_json::Value>>, usize) {
+/// The JSON objects of a JSONL log, one per non-empty line, in order, and what else the log
+/// held. In a cut log the line broken at each side of the cut is not an object: skipped and
+/// counted, like any line that is not an event.
+fn jsonl_events(stdout: Stdout) -> (Vec<serde_json::Map<String, serde_json::Value>>, Log) {
+    let (parts, cut) = stdout.parts();
     let mut events = Vec::new();
     let mut not_json = 0;
     for line in parts.iter().flat_map(|p| p.lines()) {
@@ -95,7 +96,44 @@ fn jsonl_events(parts: &[&str]) -> (Vec<serde_json::Map<String, serde_json::Valu
             _ => not_json += 1,
         }
     }
-    (events, not_json)
+    let log = Log {
+        events: events.len(),
+        not_json,
+        cut,
+    };
+    (events, log)
+}
+
+/// How many events and other lines a JSONL log held, and whether `log_limit` cut it.
+#[derive(Debug, Clone, Copy)]
+struct Log {
+    events: usize,
+    not_json: usize,
+    cut: bool,
+}
+
+impl Log {
+    /// Why a log without the event that ends a run (`wanted`, as the agent names it) cannot be
+    /// read: what [`Reading::unparsed`] says.
+    fn without(self, wanted: &str) -> String {
+        let Log {
+            events,
+            not_json,
+            cut,
+        } = self;
+        if events == 0 && not_json == 0 {
+            "the output is empty".to_string()
+        } else if events == 0 {
+            format!("none of the {not_json} line(s) of the output is a JSON event")
+        } else if cut {
+            format!(
+                "no {wanted} event among {events} event(s); the log was cut in the middle by \
+                 log_limit"
+            )
+        } else {
+            format!("no {wanted} event among {events} event(s)")
+        }
+    }
 }
 
 /// Tokens as the agent reports them (docs/agents.md says what each agent counts in each).

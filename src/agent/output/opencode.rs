@@ -25,9 +25,7 @@ const LIMIT_WORDS: [&str; 5] = [
 ];
 
 pub(super) fn parse(stdout: Stdout) -> Reading {
-    let (parts, cut) = stdout.parts();
-    let (found, not_json) = super::jsonl_events(&parts);
-    let events = found.len();
+    let (found, log) = super::jsonl_events(stdout);
     let mut tokens: Option<Tokens> = None;
     let mut cost: Option<f64> = None;
     let mut session_id: Option<String> = None;
@@ -62,24 +60,13 @@ pub(super) fn parse(stdout: Stdout) -> Reading {
         None => finished.then_some(Verdict::Succeeded),
     };
     let Some(verdict) = verdict else {
-        let reason = if events == 0 && not_json == 0 {
-            "the output is empty".to_string()
-        } else if events == 0 {
-            format!("none of the {not_json} line(s) of the output is a JSON event")
-        } else if cut {
-            format!(
-                "no step_finish or error event among {events} event(s); the log was cut in the \
-                 middle by log_limit"
-            )
-        } else {
-            format!("no step_finish or error event among {events} event(s)")
-        };
+        let reason = log.without("step_finish or error");
         return Reading {
             tokens,
             cost_usd: cost,
             session_id,
             unparsed: Some(reason),
-            cut,
+            cut: log.cut,
             ..Reading::default()
         };
     };
@@ -90,7 +77,7 @@ pub(super) fn parse(stdout: Stdout) -> Reading {
         session_id,
         verdict: Some(verdict),
         unparsed: None,
-        cut,
+        cut: log.cut,
     }
 }
 
