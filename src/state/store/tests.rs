@@ -5,6 +5,19 @@ use std::time::Duration;
 use super::lock::read_holder;
 use super::*;
 
+/// A temporary directory whose `state.json` holds `text`, and that file's path.
+fn state_file(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("state.json");
+    std::fs::write(&path, text).unwrap();
+    (tmp, path)
+}
+
+/// The file at `path` as JSON, to look at what was stored.
+fn stored(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
 #[test]
 fn runs_are_listed_by_id_and_only_complete_ones() {
     let tmp = tempfile::tempdir().unwrap();
@@ -212,13 +225,10 @@ fn a_cleaned_run_is_recorded_once() {
 
 #[test]
 fn a_version_1_file_loads_and_is_saved_as_version_3() {
-    let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("state.json");
-    let v1 = include_str!("../../../testdata/state/v1/review.json");
-    std::fs::write(&path, v1).unwrap();
+    let (tmp, path) = state_file(include_str!("../../../testdata/state/v1/review.json"));
     let state = load(&path).unwrap();
     save_in(tmp.path(), &state).unwrap();
-    let saved: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let saved = stored(&path);
     assert_eq!(saved["schema_version"], 3);
     for derived in ["current_stage", "coverage", "usage", "error"] {
         assert!(saved.get(derived).is_none(), "{derived} is not stored");
@@ -234,18 +244,12 @@ fn a_version_1_file_loads_and_is_saved_as_version_3() {
 
 #[test]
 fn cleared_variables_are_stored_by_name_and_absent_means_none() {
-    let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("state.json");
-    std::fs::write(
-        &path,
-        include_str!("../../../testdata/state/v1/review.json"),
-    )
-    .unwrap();
+    let (tmp, path) = state_file(include_str!("../../../testdata/state/v1/review.json"));
     let mut state = load(&path).unwrap();
     assert!(state.stages[0].attempts[0].cleared_env.is_empty());
     // A version-2 file written before the field existed, or with nothing cleared, omits it.
     save_in(tmp.path(), &state).unwrap();
-    let saved: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let saved = stored(&path);
     assert!(
         saved["stages"][0]["attempts"][0]
             .get("cleared_env")
@@ -255,7 +259,7 @@ fn cleared_variables_are_stored_by_name_and_absent_means_none() {
 
     state.stages[0].attempts[0].cleared_env = vec!["GIT_DIR".into(), "GIT_INDEX_FILE".into()];
     save_in(tmp.path(), &state).unwrap();
-    let saved: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let saved = stored(&path);
     assert_eq!(
         saved["stages"][0]["attempts"][0]["cleared_env"],
         serde_json::json!(["GIT_DIR", "GIT_INDEX_FILE"])
@@ -267,10 +271,7 @@ fn cleared_variables_are_stored_by_name_and_absent_means_none() {
 /// file reads as a run `cycle` has nothing to say about, whose halt counts as a person's.
 #[test]
 fn a_version_2_file_reads_with_the_fields_version_3_added_absent() {
-    let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("state.json");
-    let v1 = include_str!("../../../testdata/state/v1/halted.json");
-    std::fs::write(&path, v1).unwrap();
+    let (_tmp, path) = state_file(include_str!("../../../testdata/state/v1/halted.json"));
     let state = load(&path).unwrap();
     let v3 = String::from_utf8(crate::state::store::to_json(&state)).unwrap();
     assert!(!v3.contains("\"cycle\"") && !v3.contains("\"cause\": \"manual\""));
