@@ -105,6 +105,11 @@ fn start(state: &RunState, stage: usize, actor: &str) -> Result<RunState, Transi
     )
 }
 
+/// `state` after its open attempt ended as `end` says, at 20.
+fn ended_as(state: &RunState, end: AttemptEnd) -> RunState {
+    apply(state, Event::attempt_ended(end), at(20)).unwrap()
+}
+
 fn end(state: &RunState, outcome: Outcome) -> Result<RunState, TransitionError> {
     apply(
         state,

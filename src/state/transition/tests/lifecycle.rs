@@ -79,18 +79,13 @@ fn a_fallback_must_follow_a_rate_limited_attempt() {
 #[test]
 fn usage_totals_say_when_they_are_a_lower_bound() {
     let ended = |state: &RunState, usage: Option<Usage>, agent: Option<AgentOutput>| {
-        let s = start(state, 0, "a").unwrap();
-        apply(
-            &s,
-            Event::attempt_ended(AttemptEnd {
-                outcome: Outcome::RateLimited,
-                usage,
-                agent: agent.map(Box::new),
-                ..AttemptEnd::default()
-            }),
-            at(20),
-        )
-        .unwrap()
+        let end = AttemptEnd {
+            outcome: Outcome::RateLimited,
+            usage,
+            agent: agent.map(Box::new),
+            ..AttemptEnd::default()
+        };
+        ended_as(&start(state, 0, "a").unwrap(), end)
     };
     let agent = |cut: bool| AgentOutput {
         format: crate::agent::output::Format::CodexJsonl,
@@ -130,10 +125,9 @@ fn usage_totals_say_when_they_are_a_lower_bound() {
 
 #[test]
 fn a_failure_keeps_the_stage_current_and_the_next_attempt_is_resumed() {
-    let s = start(&run(), 0, "a").unwrap();
-    let s = apply(
-        &s,
-        Event::attempt_ended(AttemptEnd {
+    let s = ended_as(
+        &start(&run(), 0, "a").unwrap(),
+        AttemptEnd {
             outcome: Outcome::RateLimited,
             exit_code: Some(75),
             error: Some("rate limit: matched `usage limit`".into()),
@@ -143,10 +137,8 @@ fn a_failure_keeps_the_stage_current_and_the_next_attempt_is_resumed() {
                 ..Usage::default()
             }),
             ..AttemptEnd::default()
-        }),
-        at(20),
-    )
-    .unwrap();
+        },
+    );
     assert_eq!(s.status(), RunStatus::RateLimited);
     assert_eq!(s.current_stage(), Some("executor"));
     let err = s.error().unwrap();
@@ -169,36 +161,31 @@ fn a_failure_keeps_the_stage_current_and_the_next_attempt_is_resumed() {
         "the pipeline is unchanged"
     );
     assert_eq!(s.error(), None);
-    let s = apply(
+    let s = ended_as(
         &s,
-        Event::attempt_ended(AttemptEnd {
+        AttemptEnd {
             outcome: Outcome::Succeeded,
             usage: Some(Usage {
                 input_tokens: Some(5),
                 ..Usage::default()
             }),
             ..AttemptEnd::default()
-        }),
-        at(30),
-    )
-    .unwrap();
+        },
+    );
     assert_eq!(s.usage().input_tokens, 15);
     assert_eq!(s.usage().cost_usd, 0.5);
 }
 
 #[test]
 fn an_actor_that_cannot_start_is_an_exec_error() {
-    let s = start(&run(), 0, "a").unwrap();
-    let s = apply(
-        &s,
-        Event::attempt_ended(AttemptEnd {
+    let s = ended_as(
+        &start(&run(), 0, "a").unwrap(),
+        AttemptEnd {
             exec_error: true,
             error: Some("not found".into()),
             ..AttemptEnd::default()
-        }),
-        at(20),
-    )
-    .unwrap();
+        },
+    );
     assert_eq!(s.status(), RunStatus::Failed);
     assert_eq!(s.error().map(|e| e.kind), Some(ErrorKind::Exec));
 }
