@@ -56,9 +56,7 @@ fn a_target_replaced_by_a_named_pipe_is_changed_and_never_opened() {
           uncovered  notes      no change and no reason (plans/p.md:6)
 
         gate failed: 1 of 1 plan(s) not covered
-        hint: change each uncovered target, or record why it needed no change:
-        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
-        hint:   an `unchanged` entry with a reason in an --evidence file
+        <the covering hint>
         ");
     assert_eq!(
         repo.oracle(&repo.root, "main"),

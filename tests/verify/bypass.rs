@@ -81,9 +81,7 @@ fn untouched_plans_are_not_this_pull_requests() {
           uncovered  docs/b.md  no change and no reason (plans/p.md:5)
 
         gate failed: 1 of 1 plan(s) not covered
-        hint: change each uncovered target, or record why it needed no change:
-        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
-        hint:   an `unchanged` entry with a reason in an --evidence file
+        <the covering hint>
         ");
 
     let body = plan("Two docs", &["docs/a.md", "docs/b.md"]).replace("Do it.", "Do it well.");
@@ -162,9 +160,7 @@ fn the_merge_base_plans_dir_must_exist() {
           uncovered  docs/b.md  no change and no reason (plans/p.md:5)
 
         gate failed: 1 of 1 plan(s) not covered
-        hint: change each uncovered target, or record why it needed no change:
-        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
-        hint:   an `unchanged` entry with a reason in an --evidence file
+        <the covering hint>
         ");
     assert_snapshot!(run("plans_dir: Plans\n"), @r"
         exit: 2
@@ -496,9 +492,7 @@ fn trailers_of_merge_commits_are_ignored() {
           uncovered  docs/b.md  no change and no reason (plans/p.md:5)
 
         gate failed: 1 of 1 plan(s) not covered
-        hint: change each uncovered target, or record why it needed no change:
-        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
-        hint:   an `unchanged` entry with a reason in an --evidence file
+        <the covering hint>
         ");
     let run = verify(&repo, &format!("plans/p.md {RANGE} --json"));
     let json = named(run, &repo, &names).json();

@@ -63,9 +63,7 @@ fn plans_are_discovered_under_plans_dir() {
           uncovered  docs/old.md  no change and no reason (plans/old.md:4)
 
         gate failed: 1 of 3 plan(s) not covered, 1 plan change(s) not allowed
-        hint: change each uncovered target, or record why it needed no change:
-        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
-        hint:   an `unchanged` entry with a reason in an --evidence file
+        <the covering hint>
         hint: restore the plans as the merge base has them, or change them on the base branch
         hint: first; where the change is the point of the pull request, rerun with
         hint: --allow-plan-changes (the changes are then reported, not failed)

@@ -31,9 +31,7 @@ fn several_plans_share_one_evidence_file() {
           uncovered  docs/c.md  no change and no reason (plans/two.md:5)
 
         gate failed: 1 of 2 plan(s) not covered
-        hint: change each uncovered target, or record why it needed no change:
-        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
-        hint:   an `unchanged` entry with a reason in an --evidence file
+        <the covering hint>
         ");
 }
 
@@ -75,9 +73,7 @@ fn evidence_problems_fail_the_gate() {
           problem    evidence.json: entry 5: claims "docs/z.md" changed for target "docs/a.md", but the diff does not change it
 
         gate failed: 1 of 1 plan(s) not covered
-        hint: change each uncovered target, or record why it needed no change:
-        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
-        hint:   an `unchanged` entry with a reason in an --evidence file
+        <the covering hint>
         "#);
 }
 

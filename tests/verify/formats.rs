@@ -54,9 +54,7 @@ fn github_format_annotations_and_step_summary() {
           uncovered  docs/page-12.md  no change and no reason (plans/x.md:15)
 
         gate failed: 1 of 1 plan(s) not covered
-        hint: change each uncovered target, or record why it needed no change:
-        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
-        hint:   an `unchanged` entry with a reason in an --evidence file
+        <the covering hint>
         ::<token>::
         ");
 

@@ -72,9 +72,7 @@ fn hostile_text_is_escaped_in_every_human_format() {
           problem    evidence.json: entry 2: claims "notes/c.md\n::warning::fake" changed for target "notes/c.md", but the diff does not change it
 
         gate failed: 1 of 1 plan(s) not covered
-        hint: change each uncovered target, or record why it needed no change:
-        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
-        hint:   an `unchanged` entry with a reason in an --evidence file
+        <the covering hint>
         "#);
 
     // GitHub: the only workflow commands are ours. Annotations come first, one per line; the
@@ -115,9 +113,7 @@ fn hostile_text_is_escaped_in_every_human_format() {
           problem    evidence.json: entry 2: claims "notes/c.md\n::warning::fake" changed for target "notes/c.md", but the diff does not change it
 
         gate failed: 1 of 1 plan(s) not covered
-        hint: change each uncovered target, or record why it needed no change:
-        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
-        hint:   an `unchanged` entry with a reason in an --evidence file
+        <the covering hint>
         ::<token>::
         "#);
 
@@ -239,9 +235,7 @@ fn overlong_reasons_are_refused_unechoed() {
           problem    commit <trailer> trailer: reason for target "docs/b.md" is 99999 characters long, over the limit of 2000: give the specific reason in a sentence or two
 
         gate failed: 1 of 1 plan(s) not covered
-        hint: change each uncovered target, or record why it needed no change:
-        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
-        hint:   an `unchanged` entry with a reason in an --evidence file
+        <the covering hint>
         "#);
     for format in ["json", "github", "markdown"] {
         let run = verify(
@@ -306,9 +300,7 @@ fn control_characters_in_reasons_are_refused_unechoed() {
           problem    commit <trailer> trailer: reason for target "docs/b.md" holds a control character at character 4 (U+001B): write the reason as plain text on one line
 
         gate failed: 1 of 1 plan(s) not covered
-        hint: change each uncovered target, or record why it needed no change:
-        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
-        hint:   an `unchanged` entry with a reason in an --evidence file
+        <the covering hint>
         "#);
     let json = verify(&repo, &format!("{args} --json")).json();
     let kinds: Vec<&str> = json["plans"][0]["coverage"]["problems"]

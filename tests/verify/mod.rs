@@ -29,9 +29,20 @@ mod targets;
 mod trivial;
 mod worktree;
 
-/// The run with the commit ids of `revs` (full, 12- and 7-character forms) replaced by names.
+/// What a failed gate says on how to cover a target, as [`named`] shows it: in one line, so
+/// that the snapshots of failed gates do not each repeat it. The words themselves are checked
+/// once, in `rule::the_covering_hint_names_both_ways_to_give_a_reason`.
+const COVERING_HINT: (&str, &str) = (
+    "hint: change each uncovered target, or record why it needed no change:\n\
+     hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or\n\
+     hint:   an `unchanged` entry with a reason in an --evidence file\n",
+    "<the covering hint>\n",
+);
+
+/// The run with the commit ids of `revs` (full, 12- and 7-character forms) replaced by names,
+/// and the [`COVERING_HINT`] by its short form.
 fn named(run: Run, repo: &TestRepo, revs: &[(&str, &str)]) -> Run {
-    let mut run = run;
+    let mut run = run.replace(COVERING_HINT.0, COVERING_HINT.1);
     for (rev, name) in revs {
         let id = repo.git(["rev-parse", &format!("{rev}^{{commit}}")]);
         let id = id.trim();

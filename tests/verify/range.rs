@@ -33,9 +33,7 @@ fn head_mode_diffs_against_the_merge_base() {
           uncovered  docs/b.md  no change and no reason (plans/p.md:5)
 
         gate failed: 1 of 1 plan(s) not covered
-        hint: change each uncovered target, or record why it needed no change:
-        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
-        hint:   an `unchanged` entry with a reason in an --evidence file
+        <the covering hint>
         ");
 
     // The commit, from a worktree that has changed b without committing it.
@@ -184,8 +182,6 @@ fn shallow_clone_never_guesses_a_base() {
           uncovered  docs/b.md  no change and no reason (plans/p.md:5)
 
         gate failed: 1 of 1 plan(s) not covered
-        hint: change each uncovered target, or record why it needed no change:
-        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
-        hint:   an `unchanged` entry with a reason in an --evidence file
+        <the covering hint>
         ");
 }

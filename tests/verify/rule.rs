@@ -3,6 +3,23 @@
 
 use super::*;
 
+/// A failed gate ends by saying both ways to give a reason (the other snapshots show these
+/// lines as `<the covering hint>`, through `named`).
+#[test]
+fn the_covering_hint_names_both_ways_to_give_a_reason() {
+    let repo = TestRepo::with().one_doc().on_feature();
+    let run = verify(&repo, "plans/p.md --base main");
+    assert_eq!(run.code, 1, "{run}");
+    let end = &run.stdout[run.stdout.find("gate failed").expect("a verdict")..];
+    assert_snapshot!(end, @r"
+        gate failed: 1 of 1 plan(s) not covered
+        hint: change each uncovered target, or record why it needed no change:
+        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
+        hint:   an `unchanged` entry with a reason in an --evidence file
+        ");
+    assert!(run.stdout.ends_with(COVERING_HINT.0), "{run}");
+}
+
 /// The incident the gate exists for: a plan promised three documents, the work touched one,
 /// and the stage was recorded as finished. The gate names the two it did not touch, at their
 /// plan lines; a specific reason for each (one in an evidence file, one in a commit trailer)
@@ -32,9 +49,7 @@ fn incident_uncovered_targets_then_reasons() {
           uncovered  docs/faq.md      no change and no reason (plans/docs-refresh.md:6)
 
         gate failed: 1 of 1 plan(s) not covered
-        hint: change each uncovered target, or record why it needed no change:
-        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
-        hint:   an `unchanged` entry with a reason in an --evidence file
+        <the covering hint>
         ");
 
     repo.write(
@@ -118,9 +133,7 @@ fn directory_and_glob_targets() {
           changed    pages/[id].tsx         pages/[id].tsx
 
         gate failed: 1 of 1 plan(s) not covered
-        hint: change each uncovered target, or record why it needed no change:
-        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
-        hint:   an `unchanged` entry with a reason in an --evidence file
+        <the covering hint>
         ");
 }
 

@@ -42,9 +42,7 @@ fn the_plan_a_run_branch_names_is_checked() {
           uncovered  docs/b.md  no change and no reason (plans/p.md:5)
 
         gate failed: 1 of 1 plan(s) not covered
-        hint: change each uncovered target, or record why it needed no change:
-        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
-        hint:   an `unchanged` entry with a reason in an --evidence file
+        <the covering hint>
         ");
     let json = verify(&repo, &format!("{RANGE} --json")).json();
     let head = repo.git(["rev-parse", "feature"]);
@@ -101,9 +99,7 @@ fn a_named_plan_keeps_its_targets_at_the_merge_base() {
           uncovered  docs/b.md  no change and no reason (work/p.md:5)
 
         gate failed: 1 of 1 plan(s) not covered, 1 plan change(s) not allowed
-        hint: change each uncovered target, or record why it needed no change:
-        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
-        hint:   an `unchanged` entry with a reason in an --evidence file
+        <the covering hint>
         hint: restore the plans as the merge base has them, or change them on the base branch
         hint: first; where the change is the point of the pull request, rerun with
         hint: --allow-plan-changes (the changes are then reported, not failed)

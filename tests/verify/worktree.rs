@@ -29,9 +29,7 @@ fn linked_worktree_from_a_subdirectory() {
           uncovered  docs/b.md  no change and no reason (plans/p.md:5)
 
         gate failed: 1 of 1 plan(s) not covered
-        hint: change each uncovered target, or record why it needed no change:
-        hint:   a commit trailer `Baton-Unchanged: <target>: <specific reason>`, or
-        hint:   an `unchanged` entry with a reason in an --evidence file
+        <the covering hint>
         ");
 
     let run = repo.baton_in(
