@@ -157,9 +157,7 @@ fn passing_gates_plan_changes_and_unverified_plans_validate() {
     repo.git(["add", "-A"]);
     repo.git(["commit", "-q", "-m", "drop a target"]);
 
-    let run = repo.baton([
-        "verify", "--base", "main", "--head", "HEAD", "--format", "sarif",
-    ]);
+    let run = verify(&repo, "--base main --head HEAD --format sarif");
     let log: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_valid(&log);
     assert_eq!(
@@ -171,18 +169,10 @@ fn passing_gates_plan_changes_and_unverified_plans_validate() {
         "{run}"
     );
 
-    let run = repo.baton([
-        "verify",
-        "plans/x.md",
-        "plans/empty.md",
-        "--base",
-        "main",
-        "--head",
-        "HEAD",
-        "--allow-plan-changes",
-        "--format",
-        "sarif",
-    ]);
+    let run = verify(
+        &repo,
+        "plans/x.md plans/empty.md --base main --head HEAD --allow-plan-changes --format sarif",
+    );
     assert_eq!(run.code, 0, "{run}");
     let log: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_valid(&log);

@@ -52,9 +52,7 @@ fn the_printed_block_is_frontmatter() {
         &format!("---\ntitle: Grade review\n{}---\n{BODY}", derived.stdout),
     );
     repo.write("docs/cdfd-check.md", "edited\n");
-    let json = repo
-        .baton(["verify", "plans/p.md", "--base", "HEAD", "--json"])
-        .json();
+    let json = verify(&repo, "plans/p.md --base HEAD --json").json();
     let targets = targets_of(&json, 0);
     assert_eq!(
         targets,
@@ -149,7 +147,7 @@ fn verify_warns_about_paths_the_body_names_beyond_the_targets() {
         "---\ntargets: [docs/cdfd-overview.md]\n---\nFix `docs/cdfd-check.md` and docs/cdfd-overview.md.\n",
     );
     repo.write("docs/cdfd-overview.md", "edited\n");
-    let run = repo.baton(["verify", "plans/p.md", "--base", "HEAD"]);
+    let run = verify(&repo, "plans/p.md --base HEAD");
     assert_eq!(run.code, 0, "{run}");
     assert!(
         run.stdout.contains(
@@ -157,35 +155,19 @@ fn verify_warns_about_paths_the_body_names_beyond_the_targets() {
         ),
         "{run}"
     );
-    let json = repo
-        .baton(["verify", "plans/p.md", "--base", "HEAD", "--json"])
-        .json();
+    let json = verify(&repo, "plans/p.md --base HEAD --json").json();
     assert_eq!(
         json["plans"][0]["untargeted"],
         json!([{"target": "docs/cdfd-check.md", "line": 4, "column": 6, "found_in": "code_span", "exists": true}])
     );
-    let github = repo.baton([
-        "verify",
-        "plans/p.md",
-        "--base",
-        "HEAD",
-        "--format",
-        "github",
-    ]);
+    let github = verify(&repo, "plans/p.md --base HEAD --format github");
     assert!(
         github.stdout.contains(
             "::warning file=plans/p.md,line=4,col=6,title=path not targeted::the plan's body names `docs/cdfd-check.md`, which no target covers\n"
         ),
         "{github}"
     );
-    let markdown = repo.baton([
-        "verify",
-        "plans/p.md",
-        "--base",
-        "HEAD",
-        "--format",
-        "markdown",
-    ]);
+    let markdown = verify(&repo, "plans/p.md --base HEAD --format markdown");
     assert!(
         markdown.stdout.contains(
             "- **warning**: `plans/p.md`:4: the body names `docs/cdfd-check.md`, which no target covers\n"

@@ -49,7 +49,7 @@ fn a_blank_line_leaves_a_target_touched_in_every_format() {
     repo.write("src/lib.rs", "pub fn a() -> u32 {\n    1\n}\n\n");
     repo.write("docs/a.md", "# A\n\nText, edited.\n");
 
-    let run = repo.baton(["verify", "plans/p.md", "--base", "main"]);
+    let run = verify(&repo, "plans/p.md --base main");
     assert_snapshot!(named(run, &repo, &[("main", "<main>")]).to_string(), @r"
         exit: 1
         --- stdout
@@ -65,9 +65,7 @@ fn a_blank_line_leaves_a_target_touched_in_every_format() {
         hint: (for the plan, or for the target: `{path: <target>, trivial: counts}`) when such a change is the work
         ");
 
-    let json = repo
-        .baton(["verify", "plans/p.md", "--base", "main", "--json"])
-        .json();
+    let json = verify(&repo, "plans/p.md --base main --json").json();
     assert_eq!(
         statuses(&json),
         [
@@ -81,27 +79,13 @@ fn a_blank_line_leaves_a_target_touched_in_every_format() {
         json!(["src/lib.rs"])
     );
 
-    let run = repo.baton([
-        "verify",
-        "plans/p.md",
-        "--base",
-        "main",
-        "--format",
-        "markdown",
-    ]);
+    let run = verify(&repo, "plans/p.md --base main --format markdown");
     assert!(
         run.stdout
             .contains("| `src/lib.rs` | touched | **only whitespace, line endings or mode changed**: `src/lib.rs` |"),
         "{run}"
     );
-    let run = repo.baton([
-        "verify",
-        "plans/p.md",
-        "--base",
-        "main",
-        "--format",
-        "github",
-    ]);
+    let run = verify(&repo, "plans/p.md --base main --format github");
     assert!(
         run.stdout.lines().any(|l| l.starts_with(
             "::error file=plans/p.md,line=4,title=touched target src/lib.rs::`src/lib.rs` changed only in whitespace"
@@ -133,17 +117,7 @@ fn range_mode_line_endings_mode_and_directories() {
     repo.git(["add", "-A"]);
     repo.git(["commit", "-q", "-m", "whitespace"]);
 
-    let json = repo
-        .baton([
-            "verify",
-            "plans/p.md",
-            "--base",
-            "main",
-            "--head",
-            "HEAD",
-            "--json",
-        ])
-        .json();
+    let json = verify(&repo, "plans/p.md --base main --head HEAD --json").json();
     assert_eq!(
         statuses(&json),
         [
@@ -175,9 +149,7 @@ fn added_deleted_and_binary_files() {
     repo.write("new/real.py", "x = 1\n");
     std::fs::remove_file(repo.path("gone.md")).unwrap();
     repo.write("blob.bin", "\0\u{1}  a");
-    let json = repo
-        .baton(["verify", "plans/p.md", "--base", "main", "--json"])
-        .json();
+    let json = verify(&repo, "plans/p.md --base main --json").json();
     assert_eq!(
         statuses(&json),
         [
@@ -212,15 +184,7 @@ fn trivial_counts_lets_such_changes_be_the_work() {
         make_executable(&repo, "run.sh");
         repo.git(["add", "-A"]);
         repo.git(["commit", "-q", "-m", "reformat"]);
-        let run = repo.baton([
-            "verify",
-            "plans/p.md",
-            "--base",
-            "main",
-            "--head",
-            "HEAD",
-            "--json",
-        ]);
+        let run = verify(&repo, "plans/p.md --base main --head HEAD --json");
         let json = run.json();
         let got: Vec<String> = statuses(&json).into_iter().map(|(_, s)| s).collect();
         assert_eq!(got, expect, "{frontmatter}");
@@ -242,15 +206,10 @@ fn a_reason_explains_a_touched_target() {
         r#"{"target_coverage": [{"target": "docs/a.md", "status": "unchanged",
             "reason": "the page already says what the new flag does"}]}"#,
     );
-    let run = repo.baton([
-        "verify",
-        "plans/p.md",
-        "--base",
-        "main",
-        "--evidence",
-        "evidence.json",
-        "--json",
-    ]);
+    let run = verify(
+        &repo,
+        "plans/p.md --base main --evidence evidence.json --json",
+    );
     assert_eq!(run.code, 0, "{run}");
     assert_eq!(statuses(&run.json())[0].1, "unchanged");
 }
@@ -262,7 +221,7 @@ fn a_malformed_trivial_is_a_located_plan_error() {
         "---\ntargets:\n  - {path: docs/a.md, trivial: yes}\n---\n",
         FILES,
     );
-    let run = repo.baton(["verify", "plans/p.md", "--base", "main"]);
+    let run = verify(&repo, "plans/p.md --base main");
     assert_snapshot!(run.to_string(), @r"
         exit: 2
         --- stderr
@@ -293,9 +252,7 @@ fn unreadable_sides_are_real_changes() {
     assert!(mkfifo.success());
     repo.write("big.txt", &format!("{big}\n"));
     repo.write("small.txt", "x\n\n");
-    let json = repo
-        .baton(["verify", "plans/p.md", "--base", "main", "--json"])
-        .json();
+    let json = verify(&repo, "plans/p.md --base main --json").json();
     assert_eq!(
         statuses(&json),
         [
@@ -309,17 +266,7 @@ fn unreadable_sides_are_real_changes() {
     std::fs::remove_file(repo.path("pipe.md")).unwrap();
     repo.git(["add", "-A"]);
     repo.git(["commit", "-q", "-m", "big"]);
-    let json = repo
-        .baton([
-            "verify",
-            "plans/p.md",
-            "--base",
-            "main",
-            "--head",
-            "HEAD",
-            "--json",
-        ])
-        .json();
+    let json = verify(&repo, "plans/p.md --base main --head HEAD --json").json();
     assert_eq!(
         statuses(&json)[1..],
         [
