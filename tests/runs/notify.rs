@@ -33,6 +33,14 @@ fn documents(dir: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// The `event` of each document told to `dir`, in order.
+fn events(dir: &Path) -> Vec<String> {
+    documents(dir)
+        .iter()
+        .map(|d| d["event"].as_str().expect("an event").to_owned())
+        .collect()
+}
+
 /// The agent that edits one of the three targets: the gate blocks its attempt.
 fn lazy() -> Actor {
     Actor::agent("lazy").edit("docs/a.md", "rule: grade A")
@@ -247,11 +255,7 @@ fn a_rate_limit_a_fallback_takes_over_is_no_hold() {
         attempt_field(&state, "executor", "outcome"),
         ["rate_limited", "succeeded"]
     );
-    let events: Vec<Value> = documents(&told)
-        .iter()
-        .map(|d| d["event"].clone())
-        .collect();
-    assert_eq!(events, ["review"]);
+    assert_eq!(events(&told), ["review"]);
 }
 
 #[test]
@@ -270,11 +274,7 @@ fn on_names_the_events_that_are_told() {
     assert!(!run_dir(&repo, &id).join("notify.log").exists());
     let run = repo.baton(["resume", &id, "--actor", "executor=worker"]);
     assert_eq!(run.code, 0, "{run}");
-    let events: Vec<Value> = documents(&told)
-        .iter()
-        .map(|d| d["event"].clone())
-        .collect();
-    assert_eq!(events, ["review"]);
+    assert_eq!(events(&told), ["review"]);
 }
 
 /// A notify command that outlasts its timeout is killed with everything it started; the run is
@@ -386,11 +386,7 @@ fn the_user_configuration_notifies_in_place_of_the_repositorys() {
     let run = repo.baton(["run", "plans/fix.md"]);
     assert_eq!(run.code, 0, "{run}");
     assert_eq!(documents(&theirs).len(), 0);
-    let events: Vec<Value> = documents(&mine)
-        .iter()
-        .map(|d| d["event"].clone())
-        .collect();
-    assert_eq!(events, ["review"]);
+    assert_eq!(events(&mine), ["review"]);
 }
 
 #[test]
