@@ -173,7 +173,8 @@ pub fn git_executable(meta: &std::fs::Metadata) -> bool {
     permission_bits(meta) & 0o100 != 0
 }
 
-/// Whether anyone may execute the file, as the kernel lets git run a hook.
+/// Whether any of the file's execute bits is set: what the digest of a repository's hooks and
+/// configuration notes, so that a file made executable for anyone shows as a change.
 pub fn anyone_may_execute(meta: &std::fs::Metadata) -> bool {
     permission_bits(meta) & 0o111 != 0
 }
@@ -253,8 +254,8 @@ pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// A read's result with a file that does not exist as `Ok(None)`: for the files that are
-/// optional (a configuration, a record's evidence, a plan at the merge base).
+/// A read's result with a file that does not exist as `Ok(None)`: for the files that may be
+/// absent (`.baton.yml`, a run record's files, a plan named in the worktree).
 pub fn if_present<T>(read: std::io::Result<T>) -> std::io::Result<Option<T>> {
     match read {
         Ok(value) => Ok(Some(value)),

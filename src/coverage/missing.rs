@@ -8,13 +8,17 @@ use super::{Report, TargetReport, TargetStatus};
 use crate::suggest::edit_distance;
 
 impl TargetStatus {
+    /// The statuses that fail the gate, in the order the messages that list them follow.
+    pub const FAILING: [TargetStatus; 3] = [
+        TargetStatus::Uncovered,
+        TargetStatus::Missing,
+        TargetStatus::Touched,
+    ];
+
     /// Whether a target with this status fails the gate.
     #[must_use]
     pub fn fails(self) -> bool {
-        matches!(
-            self,
-            TargetStatus::Uncovered | TargetStatus::Missing | TargetStatus::Touched
-        )
+        TargetStatus::FAILING.contains(&self)
     }
 }
 
@@ -31,21 +35,17 @@ impl Report {
         self.targets.iter().filter(|row| row.status.fails())
     }
 
-    /// The failing targets by status, uncovered first, then missing, then touched: a status
-    /// with no target is left out. What the messages that list what blocked a stage read.
+    /// The failing targets by status, in the order of [`TargetStatus::FAILING`]: a status with
+    /// no target is left out. What the messages that list what blocked a stage read.
     pub fn failing_by_status(&self) -> Vec<(TargetStatus, Vec<&str>)> {
-        [
-            TargetStatus::Uncovered,
-            TargetStatus::Missing,
-            TargetStatus::Touched,
-        ]
-        .into_iter()
-        .map(|status| {
-            let targets = self.targets.iter().filter(|row| row.status == status);
-            (status, targets.map(|row| row.target.as_str()).collect())
-        })
-        .filter(|(_, targets): &(_, Vec<&str>)| !targets.is_empty())
-        .collect()
+        TargetStatus::FAILING
+            .into_iter()
+            .map(|status| {
+                let targets = self.targets.iter().filter(|row| row.status == status);
+                (status, targets.map(|row| row.target.as_str()).collect())
+            })
+            .filter(|(_, targets): &(_, Vec<&str>)| !targets.is_empty())
+            .collect()
     }
 
     /// Marks row `i` as naming nothing, with the path it most likely meant. Only an uncovered row

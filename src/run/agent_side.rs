@@ -365,6 +365,9 @@ fn block_reason(check: &Check) -> String {
             for (status, targets) in report.failing_by_status() {
                 let n = targets.len();
                 let (count, what) = match status {
+                    TargetStatus::Uncovered => {
+                        (format!("{n} of {}", report.targets.len()), "are uncovered")
+                    }
                     TargetStatus::Missing => (
                         n.to_string(),
                         "name no path in the repository (a mistake in the plan, for its author \
@@ -375,7 +378,7 @@ fn block_reason(check: &Check) -> String {
                         "changed only in whitespace, line endings or file mode, which does not \
                          count",
                     ),
-                    _ => (format!("{n} of {}", report.targets.len()), "are uncovered"),
+                    TargetStatus::Changed | TargetStatus::Unchanged => continue,
                 };
                 text.push_str(&format!("{count} targets {what}: {}. ", targets.join(", ")));
             }

@@ -130,7 +130,7 @@ pub fn policy(
                 known,
             }));
         };
-        known_actor(config, actor)?;
+        require_configured_actor(config, actor)?;
         entry.actor = actor.clone();
     }
     if let Some(stop) = stop_after
@@ -406,7 +406,7 @@ pub(super) fn is_run_id(name: &str) -> bool {
 }
 
 /// An actor `--actor` names must be configured: what `run` and `resume` check before they use it.
-pub(super) fn known_actor(config: &Config, actor: &str) -> Result<(), RunError> {
+pub(super) fn require_configured_actor(config: &Config, actor: &str) -> Result<(), RunError> {
     if config.actors.contains_key(actor) {
         return Ok(());
     }

@@ -54,9 +54,10 @@ pub fn blocked_message(report: &Report) -> String {
     let mut parts = Vec::new();
     for (status, targets) in report.failing_by_status() {
         let what = match status {
+            TargetStatus::Uncovered => "uncovered",
             TargetStatus::Missing => "name no path",
             TargetStatus::Touched => "touched only in whitespace, line endings or mode",
-            _ => "uncovered",
+            TargetStatus::Changed | TargetStatus::Unchanged => continue,
         };
         parts.push(format!(
             "coverage gate: {} of {total} targets {what}: {}",

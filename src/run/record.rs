@@ -231,11 +231,10 @@ fn read_if_present(path: &Path) -> Result<Option<Vec<u8>>, RunError> {
     crate::files::if_present(crate::files::read_regular(path)).map_err(read_error(path))
 }
 
-fn read_error(path: &Path) -> impl FnOnce(std::io::Error) -> RunError {
-    let path = path.to_path_buf();
+fn read_error(path: &Path) -> impl FnOnce(std::io::Error) -> RunError + '_ {
     move |source| RunError::Io {
         action: "read",
-        path,
+        path: path.to_path_buf(),
         source,
     }
 }

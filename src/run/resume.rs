@@ -106,7 +106,7 @@ pub fn prepare(
                 next,
             }));
         }
-        super::create::known_actor(config, actor)?;
+        super::create::require_configured_actor(config, actor)?;
     }
     if options.recreate_worktree && !Path::new(&state.worktree).exists() {
         super::lifecycle::recreate_worktree(repo, state)?;

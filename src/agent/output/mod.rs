@@ -186,7 +186,7 @@ fn tokens_line(reading: &Reading) -> String {
 #[track_caller]
 fn success(reading: Reading, tokens: &str) -> Reading {
     assert_eq!(reading.verdict, Some(Verdict::Succeeded), "{reading:?}");
-    assert_eq!(tokens_line(&reading), tokens);
+    assert_eq!(tokens_line(&reading), tokens, "{reading:?}");
     reading
 }
 
