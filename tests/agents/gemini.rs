@@ -53,17 +53,6 @@ fn assert_offline(mock: &MockServer) {
     }
 }
 
-/// What attempt 1 printed on `stream` (`stdout.log`, `stderr.log`), the test's temporary
-/// directory written `$TMP`.
-fn log(ar: &AgentRepo, id: &str, stream: &str) -> String {
-    let path = ar.repo.path(&format!(
-        ".git/baton/runs/{id}/attempts/executor-1/{stream}.log"
-    ));
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    ar.repo.mask(&text)
-}
-
 #[test]
 fn gemini_preset_edits_records_a_reason_and_the_run_reaches_review_with_usage() {
     let Some(_) = cli::agent("gemini") else {
@@ -80,7 +69,7 @@ fn gemini_preset_edits_records_a_reason_and_the_run_reaches_review_with_usage() 
     ]));
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
-    let stdout = log(&ar, &id, "stdout");
+    let stdout = ar.attempt_log(&id, "stdout");
     capture("gemini", "e2e-edit-unchanged.jsonl", &stdout);
     assert_eq!(run.code, 0, "{run}\n--- gemini's stdout\n{stdout}");
     let state = ar.status(&id);
@@ -120,7 +109,7 @@ fn a_429_exits_173_and_ends_the_gemini_attempt_rate_limited() {
     let ar = gemini_repo(Script(vec![exhausted()]));
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
-    let stderr = log(&ar, &id, "stderr");
+    let stderr = ar.attempt_log(&id, "stderr");
     assert_eq!(run.code, 1, "{run}\n--- gemini's stderr\n{stderr}");
     assert_offline(&ar.mock);
     // 429 modulo 256.
@@ -148,7 +137,7 @@ fn the_stop_hooks_form_of_check_is_not_approved_for_gemini() {
     ]));
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
-    let stdout = log(&ar, &id, "stdout");
+    let stdout = ar.attempt_log(&id, "stdout");
     capture("gemini", "e2e-check-refused.jsonl", &stdout);
     assert_eq!(run.code, 1, "{run}\n--- gemini's stdout\n{stdout}");
     assert_offline(&ar.mock);
@@ -183,7 +172,7 @@ fn a_429_after_a_turn_keeps_that_turns_usage() {
     ]));
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
-    let stdout = log(&ar, &id, "stdout");
+    let stdout = ar.attempt_log(&id, "stdout");
     capture("gemini", "e2e-write-then-429.jsonl", &stdout);
     assert_eq!(run.code, 1, "{run}\n--- gemini's stdout\n{stdout}");
     assert_offline(&ar.mock);
@@ -244,7 +233,7 @@ fn a_429s_retry_delay_is_recorded_as_the_wait_from_the_attempts_end() {
     }]));
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
-    let stdout = log(&ar, &id, "stdout");
+    let stdout = ar.attempt_log(&id, "stdout");
     capture("gemini", "e2e-429-retry-info.jsonl", &stdout);
     assert_eq!(run.code, 1, "{run}");
     let result = events(&stdout).pop().unwrap();

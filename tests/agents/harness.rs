@@ -97,6 +97,22 @@ impl AgentRepo {
         yml
     }
 
+    /// What attempt 1 of run `id` printed on `stream` (`stdout`, `stderr`), the test's temporary
+    /// directory written `$TMP`; a log that cannot be read is a line that says so, for the
+    /// assertion that shows it.
+    pub fn attempt_log(&self, id: &str, stream: &str) -> String {
+        let path = self.repo.path(&format!(
+            ".git/baton/runs/{id}/attempts/executor-1/{stream}.log"
+        ));
+        match std::fs::read_to_string(&path) {
+            Ok(text) => self.repo.mask(&text),
+            Err(err) => format!(
+                "(cannot read {}: {err})",
+                self.repo.mask(&path.display().to_string())
+            ),
+        }
+    }
+
     /// git-baton's directory, the CLIs' directory, then the caller's `PATH`.
     pub fn path_var(&self) -> OsString {
         let baton = Path::new(env!("CARGO_BIN_EXE_git-baton")).parent().unwrap();

@@ -11,6 +11,7 @@ use super::cli;
 use super::e2e::{assert_review_with_targets_edited, codex_edits, new_text, turn};
 use super::harness::{AgentRepo, attempt};
 use super::mock::{Script, Turn};
+use crate::support::Run;
 
 /// The body of the first request that carries the hook's reason, and its index.
 fn hook_feedback(bodies: &[String]) -> Option<(usize, &str)> {
@@ -21,14 +22,6 @@ fn hook_feedback(bodies: &[String]) -> Option<(usize, &str)> {
         .map(|(i, b)| (i, b.as_str()))
 }
 
-/// What the run's attempt 1 printed on `stream`.
-fn log(ar: &AgentRepo, id: &str, stream: &str) -> String {
-    let path = ar.repo.path(&format!(
-        ".git/baton/runs/{id}/attempts/executor-1/{stream}.log"
-    ));
-    std::fs::read_to_string(&path).unwrap_or_default()
-}
-
 /// The run reached review with both targets changed and the hook's one block recorded.
 fn assert_finished_after_one_block(ar: &AgentRepo, id: &str) -> Value {
     let state = assert_review_with_targets_edited(ar, id);
@@ -36,6 +29,31 @@ fn assert_finished_after_one_block(ar: &AgentRepo, id: &str) -> Value {
     assert_eq!(a["outcome"], "succeeded", "{a:#}");
     assert_eq!(a["hook_blocks"], 1, "{a:#}");
     state
+}
+
+/// The run `run` (exit 0) reached review after the CLI's hook blocked once: four requests to
+/// the model, the hook's reason in the third, after the early "done". Returns the run's id,
+/// `agent`'s stdout in attempt 1 and the body of the request that carried the reason.
+fn assert_kept_working_after_one_block(
+    ar: &AgentRepo,
+    run: &Run,
+    agent: &str,
+) -> (String, String, String) {
+    let id = run.run_id();
+    let stdout = ar.attempt_log(&id, "stdout");
+    let stderr = ar.attempt_log(&id, "stderr");
+    assert_eq!(
+        run.code, 0,
+        "{run}\n--- {agent}'s stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
+    assert_finished_after_one_block(ar, &id);
+    assert_eq!(ar.mock.overruns(), 0, "{stdout}");
+    let bodies: Vec<String> = ar.mock.scripted().into_iter().map(|r| r.body).collect();
+    assert_eq!(bodies.len(), 4, "{stdout}");
+    let (at, body) = hook_feedback(&bodies).unwrap_or_else(|| panic!("no hook reason sent"));
+    assert_eq!(at, 2, "{body}");
+    let body = body.to_owned();
+    (id, stdout, body)
 }
 
 #[test]
@@ -49,20 +67,7 @@ fn codex_keeps_working_when_its_stop_hook_names_an_uncovered_target() {
     ]));
     ar.init();
     let run = ar.baton(&["run", "plans/rule.md", "--actor", "executor=codex"]);
-    let id = run.run_id();
-    let stdout = log(&ar, &id, "stdout");
-    let stderr = log(&ar, &id, "stderr");
-    assert_eq!(
-        run.code, 0,
-        "{run}\n--- codex's stdout\n{stdout}\n--- stderr\n{stderr}"
-    );
-    assert_finished_after_one_block(&ar, &id);
-    assert_eq!(ar.mock.overruns(), 0, "{stdout}");
-    let bodies: Vec<String> = ar.mock.scripted().into_iter().map(|r| r.body).collect();
-    assert_eq!(bodies.len(), 4, "{stdout}");
-    // The reason reached the model after the early "done", naming the uncovered target only.
-    let (at, body) = hook_feedback(&bodies).unwrap_or_else(|| panic!("no hook reason sent"));
-    assert_eq!(at, 2, "{body}");
+    let (id, stdout, body) = assert_kept_working_after_one_block(&ar, &run, "codex");
     let reason = body
         .split("the coverage gate would block this attempt")
         .nth(1)
@@ -137,19 +142,7 @@ fn gemini_keeps_working_when_its_after_agent_hook_names_an_uncovered_target() {
     link_gemini_extension(&ar);
     ar.init_agent("gemini");
     let run = ar.baton(&["run", "plans/rule.md"]);
-    let id = run.run_id();
-    let stdout = log(&ar, &id, "stdout");
-    let stderr = log(&ar, &id, "stderr");
-    assert_eq!(
-        run.code, 0,
-        "{run}\n--- gemini's stdout\n{stdout}\n--- stderr\n{stderr}"
-    );
-    assert_finished_after_one_block(&ar, &id);
-    assert_eq!(ar.mock.overruns(), 0, "{stdout}");
-    let bodies: Vec<String> = ar.mock.scripted().into_iter().map(|r| r.body).collect();
-    assert_eq!(bodies.len(), 4, "{stdout}");
-    let (at, body) = hook_feedback(&bodies).unwrap_or_else(|| panic!("no hook reason sent"));
-    assert_eq!(at, 2, "{body}");
+    let (id, stdout, body) = assert_kept_working_after_one_block(&ar, &run, "gemini");
     assert!(body.contains("uncovered: docs/b.md."), "{body}");
     let init: Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
     assert_eq!(init["type"], "init", "{stdout}");

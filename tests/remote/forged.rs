@@ -156,6 +156,16 @@ fn blocked_and_pushed(world: &World) -> (TestRepo, String) {
     (a, id)
 }
 
+/// A coverage report rewritten to claim that every target changed, with no problem.
+fn every_target_changed(report: &mut Value) {
+    for row in report["targets"].as_array_mut().unwrap() {
+        row["status"] = "changed".into();
+        row["paths"] = serde_json::json!([row["target"].clone()]);
+        row["reason"] = Value::Null;
+    }
+    report["problems"] = serde_json::json!([]);
+}
+
 /// The forged save of a blocked run: `review`, its executor attempt `succeeded`, a reporter
 /// attempt that never ran; `report` rewrites the gate's report (or leaves it as it was).
 fn claim_review(state: &mut Value, report: impl FnOnce(&mut Value)) {
@@ -237,13 +247,7 @@ fn a_forged_review_is_not_finished() {
         bare,
         &id,
         |s| {
-            let report = &mut s["stages"][0]["attempts"][0]["coverage"];
-            for row in report["targets"].as_array_mut().unwrap() {
-                row["status"] = "changed".into();
-                row["paths"] = serde_json::json!([row["target"].clone()]);
-                row["reason"] = Value::Null;
-            }
-            report["problems"] = serde_json::json!([]);
+            every_target_changed(&mut s["stages"][0]["attempts"][0]["coverage"]);
         },
         &[],
     );
@@ -643,12 +647,7 @@ fn status_and_list_of_a_remote_run_show_the_coverage_judged_here() {
         |s| {
             claim_review(s, |report| {
                 report["passed"] = true.into();
-                for row in report["targets"].as_array_mut().unwrap() {
-                    row["status"] = "changed".into();
-                    row["paths"] = serde_json::json!([row["target"].clone()]);
-                    row["reason"] = Value::Null;
-                }
-                report["problems"] = serde_json::json!([]);
+                every_target_changed(report);
             })
         },
         &[],

@@ -106,7 +106,23 @@ fn hook_kind_in(repo: &TestRepo, dir: &Path, kind: &str, input: &str, args: &[&s
     repo.baton_wait(child, LIVENESS)
 }
 
-const REASON: &str = "already states the new grading rule in its first section";
+/// The reason the tests' agents give why docs/b.md needs no change.
+pub(super) const REASON: &str = "already states the new grading rule in its first section";
+
+/// The run is in review with docs/a.md changed, and docs/b.md and docs/c.md unchanged, docs/b.md
+/// for [`REASON`].
+pub(super) fn assert_review_with_the_reason(state: &Value) {
+    assert_eq!(state["status"], "review", "{state:#}");
+    assert_eq!(
+        coverage_rows(state),
+        [
+            "docs/a.md changed",
+            "docs/b.md unchanged",
+            "docs/c.md unchanged"
+        ]
+    );
+    assert_eq!(state["coverage"]["targets"][1]["reason"], REASON);
+}
 
 /// The agent calls `git baton unchanged` for the targets it leaves alone, and the gate after it
 /// exits accepts those reasons: the run reaches review with the reasons in its coverage.
@@ -142,16 +158,7 @@ fn an_agent_that_records_reasons_passes_the_gate() {
         "{run}"
     );
     let state = status(&repo, &run.run_id());
-    assert_eq!(state["status"], "review");
-    assert_eq!(
-        coverage_rows(&state),
-        [
-            "docs/a.md changed",
-            "docs/b.md unchanged",
-            "docs/c.md unchanged"
-        ]
-    );
-    assert_eq!(state["coverage"]["targets"][1]["reason"], REASON);
+    assert_review_with_the_reason(&state);
     assert_eq!(
         state["coverage"]["targets"][1]["reason_source"],
         serde_json::json!({"kind": "file", "path": "attempts/executor-1/evidence.json", "index": 0})

@@ -136,19 +136,26 @@ fn a_settled_run_cannot_be_held() {
     assert_refused(&unknown, 2, "nosuchrun");
 }
 
+/// The actor `waiting`, which writes its pid to the first path and edits every target once the
+/// second one exists, both in `scratch_dir`.
+fn waiting(scratch_dir: &tempfile::TempDir) -> (Actor, PathBuf, PathBuf) {
+    let (pid_file, go) = (
+        outside(scratch_dir, "agent.pid"),
+        outside(scratch_dir, "go"),
+    );
+    let actor = Actor::agent("waiting")
+        .pid(&pid_file)
+        .verbs(&["wait-for", go.to_str().unwrap()])
+        .edit_all();
+    (actor, pid_file, go)
+}
+
 /// A run a live process drives is busy: `hold` says so (exit 3) with when it can be held, and
 /// changes nothing; once the driver let go, the hold is taken.
 #[test]
 fn a_run_being_driven_is_busy_for_hold() {
     let scratch_dir = scratch();
-    let (pid_file, go) = (
-        outside(&scratch_dir, "agent.pid"),
-        outside(&scratch_dir, "go"),
-    );
-    let waiting = Actor::agent("waiting")
-        .pid(&pid_file)
-        .verbs(&["wait-for", go.to_str().unwrap()])
-        .edit_all();
+    let (waiting, pid_file, go) = waiting(&scratch_dir);
     let repo = repo_running(&[waiting], "");
     let child = spawn(&repo, &["run", "plans/fix.md", "--stop-after", "executor"]);
     wait_for_line(&pid_file);
@@ -230,14 +237,7 @@ fn the_hold_of_a_published_run_reaches_the_remote() {
 #[test]
 fn a_run_leased_by_another_machine_is_busy_for_hold() {
     let scratch_dir = scratch();
-    let (pid_file, go) = (
-        outside(&scratch_dir, "agent.pid"),
-        outside(&scratch_dir, "go"),
-    );
-    let waiting = Actor::agent("waiting")
-        .pid(&pid_file)
-        .verbs(&["wait-for", go.to_str().unwrap()])
-        .edit_all();
+    let (waiting, pid_file, go) = waiting(&scratch_dir);
     let fixture = TestRepo::with()
         .old_rule_docs()
         .file("plans/fix.md", PLAN)

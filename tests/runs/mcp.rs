@@ -9,10 +9,8 @@ use std::sync::mpsc::{Receiver, channel};
 
 use serde_json::json;
 
-use super::agent_side::Waiting;
+use super::agent_side::{REASON, Waiting, assert_review_with_the_reason};
 use super::*;
-
-const REASON: &str = "already states the new grading rule in its first section";
 
 /// A `git baton mcp` process and the client's side of its stdio.
 struct Client {
@@ -258,16 +256,7 @@ fn the_tools_record_and_check_like_the_commands_in_a_running_attempt() {
     let (repo, id, run) = w.release();
     assert_eq!(run.code, 0, "{run}");
     let state = status(&repo, &id);
-    assert_eq!(state["status"], "review");
-    assert_eq!(
-        coverage_rows(&state),
-        [
-            "docs/a.md changed",
-            "docs/b.md unchanged",
-            "docs/c.md unchanged"
-        ]
-    );
-    assert_eq!(state["coverage"]["targets"][1]["reason"], REASON);
+    assert_review_with_the_reason(&state);
 }
 
 /// Started outside the run's worktree, the server still speaks the protocol and every tool
