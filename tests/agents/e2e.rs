@@ -20,6 +20,18 @@ pub fn turn(t: Turn) -> Turn {
     t.with_usage(TURN)
 }
 
+/// [`TURN`] with 5,000 of its input read from the provider's cache: for the CLIs whose usage
+/// counts cache reads apart (Gemini CLI, opencode).
+pub const CACHED_TURN: Usage = Usage {
+    cache_read: 5_000,
+    ..TURN
+};
+
+/// A turn reporting [`CACHED_TURN`].
+pub fn cached_turn(t: Turn) -> Turn {
+    t.with_usage(CACHED_TURN)
+}
+
 /// The state of run `id`, which must be in `review` with every target's [`new_text`] in its
 /// worktree.
 #[track_caller]

@@ -10,24 +10,14 @@ use serde_json::{Value, json};
 
 use super::capture;
 use super::cli;
-use super::e2e::{new_text, u64_of};
+use super::e2e::{CACHED_TURN, cached_turn, new_text, u64_of};
 use super::harness::{AgentRepo, TARGETS, attempt};
-use super::mock::{MockServer, Script, Turn, Usage};
+use super::mock::{MockServer, Script, Turn};
 
 /// Tokens per model turn; Gemini's prompt count holds the cached ones (the mock sends
 /// `promptTokenCount` = input + cache reads).
-const TURN: Usage = Usage {
-    input: 20_000,
-    output: 2_000,
-    cache_read: 5_000,
-};
-
-fn turn(t: Turn) -> Turn {
-    t.with_usage(TURN)
-}
-
 fn shell(command: &str) -> Turn {
-    turn(Turn::tool("run_shell_command", json!({"command": command})))
+    cached_turn(Turn::tool("run_shell_command", json!({"command": command})))
 }
 
 /// A repository with `.baton.yml` as `init --agent gemini` wrote it, committed unchanged.
@@ -60,12 +50,12 @@ fn gemini_preset_edits_records_a_reason_and_the_run_reaches_review_with_usage() 
     };
     let reason = "docs/a.md now states the rule for both documents";
     let ar = gemini_repo(Script(vec![
-        turn(Turn::tool(
+        cached_turn(Turn::tool(
             "write_file",
             json!({"file_path": "docs/a.md", "content": new_text("docs/a.md")}),
         )),
         shell(&format!("git baton unchanged docs/b.md '{reason}'")),
-        turn(Turn::text("docs/a.md states the new rule.")),
+        cached_turn(Turn::text("docs/a.md states the new rule.")),
     ]));
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
@@ -92,7 +82,7 @@ fn gemini_preset_edits_records_a_reason_and_the_run_reaches_review_with_usage() 
 
     // Input without the cached tokens, as for Claude Code.
     let a = attempt(&state, 1);
-    super::e2e::assert_output_usage(a, 3, &TURN);
+    super::e2e::assert_output_usage(a, 3, &CACHED_TURN);
     assert!(a["usage"]["cost_usd"].is_null(), "{a:#}");
     assert_eq!(a["usage"]["model"], cli::GEMINI_MODEL, "{a:#}");
     let ev = events(&stdout);
@@ -133,7 +123,7 @@ fn the_stop_hooks_form_of_check_is_not_approved_for_gemini() {
     };
     let ar = gemini_repo(Script(vec![
         shell("git baton check --hook claude-stop"),
-        turn(Turn::text("Done.")),
+        cached_turn(Turn::text("Done.")),
     ]));
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
@@ -164,7 +154,7 @@ fn a_429_after_a_turn_keeps_that_turns_usage() {
         return;
     };
     let ar = gemini_repo(Script(vec![
-        turn(Turn::tool(
+        cached_turn(Turn::tool(
             "write_file",
             json!({"file_path": "docs/a.md", "content": new_text("docs/a.md")}),
         )),
@@ -185,8 +175,16 @@ fn a_429_after_a_turn_keeps_that_turns_usage() {
         "{a:#}"
     );
     // The first turn's tokens, which `--output-format json` would have lost.
-    assert_eq!(u64_of(&a["usage"]["input_tokens"]), TURN.input, "{a:#}");
-    assert_eq!(u64_of(&a["usage"]["output_tokens"]), TURN.output, "{a:#}");
+    assert_eq!(
+        u64_of(&a["usage"]["input_tokens"]),
+        CACHED_TURN.input,
+        "{a:#}"
+    );
+    assert_eq!(
+        u64_of(&a["usage"]["output_tokens"]),
+        CACHED_TURN.output,
+        "{a:#}"
+    );
     assert_eq!(
         std::fs::read_to_string(ar.worktree(&state).join("docs/a.md")).unwrap(),
         new_text("docs/a.md")

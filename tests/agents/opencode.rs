@@ -13,24 +13,14 @@ use serde_json::{Value, json};
 
 use super::capture;
 use super::cli;
-use super::e2e::{f64_of, new_text, same_amount};
+use super::e2e::{CACHED_TURN, cached_turn, f64_of, new_text, same_amount};
 use super::harness::{AgentRepo, TARGETS, assert_prompt, attempt};
-use super::mock::{MockServer, Script, Turn, Usage};
+use super::mock::{MockServer, Script, Turn};
 
 /// Tokens per model turn; the cache reads show that opencode's `input` leaves them out.
-const TURN: Usage = Usage {
-    input: 20_000,
-    output: 2_000,
-    cache_read: 5_000,
-};
-
-fn turn(t: Turn) -> Turn {
-    t.with_usage(TURN)
-}
-
 /// opencode's `write` tool: a path relative to its working directory, the run's worktree.
 pub(super) fn write(target: &str) -> Turn {
-    turn(Turn::tool(
+    cached_turn(Turn::tool(
         "write",
         json!({"filePath": target, "content": new_text(target)}),
     ))
@@ -38,7 +28,7 @@ pub(super) fn write(target: &str) -> Turn {
 
 /// opencode's `bash` tool running `command`.
 fn bash(command: &str) -> Turn {
-    turn(Turn::tool(
+    cached_turn(Turn::tool(
         "bash",
         json!({"command": command, "description": "Run a command"}),
     ))
@@ -94,7 +84,7 @@ fn opencode_preset_edits_records_a_reason_and_the_run_reaches_review_with_usage_
     let ar = opencode_repo(Script(vec![
         write("docs/a.md"),
         bash(&format!("git baton unchanged docs/b.md '{reason}'")),
-        turn(Turn::text("docs/a.md states the new rule.")),
+        cached_turn(Turn::text("docs/a.md states the new rule.")),
     ]));
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
@@ -132,9 +122,9 @@ fn opencode_preset_edits_records_a_reason_and_the_run_reaches_review_with_usage_
     let b = super::e2e::coverage_row(&state, TARGETS[1]);
     assert_eq!(b["status"], "unchanged", "{b:#}");
 
-    // Three steps of TURN; input without the cache reads, as for Claude Code.
+    // Three steps of CACHED_TURN; input without the cache reads, as for Claude Code.
     let a = attempt(&state, 1);
-    super::e2e::assert_output_usage(a, 3, &TURN);
+    super::e2e::assert_output_usage(a, 3, &CACHED_TURN);
     // The cost is opencode's own figure (from the model's price in its configuration).
     let printed: f64 = ev
         .iter()
@@ -232,7 +222,7 @@ fn shell_commands_the_preset_denies_never_run_and_the_gate_blocks() {
         bash(&format!("printf '{text}' > docs/a.md")),
         // The Stop hook's form of `check` is not one of the agent-side commands.
         bash("git baton check --hook claude-stop"),
-        turn(Turn::text("Done.")),
+        cached_turn(Turn::text("Done.")),
     ]));
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
@@ -277,11 +267,11 @@ fn a_write_outside_the_worktree_asks_is_rejected_and_ends_the_run_for_the_gate_t
     ));
     let _ = std::fs::remove_file(&outside);
     let ar = opencode_repo(Script(vec![
-        turn(Turn::tool(
+        cached_turn(Turn::tool(
             "write",
             json!({"filePath": outside.display().to_string(), "content": new_text("docs/a.md")}),
         )),
-        turn(Turn::text("Done.")),
+        cached_turn(Turn::text("Done.")),
     ]));
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
