@@ -6,24 +6,58 @@ use super::*;
 
 const HAND_EDIT: &str = "a hand edit on machine A, in no record";
 
+/// Machine A's run after B drove it to review, with [`HAND_EDIT`] added by hand to docs/a.md in
+/// A's worktree, and A's `finish` refused for it (exit 2). A test binds `_b` to keep B's
+/// machine until it ends.
+struct HandEdit {
+    a: TestRepo,
+    _b: TestRepo,
+    id: String,
+    worktree: PathBuf,
+    /// docs/a.md in A's worktree, and what it holds with the hand edit.
+    edited: PathBuf,
+    content: String,
+    refused: Run,
+}
+
+impl HandEdit {
+    fn refused(world: &World) -> HandEdit {
+        let (a, id) = world.rate_limited_and_pushed();
+        let b = world.resumed_elsewhere(&id);
+        let worktree = worktree_of(&a, &status(&a, &id));
+        let edited = worktree.join("docs/a.md");
+        let content = format!("{}{HAND_EDIT}\n", text(&edited));
+        std::fs::write(&edited, &content).unwrap();
+        assert_eq!(a.live(["fetch"]).code, 0);
+        let refused = a.live(["finish", &id]);
+        assert_eq!(refused.code, 2, "{refused}");
+        HandEdit {
+            a,
+            _b: b,
+            id,
+            worktree,
+            edited,
+            content,
+            refused,
+        }
+    }
+}
+
 /// Machine A's run was driven to review on B; meanwhile someone edited A's worktree by hand.
 /// `finish` on A refuses to replace that worktree (exit 2, naming the file, which stays as it
 /// is); once the edit is moved out, as the hint says, A catches up and finishes with B's work.
 #[test]
 fn catching_up_refuses_to_replace_work_no_record_has() {
     let world = World::new(Transport::File, "").unwrap();
-    let (a, id) = world.rate_limited_and_pushed();
-    let _b = world.resumed_elsewhere(&id);
-
-    let worktree = worktree_of(&a, &status(&a, &id));
-    let edited = worktree.join("docs/a.md");
-    let mut content = text(&edited);
-    content.push_str(HAND_EDIT);
-    content.push('\n');
-    std::fs::write(&edited, &content).unwrap();
-    assert_eq!(a.live(["fetch"]).code, 0);
-    let refused = a.live(["finish", &id]);
-    assert_eq!(refused.code, 2, "{refused}");
+    let HandEdit {
+        a,
+        _b,
+        id,
+        worktree,
+        edited,
+        content,
+        refused,
+    } = HandEdit::refused(&world);
     assert!(
         refused
             .stderr
@@ -54,16 +88,14 @@ fn catching_up_refuses_to_replace_work_no_record_has() {
 #[test]
 fn the_hint_for_work_no_record_has_proposes_only_what_works() {
     let world = World::new(Transport::File, "").unwrap();
-    let (a, id) = world.rate_limited_and_pushed();
-    let _b = world.resumed_elsewhere(&id);
-
-    let worktree = worktree_of(&a, &status(&a, &id));
-    let edited = worktree.join("docs/a.md");
-    let content = format!("{}{HAND_EDIT}\n", text(&edited));
-    std::fs::write(&edited, &content).unwrap();
-    assert_eq!(a.live(["fetch"]).code, 0);
-    let refused = a.live(["finish", &id]);
-    assert_eq!(refused.code, 2, "{refused}");
+    let HandEdit {
+        a,
+        _b,
+        id,
+        worktree,
+        refused,
+        ..
+    } = HandEdit::refused(&world);
     let hint = refused
         .stderr
         .lines()
