@@ -6,7 +6,9 @@
 //! caller of the transition function, and only the session persists a RunState (through the
 //! store and the record, and under the lease through the remote). And nothing below `cli`
 //! prints: the layers hand typed notes and outcomes up, and the command line decides what is
-//! shown — so a second `error:` policy cannot grow in a background thread.
+//! shown — so a second `error:` policy cannot grow in a background thread. Nor does a module
+//! below it choose a hint that names a git-baton command (its `fn hint` / `fn hints`): only the
+//! command line knows the command line.
 //!
 //! Each rule names the files where a use is allowed, with the reason; a use anywhere else fails
 //! the test with its file and line.
@@ -83,9 +85,24 @@ fn code_lines(source: &str) -> impl Iterator<Item = (usize, &str)> {
 
 /// Every use in `source` (the file `file`, relative to `src/`) that a door does not allow.
 fn breaches(file: &str, source: &str) -> Vec<String> {
+    let below_cli = !file.starts_with("cli/") && !file.starts_with("term/");
     let mut found = Vec::new();
+    // The indentation of the `fn hint` or `fn hints` whose body the lines are in, if any.
+    let mut in_hint: Option<usize> = None;
     for (n, code) in code_lines(source) {
         let squeezed: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+        let indent = code.len() - code.trim_start().len();
+        match in_hint {
+            None if squeezed.contains("fnhint(") || squeezed.contains("fnhints(") => {
+                in_hint = Some(indent);
+            }
+            Some(open) if indent == open && code.trim() == "}" => in_hint = None,
+            Some(_) if below_cli && code.contains("git baton") => found.push(format!(
+                "{file}:{n}: a hint that names a git-baton command: only cli chooses those \
+                 (cli/hints.rs)"
+            )),
+            _ => {}
+        }
         for door in DOORS {
             if squeezed.contains(door.needle)
                 && !door.allowed.iter().any(|allowed| file.starts_with(allowed))
@@ -93,7 +110,6 @@ fn breaches(file: &str, source: &str) -> Vec<String> {
                 found.push(format!("{file}:{n}: `{}`: {}", door.needle, door.why));
             }
         }
-        let below_cli = !file.starts_with("cli/") && !file.starts_with("term/");
         if below_cli && let Some(print) = PRINTING.iter().find(|p| squeezed.contains(*p)) {
             found.push(format!(
                 "{file}:{n}: `{print}`: only cli prints; hand a note or an outcome up"
@@ -152,5 +168,26 @@ use crate::state::transition::{ apply, Event };
             breaches("run/doctor/fix.rs", "store::save_in(&dir, &state)?;").len(),
             1
         );
+    }
+
+    #[test]
+    fn a_hint_below_cli_that_names_a_command_is_found() {
+        let error = "\
+impl E {
+    pub fn hint(&self) -> Option<String> {
+        // `git baton doctor` in a comment is no hint
+        Some(\"run `git baton doctor`\".into())
+    }
+}
+fn message() -> &'static str { \"`git baton run` made it\" }
+";
+        assert_eq!(
+            breaches("git/error.rs", error),
+            [
+                "git/error.rs:4: a hint that names a git-baton command: only cli chooses those \
+              (cli/hints.rs)"
+            ]
+        );
+        assert!(breaches("cli/hints.rs", error).is_empty());
     }
 }

@@ -172,12 +172,12 @@ macro_rules! input_errors {
 }
 
 input_errors! {
-    GitError => GitError::hint,
+    GitError => super::hints::git_hint,
     PlanError => |err: &PlanError| err.hint.clone(),
     ConfigError => ConfigError::hint,
     ExecError => ExecError::hint,
-    AgentSideError => super::run_hints::agent_side_hints,
-    VerifyError => VerifyError::hints,
+    AgentSideError => super::hints::agent_side_hints,
+    VerifyError => super::hints::verify_hints,
 }
 
 /// The store's hints name commands, so they are chosen here, by variant.
@@ -225,7 +225,7 @@ impl From<RunError> for CliError {
             ) => Class::Busy,
             _ => Class::Input,
         };
-        let hints = super::run_hints::hints(&err);
+        let hints = super::hints::hints(&err);
         CliError::new(kind, err).with_hints(hints)
     }
 }
@@ -237,7 +237,7 @@ impl From<DemoError> for CliError {
             DemoError::Interrupted => Class::Interrupted,
             _ => Class::Input,
         };
-        let hints = err.hints();
+        let hints = super::hints::demo_hints(&err);
         CliError::new(kind, err).with_hints(hints)
     }
 }
@@ -312,6 +312,28 @@ mod tests {
             busy.hints,
             ["wait for it to finish, or stop it with `git baton stop abc`"]
         );
+    }
+
+    /// An internal error is git-baton's bug: the hint naming `git baton doctor` is the CLI's,
+    /// wherever the error arrives from; the git layer itself names no command.
+    #[test]
+    fn an_internal_error_points_at_doctor_from_every_command() {
+        let internal = || GitError::Internal {
+            what: "index entry `a` in scope was not compared with the base tree".into(),
+            state: "worktree wt".into(),
+        };
+        assert_eq!(internal().hint(), None);
+        let doctor = "this is a bug in git-baton, not in the repository: `git baton doctor` \
+                      checks the repository and the runs; please report the error line above";
+        for err in [
+            CliError::from(internal()),
+            CliError::from(RunError::Git(internal())),
+            CliError::from(VerifyError::Git(internal())),
+            CliError::from(AgentSideError::Git(internal())),
+        ] {
+            assert_eq!(err.hints, [doctor], "{}", printed(&err));
+            assert_eq!(err.kind, Class::Input);
+        }
     }
 
     #[derive(Debug, thiserror::Error)]

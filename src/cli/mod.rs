@@ -18,6 +18,7 @@ mod fetch;
 mod finish;
 #[cfg(test)]
 mod generated;
+mod hints;
 mod hold;
 mod init;
 mod list;
@@ -30,7 +31,6 @@ mod release;
 mod resume;
 mod review;
 mod run;
-mod run_hints;
 mod status;
 mod stop;
 mod targets;

@@ -101,23 +101,6 @@ pub enum DemoError {
     },
 }
 
-impl DemoError {
-    /// What to do next, for this variant.
-    pub fn hints(&self) -> Vec<String> {
-        let hint = match self {
-            DemoError::Deviated { removed: true, .. } => {
-                "run `git baton demo --keep` to keep the demo repository and look at the run"
-            }
-            DemoError::TempDir { .. } => "set TMPDIR to a writable directory",
-            DemoError::NoGit(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                "the demo needs git on PATH"
-            }
-            _ => return Vec::new(),
-        };
-        vec![hint.to_string()]
-    }
-}
-
 /// Runs the demo, narrating to `out`. `Ok` means every step went as the incident says it
 /// should under git-baton; a step that deviates is [`DemoError::Deviated`], naming the step.
 /// A sandbox that could not be removed after a failed step is told to `warn`: the step's error

@@ -85,7 +85,8 @@ fn stderr_suffix(stderr: &str) -> String {
 }
 
 impl GitError {
-    /// What the user can do next, in git's words where git has them.
+    /// What the user can do next, in git's words where git has them. (An internal error's hint
+    /// names a git-baton command, so the CLI chooses it.)
     pub fn hint(&self) -> Option<String> {
         match self {
             GitError::NotARepository { .. } => {
@@ -98,11 +99,6 @@ impl GitError {
             GitError::NoMergeBase { shallow: true, .. } => Some(
                 "this is a shallow clone: fetch more history (`git fetch --unshallow`, or `fetch-depth: 0` \
                  with actions/checkout) so the merge base is reachable"
-                    .into(),
-            ),
-            GitError::Internal { .. } => Some(
-                "this is a bug in git-baton, not in the repository: `git baton doctor` checks the \
-                 repository and the runs; please report the error line above"
                     .into(),
             ),
             GitError::UnsupportedObjectFormat { .. } => Some(

@@ -104,52 +104,6 @@ pub enum VerifyError {
     },
 }
 
-impl VerifyError {
-    /// What to do next, for this variant.
-    pub fn hints(&self) -> Vec<String> {
-        let hint = match self {
-            VerifyError::Git(err) => err.hint(),
-            VerifyError::Config(err) => err.hint(),
-            VerifyError::Plan(err) => err.hint.clone(),
-            VerifyError::Evidence(_) => {
-                Some("see docs/plan-format.md#evidence for the evidence format".into())
-            }
-            VerifyError::EvidenceTooLarge { .. } => Some(
-                "an evidence file holds one entry per target, with a reason of a sentence or two; \
-                 see docs/plan-format.md#evidence-files"
-                    .into(),
-            ),
-            VerifyError::PlansDirMissing {
-                dir,
-                suggestion: Some(found),
-                ..
-            } => Some(format!(
-                "did you mean `{found}`? git paths are case-sensitive; the gate reads plans_dir \
-                 from .baton.yml at the merge base, so correct `{dir}` on the base branch"
-            )),
-            VerifyError::PlansDirMissing { dir, .. } => Some(format!(
-                "the gate reads plans_dir from .baton.yml at the merge base: create `{dir}/` on \
-                 the base branch (an empty `{dir}/.gitkeep` will do), set plans_dir there, or \
-                 name the plans to check"
-            )),
-            VerifyError::TrailerPlanPath { .. } => Some(
-                "a Baton-Plan trailer names a plan by its repo-relative path, as `git baton \
-                 finish` writes it (`Baton-Plan: plans/<name>.md`)"
-                    .into(),
-            ),
-            VerifyError::TrailerPlanMissing { .. } => Some(
-                "commit the plan to the base branch before the run, or correct the trailer; the \
-                 gate checks the plan a run branch names and never skips it"
-                    .into(),
-            ),
-            VerifyError::NotUtf8 { .. }
-            | VerifyError::ReadNamed { .. }
-            | VerifyError::Read { .. } => None,
-        };
-        hint.into_iter().collect()
-    }
-}
-
 /// What to verify, as the CLI received it.
 pub struct Options {
     /// Plan files named on the command line, relative to `cwd`. Empty: discover changed plans.

@@ -4,7 +4,7 @@
 //! configuration, an illegal transition).
 //!
 //! Each variant names the run, path or stage involved and keeps its cause. Which `hint:` follows
-//! it and which exit code it means are the command layer's decisions (`cli/run_hints.rs`,
+//! it and which exit code it means are the command layer's decisions (`cli/hints.rs`,
 //! `cli/error.rs`), not this module's.
 
 use std::io;

@@ -1,16 +1,20 @@
-//! The `hint:` lines of the run errors and the agent-side commands' errors: what to do next, as git-baton commands, chosen here
-//! because only the command layer knows the command line. The errors themselves say what went
-//! wrong, and nothing about which command to type.
+//! The `hint:` lines of the errors whose next step can be a git-baton command (a run's, an
+//! agent-side command's, `verify`'s, the demo's, and git's internal errors): chosen here because
+//! only the command layer knows the command line. The errors themselves say what went wrong,
+//! and nothing about which command to type.
 
+use crate::demo::DemoError;
+use crate::git::GitError;
 use crate::run::RunError;
 use crate::run::agent_side::AgentSideError;
 use crate::run::{CreateError, DriveError, HistoryError, SyncError, WorktreeError};
 use crate::state::transition::TransitionError;
+use crate::verify::VerifyError;
 
 /// What to do next after `err`, for its variant.
 pub(super) fn hints(err: &RunError) -> Vec<String> {
     let hint = match err {
-        RunError::Git(err) => err.hint(),
+        RunError::Git(err) => git_hint(err),
         RunError::Plan(err) => err.hint.clone(),
         RunError::Leftovers(err) => err.hint(),
         RunError::Config(err) => err.hint(),
@@ -126,7 +130,7 @@ fn worktree(err: &WorktreeError) -> Vec<String> {
             worktree,
             source,
         } => {
-            let mut hints: Vec<String> = source.hint().into_iter().collect();
+            let mut hints: Vec<String> = git_hint(source).into_iter().collect();
             hints.push(format!(
                 "{worktree} holds uncommitted changes; `git baton clean --force {run}` removes \
                  them too"
@@ -248,8 +252,22 @@ fn history(err: &HistoryError) -> Option<String> {
 }
 
 /// What to do next after an agent-side command failed, for its variant.
+/// What to do next after a git error: git's own words, or for an internal error (a bug of
+/// git-baton's, not of the repository) the command that checks the repository and the runs.
+pub(super) fn git_hint(err: &GitError) -> Option<String> {
+    match err {
+        GitError::Internal { .. } => Some(
+            "this is a bug in git-baton, not in the repository: `git baton doctor` checks the \
+             repository and the runs; please report the error line above"
+                .into(),
+        ),
+        _ => err.hint(),
+    }
+}
+
 pub(super) fn agent_side_hints(err: &AgentSideError) -> Vec<String> {
     match err {
+        AgentSideError::Git(err) => git_hint(err).into_iter().collect(),
         AgentSideError::NotInRun { .. } => vec![
             "these commands are for the agent of a run, in the run's worktree (`git baton status` names it)".into(),
         ],
@@ -273,4 +291,63 @@ pub(super) fn agent_side_hints(err: &AgentSideError) -> Vec<String> {
         }
         _ => Vec::new(),
     }
+}
+
+/// What to do next after a failed `verify`, for its variant.
+pub(super) fn verify_hints(err: &VerifyError) -> Vec<String> {
+    let hint = match err {
+        VerifyError::Git(err) => git_hint(err),
+        VerifyError::Config(err) => err.hint(),
+        VerifyError::Plan(err) => err.hint.clone(),
+        VerifyError::Evidence(_) => {
+            Some("see docs/plan-format.md#evidence for the evidence format".into())
+        }
+        VerifyError::EvidenceTooLarge { .. } => Some(
+            "an evidence file holds one entry per target, with a reason of a sentence or two; \
+             see docs/plan-format.md#evidence-files"
+                .into(),
+        ),
+        VerifyError::PlansDirMissing {
+            dir,
+            suggestion: Some(found),
+            ..
+        } => Some(format!(
+            "did you mean `{found}`? git paths are case-sensitive; the gate reads plans_dir \
+             from .baton.yml at the merge base, so correct `{dir}` on the base branch"
+        )),
+        VerifyError::PlansDirMissing { dir, .. } => Some(format!(
+            "the gate reads plans_dir from .baton.yml at the merge base: create `{dir}/` on \
+             the base branch (an empty `{dir}/.gitkeep` will do), set plans_dir there, or \
+             name the plans to check"
+        )),
+        VerifyError::TrailerPlanPath { .. } => Some(
+            "a Baton-Plan trailer names a plan by its repo-relative path, as `git baton \
+             finish` writes it (`Baton-Plan: plans/<name>.md`)"
+                .into(),
+        ),
+        VerifyError::TrailerPlanMissing { .. } => Some(
+            "commit the plan to the base branch before the run, or correct the trailer; the \
+             gate checks the plan a run branch names and never skips it"
+                .into(),
+        ),
+        VerifyError::NotUtf8 { .. } | VerifyError::ReadNamed { .. } | VerifyError::Read { .. } => {
+            None
+        }
+    };
+    hint.into_iter().collect()
+}
+
+/// What to do next after a failed demo, for its variant.
+pub(super) fn demo_hints(err: &DemoError) -> Vec<String> {
+    let hint = match err {
+        DemoError::Deviated { removed: true, .. } => {
+            "run `git baton demo --keep` to keep the demo repository and look at the run"
+        }
+        DemoError::TempDir { .. } => "set TMPDIR to a writable directory",
+        DemoError::NoGit(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            "the demo needs git on PATH"
+        }
+        _ => return Vec::new(),
+    };
+    vec![hint.to_string()]
 }
