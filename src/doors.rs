@@ -83,26 +83,60 @@ fn code_lines(source: &str) -> impl Iterator<Item = (usize, &str)> {
     })
 }
 
-/// Every use in `source` (the file `file`, relative to `src/`) that a door does not allow.
-fn breaches(file: &str, source: &str) -> Vec<String> {
-    let below_cli = !file.starts_with("cli/") && !file.starts_with("term/");
+/// The `fn hint` and `fn hints` of `source` whose body names a git-baton command, a string
+/// continued across lines (`git \` then `baton`) included. A body runs from the line that opens
+/// it to the line that closes it: a `}` at the function's indentation, or the opening line's own
+/// last `}`; a declaration without a body (`fn hint(&self) -> …;`) opens none.
+fn hints_naming_commands(file: &str, source: &str) -> Vec<String> {
     let mut found = Vec::new();
-    // The indentation of the `fn hint` or `fn hints` whose body the lines are in, if any.
-    let mut in_hint: Option<usize> = None;
+    // The function's first line, its indentation, and the words of its body so far.
+    let mut open: Option<(usize, usize, String)> = None;
     for (n, code) in code_lines(source) {
         let squeezed: String = code.chars().filter(|c| !c.is_whitespace()).collect();
         let indent = code.len() - code.trim_start().len();
-        match in_hint {
-            None if squeezed.contains("fnhint(") || squeezed.contains("fnhints(") => {
-                in_hint = Some(indent);
+        if open.is_none() {
+            let starts = ["fnhint(", "fnhints(", "fnhint<", "fnhints<"]
+                .iter()
+                .any(|start| squeezed.contains(start));
+            if !starts || squeezed.ends_with(';') {
+                continue;
             }
-            Some(open) if indent == open && code.trim() == "}" => in_hint = None,
-            Some(_) if below_cli && code.contains("git baton") => found.push(format!(
-                "{file}:{n}: a hint that names a git-baton command: only cli chooses those \
-                 (cli/hints.rs)"
-            )),
-            _ => {}
+            open = Some((n, indent, String::new()));
         }
+        let Some((first, at, words)) = open.as_mut() else {
+            continue;
+        };
+        words.push(' ');
+        words.push_str(code.trim().trim_end_matches('\\'));
+        let closes = if n == *first {
+            squeezed.ends_with('}')
+        } else {
+            indent == *at && code.trim() == "}"
+        };
+        if closes {
+            let words = words.split_whitespace().collect::<Vec<_>>().join(" ");
+            if words.contains("git baton") {
+                found.push(format!(
+                    "{file}:{first}: a hint that names a git-baton command: only cli chooses \
+                     those (cli/hints.rs)"
+                ));
+            }
+            open = None;
+        }
+    }
+    found
+}
+
+/// Every use in `source` (the file `file`, relative to `src/`) that a door does not allow.
+fn breaches(file: &str, source: &str) -> Vec<String> {
+    let below_cli = !file.starts_with("cli/") && !file.starts_with("term/");
+    let mut found = if below_cli {
+        hints_naming_commands(file, source)
+    } else {
+        Vec::new()
+    };
+    for (n, code) in code_lines(source) {
+        let squeezed: String = code.chars().filter(|c| !c.is_whitespace()).collect();
         for door in DOORS {
             if squeezed.contains(door.needle)
                 && !door.allowed.iter().any(|allowed| file.starts_with(allowed))
@@ -172,21 +206,36 @@ use crate::state::transition::{ apply, Event };
 
     #[test]
     fn a_hint_below_cli_that_names_a_command_is_found() {
-        let error = "\
+        let error = r#"
 impl E {
     pub fn hint(&self) -> Option<String> {
         // `git baton doctor` in a comment is no hint
-        Some(\"run `git baton doctor`\".into())
+        Some("run `git baton doctor`".into())
     }
+
+    pub fn hints<'a>(&'a self) -> Vec<String> {
+        vec!["the command `git \
+              baton finish` writes it".into()]
+    }
+    fn hint(&self) -> &str { "`git baton run <PLAN>`" }
+    fn hints(&self) -> Vec<String> { Vec::new() }
 }
-fn message() -> &'static str { \"`git baton run` made it\" }
-";
+trait Hinted {
+    fn hint(&self) -> Option<String>;
+}
+fn message() -> &'static str {
+    "`git baton run` made it"
+}
+"#;
+        let breach = |line: usize| {
+            format!(
+                "git/error.rs:{line}: a hint that names a git-baton command: only cli chooses \
+                 those (cli/hints.rs)"
+            )
+        };
         assert_eq!(
             breaches("git/error.rs", error),
-            [
-                "git/error.rs:4: a hint that names a git-baton command: only cli chooses those \
-              (cli/hints.rs)"
-            ]
+            [breach(3), breach(8), breach(12)]
         );
         assert!(breaches("cli/hints.rs", error).is_empty());
     }

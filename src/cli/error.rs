@@ -315,9 +315,10 @@ mod tests {
     }
 
     /// An internal error is git-baton's bug: the hint naming `git baton doctor` is the CLI's,
-    /// wherever the error arrives from; the git layer itself names no command.
+    /// through every error type that carries a git error up; the git layer names no command.
+    /// (Where the gate turns a git error into a stage's message, it is recorded, not hinted.)
     #[test]
-    fn an_internal_error_points_at_doctor_from_every_command() {
+    fn an_internal_error_points_at_doctor_through_every_error_type() {
         let internal = || GitError::Internal {
             what: "index entry `a` in scope was not compared with the base tree".into(),
             state: "worktree wt".into(),

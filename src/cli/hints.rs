@@ -251,7 +251,6 @@ fn history(err: &HistoryError) -> Option<String> {
     }
 }
 
-/// What to do next after an agent-side command failed, for its variant.
 /// What to do next after a git error: git's own words, or for an internal error (a bug of
 /// git-baton's, not of the repository) the command that checks the repository and the runs.
 pub(super) fn git_hint(err: &GitError) -> Option<String> {
@@ -265,6 +264,7 @@ pub(super) fn git_hint(err: &GitError) -> Option<String> {
     }
 }
 
+/// What to do next after an agent-side command failed, for its variant.
 pub(super) fn agent_side_hints(err: &AgentSideError) -> Vec<String> {
     match err {
         AgentSideError::Git(err) => git_hint(err).into_iter().collect(),

@@ -20,8 +20,8 @@ pub fn turn(t: Turn) -> Turn {
     t.with_usage(TURN)
 }
 
-/// [`TURN`] with 5,000 of its input read from the provider's cache: for the CLIs whose usage
-/// counts cache reads apart (Gemini CLI, opencode).
+/// [`TURN`] and 5,000 more prompt tokens read from the provider's cache: for the CLIs whose
+/// usage counts cache reads apart (Gemini CLI, opencode).
 pub const CACHED_TURN: Usage = Usage {
     cache_read: 5_000,
     ..TURN

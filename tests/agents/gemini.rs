@@ -14,8 +14,8 @@ use super::e2e::{CACHED_TURN, cached_turn, new_text, u64_of};
 use super::harness::{AgentRepo, TARGETS, attempt};
 use super::mock::{MockServer, Script, Turn};
 
-/// Tokens per model turn; Gemini's prompt count holds the cached ones (the mock sends
-/// `promptTokenCount` = input + cache reads).
+/// A `run_shell_command` turn of [`CACHED_TURN`]: Gemini's prompt count holds the cached tokens
+/// (the mock sends `promptTokenCount` = input + cache reads).
 fn shell(command: &str) -> Turn {
     cached_turn(Turn::tool("run_shell_command", json!({"command": command})))
 }

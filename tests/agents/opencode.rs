@@ -17,8 +17,8 @@ use super::e2e::{CACHED_TURN, cached_turn, f64_of, new_text, same_amount};
 use super::harness::{AgentRepo, TARGETS, assert_prompt, attempt};
 use super::mock::{MockServer, Script, Turn};
 
-/// Tokens per model turn; the cache reads show that opencode's `input` leaves them out.
-/// opencode's `write` tool: a path relative to its working directory, the run's worktree.
+/// opencode's `write` tool, a turn of [`CACHED_TURN`] (whose cache reads show that opencode's
+/// `input` leaves them out): a path relative to its working directory, the run's worktree.
 pub(super) fn write(target: &str) -> Turn {
     cached_turn(Turn::tool(
         "write",

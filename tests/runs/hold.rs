@@ -138,7 +138,7 @@ fn a_settled_run_cannot_be_held() {
 
 /// The actor `waiting`, which writes its pid to the first path and edits every target once the
 /// second one exists, both in `scratch_dir`.
-fn waiting(scratch_dir: &tempfile::TempDir) -> (Actor, PathBuf, PathBuf) {
+fn waiting_actor(scratch_dir: &tempfile::TempDir) -> (Actor, PathBuf, PathBuf) {
     let (pid_file, go) = (
         outside(scratch_dir, "agent.pid"),
         outside(scratch_dir, "go"),
@@ -155,7 +155,7 @@ fn waiting(scratch_dir: &tempfile::TempDir) -> (Actor, PathBuf, PathBuf) {
 #[test]
 fn a_run_being_driven_is_busy_for_hold() {
     let scratch_dir = scratch();
-    let (waiting, pid_file, go) = waiting(&scratch_dir);
+    let (waiting, pid_file, go) = waiting_actor(&scratch_dir);
     let repo = repo_running(&[waiting], "");
     let child = spawn(&repo, &["run", "plans/fix.md", "--stop-after", "executor"]);
     wait_for_line(&pid_file);
@@ -237,7 +237,7 @@ fn the_hold_of_a_published_run_reaches_the_remote() {
 #[test]
 fn a_run_leased_by_another_machine_is_busy_for_hold() {
     let scratch_dir = scratch();
-    let (waiting, pid_file, go) = waiting(&scratch_dir);
+    let (waiting, pid_file, go) = waiting_actor(&scratch_dir);
     let fixture = TestRepo::with()
         .old_rule_docs()
         .file("plans/fix.md", PLAN)
