@@ -225,7 +225,7 @@ impl From<RunError> for CliError {
             ) => Class::Busy,
             _ => Class::Input,
         };
-        let hints = super::hints::hints(&err);
+        let hints = super::hints::run_hints(&err);
         CliError::new(kind, err).with_hints(hints)
     }
 }

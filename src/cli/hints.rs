@@ -12,7 +12,7 @@ use crate::state::transition::TransitionError;
 use crate::verify::VerifyError;
 
 /// What to do next after `err`, for its variant.
-pub(super) fn hints(err: &RunError) -> Vec<String> {
+pub(super) fn run_hints(err: &RunError) -> Vec<String> {
     let hint = match err {
         RunError::Git(err) => git_hint(err),
         RunError::Plan(err) => err.hint.clone(),
@@ -109,7 +109,7 @@ fn worktree(err: &WorktreeError) -> Vec<String> {
         )
     };
     let hint = match err {
-        WorktreeError::Stale(inner) => return hints(inner),
+        WorktreeError::Stale(inner) => return run_hints(inner),
         WorktreeError::NotAWorktree { run, worktree, .. }
         | WorktreeError::NotRegistered { run, worktree } => Some(repair(run, worktree)),
         WorktreeError::WorktreeMissing { run, branch, .. } => Some(format!(
