@@ -254,8 +254,9 @@ pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// A read's result with a file that does not exist as `Ok(None)`: for the files that may be
-/// absent (`.baton.yml`, a run record's files, a plan named in the worktree).
+/// A read's or an open's result with a file that does not exist as `Ok(None)`: for the files
+/// that may be absent (`.baton.yml`, a run record's files, a plan named in the worktree, a
+/// run's lock).
 pub fn if_present<T>(read: std::io::Result<T>) -> std::io::Result<Option<T>> {
     match read {
         Ok(value) => Ok(Some(value)),

@@ -53,10 +53,9 @@ pub fn host() -> String {
 /// says): also for a directory being created or removed.
 pub fn holder_in(dir: &Path) -> Result<Option<Holder>> {
     let path = dir.join("lock");
-    let file = match File::options().write(true).open(&path) {
-        Ok(file) => file,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(io("open", &path)(err)),
+    let opened = crate::files::if_present(File::options().write(true).open(&path));
+    let Some(file) = opened.map_err(io("open", &path))? else {
+        return Ok(None);
     };
     // A shared lock: probes never exclude each other, and a driver's exclusive lock excludes
     // them.

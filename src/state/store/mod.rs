@@ -211,10 +211,9 @@ impl Store {
     /// created here. Creates nothing.
     pub fn creations_settled(&self) -> Result<Option<File>> {
         let path = self.root.join("create.lock");
-        let file = match File::options().write(true).open(&path) {
-            Ok(file) => file,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(err) => return Err(io("open", &path)(err)),
+        let opened = crate::files::if_present(File::options().write(true).open(&path));
+        let Some(file) = opened.map_err(io("open", &path))? else {
+            return Ok(None);
         };
         file.lock_shared().map_err(io("lock", &path))?;
         Ok(Some(file))
