@@ -94,17 +94,17 @@ fn hints_naming_commands(file: &str, source: &str) -> Vec<String> {
     for (n, code) in code_lines(source) {
         let squeezed: String = code.chars().filter(|c| !c.is_whitespace()).collect();
         let indent = code.len() - code.trim_start().len();
-        if open.is_none() {
-            let starts = ["fnhint(", "fnhints(", "fnhint<", "fnhints<"]
-                .iter()
-                .any(|start| squeezed.contains(start));
-            if !starts || squeezed.ends_with(';') {
-                continue;
+        let (first, at, words) = match open {
+            Some(ref mut body) => body,
+            None => {
+                let starts = ["fnhint(", "fnhints(", "fnhint<", "fnhints<"]
+                    .iter()
+                    .any(|start| squeezed.contains(start));
+                if !starts || squeezed.ends_with(';') {
+                    continue;
+                }
+                open.insert((n, indent, String::new()))
             }
-            open = Some((n, indent, String::new()));
-        }
-        let Some((first, at, words)) = open.as_mut() else {
-            continue;
         };
         words.push(' ');
         words.push_str(code.trim().trim_end_matches('\\'));
