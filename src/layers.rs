@@ -6,8 +6,8 @@
 //! what starts a cycle, so the test fails on the edge itself, naming the file, before any cycle
 //! can close. The reasons for the order:
 //!
-//! - `duration`, `files`, `hermetic`, `procs`, `signals`, `suggest`, `template`, `term`: helpers with no
-//!   crate imports. `testing` on them: the unit tests' shared helpers (git in a temporary
+//! - `duration`, `files`, `hermetic`, `procs`, `signals`, `suggest`, `template`, `term`, `yaml`:
+//!   helpers with no crate imports. `testing` on them: the unit tests' shared helpers (git in a temporary
 //!   directory, with `hermetic`'s environment), below everything that tests with git.
 //! - `plan` → `coverage`: the pure domain — a plan's targets, the coverage rule over them.
 //!   `agent` beside `coverage`: what the real agents print, read without I/O, and the presets
@@ -26,7 +26,7 @@
 /// Top-level modules, bottom layer first.
 const LAYERS: &[&[&str]] = &[
     &[
-        "duration", "files", "hermetic", "procs", "signals", "suggest", "template", "term",
+        "duration", "files", "hermetic", "procs", "signals", "suggest", "template", "term", "yaml",
     ],
     &["testing"],
     &["plan"],

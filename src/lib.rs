@@ -23,6 +23,7 @@
 //! - [`duration`] reads the durations the configuration and plans write (timeouts, leases);
 //! - [`template`] is the `{{name}}` syntax of prompt templates, shared by `config` and `run`;
 //! - [`term`] is git-baton's own stdout and stderr, where no write can panic;
+//! - [`yaml`] writes strings as YAML scalars for what git-baton prints to paste or keep;
 //! - [`procs`] is the process table and signals that reach no stranger, and [`signals`] is who
 //!   takes SIGINT, SIGTERM and SIGHUP (a driver, or the wait on a child process);
 //! - [`cli`] translates command lines into calls of the above; it alone prints (errors as one
@@ -83,6 +84,7 @@ pub mod suggest;
 pub mod template;
 pub mod term;
 pub mod verify;
+pub mod yaml;
 
 #[cfg(test)]
 mod doors;

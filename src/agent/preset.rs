@@ -16,6 +16,7 @@
 //!   driver and the user (a clean filter, an fsmonitor hook).
 
 use super::output::Format;
+use crate::yaml;
 
 /// The Claude Code Stop hook: `git baton check` in hook form (see docs/agents.md).
 pub const CLAUDE_STOP_HOOK: &str = "git baton check --hook claude-stop";
@@ -338,7 +339,7 @@ fn render_preset(out: &mut String, preset: &Preset) {
     }
     out.push_str(&format!("  {}:\n    command:\n", preset.name));
     for arg in preset.command {
-        out.push_str(&format!("      - {}\n", scalar(arg)));
+        out.push_str(&format!("      - {}\n", yaml::scalar(arg)));
     }
     if preset.stdin_prompt {
         out.push_str("    stdin: prompt\n");
@@ -347,7 +348,7 @@ fn render_preset(out: &mut String, preset: &Preset) {
         let vars: Vec<String> = preset
             .env
             .iter()
-            .map(|(k, v)| format!("{k}: {}", scalar_quoted(v)))
+            .map(|(k, v)| format!("{k}: {}", yaml::quoted(v)))
             .collect();
         out.push_str(&format!("    env: {{ {} }}\n", vars.join(", ")));
     }
@@ -360,7 +361,7 @@ fn render_preset(out: &mut String, preset: &Preset) {
     let patterns: Vec<String> = preset
         .rate_limit_patterns
         .iter()
-        .map(|p| scalar_quoted(p))
+        .map(|p| yaml::quoted(p))
         .collect();
     out.push_str("    rate_limit:\n");
     if !codes.is_empty() {
@@ -369,46 +370,9 @@ fn render_preset(out: &mut String, preset: &Preset) {
     out.push_str(&format!("      patterns: [{}]\n", patterns.join(", ")));
 }
 
-/// `text` as a YAML scalar: bare when nothing in it means anything to YAML, else quoted.
-fn scalar(text: &str) -> String {
-    let bare = text
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphanumeric())
-        || (text.len() > 1 && text.starts_with('-') && !text.starts_with("--- "));
-    let safe = text
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-_./=".contains(c));
-    if bare && safe && !["true", "false", "null", "yes", "no", "on", "off"].contains(&text) {
-        text.to_string()
-    } else {
-        scalar_quoted(text)
-    }
-}
-
-/// `text` quoted: single quotes (nothing escaped but `'`), which keep JSON readable.
-fn scalar_quoted(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "''"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn scalars_are_bare_only_when_yaml_reads_them_as_written() {
-        assert_eq!(scalar("claude"), "claude");
-        assert_eq!(scalar("-p"), "-p");
-        assert_eq!(scalar("--output-format"), "--output-format");
-        assert_eq!(scalar("-"), "'-'");
-        assert_eq!(scalar("{prompt_file}"), "'{prompt_file}'");
-        assert_eq!(
-            scalar("Bash(git baton check:*)"),
-            "'Bash(git baton check:*)'"
-        );
-        assert_eq!(scalar("no"), "'no'");
-        assert_eq!(scalar_quoted("You've hit"), "'You''ve hit'");
-    }
 
     #[test]
     fn every_preset_has_a_unique_name_and_rate_limit_patterns() {

@@ -4,6 +4,7 @@
 use super::escape;
 use super::width;
 use crate::verify::targets::{Named, TargetsReport};
+use crate::yaml;
 
 /// The text output: a `targets:` block (or, for a plan that declares its own, the paths the body
 /// names beyond them), then what was named but found nowhere.
@@ -55,7 +56,7 @@ pub fn text(report: &TargetsReport) -> String {
 
 fn list(out: &mut String, rows: &[Named]) {
     // Paths as YAML strings, so that any name the base holds pastes back as itself.
-    let cells: Vec<String> = rows.iter().map(|r| yaml_string(&r.target)).collect();
+    let cells: Vec<String> = rows.iter().map(|r| yaml::scalar(&r.target)).collect();
     let column = width::widest(cells.iter().map(String::as_str)).min(60);
     out.push_str("targets:\n");
     for (row, cell) in rows.iter().zip(&cells) {
@@ -66,36 +67,5 @@ fn list(out: &mut String, rows: &[Named]) {
             row.line,
             row.found_in.as_str()
         ));
-    }
-}
-
-/// A plain scalar where YAML reads it back as the same string, else a double-quoted one.
-fn yaml_string(path: &str) -> String {
-    let safe = path
-        .chars()
-        .all(|c| c.is_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '+' | '='));
-    let first_ok = path
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.');
-    if safe && first_ok {
-        path.to_owned()
-    } else {
-        // JSON's string syntax is YAML's double-quoted scalar.
-        serde_json::to_string(path).unwrap_or_else(|_| format!("{path:?}"))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::yaml_string;
-
-    #[test]
-    fn paths_that_yaml_would_read_otherwise_are_quoted() {
-        assert_eq!(yaml_string("docs/a.md"), "docs/a.md");
-        assert_eq!(yaml_string(".github/workflows/"), ".github/workflows/");
-        assert_eq!(yaml_string("@scope/pkg.json"), "\"@scope/pkg.json\"");
-        assert_eq!(yaml_string("a,b.md"), "\"a,b.md\"");
-        assert_eq!(yaml_string("-x.md"), "\"-x.md\"");
     }
 }
