@@ -168,11 +168,14 @@ mod tests {
 
     #[test]
     fn patterns_are_literal() {
-        assert_eq!(escape("a*b?[c]"), "a\\*b\\?\\[c]");
-        assert_eq!(escape("x "), "x\\ ");
-        assert_eq!(escape(".runs"), ".runs");
-        for part in ["a*b?[c]", "x ", ".runs", "back\\slash"] {
-            assert_eq!(unescape(&escape(part)), part);
+        for (part, pattern) in [
+            ("a*b?[c]", "a\\*b\\?\\[c]"),
+            ("x ", "x\\ "),
+            (".runs", ".runs"),
+            ("back\\slash", "back\\\\slash"),
+        ] {
+            assert_eq!(escape(part), pattern);
+            assert_eq!(unescape(pattern), part);
         }
     }
 
