@@ -35,12 +35,24 @@ pub(crate) fn git_init(args: &[&str]) -> tempfile::TempDir {
     dir
 }
 
-/// The `.rs` files below `path` (or `path` itself), in path order: what the tests that read
-/// the crate's own source walk.
-pub(crate) fn rust_files(path: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    collect_rust_files(path, &mut out);
-    out
+/// Every `.rs` file of the crate's `src/`, in path order, as its path below `src/` and its text:
+/// what the tests that read the crate's own source walk.
+pub(crate) fn sources() -> Vec<(String, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    collect_rust_files(&src, &mut files);
+    files
+        .into_iter()
+        .map(|file| {
+            let shown = file
+                .strip_prefix(&src)
+                .expect("below src/")
+                .display()
+                .to_string();
+            let text = std::fs::read_to_string(&file).expect("a readable source file");
+            (shown, text)
+        })
+        .collect()
 }
 
 fn collect_rust_files(path: &Path, out: &mut Vec<PathBuf>) {
