@@ -65,16 +65,29 @@ impl Stream {
 
 /// One of the process's streams as a writer: its bytes go around the status line, if one is
 /// shown, and reach the stream unbuffered.
-pub struct Raw(Stream);
+pub struct Raw {
+    stream: Stream,
+    /// What it writes is an actor's output, which tells the status line that the actor spoke.
+    from_actor: bool,
+}
+
+impl Raw {
+    fn ours(stream: Stream) -> Raw {
+        Raw {
+            stream,
+            from_actor: false,
+        }
+    }
+}
 
 impl Write for Raw {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        status::around(self.0, buf, false)?;
+        status::around(self.stream, buf, self.from_actor)?;
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        flush_raw(self.0)
+        flush_raw(self.stream)
     }
 }
 
@@ -109,18 +122,18 @@ fn stderr_width() -> Option<usize> {
 /// The process's stdout for a command's output, for writers that handle their own errors:
 /// colour as [`colour`] decides for it.
 pub fn stdout() -> Box<dyn Write + Send> {
-    colour::styled(Raw(Stream::Stdout), colour::wanted(Stream::Stdout))
+    colour::styled(Raw::ours(Stream::Stdout), colour::wanted(Stream::Stdout))
 }
 
 /// The process's stderr, likewise.
 pub fn stderr() -> Box<dyn Write + Send> {
-    colour::styled(Raw(Stream::Stderr), colour::wanted(Stream::Stderr))
+    colour::styled(Raw::ours(Stream::Stderr), colour::wanted(Stream::Stderr))
 }
 
 /// The process's stdout with every byte as given: for an actor's log, which is not ours to
 /// restyle.
 pub fn stdout_raw() -> Box<dyn Write + Send> {
-    Box::new(Raw(Stream::Stdout))
+    Box::new(Raw::ours(Stream::Stdout))
 }
 
 /// The process's stdin and stdout as async streams, for a protocol that owns both while it runs
@@ -133,17 +146,10 @@ pub fn protocol_stdio() -> (tokio::io::Stdin, tokio::io::Stdout) {
 /// Where an actor's output is echoed as it arrives: the stream as it is, the status line kept
 /// below it and told that the actor spoke.
 pub fn echo(stream: Stream) -> Box<dyn Write + Send> {
-    struct Echo(Stream);
-    impl Write for Echo {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            status::around(self.0, buf, true)?;
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            flush_raw(self.0)
-        }
-    }
-    Box::new(Echo(stream))
+    Box::new(Raw {
+        stream,
+        from_actor: true,
+    })
 }
 
 /// Writes `args` to stderr in one write, ignoring a stream that is gone.
