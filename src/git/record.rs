@@ -168,25 +168,28 @@ impl Repo {
                         bounds.max_files
                     )));
                 }
-                let size = self
-                    .repo
-                    .find_header(oid)
-                    .map_err(|err| GitError::op(format!("read the record file `{path}`"), err))?
-                    .size();
-                let limit = (bounds.limit)(&path);
-                if size > limit {
-                    return Err(refuse(format!(
-                        "`{path}` is {size} bytes, more than a record file may be ({limit})"
-                    )));
-                }
-                let blob = self
-                    .repo
-                    .find_blob(oid)
-                    .map_err(|err| GitError::op(format!("read the record file `{path}`"), err))?;
-                out.push((path, blob.detach().data));
+                let data = self.record_file(oid, &path, (bounds.limit)(&path))?;
+                out.push((path, data));
             }
         }
         Ok(())
+    }
+
+    /// The bytes of the record file `path`, refused unread when its header says it is larger
+    /// than `limit`.
+    fn record_file(&self, oid: ObjectId, path: &str, limit: u64) -> Result<Vec<u8>> {
+        let failed = |err: &dyn std::fmt::Display| {
+            GitError::op(format!("read the record file `{path}`"), err.to_string())
+        };
+        let size = self.repo.find_header(oid).map_err(|e| failed(&e))?.size();
+        if size > limit {
+            return Err(GitError::op(
+                "read a run record",
+                format!("`{path}` is {size} bytes, more than a record file may be ({limit})"),
+            ));
+        }
+        let blob = self.repo.find_blob(oid).map_err(|e| failed(&e))?;
+        Ok(blob.detach().data)
     }
 
     /// Where `refname` points, if it exists.

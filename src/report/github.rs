@@ -22,11 +22,43 @@ use super::gate::{
     REQUIRE_PLANS_HINT, change_word, ignored_trailers_note, nothing_checked, range, text,
     why_no_plans,
 };
+use crate::coverage::{TargetReport, TargetStatus};
+use crate::report::status::word;
 use crate::verify::Verification;
 
 /// GitHub shows at most 10 error annotations per step; the rest are dropped silently, so we stop
 /// at the limit ourselves and say how many were left out.
 pub const GITHUB_ANNOTATION_LIMIT: usize = 10;
+
+/// Why failing target `t` fails the gate, in the words of its annotation.
+fn failure(t: &TargetReport, v: &Verification) -> String {
+    match t.status {
+        TargetStatus::Uncovered => format!(
+            "`{}` has no changed path in {} and no recorded reason why it needed no change",
+            t.target,
+            range(v)
+        ),
+        TargetStatus::Missing => {
+            let mean = t
+                .suggestion
+                .as_deref()
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default();
+            format!(
+                "`{}` names no path at the merge base, the head or in the worktree{mean}",
+                t.target
+            )
+        }
+        TargetStatus::Touched => format!(
+            "`{}` changed only in whitespace, line endings or file mode in {}, which does not \
+             count as a change ({})",
+            t.target,
+            range(v),
+            super::bound::joined(&t.paths, str::to_owned)
+        ),
+        TargetStatus::Changed | TargetStatus::Unchanged => String::new(),
+    }
+}
 
 /// Escapes data for a GitHub workflow command message.
 fn data(s: &str) -> String {
@@ -74,47 +106,15 @@ pub fn github(v: &Verification) -> String {
     for plan in &v.plans {
         let file = property(&plan.path);
         let r = &plan.coverage;
-        for t in r.uncovered() {
-            annotations.push(error(
-                &file,
-                t.line,
-                &format!("uncovered target {}", t.target),
-                &format!(
-                    "`{}` has no changed path in {} and no recorded reason why it needed no change",
-                    t.target,
-                    range(v)
-                ),
-            ));
-        }
-        for t in r.missing() {
-            let mean = t
-                .suggestion
-                .as_deref()
-                .map(|s| format!("; did you mean `{s}`?"))
-                .unwrap_or_default();
-            annotations.push(error(
-                &file,
-                t.line,
-                &format!("missing target {}", t.target),
-                &format!(
-                    "`{}` names no path at the merge base, the head or in the worktree{mean}",
-                    t.target
-                ),
-            ));
-        }
-        for t in r.touched() {
-            annotations.push(error(
-                &file,
-                t.line,
-                &format!("touched target {}", t.target),
-                &format!(
-                    "`{}` changed only in whitespace, line endings or file mode in {}, which does \
-                     not count as a change ({})",
-                    t.target,
-                    range(v),
-                    super::bound::joined(&t.paths, str::to_owned)
-                ),
-            ));
+        for status in TargetStatus::FAILING {
+            for t in r.targets.iter().filter(|t| t.status == status) {
+                annotations.push(error(
+                    &file,
+                    t.line,
+                    &format!("{} target {}", word(status), t.target),
+                    &failure(t, v),
+                ));
+            }
         }
         for p in &r.problems {
             annotations.push(error(
