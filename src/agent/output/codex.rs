@@ -54,24 +54,10 @@ pub(super) fn parse(stdout: Stdout) -> Reading {
             _ => {}
         }
     }
-    let Some(verdict) = verdict else {
-        let reason = log.without("turn.completed or turn.failed");
-        return Reading {
-            tokens,
-            session_id,
-            unparsed: Some(reason),
-            cut: log.cut,
-            ..Reading::default()
-        };
-    };
     Reading {
         tokens,
-        cost_usd: None,
-        model: None,
         session_id,
-        verdict: Some(verdict),
-        unparsed: None,
-        cut: log.cut,
+        ..log.ending(verdict, "turn.completed or turn.failed")
     }
 }
 

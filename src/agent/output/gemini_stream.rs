@@ -37,13 +37,10 @@ pub(super) fn parse(stdout: Stdout, stderr: Stdout) -> Reading {
         }
     }
     let Some(result) = result else {
-        let reason = log.without("result");
         return Reading {
             session_id,
             model,
-            unparsed: Some(reason),
-            cut: log.cut,
-            ..Reading::default()
+            ..log.ending(None, "result")
         };
     };
     let tokens = result.get("stats").and_then(Value::as_object).map(|s| {
@@ -80,12 +77,9 @@ pub(super) fn parse(stdout: Stdout, stderr: Stdout) -> Reading {
     };
     Reading {
         tokens,
-        cost_usd: None,
         model,
         session_id,
-        verdict: Some(verdict),
-        unparsed: None,
-        cut: log.cut,
+        ..log.ending(Some(verdict), "result")
     }
 }
 

@@ -113,6 +113,18 @@ struct Log {
 }
 
 impl Log {
+    /// A reading's `verdict`, `unparsed` and `cut` for this log, whose ending event gave
+    /// `verdict` if it held one (`wanted` names that event as the agent does); the parser adds
+    /// what else it read.
+    fn ending(self, verdict: Option<Verdict>, wanted: &str) -> Reading {
+        Reading {
+            unparsed: verdict.is_none().then(|| self.without(wanted)),
+            verdict,
+            cut: self.cut,
+            ..Reading::default()
+        }
+    }
+
     /// Why a log without the event that ends a run (`wanted`, as the agent names it) cannot be
     /// read: what [`Reading::unparsed`] says.
     fn without(self, wanted: &str) -> String {

@@ -59,25 +59,11 @@ pub(super) fn parse(stdout: Stdout) -> Reading {
         Some(verdict) => Some(verdict),
         None => finished.then_some(Verdict::Succeeded),
     };
-    let Some(verdict) = verdict else {
-        let reason = log.without("step_finish or error");
-        return Reading {
-            tokens,
-            cost_usd: cost,
-            session_id,
-            unparsed: Some(reason),
-            cut: log.cut,
-            ..Reading::default()
-        };
-    };
     Reading {
         tokens,
         cost_usd: cost,
-        model: None,
         session_id,
-        verdict: Some(verdict),
-        unparsed: None,
-        cut: log.cut,
+        ..log.ending(verdict, "step_finish or error")
     }
 }
 
