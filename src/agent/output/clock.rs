@@ -217,43 +217,37 @@ mod tests {
         TimeZone::get(name).unwrap()
     }
 
-    /// The instant of `words` after `after` (RFC 3339), shown in UTC.
-    fn next(words: &str, after: &str, local: &str) -> Option<String> {
-        let after: Timestamp = after.parse().unwrap();
-        let clock = parse(words)?;
-        next_after(&clock, after, Some(&tz(local))).map(|r| r.at.to_string())
+    /// Each case reads `<words> after <RFC 3339>[ in <local zone>] is <instant in UTC>`; the
+    /// local zone is UTC unless named.
+    fn assert_next(cases: &[&str]) {
+        for case in cases {
+            let (asked, instant) = case.rsplit_once(" is ").unwrap();
+            let (words, after) = asked.rsplit_once(" after ").unwrap();
+            let (after, local) = after.split_once(" in ").unwrap_or((after, "UTC"));
+            let clock = parse(words).unwrap_or_else(|| panic!("{words:?} is not read"));
+            let next = next_after(&clock, after.parse().unwrap(), Some(&tz(local)));
+            assert_eq!(
+                next.map(|r| r.at.to_string()).as_deref(),
+                Some(instant),
+                "{case}"
+            );
+        }
     }
 
     #[test]
     fn a_time_later_today_is_today_and_an_earlier_one_tomorrow() {
         // 14:00 UTC is 15:00 in Berlin (CET); the minute the words name ends at 14:01.
-        assert_eq!(
-            next("3pm (Europe/Berlin)", "2026-12-02T10:00:00Z", "UTC").as_deref(),
-            Some("2026-12-02T14:01:00Z")
-        );
-        assert_eq!(
-            next("3pm (Europe/Berlin)", "2026-12-02T15:00:00Z", "UTC").as_deref(),
-            Some("2026-12-03T14:01:00Z")
-        );
-        // An attempt that ended within the named minute: the limit lifts by that minute's end,
-        // not the next day (an agent words a reset a few seconds ahead as the current minute).
-        assert_eq!(
-            next("3pm (Europe/Berlin)", "2026-12-02T14:00:00Z", "UTC").as_deref(),
-            Some("2026-12-02T14:01:00Z")
-        );
-        assert_eq!(
-            next("3pm (Europe/Berlin)", "2026-12-02T14:00:45Z", "UTC").as_deref(),
-            Some("2026-12-02T14:01:00Z")
-        );
-        // Strictly after: at the minute's end it is the next day's.
-        assert_eq!(
-            next("3pm (Europe/Berlin)", "2026-12-02T14:01:00Z", "UTC").as_deref(),
-            Some("2026-12-03T14:01:00Z")
-        );
-        assert_eq!(
-            next("11:30am (Asia/Colombo)", "2026-12-02T03:00:00Z", "UTC").as_deref(),
-            Some("2026-12-02T06:01:00Z")
-        );
+        assert_next(&[
+            "3pm (Europe/Berlin) after 2026-12-02T10:00:00Z is 2026-12-02T14:01:00Z",
+            "3pm (Europe/Berlin) after 2026-12-02T15:00:00Z is 2026-12-03T14:01:00Z",
+            // An attempt that ended within the named minute: the limit lifts by that minute's end,
+            // not the next day (an agent words a reset a few seconds ahead as the current minute).
+            "3pm (Europe/Berlin) after 2026-12-02T14:00:00Z is 2026-12-02T14:01:00Z",
+            "3pm (Europe/Berlin) after 2026-12-02T14:00:45Z is 2026-12-02T14:01:00Z",
+            // Strictly after: at the minute's end it is the next day's.
+            "3pm (Europe/Berlin) after 2026-12-02T14:01:00Z is 2026-12-03T14:01:00Z",
+            "11:30am (Asia/Colombo) after 2026-12-02T03:00:00Z is 2026-12-02T06:01:00Z",
+        ]);
     }
 
     #[test]
@@ -273,87 +267,47 @@ mod tests {
 
     #[test]
     fn midnight_noon_and_24_hour_forms() {
-        let after = "2026-12-02T13:00:00Z";
-        assert_eq!(
-            next("12am", after, "UTC").as_deref(),
-            Some("2026-12-03T00:01:00Z")
-        );
-        assert_eq!(
-            next("12pm", after, "UTC").as_deref(),
-            Some("2026-12-03T12:01:00Z")
-        );
-        assert_eq!(
-            next("12:30 PM", "2026-12-02T12:00:00Z", "UTC").as_deref(),
-            Some("2026-12-02T12:31:00Z")
-        );
-        assert_eq!(
-            next("15:00", after, "UTC").as_deref(),
-            Some("2026-12-02T15:01:00Z")
-        );
-        assert_eq!(
-            next("00:00", after, "UTC").as_deref(),
-            Some("2026-12-03T00:01:00Z")
-        );
-        assert_eq!(
-            next("at 4:32 A.M.", after, "UTC").as_deref(),
-            Some("2026-12-03T04:33:00Z")
-        );
+        assert_next(&[
+            "12am after 2026-12-02T13:00:00Z is 2026-12-03T00:01:00Z",
+            "12pm after 2026-12-02T13:00:00Z is 2026-12-03T12:01:00Z",
+            "12:30 PM after 2026-12-02T12:00:00Z is 2026-12-02T12:31:00Z",
+            "15:00 after 2026-12-02T13:00:00Z is 2026-12-02T15:01:00Z",
+            "00:00 after 2026-12-02T13:00:00Z is 2026-12-03T00:01:00Z",
+            "at 4:32 A.M. after 2026-12-02T13:00:00Z is 2026-12-03T04:33:00Z",
+        ]);
     }
 
     #[test]
     fn dst_gaps_and_folds_take_the_compatible_choice() {
         // Berlin springs forward on 2026-03-29 from 02:00 to 03:00: 02:30 does not exist and is
         // read as 03:30 CEST (01:30 UTC).
-        assert_eq!(
-            next("2:30am (Europe/Berlin)", "2026-03-29T00:00:00Z", "UTC").as_deref(),
-            Some("2026-03-29T01:31:00Z")
-        );
-        // It falls back on 2026-10-25 from 03:00 to 02:00: 02:30 happens twice and is the
-        // earlier, CEST (00:30 UTC).
-        assert_eq!(
-            next("2:30am (Europe/Berlin)", "2026-10-24T23:00:00Z", "UTC").as_deref(),
-            Some("2026-10-25T00:31:00Z")
-        );
-        // Past the earlier one, the next is the next day's: the rule names wall-clock times.
-        assert_eq!(
-            next("2:30am (Europe/Berlin)", "2026-10-25T00:45:00Z", "UTC").as_deref(),
-            Some("2026-10-26T01:31:00Z")
-        );
+        assert_next(&[
+            "2:30am (Europe/Berlin) after 2026-03-29T00:00:00Z is 2026-03-29T01:31:00Z",
+            // It falls back on 2026-10-25 from 03:00 to 02:00: 02:30 happens twice and is the
+            // earlier, CEST (00:30 UTC).
+            "2:30am (Europe/Berlin) after 2026-10-24T23:00:00Z is 2026-10-25T00:31:00Z",
+            // Past the earlier one, the next is the next day's: the rule names wall-clock times.
+            "2:30am (Europe/Berlin) after 2026-10-25T00:45:00Z is 2026-10-26T01:31:00Z",
+        ]);
     }
 
     #[test]
     fn a_date_without_a_year_is_the_next_one() {
         // Claude Code's wording of a reset on another day.
-        assert_eq!(
-            next("Dec 5, 5pm (Europe/Berlin)", "2026-12-02T03:00:00Z", "UTC").as_deref(),
-            Some("2026-12-05T16:01:00Z")
-        );
-        assert_eq!(
-            next("Jan 2, 9am (UTC)", "2026-12-30T00:00:00Z", "UTC").as_deref(),
-            Some("2027-01-02T09:01:00Z")
-        );
-        assert_eq!(
-            next("Feb 29, 9am (UTC)", "2026-12-30T00:00:00Z", "UTC").as_deref(),
-            Some("2028-02-29T09:01:00Z")
-        );
+        assert_next(&[
+            "Dec 5, 5pm (Europe/Berlin) after 2026-12-02T03:00:00Z is 2026-12-05T16:01:00Z",
+            "Jan 2, 9am (UTC) after 2026-12-30T00:00:00Z is 2027-01-02T09:01:00Z",
+            "Feb 29, 9am (UTC) after 2026-12-30T00:00:00Z is 2028-02-29T09:01:00Z",
+        ]);
     }
 
     #[test]
     fn a_date_with_a_year_is_that_date() {
         // Codex's wording of a reset on another day, in the local zone.
-        assert_eq!(
-            next("at Dec 1st, 2026 4:00 PM", "2026-11-28T00:00:00Z", "UTC").as_deref(),
-            Some("2026-12-01T16:01:00Z")
-        );
-        assert_eq!(
-            next(
-                "at Dec 5th, 2026 4:00 PM",
-                "2026-12-02T00:00:00Z",
-                "Europe/Berlin"
-            )
-            .as_deref(),
-            Some("2026-12-05T15:01:00Z")
-        );
+        assert_next(&[
+            "at Dec 1st, 2026 4:00 PM after 2026-11-28T00:00:00Z is 2026-12-01T16:01:00Z",
+            "at Dec 5th, 2026 4:00 PM after 2026-12-02T00:00:00Z in Europe/Berlin is 2026-12-05T15:01:00Z",
+        ]);
     }
 
     #[test]
