@@ -197,104 +197,112 @@ fn target(spec: &str) -> Target {
     ok(&text).targets.remove(0)
 }
 
+/// Target `spec`: the scope its diff is read in, the paths it matches, and the paths it does
+/// not.
+fn assert_covers(spec: &str, scope: &str, matching: &[&str], other: &[&str]) -> Target {
+    let t = target(spec);
+    assert_eq!(t.scope(), scope, "{spec}");
+    for path in matching {
+        assert!(t.matches(path), "{spec} does not match {path}");
+    }
+    for path in other {
+        assert!(!t.matches(path), "{spec} matches {path}");
+    }
+    t
+}
+
 /// A target without a trailing `/` is a path as git reads a pathspec: itself and everything
 /// below it, so `crates` covers `crates/a/lib.rs` and a file `docs/a.md` that became a directory.
 #[test]
 fn path_targets_match_themselves_and_below() {
-    let t = target("docs/a.md");
+    let t = assert_covers(
+        "docs/a.md",
+        "docs/a.md",
+        &["docs/a.md", "docs/a.md/x"],
+        &["docs/a.mdx", "docs/a.m", "docs/a.md-x/y", "x/docs/a.md"],
+    );
     assert_eq!(t.kind, TargetKind::Path);
-    assert!(t.matches("docs/a.md"));
-    assert!(!t.matches("docs/a.mdx"));
-    assert!(!t.matches("docs/a.m"));
-    assert!(t.matches("docs/a.md/x"));
-    assert!(!t.matches("docs/a.md-x/y"));
-    assert!(!t.matches("x/docs/a.md"));
 
-    let t = target("crates");
-    assert!(t.matches("crates"));
-    assert!(t.matches("crates/a/src/lib.rs"));
-    assert!(!t.matches("crates-old/a.rs"));
-    assert!(!t.matches("crates.md"));
-    assert!(!t.matches("cratesx"));
-    assert_eq!(t.scope(), "crates");
+    assert_covers(
+        "crates",
+        "crates",
+        &["crates", "crates/a/src/lib.rs"],
+        &["crates-old/a.rs", "crates.md", "cratesx"],
+    );
 
-    let t = target("docs/a.md");
-    assert_eq!(t.scope(), "docs/a.md");
-
-    let t = target("données/é t.md");
-    assert!(t.matches("données/é t.md"));
-    assert!(!t.matches("données/e t.md"));
-    assert_eq!(t.scope(), "données/é t.md");
+    assert_covers(
+        "données/é t.md",
+        "données/é t.md",
+        &["données/é t.md"],
+        &["données/e t.md"],
+    );
 }
 
 #[test]
 fn dir_targets_match_everything_below() {
-    let t = target("src/");
+    let t = assert_covers(
+        "src/",
+        "src",
+        &["src/main.rs", "src/a/b/c d.rs"],
+        &["src-old/x", "src", "lib/src/x"],
+    );
     assert_eq!(t.kind, TargetKind::Dir);
-    assert!(t.matches("src/main.rs"));
-    assert!(t.matches("src/a/b/c d.rs"));
-    assert!(!t.matches("src-old/x"));
-    assert!(!t.matches("src"));
-    assert!(!t.matches("lib/src/x"));
-    assert_eq!(t.scope(), "src");
 
-    let t = target("./a b/ü/");
+    let t = assert_covers("./a b/ü/", "a b/ü", &["a b/ü/x"], &["a b/üx"]);
     assert_eq!(t.spec, "a b/ü/");
-    assert!(t.matches("a b/ü/x"));
-    assert!(!t.matches("a b/üx"));
-    assert_eq!(t.scope(), "a b/ü");
 }
 
 #[test]
 fn glob_targets_keep_star_within_a_component() {
-    let t = target("tests/**/*_golden.txt");
+    let t = assert_covers(
+        "tests/**/*_golden.txt",
+        "tests",
+        &["tests/a_golden.txt", "tests/x/y/a_golden.txt"],
+        &["tests/a_golden.txt.bak", "other/tests/a_golden.txt"],
+    );
     assert_eq!(t.kind, TargetKind::Glob);
-    assert!(t.matches("tests/a_golden.txt"));
-    assert!(t.matches("tests/x/y/a_golden.txt"));
-    assert!(!t.matches("tests/a_golden.txt.bak"));
-    assert!(!t.matches("other/tests/a_golden.txt"));
-    assert_eq!(t.scope(), "tests");
 
-    let t = target("docs/*.md");
-    assert!(t.matches("docs/a.md"));
-    assert!(t.matches("docs/with space.md"));
-    assert!(!t.matches("docs/sub/a.md"));
-    assert!(!t.matches("docs/a.mdx"));
-    assert_eq!(t.scope(), "docs");
+    assert_covers(
+        "docs/*.md",
+        "docs",
+        &["docs/a.md", "docs/with space.md"],
+        &["docs/sub/a.md", "docs/a.mdx"],
+    );
 
-    let t = target("*.md");
-    assert!(t.matches("README.md"));
-    assert!(!t.matches("docs/a.md"));
-    assert_eq!(t.scope(), "");
+    assert_covers("*.md", "", &["README.md"], &["docs/a.md"]);
 
-    let t = target("src/{lexer,parser}/**/*.rs");
-    assert!(t.matches("src/lexer/a.rs"));
-    assert!(t.matches("src/parser/x/y.rs"));
-    assert!(!t.matches("src/other/a.rs"));
-    assert_eq!(t.scope(), "src");
+    assert_covers(
+        "src/{lexer,parser}/**/*.rs",
+        "src",
+        &["src/lexer/a.rs", "src/parser/x/y.rs"],
+        &["src/other/a.rs"],
+    );
 
-    let t = target("crates/?/src/lib.rs");
-    assert!(t.matches("crates/a/src/lib.rs"));
-    assert!(!t.matches("crates/ab/src/lib.rs"));
-    assert_eq!(t.scope(), "crates");
+    assert_covers(
+        "crates/?/src/lib.rs",
+        "crates",
+        &["crates/a/src/lib.rs"],
+        &["crates/ab/src/lib.rs"],
+    );
 
-    let t = target("ünï/*/");
+    let t = assert_covers("ünï/*/", "ünï", &["ünï/a/b/c.rs"], &["ünï/a"]);
     assert_eq!(t.spec, "ünï/*/");
-    assert!(t.matches("ünï/a/b/c.rs"));
-    assert!(!t.matches("ünï/a"));
-    assert_eq!(t.scope(), "ünï");
 }
 
 #[test]
 fn glob_looking_file_names_also_match_literally() {
-    let t = target("pages/[id].tsx");
+    let t = assert_covers(
+        "pages/[id].tsx",
+        "pages",
+        &["pages/[id].tsx", "pages/i.tsx"],
+        &["pages/x.tsx"],
+    );
     assert_eq!(t.kind, TargetKind::Glob);
-    assert!(t.matches("pages/[id].tsx"));
-    assert!(t.matches("pages/i.tsx"));
-    assert!(!t.matches("pages/x.tsx"));
-    assert_eq!(t.scope(), "pages");
 
-    let t = target("pages/[[]id].tsx");
-    assert!(t.matches("pages/[id].tsx"));
-    assert!(!t.matches("pages/i.tsx"));
+    assert_covers(
+        "pages/[[]id].tsx",
+        "pages",
+        &["pages/[id].tsx"],
+        &["pages/i.tsx"],
+    );
 }
