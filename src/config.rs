@@ -277,7 +277,7 @@ fn apply(config: &mut Config, file: &str, text: &str, user: bool) -> Result<(), 
     }
     let mut raw: RawFile = serde_saphyr::from_str(text).map_err(|err| located(file, &err))?;
     if user {
-        refuse_repo_only(&raw, file, text)?;
+        refuse_repo_only(file, text)?;
     }
     let actors = raw.actors.take().unwrap_or_default();
     let pipeline = raw.pipeline.take();

@@ -14,27 +14,22 @@ fn invalid(
     ConfigError::at(file, (line, column), message, hint)
 }
 
-/// The user configuration may only define actors and `notify`: any other key is refused at its
-/// line.
-pub(super) fn refuse_repo_only(raw: &RawFile, file: &str, text: &str) -> Result<(), ConfigError> {
-    let invalid = |line, column, message, hint| invalid(file, line, column, message, hint);
-    let repo_only = [
-        ("plans_dir", raw.plans_dir.is_some()),
-        ("pipeline", raw.pipeline.is_some()),
-        ("coverage", raw.coverage.is_some()),
-        ("worktree_root", raw.worktree_root.is_some()),
-        ("prompts", raw.prompts.is_some()),
-        ("require_targets", raw.require_targets.is_some()),
-        ("derive_targets", raw.derive_targets.is_some()),
-        ("log_limit", raw.log_limit.is_some()),
-        ("lease", raw.lease.is_some()),
-        ("sync", raw.sync.is_some()),
-        ("remote", raw.remote.is_some()),
-        ("checks", raw.checks.is_some()),
-        ("protect", raw.protect.is_some()),
-    ];
-    if let Some((key, _)) = repo_only.iter().find(|(_, set)| *set) {
+/// The keys a user configuration may set: the rest (the pipeline, the gate policy) belong to the
+/// repository, so that every clone gates the same way.
+pub(super) const PERSONAL: [&str; 2] = ["actors", "notify"];
+
+/// The user configuration may only define actors and `notify`: its first other key is refused at
+/// its line. `text` has been read as a [`RawFile`] already, so every key is a known one.
+pub(super) fn refuse_repo_only(file: &str, text: &str) -> Result<(), ConfigError> {
+    let keys: BTreeMap<String, serde::de::IgnoredAny> =
+        serde_saphyr::from_str(text).unwrap_or_default();
+    let first = keys
+        .keys()
+        .filter(|key| !PERSONAL.contains(&key.as_str()))
+        .min_by_key(|key| line_of_key(text, key));
+    if let Some(key) = first {
         return Err(invalid(
+            file,
             line_of_key(text, key),
             1,
             format!(

@@ -175,10 +175,9 @@ mod tests {
             ("checks", "[]"),
             ("protect", "[deploy/]"),
         ];
-        let personal = ["actors", "notify"];
         for key in fields_of::<RawFile>()
             .iter()
-            .filter(|k| !personal.contains(k))
+            .filter(|k| !crate::config::read::PERSONAL.contains(k))
         {
             let (_, value) = samples
                 .iter()
