@@ -3,10 +3,19 @@
 
 use super::*;
 
-fn paths(body: &str) -> Vec<(String, usize, usize, Form)> {
+/// Each mention of `body` as `path line:column form`.
+fn paths(body: &str) -> Vec<String> {
     mentions(body, 1, "plans")
         .into_iter()
-        .map(|m| (m.path, m.line, m.column, m.form))
+        .map(|m| format!("{} {}:{} {:?}", m.path, m.line, m.column, m.form))
+        .collect()
+}
+
+/// The paths `body` names, without where.
+fn named(body: &str) -> Vec<String> {
+    mentions(body, 1, "plans")
+        .into_iter()
+        .map(|m| m.path)
         .collect()
 }
 
@@ -15,10 +24,10 @@ fn code_spans_links_and_prose_each_name_paths() {
     let body = "Fix `docs/a.md` and [the check](../docs/b.md).\nThen docs/c.md, too.\n";
     assert_eq!(
         paths(body),
-        vec![
-            ("docs/a.md".into(), 1, 6, Form::CodeSpan),
-            ("docs/b.md".into(), 1, 33, Form::Link),
-            ("docs/c.md".into(), 2, 6, Form::Prose),
+        [
+            "docs/a.md 1:6 CodeSpan",
+            "docs/b.md 1:33 Link",
+            "docs/c.md 2:6 Prose",
         ]
     );
 }
@@ -27,29 +36,26 @@ fn code_spans_links_and_prose_each_name_paths() {
 fn fenced_blocks_comments_images_and_urls_are_not_read() {
     let body = "```sh\ncat docs/a.md\n```\n<!-- docs/b.md -->\n![shot](img/x.png)\n\
                 See https://example.com/docs/c.md and <https://x.y/z.md>.\n~~~~\nsrc/x.rs\n~~~~\n";
-    assert_eq!(paths(body), vec![]);
+    assert_eq!(paths(body), Vec::<String>::new());
 }
 
 #[test]
 fn a_comment_across_lines_hides_everything_inside() {
     let body = "a <!-- start\ndocs/a.md\nend --> docs/b.md\n";
-    assert_eq!(paths(body), vec![("docs/b.md".into(), 3, 9, Form::Prose)]);
+    assert_eq!(paths(body), vec!["docs/b.md 3:9 Prose"]);
 }
 
 #[test]
 fn links_resolve_against_the_plan_directory_and_root_links_against_the_root() {
     let body = "[a](a.md) [b](/docs/b.md) [c](./sub/c.md#section) [up](../../x.md)\n";
-    let found: Vec<String> = paths(body).into_iter().map(|p| p.0).collect();
+    let found = named(body);
     assert_eq!(found, vec!["plans/a.md", "docs/b.md", "plans/sub/c.md"]);
 }
 
 #[test]
 fn reference_definitions_are_links() {
     let body = "See [the overview][ov].\n\n[ov]: ../docs/overview.md \"Overview\"\n";
-    assert_eq!(
-        paths(body),
-        vec![("docs/overview.md".into(), 3, 7, Form::Link)]
-    );
+    assert_eq!(paths(body), vec!["docs/overview.md 3:7 Link"]);
 }
 
 #[test]
@@ -57,17 +63,14 @@ fn words_that_are_no_paths_are_skipped() {
     let body = "e.g. i.e. v1.2.3 node.js? `git baton check` `foo()` --flag ~/x.md /etc/passwd \
                 *.md src/**/x.rs a//b docs/{a,b}.md\n";
     // `node.js` looks like a file name; whether it is a target is `derive`'s question.
-    assert_eq!(
-        paths(body).into_iter().map(|p| p.0).collect::<Vec<_>>(),
-        vec!["node.js"]
-    );
+    assert_eq!(named(body), vec!["node.js"]);
 }
 
 #[test]
 fn line_suffixes_fragments_and_sentence_punctuation_are_dropped() {
     let body = "In `src/lib.rs:42:7`, see (src/main.rs). Also **README.md** and \"docs/x.md\".\n";
     assert_eq!(
-        paths(body).into_iter().map(|p| p.0).collect::<Vec<_>>(),
+        named(body),
         vec!["src/lib.rs", "src/main.rs", "README.md", "docs/x.md"]
     );
 }
@@ -75,7 +78,7 @@ fn line_suffixes_fragments_and_sentence_punctuation_are_dropped() {
 #[test]
 fn git_directory_and_escaping_paths_are_never_mentions() {
     let body = "`.git/config` `../outside.md` [x](../../../etc/x.md) `a/../../b.md`\n";
-    assert_eq!(paths(body), vec![]);
+    assert_eq!(paths(body), Vec::<String>::new());
 }
 
 fn base(path: &str) -> Existence {
@@ -151,10 +154,10 @@ fn wide_characters_inside_spans_and_links_move_nothing() {
     let body = "`– (日本) –` then `docs/ä.md` [ü](../x/ö.md) and y/ß.md\n";
     assert_eq!(
         paths(body),
-        vec![
-            ("docs/ä.md".into(), 1, 18, Form::CodeSpan),
-            ("x/ö.md".into(), 1, 33, Form::Link),
-            ("y/ß.md".into(), 1, 48, Form::Prose),
+        [
+            "docs/ä.md 1:18 CodeSpan",
+            "x/ö.md 1:33 Link",
+            "y/ß.md 1:48 Prose",
         ]
     );
 }
@@ -163,12 +166,9 @@ fn wide_characters_inside_spans_and_links_move_nothing() {
 fn links_and_images_on_one_line_never_overlap() {
     // Two image links after wide characters: the second one's text once reached back into
     // the first's range, and blanking it cut a character in half.
-    assert_eq!(paths("![€€é](a)](b)é\n"), vec![]);
+    assert_eq!(paths("![€€é](a)](b)é\n"), Vec::<String>::new());
     assert_eq!(
-        paths("![a](x.png) [b](../docs/b.md) ![€](y.png) [c](c.md)\n")
-            .into_iter()
-            .map(|p| p.0)
-            .collect::<Vec<_>>(),
+        named("![a](x.png) [b](../docs/b.md) ![€](y.png) [c](c.md)\n"),
         vec!["docs/b.md", "plans/c.md"]
     );
 }
@@ -188,7 +188,7 @@ proptest::proptest! {
 #[test]
 fn columns_count_characters() {
     let body = "Überprüfe `docs/a.md`\n";
-    assert_eq!(paths(body)[0].2, 12);
+    assert_eq!(paths(body), ["docs/a.md 1:12 CodeSpan"]);
 }
 
 /// What the base of a Next.js-style repository holds.
