@@ -84,6 +84,12 @@ fn broken(result: Result<(), Broken>) -> String {
     result.expect_err("refused").0
 }
 
+/// Why the record `state` with `files`, new to this clone, is refused under the fixture's
+/// configuration.
+fn refused(state: &RunState, files: &RecordFiles) -> String {
+    broken(check_record(state, files, None, &configured()))
+}
+
 #[test]
 fn what_git_baton_writes_is_taken() {
     check_claim(&run()).unwrap();
@@ -249,32 +255,25 @@ fn a_gate_not_enforced_needs_no_report() {
 
 #[test]
 fn a_record_holds_the_files_of_its_own_attempts_and_its_plan() {
-    let err = broken(check_record(
-        &passed(),
-        &files(&["attempts/executor-2/evidence.json"]),
-        None,
-        &configured(),
-    ));
+    let err = refused(&passed(), &files(&["attempts/executor-2/evidence.json"]));
     assert!(err.contains("attempts/executor-2/evidence.json"), "{err}");
     let none = RecordFiles {
         names: vec!["state.json"],
         plan: None,
     };
-    assert!(
-        broken(check_record(&passed(), &none, None, &configured())).contains("no plan snapshot")
-    );
+    assert!(refused(&passed(), &none).contains("no plan snapshot"));
     let other = "---\nid: p\ntargets: [b.md]\n---\n";
     let forged = RecordFiles {
         names: vec![],
         plan: Some(other.as_bytes()),
     };
-    assert!(broken(check_record(&passed(), &forged, None, &configured())).contains("plan.targets"));
+    assert!(refused(&passed(), &forged).contains("plan.targets"));
     let staged = "---\nid: p\ntargets: [a.md]\nstages: [executor]\n---\n";
     let staged = RecordFiles {
         names: vec![],
         plan: Some(staged.as_bytes()),
     };
-    assert!(broken(check_record(&passed(), &staged, None, &configured())).contains("stages"));
+    assert!(refused(&passed(), &staged).contains("stages"));
 }
 
 #[test]
@@ -363,7 +362,7 @@ fn the_recorded_reasons_are_judged_again() {
 fn a_run_from_elsewhere_gates_at_least_what_the_configuration_gates() {
     let mut state = passed();
     state.policy.coverage = crate::state::CoverageMode::Resume;
-    let err = broken(check_record(&state, &files(&[]), None, &configured()));
+    let err = refused(&state, &files(&[]));
     assert!(err.contains("coverage: resume"), "{err}");
     let lenient = Configured {
         coverage: crate::state::CoverageMode::Resume,
@@ -375,7 +374,7 @@ fn a_run_from_elsewhere_gates_at_least_what_the_configuration_gates() {
     let mut state = passed();
     state.stages[0].gated = false;
     state.stages[1].gated = true;
-    let err = broken(check_record(&state, &files(&[]), None, &configured()));
+    let err = refused(&state, &files(&[]));
     assert!(err.contains("stage `executor` is not gated"), "{err}");
     // Gating more than the configuration is no weakening.
     let mut state = passed();
@@ -403,7 +402,7 @@ fn derived_targets_come_from_a_snapshot_that_declares_none() {
     let mut state = passed();
     state.plan.targets_source = crate::state::TargetSource::Derived;
     // The fixture's snapshot declares `a.md`: a run that derived its targets had none declared.
-    let err = broken(check_record(&state, &files(&[]), None, &configured()));
+    let err = refused(&state, &files(&[]));
     assert!(err.contains("plan.targets"), "{err}");
     let body = "---\nid: p\n---\nEdit a.md.\n";
     let derived = RecordFiles {
