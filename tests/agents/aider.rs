@@ -10,7 +10,6 @@
 
 use std::path::Path;
 
-use super::capture;
 use super::cli;
 use super::e2e::assert_review_with_targets_edited;
 use super::harness::{AgentRepo, TARGETS, assert_prompt, attempt};
@@ -128,8 +127,7 @@ fn aider_preset_edits_both_targets_and_the_run_reaches_review_with_usage() {
     let ar = aider_repo(Script(vec![whole_edit(&TARGETS)]));
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
-    let stdout = ar.stdout(&id, 1);
-    capture("aider", "e2e-edit.txt", &stdout);
+    let stdout = ar.captured_stdout(&id, "aider", "e2e-edit.txt");
     assert_eq!(run.code, 0, "{run}\n--- aider's stdout\n{stdout}");
     let state = assert_review_with_targets_edited(&ar, &id);
     assert_worktree_clean_of_aider(&ar.worktree(&state), &TARGETS);
@@ -188,8 +186,7 @@ fn a_429_aider_gives_up_on_ends_the_attempt_rate_limited_despite_its_exit_0() {
     let ar = aider_repo(Script(vec![Turn::rate_limited(&[("retry-after-ms", "1")])]));
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
-    let stdout = ar.stdout(&id, 1);
-    capture("aider", "e2e-429.txt", &stdout);
+    let stdout = ar.captured_stdout(&id, "aider", "e2e-429.txt");
     assert_eq!(run.code, 1, "{run}\n--- aider's stdout\n{stdout}");
     // aider exits 0 when it gives up.
     let (state, a) = ar.rate_limited(&id, 0);

@@ -8,7 +8,6 @@
 
 use serde_json::{Value, json};
 
-use super::capture;
 use super::cli;
 use super::e2e::{CACHED_TURN, cached_turn, new_text, u64_of};
 use super::harness::{AgentRepo, TARGETS, attempt};
@@ -59,8 +58,7 @@ fn gemini_preset_edits_records_a_reason_and_the_run_reaches_review_with_usage() 
     ]));
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
-    let stdout = ar.attempt_log(&id, "stdout");
-    capture("gemini", "e2e-edit-unchanged.jsonl", &stdout);
+    let stdout = ar.captured_stdout(&id, "gemini", "e2e-edit-unchanged.jsonl");
     assert_eq!(run.code, 0, "{run}\n--- gemini's stdout\n{stdout}");
     let state = ar.status(&id);
     assert_eq!(state["status"], "review", "{state:#}");
@@ -127,8 +125,7 @@ fn the_stop_hooks_form_of_check_is_not_approved_for_gemini() {
     ]));
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
-    let stdout = ar.attempt_log(&id, "stdout");
-    capture("gemini", "e2e-check-refused.jsonl", &stdout);
+    let stdout = ar.captured_stdout(&id, "gemini", "e2e-check-refused.jsonl");
     assert_eq!(run.code, 1, "{run}\n--- gemini's stdout\n{stdout}");
     assert_offline(&ar.mock);
     let state = ar.status(&id);
@@ -162,8 +159,7 @@ fn a_429_after_a_turn_keeps_that_turns_usage() {
     ]));
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
-    let stdout = ar.attempt_log(&id, "stdout");
-    capture("gemini", "e2e-write-then-429.jsonl", &stdout);
+    let stdout = ar.captured_stdout(&id, "gemini", "e2e-write-then-429.jsonl");
     assert_eq!(run.code, 1, "{run}\n--- gemini's stdout\n{stdout}");
     assert_offline(&ar.mock);
     let state = ar.status(&id);
@@ -231,8 +227,7 @@ fn a_429s_retry_delay_is_recorded_as_the_wait_from_the_attempts_end() {
     }]));
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
-    let stdout = ar.attempt_log(&id, "stdout");
-    capture("gemini", "e2e-429-retry-info.jsonl", &stdout);
+    let stdout = ar.captured_stdout(&id, "gemini", "e2e-429-retry-info.jsonl");
     assert_eq!(run.code, 1, "{run}");
     let result = events(&stdout).pop().unwrap();
     assert!(

@@ -101,16 +101,32 @@ impl AgentRepo {
     /// directory written `$TMP`; a log that cannot be read is a line that says so, for the
     /// assertion that shows it.
     pub fn attempt_log(&self, id: &str, stream: &str) -> String {
+        self.read_log(id, stream)
+            .map_or_else(|unread| unread, |text| self.repo.mask(&text))
+    }
+
+    /// Attempt 1's stdout of run `id`, as read. With `GIT_BATON_AGENT_CAPTURE=1` it is also
+    /// written as the fixture `name` of `agent`, with `$TMP` for the test's temporary directory
+    /// so that no fixture names a path of the machine it ran on. A log that cannot be read is a
+    /// line that says so, and never a fixture.
+    pub fn captured_stdout(&self, id: &str, agent: &str, name: &str) -> String {
+        match self.read_log(id, "stdout") {
+            Ok(text) => {
+                super::capture(agent, name, &self.repo.mask(&text));
+                text
+            }
+            Err(unread) => unread,
+        }
+    }
+
+    fn read_log(&self, id: &str, stream: &str) -> Result<String, String> {
         let path = self.repo.path(&format!(
             ".git/baton/runs/{id}/attempts/executor-1/{stream}.log"
         ));
-        match std::fs::read_to_string(&path) {
-            Ok(text) => self.repo.mask(&text),
-            Err(err) => format!(
-                "(cannot read {}: {err})",
-                self.repo.mask(&path.display().to_string())
-            ),
-        }
+        std::fs::read_to_string(&path).map_err(|err| {
+            let shown = self.repo.mask(&path.display().to_string());
+            format!("(cannot read {shown}: {err})")
+        })
     }
 
     /// git-baton's directory, the CLIs' directory, then the caller's `PATH`.

@@ -11,7 +11,6 @@
 
 use serde_json::{Value, json};
 
-use super::capture;
 use super::cli;
 use super::e2e::{CACHED_TURN, cached_turn, f64_of, new_text, same_amount};
 use super::harness::{AgentRepo, TARGETS, assert_prompt, attempt};
@@ -57,15 +56,6 @@ pub(super) fn assert_offline(mock: &MockServer) {
     }
 }
 
-/// The attempt's stdout with the test's temporary directory written `$TMP`, as `status` shows
-/// it, so that a captured fixture names no path of the machine it ran on.
-fn captured(ar: &AgentRepo, id: &str, name: &str) -> String {
-    let stdout = ar.stdout(id, 1);
-    let tmp = ar.repo.tmp().display().to_string();
-    capture("opencode", name, &stdout.replace(&tmp, "$TMP"));
-    stdout
-}
-
 /// The JSON events of opencode's stdout.
 fn events(stdout: &str) -> Vec<Value> {
     stdout
@@ -88,7 +78,7 @@ fn opencode_preset_edits_records_a_reason_and_the_run_reaches_review_with_usage_
     ]));
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
-    let stdout = captured(&ar, &id, "e2e-edit-unchanged.jsonl");
+    let stdout = ar.captured_stdout(&id, "opencode", "e2e-edit-unchanged.jsonl");
     assert_eq!(run.code, 0, "{run}\n--- opencode's stdout\n{stdout}");
     let state = ar.status(&id);
     assert_eq!(state["status"], "review", "{state:#}");
@@ -152,7 +142,7 @@ fn rate_limited_run(body: Value, name: &str) -> Option<(AgentRepo, String, Value
     }]));
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
-    let stdout = captured(&ar, &id, name);
+    let stdout = ar.captured_stdout(&id, "opencode", name);
     assert_eq!(run.code, 1, "{run}\n--- opencode's stdout\n{stdout}");
     assert_offline(&ar.mock);
     let (_, a) = ar.rate_limited(&id, 1);
@@ -226,7 +216,7 @@ fn shell_commands_the_preset_denies_never_run_and_the_gate_blocks() {
     ]));
     let run = ar.baton(&["run", "plans/rule.md"]);
     let id = run.run_id();
-    let stdout = captured(&ar, &id, "e2e-denied.jsonl");
+    let stdout = ar.captured_stdout(&id, "opencode", "e2e-denied.jsonl");
     assert_eq!(run.code, 1, "{run}\n--- opencode's stdout\n{stdout}");
     assert_offline(&ar.mock);
     let state = ar.status(&id);
