@@ -29,8 +29,9 @@ impl Drop for Group {
 }
 
 /// What one pass of `cycle` over the origin would do on `machine`: the `decisions` of
-/// `cycle --once --remote origin --dry-run --json`.
-fn planned(machine: &TestRepo) -> Value {
+/// `cycle --once --remote origin --dry-run --json`, and the whole pass as shown (its stderr
+/// says why), for the messages of assertions on them.
+fn planned(machine: &TestRepo) -> (Value, String) {
     let plan = machine.live([
         "cycle",
         "--once",
@@ -40,7 +41,7 @@ fn planned(machine: &TestRepo) -> Value {
         "--json",
     ]);
     assert_eq!(plan.code, 0, "{plan}");
-    plan.json()["decisions"].clone()
+    (plan.json()["decisions"].clone(), plan.to_string())
 }
 
 /// Starts `script` with `sh -c` in `machine` on the real clock, in a process group of its own.
@@ -369,7 +370,7 @@ fn sigterm_to_the_script_stops_its_cycle_at_a_safe_point() {
     assert!(state.get("lease").is_none(), "{state:#}");
 
     let next = world.origin.machine();
-    let decisions = planned(&next);
+    let (decisions, _) = planned(&next);
     assert_eq!(decisions[0]["run"], ids[0].as_str(), "{decisions:#}");
     assert_eq!(decisions[0]["action"], "resume", "{decisions:#}");
 }
@@ -430,7 +431,7 @@ fn a_rate_limit_a_runner_met_holds_the_actor_on_the_machine_that_queued_the_runs
     for id in &ids {
         assert_eq!(status(&a, id)["status"], "queued", "A's own copy is older");
     }
-    let decisions = planned(&a);
+    let (decisions, pass) = planned(&a);
     for id in &ids {
         let decision = decisions
             .as_array()
@@ -438,7 +439,7 @@ fn a_rate_limit_a_runner_met_holds_the_actor_on_the_machine_that_queued_the_runs
             .iter()
             .find(|d| d["run"] == id.as_str())
             .unwrap_or_else(|| panic!("{id}: no decision: {decisions:#}"));
-        assert_eq!(decision["action"], "wait", "{id}: {decisions:#}");
+        assert_eq!(decision["action"], "wait", "{id}: {decisions:#}\n{pass}");
         assert_eq!(decision["until"], reset, "{id}: {decisions:#}");
     }
 }
