@@ -255,6 +255,16 @@ impl<'de> Deserialize<'de> for Node {
     }
 }
 
+/// Visits of the scalars whose kind is all a plan's reader needs: each gives its kind of node, no
+/// value (an error quotes the value as written, [`Fenced::raw`]).
+macro_rules! scalar_kinds {
+    ($($visit:ident($value:ty) => $kind:ident,)*) => {
+        $(fn $visit<E>(self, _: $value) -> Result<Node, E> {
+            Ok(Node::$kind)
+        })*
+    };
+}
+
 struct NodeVisitor;
 
 impl<'de> Visitor<'de> for NodeVisitor {
@@ -280,32 +290,13 @@ impl<'de> Visitor<'de> for NodeVisitor {
         Node::deserialize(deserializer)
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<Node, E> {
-        Ok(Node::Bool)
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Node, E> {
-        Ok(Node::Int)
-    }
-
-    fn visit_i128<E>(self, _: i128) -> Result<Node, E> {
-        Ok(Node::Int)
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Node, E> {
-        Ok(Node::Int)
-    }
-
-    fn visit_u128<E>(self, _: u128) -> Result<Node, E> {
-        Ok(Node::Int)
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Node, E> {
-        Ok(Node::Float)
-    }
-
-    fn visit_char<E>(self, c: char) -> Result<Node, E> {
-        Ok(Node::Str(c.to_string()))
+    scalar_kinds! {
+        visit_bool(bool) => Bool,
+        visit_i64(i64) => Int,
+        visit_i128(i128) => Int,
+        visit_u64(u64) => Int,
+        visit_u128(u128) => Int,
+        visit_f64(f64) => Float,
     }
 
     fn visit_str<E>(self, s: &str) -> Result<Node, E> {
