@@ -445,12 +445,6 @@ fn located(file: &str, err: &serde_saphyr::Error) -> ConfigError {
     ConfigError::at(file, (line, column), message, hint)
 }
 
-fn line_of_key(text: &str, key: &str) -> u64 {
-    text.lines()
-        .position(|l| l.trim_start().starts_with(&format!("{key}:")))
-        .map_or(1, |i| i as u64 + 1)
-}
-
 /// The known name within a small edit distance of `name`, for "did you mean" hints.
 pub fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
     known

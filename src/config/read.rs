@@ -18,27 +18,52 @@ fn invalid(
 /// repository, so that every clone gates the same way.
 pub(super) const PERSONAL: [&str; 2] = ["actors", "notify"];
 
-/// The user configuration may only define actors and `notify`: its first other key is refused at
-/// its line. `text` has been read as a [`RawFile`] already, so every key is a known one.
+/// The user configuration may only define actors and `notify`: its first other key is refused
+/// where it is written.
 pub(super) fn refuse_repo_only(file: &str, text: &str) -> Result<(), ConfigError> {
-    let keys: BTreeMap<String, serde::de::IgnoredAny> =
-        serde_saphyr::from_str(text).unwrap_or_default();
-    let first = keys
-        .keys()
-        .filter(|key| !PERSONAL.contains(&key.as_str()))
-        .min_by_key(|key| line_of_key(text, key));
-    if let Some(key) = first {
+    let TopKeys(keys) = serde_saphyr::from_str(text).map_err(|err| located(file, &err))?;
+    if let Some(key) = keys.iter().find(|k| !PERSONAL.contains(&k.value.as_str())) {
         return Err(invalid(
             file,
-            line_of_key(text, key),
-            1,
+            key.referenced.line(),
+            key.referenced.column(),
             format!(
-                "`{key}` belongs in the repository's {FILE_NAME}, not in the user configuration"
+                "`{}` belongs in the repository's {FILE_NAME}, not in the user configuration",
+                key.value
             ),
             Some("the user configuration may only define `actors` and `notify`".into()),
         ));
     }
     Ok(())
+}
+
+/// The top-level keys of a configuration file in the order they are written, each where it is.
+struct TopKeys(Vec<Spanned<String>>);
+
+impl<'de> serde::Deserialize<'de> for TopKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TopKeys, D::Error> {
+        struct Keys;
+        impl<'de> serde::de::Visitor<'de> for Keys {
+            type Value = TopKeys;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a mapping")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<TopKeys, A::Error> {
+                let mut keys = Vec::new();
+                while let Some(key) = map.next_key::<Spanned<String>>()? {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                    keys.push(key);
+                }
+                Ok(TopKeys(keys))
+            }
+        }
+        d.deserialize_map(Keys)
+    }
 }
 
 /// The settings of `raw` besides actors, checks and the pipeline, each checked where it is.

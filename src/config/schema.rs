@@ -155,6 +155,38 @@ mod tests {
         ");
     }
 
+    /// A key the user configuration may not set is refused where it is written, whatever its
+    /// value (an empty one too) and however the file is written: the first such key in the
+    /// file.
+    #[test]
+    fn the_user_configuration_refuses_its_first_repository_key_where_it_stands() {
+        let refused = |text: &str| {
+            apply(&mut Config::default(), "user.yml", text, true)
+                .unwrap_err()
+                .to_string()
+        };
+        let belongs = "belongs in the repository's .baton.yml, not in the user configuration";
+        assert_eq!(
+            refused("actors: {}\nplans_dir:\n"),
+            format!("user.yml:2:1: `plans_dir` {belongs}")
+        );
+        assert_eq!(
+            refused("{actors: {}, lease: 5m, coverage: always}\n"),
+            format!("user.yml:1:14: `lease` {belongs}")
+        );
+        assert_eq!(
+            refused("remote: x\n\"checks\": []\n"),
+            format!("user.yml:1:1: `remote` {belongs}")
+        );
+        apply(
+            &mut Config::default(),
+            "user.yml",
+            "notify: {command: [x]}\nactors: {}\n",
+            true,
+        )
+        .unwrap();
+    }
+
     /// The user configuration may set `actors` and `notify` and nothing else: every other
     /// top-level key of the schema is refused there by name, including keys added after this
     /// test was written (a key with no sample value here fails it).
