@@ -17,6 +17,11 @@ use super::{CommitId, GitError, Repo, Result};
 /// One file of a record: its `/`-separated path and its bytes.
 pub type RecordFile = (String, Vec<u8>);
 
+/// A record this clone will not read, and why.
+fn refuse(why: String) -> GitError {
+    GitError::op("read a run record", why)
+}
+
 /// How much of a record [`Repo::read_record`] reads at most.
 struct Bounds {
     /// The most bytes the file at a path may have.
@@ -141,7 +146,6 @@ impl Repo {
         bounds: &Bounds,
         out: &mut Vec<RecordFile>,
     ) -> Result<()> {
-        let refuse = |why: String| GitError::op("read a run record", why);
         // `attempts/<stage>-<n>/<file>`: two directories deep at most.
         if depth > 2 {
             return Err(refuse(format!(
@@ -183,10 +187,9 @@ impl Repo {
         };
         let size = self.repo.find_header(oid).map_err(|e| failed(&e))?.size();
         if size > limit {
-            return Err(GitError::op(
-                "read a run record",
-                format!("`{path}` is {size} bytes, more than a record file may be ({limit})"),
-            ));
+            return Err(refuse(format!(
+                "`{path}` is {size} bytes, more than a record file may be ({limit})"
+            )));
         }
         let blob = self.repo.find_blob(oid).map_err(|e| failed(&e))?;
         Ok(blob.detach().data)

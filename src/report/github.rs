@@ -30,9 +30,9 @@ use crate::verify::Verification;
 /// at the limit ourselves and say how many were left out.
 pub const GITHUB_ANNOTATION_LIMIT: usize = 10;
 
-/// Why failing target `t` fails the gate, in the words of its annotation.
-fn failure(t: &TargetReport, v: &Verification) -> String {
-    match t.status {
+/// Why target `t` fails the gate, in the words of its annotation; `None` when it does not.
+fn failure(t: &TargetReport, v: &Verification) -> Option<String> {
+    let message = match t.status {
         TargetStatus::Uncovered => format!(
             "`{}` has no changed path in {} and no recorded reason why it needed no change",
             t.target,
@@ -56,8 +56,9 @@ fn failure(t: &TargetReport, v: &Verification) -> String {
             range(v),
             super::bound::joined(&t.paths, str::to_owned)
         ),
-        TargetStatus::Changed | TargetStatus::Unchanged => String::new(),
-    }
+        TargetStatus::Changed | TargetStatus::Unchanged => return None,
+    };
+    Some(message)
 }
 
 /// Escapes data for a GitHub workflow command message.
@@ -108,12 +109,10 @@ pub fn github(v: &Verification) -> String {
         let r = &plan.coverage;
         for status in TargetStatus::FAILING {
             for t in r.targets.iter().filter(|t| t.status == status) {
-                annotations.push(error(
-                    &file,
-                    t.line,
-                    &format!("{} target {}", word(status), t.target),
-                    &failure(t, v),
-                ));
+                if let Some(message) = failure(t, v) {
+                    let title = format!("{} target {}", word(status), t.target);
+                    annotations.push(error(&file, t.line, &title, &message));
+                }
             }
         }
         for p in &r.problems {

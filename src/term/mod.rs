@@ -67,22 +67,23 @@ impl Stream {
 /// shown, and reach the stream unbuffered.
 pub struct Raw {
     stream: Stream,
-    /// What it writes is an actor's output, which tells the status line that the actor spoke.
-    from_actor: bool,
+    /// What it writes is what an actor prints as it runs: the status line is told that the
+    /// actor spoke.
+    live_actor: bool,
 }
 
 impl Raw {
-    fn ours(stream: Stream) -> Raw {
+    fn new(stream: Stream) -> Raw {
         Raw {
             stream,
-            from_actor: false,
+            live_actor: false,
         }
     }
 }
 
 impl Write for Raw {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        status::around(self.stream, buf, self.from_actor)?;
+        status::around(self.stream, buf, self.live_actor)?;
         Ok(buf.len())
     }
 
@@ -122,18 +123,18 @@ fn stderr_width() -> Option<usize> {
 /// The process's stdout for a command's output, for writers that handle their own errors:
 /// colour as [`colour`] decides for it.
 pub fn stdout() -> Box<dyn Write + Send> {
-    colour::styled(Raw::ours(Stream::Stdout), colour::wanted(Stream::Stdout))
+    colour::styled(Raw::new(Stream::Stdout), colour::wanted(Stream::Stdout))
 }
 
 /// The process's stderr, likewise.
 pub fn stderr() -> Box<dyn Write + Send> {
-    colour::styled(Raw::ours(Stream::Stderr), colour::wanted(Stream::Stderr))
+    colour::styled(Raw::new(Stream::Stderr), colour::wanted(Stream::Stderr))
 }
 
 /// The process's stdout with every byte as given: for an actor's log, which is not ours to
 /// restyle.
 pub fn stdout_raw() -> Box<dyn Write + Send> {
-    Box::new(Raw::ours(Stream::Stdout))
+    Box::new(Raw::new(Stream::Stdout))
 }
 
 /// The process's stdin and stdout as async streams, for a protocol that owns both while it runs
@@ -148,7 +149,7 @@ pub fn protocol_stdio() -> (tokio::io::Stdin, tokio::io::Stdout) {
 pub fn echo(stream: Stream) -> Box<dyn Write + Send> {
     Box::new(Raw {
         stream,
-        from_actor: true,
+        live_actor: true,
     })
 }
 
