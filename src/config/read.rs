@@ -22,19 +22,18 @@ pub(super) const PERSONAL: [&str; 2] = ["actors", "notify"];
 /// where it is written.
 pub(super) fn refuse_repo_only(file: &str, text: &str) -> Result<(), ConfigError> {
     let TopKeys(keys) = serde_saphyr::from_str(text).map_err(|err| located(file, &err))?;
-    if let Some(key) = keys.iter().find(|k| !PERSONAL.contains(&k.value.as_str())) {
-        return Err(invalid(
+    match keys.iter().find(|k| !PERSONAL.contains(&k.value.as_str())) {
+        Some(key) => Err(ConfigError::at(
             file,
-            key.referenced.line(),
-            key.referenced.column(),
+            (key.referenced.line(), key.referenced.column()),
             format!(
                 "`{}` belongs in the repository's {FILE_NAME}, not in the user configuration",
                 key.value
             ),
             Some("the user configuration may only define `actors` and `notify`".into()),
-        ));
+        )),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The top-level keys of a configuration file in the order they are written, each where it is.
