@@ -7,8 +7,9 @@
 //! can close. The reasons for the order:
 //!
 //! - `duration`, `files`, `hermetic`, `procs`, `signals`, `suggest`, `template`, `term`, `yaml`:
-//!   helpers with no crate imports. `testing` on them: the unit tests' shared helpers (git in a temporary
-//!   directory, with `hermetic`'s environment), below everything that tests with git.
+//!   helpers with no crate imports. `testing` on them: the unit tests' shared helpers (git in a
+//!   temporary directory, with `hermetic`'s environment; the crate's own source), below
+//!   everything that tests with git.
 //! - `plan` → `coverage`: the pure domain — a plan's targets, the coverage rule over them.
 //!   `agent` beside `coverage`: what the real agents print, read without I/O, and the presets
 //!   `git baton init` writes for them.
