@@ -15,6 +15,7 @@
 //! 3. within the report, [`escape::line`] has already removed every line break and broken every
 //!    `##[` an untrusted string carried.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::escape;
@@ -26,8 +27,8 @@ use crate::coverage::{TargetReport, TargetStatus};
 use crate::report::status::word;
 use crate::verify::Verification;
 
-/// GitHub shows at most 10 error annotations per step; the rest are dropped silently, so we stop
-/// at the limit ourselves and say how many were left out.
+/// GitHub shows at most 10 annotations of each kind (error, warning, notice) per step; the rest
+/// are dropped silently, so we stop at the limit ourselves and say how many were left out.
 pub const GITHUB_ANNOTATION_LIMIT: usize = 10;
 
 /// Why target `t` fails the gate, in the words of its annotation; `None` when it does not.
@@ -160,15 +161,15 @@ pub fn github(v: &Verification) -> String {
         ));
     }
     let mut out = String::new();
-    let total = annotations.len();
-    for a in annotations.iter().take(GITHUB_ANNOTATION_LIMIT) {
+    let shown = within_limits(&annotations);
+    for a in &shown {
         let _ = writeln!(out, "{a}");
     }
-    if total > GITHUB_ANNOTATION_LIMIT {
+    if shown.len() < annotations.len() {
         let _ = writeln!(
             out,
-            "::notice::{} more annotation(s) left out (GitHub shows {GITHUB_ANNOTATION_LIMIT} per step); see the job summary",
-            total - GITHUB_ANNOTATION_LIMIT
+            "::notice::{} more annotation(s) left out (GitHub shows {GITHUB_ANNOTATION_LIMIT} of each kind per step); see the job summary",
+            annotations.len() - shown.len()
         );
     }
     // Plain: the token hashes exactly what the log shows, and a stream that strips colour
@@ -181,6 +182,37 @@ pub fn github(v: &Verification) -> String {
     out
 }
 
+/// The annotations GitHub will show, in order: the first [`GITHUB_ANNOTATION_LIMIT`] of each
+/// kind, so that warnings and notices never push an error out. When any is left out, one
+/// notice's place is kept for the notice that says how many.
+fn within_limits(annotations: &[String]) -> Vec<&str> {
+    fn kind(annotation: &str) -> &str {
+        let command = annotation.strip_prefix("::").unwrap_or(annotation);
+        command.split([' ', ':']).next().unwrap_or_default()
+    }
+    let mut of_kind: BTreeMap<&str, usize> = BTreeMap::new();
+    for a in annotations {
+        *of_kind.entry(kind(a)).or_default() += 1;
+    }
+    let over = of_kind.values().any(|&n| n > GITHUB_ANNOTATION_LIMIT);
+    let mut shown_of_kind: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut shown = Vec::new();
+    for a in annotations {
+        let k = kind(a);
+        let room = if over && k == "notice" {
+            GITHUB_ANNOTATION_LIMIT - 1
+        } else {
+            GITHUB_ANNOTATION_LIMIT
+        };
+        let n = shown_of_kind.entry(k).or_default();
+        if *n < room {
+            *n += 1;
+            shown.push(a.as_str());
+        }
+    }
+    shown
+}
+
 /// The token that stops and resumes command processing around `report`: `baton-` and the git
 /// blob id (SHA-1) of the report, which no text can contain of itself.
 pub fn stop_token(report: &str) -> String {
@@ -191,6 +223,38 @@ pub fn stop_token(report: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// GitHub counts each kind apart: twelve warnings leave out two of them and no error, and
+    /// ten notices give up one place to the notice that counts what was left out.
+    #[test]
+    fn each_kind_of_annotation_is_capped_apart() {
+        fn of(kind: &'static str, n: usize) -> impl Iterator<Item = String> {
+            (0..n).map(move |i| format!("::{kind} file=p.md,line={i}::x"))
+        }
+        let warnings_first: Vec<String> = of("warning", 12).chain(of("error", 3)).collect();
+        let shown = within_limits(&warnings_first);
+        assert_eq!(shown.iter().filter(|a| a.starts_with("::error")).count(), 3);
+        assert_eq!(
+            shown.iter().filter(|a| a.starts_with("::warning")).count(),
+            10
+        );
+        let notices: Vec<String> = of("notice", 10).chain(of("error", 11)).collect();
+        let shown = within_limits(&notices);
+        assert_eq!(
+            shown.iter().filter(|a| a.starts_with("::error")).count(),
+            10
+        );
+        assert_eq!(
+            shown.iter().filter(|a| a.starts_with("::notice")).count(),
+            9
+        );
+        let within: Vec<String> = of("notice", 10).chain(of("error", 10)).collect();
+        assert_eq!(within_limits(&within).len(), 20);
+        assert_eq!(
+            within_limits(&["::error title=t::m".to_string()]),
+            ["::error title=t::m"]
+        );
+    }
 
     #[test]
     fn messages_and_properties_cannot_end_their_command() {

@@ -35,7 +35,7 @@ fn github_format_annotations_and_step_summary() {
         ::error file=plans/x.md,line=11,title=uncovered target docs/page-08.md::`docs/page-08.md` has no changed path in the worktree against main and no recorded reason why it needed no change
         ::error file=plans/x.md,line=12,title=uncovered target docs/page-09.md::`docs/page-09.md` has no changed path in the worktree against main and no recorded reason why it needed no change
         ::error file=plans/x.md,line=13,title=uncovered target docs/page-10.md::`docs/page-10.md` has no changed path in the worktree against main and no recorded reason why it needed no change
-        ::notice::2 more annotation(s) left out (GitHub shows 10 per step); see the job summary
+        ::notice::2 more annotation(s) left out (GitHub shows 10 of each kind per step); see the job summary
         ::stop-commands::<token>
         verifying the worktree against main (merge base <main>)
 
