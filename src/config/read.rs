@@ -21,8 +21,18 @@ pub(super) const PERSONAL: [&str; 2] = ["actors", "notify"];
 /// The user configuration may only define actors and `notify`: its first other key is refused
 /// where it is written.
 pub(super) fn refuse_repo_only(file: &str, text: &str) -> Result<(), ConfigError> {
-    let TopKeys(keys) = serde_saphyr::from_str(text).map_err(|err| located(file, &err))?;
-    match keys.iter().find(|k| !PERSONAL.contains(&k.value.as_str())) {
+    // The values are skipped through `deserialize_any`, which by default refuses a non-finite
+    // float (`1e999`, `.nan`) that a string field takes as written.
+    let mut options = serde_saphyr::Options::default();
+    options.non_finite_float_policy = serde_saphyr::NonFiniteFloatPolicy::PassThrough;
+    let TopKeys(keys) =
+        serde_saphyr::from_str_with_options(text, options).map_err(|err| located(file, &err))?;
+    // Keys merged in with `<<` come after the ones written: the first is the first written.
+    let first = keys
+        .iter()
+        .filter(|k| !PERSONAL.contains(&k.value.as_str()))
+        .min_by_key(|k| (k.referenced.line(), k.referenced.column()));
+    match first {
         Some(key) => Err(ConfigError::at(
             file,
             (key.referenced.line(), key.referenced.column()),

@@ -178,13 +178,18 @@ mod tests {
             refused("remote: x\n\"checks\": []\n"),
             format!("user.yml:1:1: `remote` {belongs}")
         );
-        apply(
-            &mut Config::default(),
-            "user.yml",
-            "notify: {command: [x]}\nactors: {}\n",
-            true,
-        )
-        .unwrap();
+        // Keys merged in with `<<` are read after the written ones.
+        assert_eq!(
+            refused("<<: {plans_dir: x}\nlease: 5m\n"),
+            format!("user.yml:1:5: `plans_dir` {belongs}")
+        );
+        let accepted = |text: &str| apply(&mut Config::default(), "user.yml", text, true).unwrap();
+        accepted("notify: {command: [x]}\nactors: {}\n");
+        // Values that only a string field reads as written are no reason to refuse the file.
+        accepted(
+            "actors:\n  b: {command: [sleep, 1e999], model: .inf, env: {X: .nan}}\n  \
+             c: {command: [x, 99999999999999999999999999999999999999999999]}\n",
+        );
     }
 
     /// The user configuration may set `actors` and `notify` and nothing else: every other
