@@ -14,8 +14,8 @@ pub fn scalar(text: &str) -> String {
 }
 
 /// `text` quoted: single quotes, where nothing but `'` is escaped (so JSON inside stays as
-/// written), unless it holds a character only double quotes can carry as itself (a control
-/// character, a line or paragraph separator, a byte-order mark or a noncharacter).
+/// written), unless it holds a character [`escaped`] writes as an escape, which only double
+/// quotes have.
 pub fn quoted(text: &str) -> String {
     if text.chars().any(escaped) {
         double_quoted(text)
@@ -24,9 +24,10 @@ pub fn quoted(text: &str) -> String {
     }
 }
 
-/// Whether a character is written as an escape: outside YAML's printable set, read as a line
-/// break by YAML 1.1 readers, or a BOM that a reader may drop. Tab, LF and CR are printable but
-/// would be folded or trimmed in a flow scalar.
+/// Whether a character is written as an escape: a control character (LF and CR would be
+/// folded, a tab beside a line break trimmed; the rest are outside YAML's printable set), a line
+/// or paragraph separator (a line break to YAML 1.1 readers), a BOM (which a reader may drop),
+/// or U+FFFE and U+FFFF (outside the printable set).
 fn escaped(c: char) -> bool {
     c.is_control()
         || matches!(
@@ -81,15 +82,13 @@ fn plain(text: &str) -> bool {
     safe && opens && !marker && !resolves_to_other_than_string(text)
 }
 
-/// The words of YAML 1.2's core schema and of YAML 1.1's (`yes`, `on`, `~`), and anything that
-/// could be one of their numbers or dates. A number is recognized loosely (it opens with a digit
-/// or a dot and a digit, after an optional sign, and holds nothing but hex digits and `_.:+-xo`),
-/// so some strings are quoted that need not be: quoting is always safe, and `2024.md` (an `m`)
-/// stays bare.
+/// The words of YAML 1.2's core schema and of YAML 1.1's (`yes`, `on`), and anything that could
+/// be one of their numbers or dates. A number is recognized loosely (it opens with a digit or a
+/// dot, after an optional sign, and holds nothing but hex digits and `_.:+-xo`), so some strings
+/// are quoted that need not be: quoting is always safe, and `2024.md` (an `m`) and `.hidden`
+/// stay bare.
 fn resolves_to_other_than_string(text: &str) -> bool {
-    const WORDS: &[&str] = &[
-        "true", "false", "null", "yes", "no", "on", "off", "y", "n", "~",
-    ];
+    const WORDS: &[&str] = &["true", "false", "null", "yes", "no", "on", "off", "y", "n"];
     let lower = text.to_ascii_lowercase();
     if WORDS.contains(&lower.as_str()) {
         return true;
@@ -98,12 +97,8 @@ fn resolves_to_other_than_string(text: &str) -> bool {
     if [".inf", ".nan"].contains(&unsigned) || unsigned.chars().all(|c| c == '.') {
         return true;
     }
-    let mut chars = unsigned.chars();
-    let opens_number = match chars.next() {
-        Some(c) if c.is_ascii_digit() => true,
-        Some('.') => chars.next().is_some_and(|c| c.is_ascii_digit()),
-        _ => false,
-    };
+    // YAML 1.1's float also opens with a dot alone: `.e+1`, `..5`.
+    let opens_number = unsigned.starts_with(|c: char| c.is_ascii_digit() || c == '.');
     opens_number
         && unsigned
             .chars()
@@ -162,6 +157,8 @@ mod tests {
         (".NaN", "'.NaN'"),
         (".", "'.'"),
         ("..", "'..'"),
+        (".e+1", "'.e+1'"),
+        ("-..5", "'-..5'"),
         ("---", "'---'"),
         ("...", "'...'"),
         ("a\nb", "\"a\\nb\""),
@@ -222,7 +219,8 @@ mod tests {
             }
         }
 
-        /// Strings made of the characters a plain scalar may hold read back as themselves.
+        /// Strings of digits, signs, dots and the letters of numbers and of some words (not all
+        /// of them: the words are pinned by the table) read back as themselves.
         #[test]
         fn plain_looking_strings_read_back_as_themselves(
             text in "[-+._=/0-9a-fA-FxXoObBeEnNyYtT]{1,12}"

@@ -131,8 +131,8 @@ pub fn stderr() -> Box<dyn Write + Send> {
     colour::styled(Raw::new(Stream::Stderr), colour::wanted(Stream::Stderr))
 }
 
-/// The process's stdout with every byte as given: for an actor's log, which is not ours to
-/// restyle.
+/// The process's stdout with every byte as given: for what is not ours to restyle (a stored
+/// actor log, a completion script).
 pub fn stdout_raw() -> Box<dyn Write + Send> {
     Box::new(Raw::new(Stream::Stdout))
 }

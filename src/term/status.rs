@@ -101,15 +101,15 @@ impl Drop for StatusLine {
     }
 }
 
-/// Writes `buf` to `stream` around the status line, if one is shown; `from_actor`: the actor
+/// Writes `buf` to `stream` around the status line, if one is shown; `live_actor`: the actor
 /// spoke, which resets the time since its last output.
-pub(super) fn around(stream: Stream, buf: &[u8], from_actor: bool) -> io::Result<()> {
+pub(super) fn around(stream: Stream, buf: &[u8], live_actor: bool) -> io::Result<()> {
     let mut guard = line();
     let Some(line) = guard.as_mut() else {
         drop(guard);
         return write_raw(stream, buf);
     };
-    if from_actor {
+    if live_actor {
         line.last_output = Some(Instant::now());
     }
     if buf.is_empty() {
