@@ -316,8 +316,8 @@ mod tests {
             .baton.yml:2:37: check `t` has both `command` and `shell`
             hint: give the argv as `command`, or a shell line as `shell`, not both
             ");
-        insta::assert_snapshot!(err("checks:\n  - { name: t, command: [x], timeout: 5 fortnights }\n"), @r#"
-            .baton.yml:2:39: check `t` has an invalid `timeout`: `5 fortnights`: failed to parse input in the "friendly" duration format: expected to find unit designator suffix (e.g., `years` or `secs`) after parsing integer
+        insta::assert_snapshot!(err("checks:\n  - { name: t, command: [x], timeout: soon }\n"), @r#"
+            .baton.yml:2:39: check `t` has an invalid `timeout`: `soon`: failed to parse input in the "friendly" duration format: expected duration to start with a unit value (a decimal integer) after an optional sign, but no integer was found
             hint: use seconds (`900`) or units as in `90s`, `30m`, `1h30m`, `2 hours`
             "#);
         insta::assert_snapshot!(err("checks:\n  - { name: t, comand: [x] }\n"), @r"

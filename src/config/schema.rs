@@ -103,56 +103,64 @@ mod tests {
         assert_eq!(fields_of::<RawActor>().len(), 9);
     }
 
-    /// A key with no near neighbour lists the keys of its own mapping, exactly the fields of
-    /// the type that reads that mapping.
+    /// An unknown key is told against the fields of the type that reads its own mapping: a
+    /// near typo gets its neighbour, a key with none gets the whole list.
     #[test]
     fn every_mapping_offers_its_own_keys() {
-        let known = |fields: &[&str]| format!("known keys: {}", fields.join(", "));
         let actor = "actors:\n  a:\n    command: [x]\n";
-        let cases: [(String, &[&str]); 5] = [
-            ("zzzzzzzz: 1\n".into(), fields_of::<RawFile>()),
+        // The mapping with `KEY` where the key goes, where that is, a typo and what it means.
+        let cases: [(String, &str, &str, &str, &[&str]); 5] = [
             (
-                "prompts:\n  zzzzzzzz: x\n".into(),
+                "KEY: 1\n".into(),
+                "1:1",
+                "require_target",
+                "require_targets",
+                fields_of::<RawFile>(),
+            ),
+            (
+                "prompts:\n  KEY: x\n".into(),
+                "2:3",
+                "fresch",
+                "fresh",
                 fields_of::<RawPrompts>(),
             ),
-            (format!("{actor}    zzzzzzzz: 1\n"), fields_of::<RawActor>()),
             (
-                format!("{actor}    rate_limit:\n      zzzzzzzz: 1\n"),
+                format!("{actor}    KEY: 30m\n"),
+                "4:5",
+                "timout",
+                "timeout",
+                fields_of::<RawActor>(),
+            ),
+            (
+                format!("{actor}    rate_limit: {{ KEY: [75] }}\n"),
+                "4:19",
+                "exit_code",
+                "exit_codes",
                 fields_of::<RawRateLimit>(),
             ),
             (
-                format!("{actor}pipeline:\n  - {{ stage: s, actor: a, zzzzzzzz: 1 }}\n"),
+                format!("{actor}pipeline:\n  - {{ stage: s, actor: a, KEY: a }}\n"),
+                "5:27",
+                "actr",
+                "actor",
                 fields_of::<RawStage>(),
             ),
         ];
-        for (text, fields) in cases {
-            let e = parse(".baton.yml", &text).unwrap_err();
-            assert_eq!(e.hint(), Some(known(fields)), "{text}");
+        for (text, at, typo, meant, fields) in cases {
+            let fields = fields.join(", ");
+            let unknown = |key: &str| {
+                format!(".baton.yml:{at}: unknown field `{key}`, expected one of {fields}\nhint: ")
+            };
+            let far = "zzzzzzzz";
+            assert_eq!(
+                err(&text.replace("KEY", typo)),
+                format!("{}did you mean `{meant}`?", unknown(typo))
+            );
+            assert_eq!(
+                err(&text.replace("KEY", far)),
+                format!("{}known keys: {fields}", unknown(far))
+            );
         }
-    }
-
-    #[test]
-    fn typos_get_the_keys_of_their_own_mapping() {
-        insta::assert_snapshot!(err("require_target: true\n"), @r"
-        .baton.yml:1:1: unknown field `require_target`, expected one of plans_dir, actors, pipeline, coverage, worktree_root, prompts, require_targets, derive_targets, log_limit, lease, sync, remote, checks, protect, notify
-        hint: did you mean `require_targets`?
-        ");
-        insta::assert_snapshot!(err("prompts:\n  fresch: prompts/fresh.md\n"), @r"
-        .baton.yml:2:3: unknown field `fresch`, expected one of fresh, resume
-        hint: did you mean `fresh`?
-        ");
-        insta::assert_snapshot!(err("actors:\n  a:\n    command: [x]\n    timout: 30m\n"), @r"
-        .baton.yml:4:5: unknown field `timout`, expected one of command, stdin, env, timeout, rate_limit, model, provider, account, output
-        hint: did you mean `timeout`?
-        ");
-        insta::assert_snapshot!(err("actors:\n  a:\n    command: [x]\n    rate_limit: { exit_code: [75] }\n"), @r"
-        .baton.yml:4:19: unknown field `exit_code`, expected one of exit_codes, patterns
-        hint: did you mean `exit_codes`?
-        ");
-        insta::assert_snapshot!(err("actors:\n  a: {command: [x]}\npipeline:\n  - { stage: s, actr: a }\n"), @r"
-        .baton.yml:4:17: unknown field `actr`, expected one of stage, actor, gate, fallback, checks
-        hint: did you mean `actor`?
-        ");
     }
 
     /// A key the user configuration may not set is refused where it is written, whatever its

@@ -40,11 +40,30 @@ impl Identity {
     }
 }
 
-/// A commit made of a worktree.
-struct Recorded {
-    commit: CommitId,
-    changed: bool,
-    unrecorded: Vec<Unrecorded>,
+/// A commit made of a worktree, and the paths git could not put in it.
+pub struct Recorded {
+    pub commit: CommitId,
+    pub unrecorded: Vec<Unrecorded>,
+    worktree: std::path::PathBuf,
+}
+
+impl Recorded {
+    /// The commit, when it holds every path of the worktree; otherwise an error naming each
+    /// path git could not record, with git's reason.
+    pub fn whole(self) -> Result<CommitId> {
+        if self.unrecorded.is_empty() {
+            return Ok(self.commit);
+        }
+        let named: Vec<String> = self
+            .unrecorded
+            .iter()
+            .map(|u| format!("{}: {}", u.path, u.reason))
+            .collect();
+        Err(GitError::op(
+            format!("record the worktree {}", self.worktree.display()),
+            format!("git cannot record {}", named.join("; ")),
+        ))
+    }
 }
 
 /// A commit id git printed.
@@ -71,48 +90,23 @@ impl Repo {
         parent: CommitId,
         message: &str,
     ) -> Result<(CommitId, Vec<Unrecorded>)> {
-        let made = self.record_worktree(worktree, parent, message, Identity::Baton, true)?;
+        let made = self.record_worktree(worktree, parent, message, Identity::Baton)?;
         Git::at_git_dir(self.common_dir())
             .args(["update-ref", refname, &made.commit.to_string()])
             .run()?;
         Ok((made.commit, made.unrecorded))
     }
 
-    /// A commit object of the worktree's files on top of `parent`, and whether its tree differs
-    /// from the parent's. Nothing but the object database changes. With `always` false and no
-    /// difference, no commit is made and `parent` is returned. A path git cannot record is an
-    /// error naming every such path.
-    pub fn commit_worktree(
+    /// A commit object of the worktree's files on top of `parent`, made even when its tree is
+    /// the parent's; nothing but the object database changes. A path git cannot add (an
+    /// unreadable file, a name it refuses) keeps what the worktree's index has there, and is
+    /// named in [`Recorded::unrecorded`].
+    pub fn record_worktree(
         &self,
         worktree: &Path,
         parent: CommitId,
         message: &str,
         identity: Identity,
-        always: bool,
-    ) -> Result<(CommitId, bool)> {
-        let made = self.record_worktree(worktree, parent, message, identity, always)?;
-        if made.unrecorded.is_empty() {
-            return Ok((made.commit, made.changed));
-        }
-        let named: Vec<String> = made
-            .unrecorded
-            .iter()
-            .map(|u| format!("{}: {}", u.path, u.reason))
-            .collect();
-        Err(GitError::op(
-            format!("record the worktree {}", worktree.display()),
-            format!("git cannot record {}", named.join("; ")),
-        ))
-    }
-
-    /// [`Repo::commit_worktree`], recording all it can and naming the rest.
-    fn record_worktree(
-        &self,
-        worktree: &Path,
-        parent: CommitId,
-        message: &str,
-        identity: Identity,
-        always: bool,
     ) -> Result<Recorded> {
         let scratch = tempfile::Builder::new()
             .prefix("baton-snapshot-")
@@ -150,16 +144,6 @@ impl Repo {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let unrecorded = unrecordable::left_out(&git_dir, worktree, &index, &stderr)?;
         let tree = scratch_git(&["write-tree"])?;
-        let tree_id = gix::ObjectId::from_hex(tree.as_bytes())
-            .map_err(|err| GitError::op("read the tree id git write-tree printed", err))?;
-        let changed = self.tree_of(parent)? != tree_id;
-        if !changed && !always {
-            return Ok(Recorded {
-                commit: parent,
-                changed,
-                unrecorded,
-            });
-        }
         let commit = identity
             .apply(Git::at_worktree(&git_dir, worktree))
             .args([
@@ -173,8 +157,8 @@ impl Repo {
             .output()?;
         Ok(Recorded {
             commit: printed_id(&commit, "the commit id git commit-tree printed")?,
-            changed,
             unrecorded,
+            worktree: worktree.to_path_buf(),
         })
     }
 

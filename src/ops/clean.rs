@@ -113,13 +113,7 @@ fn clean_here(ws: &Workspace, named: &NamedRun, force: bool) -> Result<Removed> 
                 (Ok(main), Ok(config)) => Some(main.join(&config.worktree_root).join(&**id)),
                 _ => None,
             };
-            let left = lifecycle::clean_unreadable(
-                &ws.repo,
-                &ws.store,
-                &mut lock,
-                id,
-                worktree.as_deref(),
-            )?;
+            let left = lifecycle::clean_unreadable(&ws.repo, &ws.store, &mut lock, id, worktree)?;
             (format!("baton/{id}"), left)
         }
         Err(err) => return Err(err.into()),

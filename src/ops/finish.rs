@@ -3,7 +3,7 @@
 
 use crate::run::RunError;
 use crate::run::lifecycle::{self, Finished};
-use crate::run::note::{Note, Sink};
+use crate::run::note::{Arrival, Note, Sink};
 use crate::run::remote::CaughtUp;
 use crate::state::RunState;
 
@@ -48,9 +48,10 @@ pub fn finish(ws: &Workspace, options: &FinishOptions, sink: &dyn Sink) -> Resul
         // Published whether or not the finish worked: the lease is given back either way.
         session.release(&mut state)?;
         if finished.is_ok() {
-            sink.note(Note::PushedFinished {
+            sink.note(Note::Pushed {
                 run: state.run_id.to_string(),
                 remote: state.remote().unwrap_or_default().to_owned(),
+                how: Arrival::Finished,
             });
         }
     }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use crate::run::RunError;
 use crate::run::SyncError;
-use crate::run::note::{Note, Sink};
+use crate::run::note::{Arrival, Note, Sink};
 use crate::run::remote::{self, Standing};
 use crate::run::session::{self, Lookup, NamedRun, Open, Session};
 use crate::state::RunState;
@@ -117,16 +117,16 @@ pub fn push(ws: &Workspace, options: &PushOptions, sink: &dyn Sink) -> Result<()
         for &i in &indexes {
             let (_, state, _, before) = &held[i];
             let run = state.run_id.to_string();
-            sink.note(match before {
-                Standing::UpToDate => Note::UpToDate {
-                    run,
-                    remote: remote.clone(),
-                },
-                _ => Note::Pushed {
-                    run,
-                    remote: remote.clone(),
+            let how = match before {
+                Standing::UpToDate => Arrival::AlreadyThere,
+                _ => Arrival::Now {
                     status: state.status().to_string(),
                 },
+            };
+            sink.note(Note::Pushed {
+                run,
+                remote: remote.clone(),
+                how,
             });
         }
     }

@@ -121,8 +121,9 @@ pub fn finish(
     super::create::fail_at("finish:commit")?;
     // The trailers must reach the branch even when every change is already committed (an empty
     // commit, then): CI reads the reasons, and the plan to check from `Baton-Plan`.
-    let (commit, _) =
-        repo.commit_worktree(worktree, tip, &finish_message(state), Identity::User, true)?;
+    let commit = repo
+        .record_worktree(worktree, tip, &finish_message(state), Identity::User)?
+        .whole()?;
     // What the branch will hold is the worktree as it is now, which may have lost work since
     // the last attempt's snapshot: the gate is judged on it before the branch moves.
     super::claims::check_verdict_on(repo, session.dir(), state, Some(commit))?;
@@ -213,14 +214,14 @@ pub fn clean_unreadable(
     store: &Store,
     lock: &mut RunLock,
     id: &RunId,
-    worktree: Option<&Path>,
+    worktree: Option<PathBuf>,
 ) -> Result<Option<PathBuf>, RunError> {
     let branch = format!("baton/{id}");
     let ours = worktree.filter(|w| {
         super::worktree_at(repo, w)
             .is_some_and(|wt| wt.head_branch().ok().flatten().as_deref() == Some(branch.as_str()))
     });
-    remove(repo, store, lock, id, ours)
+    remove(repo, store, lock, id, ours.as_deref())
 }
 
 /// Removes a run directory that has no `state.json` ([`Store::headless`]): what a removal of an

@@ -88,16 +88,13 @@ pub enum Note {
     ReleaseFailed { run: String, reason: String },
     /// `push` without names skips a run the remote no longer has.
     NoLongerOn { run: String, remote: String },
-    /// `push` published a run.
+    /// A run is on `remote` as it is here: `push` published it or found it there, or a
+    /// published run's `finish` pushed it.
     Pushed {
         run: String,
         remote: String,
-        status: String,
+        how: Arrival,
     },
-    /// `push` found a run already up to date.
-    UpToDate { run: String, remote: String },
-    /// A published run was finished and pushed.
-    PushedFinished { run: String, remote: String },
     /// The `notify:` command did not succeed (docs/notify.md); the run is as committed.
     NotifyFailed {
         run: String,
@@ -114,15 +111,24 @@ pub enum Note {
     NotifyUnread { run: String, reason: String },
 }
 
+/// How a run came to be on the remote, for [`Note::Pushed`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Arrival {
+    /// `push` published it; it is `status`.
+    Now { status: String },
+    /// `push` found the remote's record the same as this clone's.
+    AlreadyThere,
+    /// A published run was finished, and the finished record pushed.
+    Finished,
+}
+
 impl Note {
     pub fn level(&self) -> Level {
         match self {
             Note::Cycle(note) => note.level(),
             Note::Run { .. }
             | Note::Worktree { .. }
-            | Note::Pushed { .. }
-            | Note::UpToDate { .. }
-            | Note::PushedFinished { .. } => Level::Plain,
+            | Note::Pushed { .. } => Level::Plain,
             Note::ExistingKey { .. }
             | Note::FallingBack { .. }
             | Note::Resumed(_)
@@ -206,13 +212,11 @@ impl fmt::Display for Note {
                 f,
                 "{run} is no longer on {remote}; name it to publish it again"
             ),
-            Note::Pushed {
-                run,
-                remote,
-                status,
-            } => write!(f, "pushed {run} to {remote} ({status})"),
-            Note::UpToDate { run, remote } => write!(f, "{run} is up to date on {remote}"),
-            Note::PushedFinished { run, remote } => write!(f, "pushed run {run} to {remote}"),
+            Note::Pushed { run, remote, how } => match how {
+                Arrival::Now { status } => write!(f, "pushed {run} to {remote} ({status})"),
+                Arrival::AlreadyThere => write!(f, "{run} is up to date on {remote}"),
+                Arrival::Finished => write!(f, "pushed run {run} to {remote}"),
+            },
             Note::NotifyFailed {
                 run,
                 event,
@@ -272,9 +276,10 @@ mod tests {
             note.to_string(),
             "attempt 2 of stage executor was rate limited; falling back to actor `spare`"
         );
-        let same = Note::UpToDate {
+        let same = Note::Pushed {
             run: "abc".into(),
             remote: "origin".into(),
+            how: Arrival::AlreadyThere,
         };
         assert_eq!(same.level(), Level::Plain);
         assert_eq!(same.to_string(), "abc is up to date on origin");

@@ -135,13 +135,14 @@ pub fn check_recordable(repo: &Repo, state: &RunState) -> Result<Option<(String,
         return Ok(None);
     };
     let worktree = Path::new(&state.worktree);
-    let made = repo.commit_worktree(
-        worktree,
-        parent(repo, state),
-        "baton: can this worktree be recorded",
-        crate::git::Identity::Baton,
-        true,
-    );
+    let made = repo
+        .record_worktree(
+            worktree,
+            parent(repo, state),
+            "baton: can this worktree be recorded",
+            crate::git::Identity::Baton,
+        )
+        .and_then(|made| made.whole());
     match made {
         Ok(_) => Ok(Some(unrecorded)),
         Err(err) => Err(RunError::Drive(DriveError::Unrecordable {

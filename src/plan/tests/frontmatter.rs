@@ -224,33 +224,31 @@ fn reports_yaml_errors_at_their_file_position() {
 }
 
 #[test]
+fn a_mistyped_key_is_told_the_key_it_is_nearest() {
+    for (typo, meant) in [
+        ("tragets", "targets"),
+        ("target", "targets"),
+        ("Title", "title"),
+        ("ix", "id"),
+    ] {
+        assert_eq!(
+            err(&format!("---\n{typo}: x\n---\n")),
+            format!(
+                "plans/demo.md:2:1: unknown key `{typo}` in plan frontmatter\n\
+                 hint: did you mean `{meant}`?"
+            ),
+        );
+    }
+}
+
+#[test]
 fn rejects_unknown_keys() {
     insta::assert_snapshot!(errs(&[
-        "---\ntragets: [a.md]\n---\n",
-        "---\ntarget: [a.md]\n---\n",
-        "---\nTitle: x\n---\n",
-        "---\nix: x\n---\n",
         "---\nfiles: [a.md]\n---\n",
         "---\nx: 1\n---\n",
         "---\n? [a]\n: b\n---\n",
         "---\n1: x\n---\n",
     ]), @r#"
-        "---\ntragets: [a.md]\n---\n"
-        plans/demo.md:2:1: unknown key `tragets` in plan frontmatter
-        hint: did you mean `targets`?
-
-        "---\ntarget: [a.md]\n---\n"
-        plans/demo.md:2:1: unknown key `target` in plan frontmatter
-        hint: did you mean `targets`?
-
-        "---\nTitle: x\n---\n"
-        plans/demo.md:2:1: unknown key `Title` in plan frontmatter
-        hint: did you mean `title`?
-
-        "---\nix: x\n---\n"
-        plans/demo.md:2:1: unknown key `ix` in plan frontmatter
-        hint: did you mean `id`?
-
         "---\nfiles: [a.md]\n---\n"
         plans/demo.md:2:1: unknown key `files` in plan frontmatter
         hint: known keys are `id`, `title`, `targets`, `stages`, `protect`, `checks` and `trivial`

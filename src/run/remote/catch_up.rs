@@ -59,13 +59,9 @@ pub fn catch_up(here: &Here, id: &RunId, remote: &str) -> Result<CaughtUp, RunEr
                 // One snapshot of the worktree as it is (tracked and untracked files, not
                 // ignored ones), compared with both candidates.
                 let message = format!("baton: run {id}, compared before catching up");
-                let (now, _) = repo.commit_worktree(
-                    worktree,
-                    kept,
-                    &message,
-                    crate::git::Identity::Baton,
-                    true,
-                )?;
+                let now = repo
+                    .record_worktree(worktree, kept, &message, crate::git::Identity::Baton)?
+                    .whole()?;
                 let same = |commit| {
                     repo.tree_changes(commit, now, &crate::git::Scope::All)
                         .map(|paths| paths.is_empty())
