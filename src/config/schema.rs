@@ -107,47 +107,11 @@ mod tests {
     /// near typo gets its neighbour, a key with none gets the whole list.
     #[test]
     fn every_mapping_offers_its_own_keys() {
-        let actor = "actors:\n  a:\n    command: [x]\n";
-        // The mapping with `KEY` where the key goes, where that is, a typo and what it means.
-        let cases: [(String, &str, &str, &str, &[&str]); 5] = [
-            (
-                "KEY: 1\n".into(),
-                "1:1",
-                "require_target",
-                "require_targets",
-                fields_of::<RawFile>(),
-            ),
-            (
-                "prompts:\n  KEY: x\n".into(),
-                "2:3",
-                "fresch",
-                "fresh",
-                fields_of::<RawPrompts>(),
-            ),
-            (
-                format!("{actor}    KEY: 30m\n"),
-                "4:5",
-                "timout",
-                "timeout",
-                fields_of::<RawActor>(),
-            ),
-            (
-                format!("{actor}    rate_limit: {{ KEY: [75] }}\n"),
-                "4:19",
-                "exit_code",
-                "exit_codes",
-                fields_of::<RawRateLimit>(),
-            ),
-            (
-                format!("{actor}pipeline:\n  - {{ stage: s, actor: a, KEY: a }}\n"),
-                "5:27",
-                "actr",
-                "actor",
-                fields_of::<RawStage>(),
-            ),
-        ];
-        for (text, at, typo, meant, fields) in cases {
-            let fields = fields.join(", ");
+        /// `text` with `KEY` where the key goes and `ACTOR` for a defined actor; `at` is where
+        /// the key stands, `typo` is near `meant`; `T` reads the mapping.
+        fn case<'de, T: Deserialize<'de>>(text: &str, at: &str, typo: &str, meant: &str) {
+            let text = text.replace("ACTOR", "actors:\n  a:\n    command: [x]\n");
+            let fields = fields_of::<T>().join(", ");
             let unknown = |key: &str| {
                 format!(".baton.yml:{at}: unknown field `{key}`, expected one of {fields}\nhint: ")
             };
@@ -161,6 +125,13 @@ mod tests {
                 format!("{}known keys: {fields}", unknown(far))
             );
         }
+        case::<RawFile>("KEY: 1\n", "1:1", "require_target", "require_targets");
+        case::<RawPrompts>("prompts:\n  KEY: x\n", "2:3", "fresch", "fresh");
+        case::<RawActor>("ACTOR    KEY: 30m\n", "4:5", "timout", "timeout");
+        let rate_limit = "ACTOR    rate_limit: { KEY: [75] }\n";
+        case::<RawRateLimit>(rate_limit, "4:19", "exit_code", "exit_codes");
+        let stage = "ACTORpipeline:\n  - { stage: s, actor: a, KEY: a }\n";
+        case::<RawStage>(stage, "5:27", "actr", "actor");
     }
 
     /// A key the user configuration may not set is refused where it is written, whatever its

@@ -126,9 +126,7 @@ impl Note {
     pub fn level(&self) -> Level {
         match self {
             Note::Cycle(note) => note.level(),
-            Note::Run { .. }
-            | Note::Worktree { .. }
-            | Note::Pushed { .. } => Level::Plain,
+            Note::Run { .. } | Note::Worktree { .. } | Note::Pushed { .. } => Level::Plain,
             Note::ExistingKey { .. }
             | Note::FallingBack { .. }
             | Note::Resumed(_)

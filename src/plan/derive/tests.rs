@@ -92,7 +92,12 @@ fn base(path: &str) -> Existence {
     }
 }
 
+/// The targets and the not-found paths derived from `body` against `base`.
 fn derived(body: &str) -> (Vec<String>, Vec<String>) {
+    derived_in(base, body)
+}
+
+fn derived_in(base: fn(&str) -> Existence, body: &str) -> (Vec<String>, Vec<String>) {
     let d = derive(&mentions(body, 1, ""), base);
     (
         d.targets.iter().map(|t| t.target.spec.clone()).collect(),
@@ -201,17 +206,10 @@ fn routes(path: &str) -> Existence {
     }
 }
 
-fn derived_routes(body: &str) -> (Vec<String>, Vec<String>) {
-    let d = derive(&mentions(body, 1, ""), routes);
-    (
-        d.targets.iter().map(|t| t.target.spec.clone()).collect(),
-        d.not_found.iter().map(|m| m.path.clone()).collect(),
-    )
-}
-
 #[test]
 fn a_code_span_naming_a_file_with_brackets_is_a_target_when_the_base_has_it() {
-    let (targets, not_found) = derived_routes(
+    let (targets, not_found) = derived_in(
+        routes,
         "Fix `pages/[id].tsx`, `pages/[...slug].tsx`, `app/[team]/` and `[root].md`.\n",
     );
     assert_eq!(
@@ -241,7 +239,10 @@ fn a_code_span_naming_a_file_with_brackets_is_a_target_when_the_base_has_it() {
 fn brackets_name_no_file_to_create_and_stay_globs_in_prose_and_links() {
     // A bracketed name the base lacks is a pattern or a file to be: never created as a target.
     assert_eq!(
-        derived_routes("Add `pages/[new].tsx` like `pages/[id].tsx`; see `pages/[id.tsx`.\n"),
+        derived_in(
+            routes,
+            "Add `pages/[new].tsx` like `pages/[id].tsx`; see `pages/[id.tsx`.\n"
+        ),
         (
             vec!["pages/[id].tsx".into()],
             vec!["pages/[new].tsx".into(), "pages/[id.tsx".into()]
@@ -249,11 +250,14 @@ fn brackets_name_no_file_to_create_and_stay_globs_in_prose_and_links() {
     );
     // Prose and links: globs and brackets are refused as before, whatever the base holds.
     assert_eq!(
-        derived_routes("Fix pages/[id].tsx and [the page](../pages/[id].tsx).\n"),
+        derived_in(
+            routes,
+            "Fix pages/[id].tsx and [the page](../pages/[id].tsx).\n"
+        ),
         (vec![], vec![])
     );
     assert_eq!(
-        derived_routes("`pages/*.tsx` `pages/{a,b}.tsx` `pages/?.tsx`\n"),
+        derived_in(routes, "`pages/*.tsx` `pages/{a,b}.tsx` `pages/?.tsx`\n"),
         (vec![], vec![])
     );
 }
