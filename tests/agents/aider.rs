@@ -125,10 +125,7 @@ fn printed_session_cost(stdout: &str) -> f64 {
 fn aider_preset_edits_both_targets_and_the_run_reaches_review_with_usage() {
     let Some(_) = cli::agent("aider") else { return };
     let ar = aider_repo(Script(vec![whole_edit(&TARGETS)]));
-    let run = ar.baton(&["run", "plans/rule.md"]);
-    let id = run.run_id();
-    let stdout = ar.captured_stdout(&id, "aider", "e2e-edit.txt");
-    assert_eq!(run.code, 0, "{run}\n--- aider's stdout\n{stdout}");
+    let (id, stdout) = ar.run_rule("aider", "e2e-edit.txt", 0);
     let state = assert_review_with_targets_edited(&ar, &id);
     assert_worktree_clean_of_aider(&ar.worktree(&state), &TARGETS);
     assert_eq!(ar.mock.overruns(), 0, "{stdout}");
@@ -184,10 +181,7 @@ fn a_429_aider_gives_up_on_ends_the_attempt_rate_limited_despite_its_exit_0() {
     // nine tries wait 0.25 s doubling to 32 s whatever the server says (aider 0.86.2 has no
     // setting for it), so this test takes about 64 s.
     let ar = aider_repo(Script(vec![Turn::rate_limited(&[("retry-after-ms", "1")])]));
-    let run = ar.baton(&["run", "plans/rule.md"]);
-    let id = run.run_id();
-    let stdout = ar.captured_stdout(&id, "aider", "e2e-429.txt");
-    assert_eq!(run.code, 1, "{run}\n--- aider's stdout\n{stdout}");
+    let (id, stdout) = ar.run_rule("aider", "e2e-429.txt", 1);
     // aider exits 0 when it gives up.
     let (state, a) = ar.rate_limited(&id, 0);
     let error = a["error"].as_str().unwrap();

@@ -56,10 +56,7 @@ fn gemini_preset_edits_records_a_reason_and_the_run_reaches_review_with_usage() 
         shell(&format!("git baton unchanged docs/b.md '{reason}'")),
         cached_turn(Turn::text("docs/a.md states the new rule.")),
     ]));
-    let run = ar.baton(&["run", "plans/rule.md"]);
-    let id = run.run_id();
-    let stdout = ar.captured_stdout(&id, "gemini", "e2e-edit-unchanged.jsonl");
-    assert_eq!(run.code, 0, "{run}\n--- gemini's stdout\n{stdout}");
+    let (id, stdout) = ar.run_rule("gemini", "e2e-edit-unchanged.jsonl", 0);
     let state = ar.status(&id);
     assert_eq!(state["status"], "review", "{state:#}");
     assert_eq!(
@@ -123,14 +120,9 @@ fn the_stop_hooks_form_of_check_is_not_approved_for_gemini() {
         shell("git baton check --hook claude-stop"),
         cached_turn(Turn::text("Done.")),
     ]));
-    let run = ar.baton(&["run", "plans/rule.md"]);
-    let id = run.run_id();
-    let stdout = ar.captured_stdout(&id, "gemini", "e2e-check-refused.jsonl");
-    assert_eq!(run.code, 1, "{run}\n--- gemini's stdout\n{stdout}");
+    let (id, stdout) = ar.run_rule("gemini", "e2e-check-refused.jsonl", 1);
     assert_offline(&ar.mock);
-    let state = ar.status(&id);
-    assert_eq!(state["status"], "blocked", "{state:#}");
-    let a = attempt(&state, 1);
+    let (_, a) = ar.ended_as(&id, "blocked");
     assert!(
         a["hook_blocks"].is_null(),
         "the hook's form never ran: {a:#}"
@@ -157,14 +149,9 @@ fn a_429_after_a_turn_keeps_that_turns_usage() {
         )),
         exhausted(),
     ]));
-    let run = ar.baton(&["run", "plans/rule.md"]);
-    let id = run.run_id();
-    let stdout = ar.captured_stdout(&id, "gemini", "e2e-write-then-429.jsonl");
-    assert_eq!(run.code, 1, "{run}\n--- gemini's stdout\n{stdout}");
+    let (id, _) = ar.run_rule("gemini", "e2e-write-then-429.jsonl", 1);
     assert_offline(&ar.mock);
-    let state = ar.status(&id);
-    assert_eq!(state["status"], "rate_limited", "{state:#}");
-    let a = attempt(&state, 1);
+    let (state, a) = ar.ended_as(&id, "rate_limited");
     assert_eq!(
         (&a["outcome"], &a["exit_code"]),
         (&"rate_limited".into(), &173.into()),

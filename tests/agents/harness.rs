@@ -105,6 +105,25 @@ impl AgentRepo {
             .map_or_else(|unread| unread, |text| self.repo.mask(&text))
     }
 
+    /// `git baton run plans/rule.md`, which must exit `code`: the run's id and its attempt's
+    /// stdout, captured as the fixture `name` of `agent` (see [`Self::captured_stdout`]) and
+    /// shown when the exit code is another.
+    pub fn run_rule(&self, agent: &str, name: &str, code: i32) -> (String, String) {
+        let run = self.baton(&["run", "plans/rule.md"]);
+        let id = run.run_id();
+        let stdout = self.captured_stdout(&id, agent, name);
+        assert_eq!(run.code, code, "{run}\n--- {agent}'s stdout\n{stdout}");
+        (id, stdout)
+    }
+
+    /// Run `id`'s `status --json`, which must say `status`, and its attempt 1.
+    pub fn ended_as(&self, id: &str, status: &str) -> (Value, Value) {
+        let state = self.status(id);
+        assert_eq!(state["status"], status, "{state:#}");
+        let a = attempt(&state, 1).clone();
+        (state, a)
+    }
+
     /// Attempt 1's stdout of run `id`, as read. With `GIT_BATON_AGENT_CAPTURE=1` it is also
     /// written as the fixture `name` of `agent`, with `$TMP` for the test's temporary directory
     /// so that no fixture names a path of the machine it ran on. A log that cannot be read is a
@@ -162,9 +181,7 @@ impl AgentRepo {
     /// The state of run `id`, which a rate limit stopped in its first attempt, and that
     /// attempt: both `rate_limited`, the agent having exited `exit_code`.
     pub fn rate_limited(&self, id: &str, exit_code: i64) -> (Value, Value) {
-        let state = self.status(id);
-        assert_eq!(state["status"], "rate_limited", "{state:#}");
-        let a = attempt(&state, 1).clone();
+        let (state, a) = self.ended_as(id, "rate_limited");
         assert_eq!(a["outcome"], "rate_limited", "{a:#}");
         assert_eq!(a["exit_code"], exit_code, "{a:#}");
         (state, a)

@@ -76,10 +76,7 @@ fn opencode_preset_edits_records_a_reason_and_the_run_reaches_review_with_usage_
         bash(&format!("git baton unchanged docs/b.md '{reason}'")),
         cached_turn(Turn::text("docs/a.md states the new rule.")),
     ]));
-    let run = ar.baton(&["run", "plans/rule.md"]);
-    let id = run.run_id();
-    let stdout = ar.captured_stdout(&id, "opencode", "e2e-edit-unchanged.jsonl");
-    assert_eq!(run.code, 0, "{run}\n--- opencode's stdout\n{stdout}");
+    let (id, stdout) = ar.run_rule("opencode", "e2e-edit-unchanged.jsonl", 0);
     let state = ar.status(&id);
     assert_eq!(state["status"], "review", "{state:#}");
     let worktree = ar.worktree(&state);
@@ -140,10 +137,7 @@ fn rate_limited_run(body: Value, name: &str) -> Option<(AgentRepo, String, Value
         headers: vec![("retry-after-ms".into(), "1".into())],
         body,
     }]));
-    let run = ar.baton(&["run", "plans/rule.md"]);
-    let id = run.run_id();
-    let stdout = ar.captured_stdout(&id, "opencode", name);
-    assert_eq!(run.code, 1, "{run}\n--- opencode's stdout\n{stdout}");
+    let (id, stdout) = ar.run_rule("opencode", name, 1);
     assert_offline(&ar.mock);
     let (_, a) = ar.rate_limited(&id, 1);
     assert_eq!(
@@ -214,14 +208,9 @@ fn shell_commands_the_preset_denies_never_run_and_the_gate_blocks() {
         bash("git baton check --hook claude-stop"),
         cached_turn(Turn::text("Done.")),
     ]));
-    let run = ar.baton(&["run", "plans/rule.md"]);
-    let id = run.run_id();
-    let stdout = ar.captured_stdout(&id, "opencode", "e2e-denied.jsonl");
-    assert_eq!(run.code, 1, "{run}\n--- opencode's stdout\n{stdout}");
+    let (id, stdout) = ar.run_rule("opencode", "e2e-denied.jsonl", 1);
     assert_offline(&ar.mock);
-    let state = ar.status(&id);
-    assert_eq!(state["status"], "blocked", "{state:#}");
-    let a = attempt(&state, 1);
+    let (state, a) = ar.ended_as(&id, "blocked");
     assert_eq!(a["outcome"], "blocked", "{a:#}");
     assert_eq!(a["exit_code"], 0, "{a:#}");
     assert_eq!(
@@ -280,9 +269,7 @@ fn a_write_outside_the_worktree_asks_is_rejected_and_ends_the_run_for_the_gate_t
         "The user rejected permission to use this specific tool call.",
         "{stdout}"
     );
-    let state = ar.status(&id);
-    assert_eq!(state["status"], "blocked", "{state:#}");
-    let a = attempt(&state, 1);
+    let (_, a) = ar.ended_as(&id, "blocked");
     assert_eq!(
         (&a["outcome"], &a["exit_code"]),
         (&"blocked".into(), &0.into()),

@@ -21,9 +21,7 @@ fn actors_get_the_baton_environment_and_a_resume_prompt() {
     );
     let repo = repo_running(&[first, second], "");
     let base = base(&repo);
-    let run = repo.baton(["run", "plans/fix.md"]);
-    assert_eq!(run.code, 1, "{run}");
-    let id = run.run_id();
+    let (id, _) = repo.run_plan("plans/fix.md", 1);
     let resumed = repo.baton(["resume", &id, "--actor", "executor=second"]);
     assert_eq!(resumed.code, 0, "{resumed}");
 

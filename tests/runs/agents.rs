@@ -48,9 +48,7 @@ fn claude_usage_and_cost_are_recorded_and_shown() {
         "0",
     );
     let repo = repo_running(&[claude], "");
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 0, "{run}");
+    let (id, _) = repo.run_plan("plans/fix.md", 0);
     let state = status(&repo, &id);
     let a = attempt(&state, "executor", 1);
     assert_eq!(a["outcome"], "succeeded");
@@ -123,9 +121,7 @@ fn a_429_in_json_is_rate_limited_with_the_reset() {
         ],
         "",
     );
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 1, "{run}");
+    let (id, _) = repo.run_plan("plans/fix.md", 1);
     let state = status(&repo, &id);
     assert_eq!(state["status"], "rate_limited");
     assert_eq!(state["error"]["kind"], "rate_limited");
@@ -170,9 +166,7 @@ fn an_unparsable_output_is_recorded_as_such() {
             .set("output: claude-json")],
         "",
     );
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 1, "{run}");
+    let (id, _) = repo.run_plan("plans/fix.md", 1);
     let state = status(&repo, &id);
     let a = attempt(&state, "executor", 1);
     assert_eq!(a["outcome"], "failed");
@@ -212,9 +206,7 @@ fn turn_failed_with_exit_0_is_failed() {
         )],
         "",
     );
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 1, "{run}");
+    let (id, _) = repo.run_plan("plans/fix.md", 1);
     let state = status(&repo, &id);
     assert_eq!(state["status"], "failed");
     let a = attempt(&state, "executor", 1);
@@ -269,9 +261,7 @@ fn a_fallback_chain_ends_in_review() {
     );
     repo.write(".baton.yml", &yml);
     repo.commit_all("fallbacks");
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 0, "{run}");
+    let (id, run) = repo.run_plan("plans/fix.md", 0);
     assert!(
         run.stderr.contains(
             "note: attempt 1 of stage executor was rate limited; falling back to actor `codex`"
@@ -357,9 +347,7 @@ fn a_fallback_chain_runs_out_of_actors() {
         &[claude, codex, writer()],
         "pipeline:\n  - { stage: executor, actor: claude, gate: coverage, fallback: [codex, claude] }\n  - { stage: reporter, actor: writer }\n",
     ));
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 1, "{run}");
+    let (id, _) = repo.run_plan("plans/fix.md", 1);
     let state = status(&repo, &id);
     assert_eq!(state["status"], "rate_limited");
     assert_eq!(
@@ -407,9 +395,7 @@ fn a_cut_output_still_gives_its_tail_and_says_so() {
         .verbs(&["cat", &capture("codex/success.jsonl")])
         .set("output: codex-jsonl");
     let repo = repo_running(&[codex], "log_limit: 2KiB\n");
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 0, "{run}");
+    let (id, _) = repo.run_plan("plans/fix.md", 0);
     let log = text(&run_dir(&repo, &id).join("attempts/executor-1/stdout.log"));
     assert!(log.contains("(log_limit)]"), "the log was not cut: {log}");
     let state = status(&repo, &id);

@@ -33,9 +33,7 @@ fn a_passing_check_is_recorded_as_runner_evidence_and_the_run_goes_on() {
         &[worker()],
         "checks:\n  - { name: tests, command: [sh, -c, 'echo \"3 passed in $PWD\"; echo warn >&2'] }\n",
     );
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 0, "{run}");
+    let (id, _) = repo.run_plan("plans/fix.md", 0);
     let state = status(&repo, &id);
     assert_eq!(state["status"], "review");
     let checks = checks_of(&state, 1);
@@ -95,9 +93,7 @@ fn claimed_passing_tests_that_fail_are_blocked_by_the_runners_check() {
         &[claimer, fixer],
         &format!("checks:\n  - name: tests\n    command: [sh, -c, {script:?}]\n"),
     );
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 1, "{run}");
+    let (id, _) = repo.run_plan("plans/fix.md", 1);
     let state = status(&repo, &id);
     assert_eq!(state["status"], "blocked", "{state:#}");
     // The coverage gate passed: only the runner's check blocks it.
@@ -156,9 +152,7 @@ fn a_hanging_check_is_killed_at_its_timeout_with_its_process_group() {
         &[worker()],
         &format!("checks:\n  - name: hang\n    shell: {script:?}\n    timeout: 1\n"),
     );
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 1, "{run}");
+    let (id, _) = repo.run_plan("plans/fix.md", 1);
     let state = status(&repo, &id);
     assert_eq!(state["status"], "blocked");
     let check = &checks_of(&state, 1)[0];
@@ -195,9 +189,7 @@ fn a_flooding_check_is_capped() {
         &[worker()],
         "log_limit: 64KiB\nchecks:\n  - { name: flood, shell: 'yes flooding | head -c 3000000; exit 1' }\n",
     );
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 1, "{run}");
+    let (id, _) = repo.run_plan("plans/fix.md", 1);
     let state = status(&repo, &id);
     let check = &checks_of(&state, 1)[0];
     assert_eq!(check["outcome"], "failed");
@@ -243,9 +235,7 @@ fn a_plan_adds_a_check_after_the_repositorys() {
         .files(&[("plans/fix.md", PLAN_WITH_CHECK)])
         .config(&yml)
         .commit();
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 1, "{run}");
+    let (id, _) = repo.run_plan("plans/fix.md", 1);
     let state = status(&repo, &id);
     let outcomes: Vec<String> = checks_of(&state, 1)
         .iter()
@@ -316,9 +306,7 @@ fn a_check_whose_program_is_missing_names_its_config_line() {
         &[worker()],
         "checks:\n  - name: tests\n    command: [no-such-test-runner, --all]\n",
     );
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 1, "{run}");
+    let (id, _) = repo.run_plan("plans/fix.md", 1);
     let state = status(&repo, &id);
     let check = &checks_of(&state, 1)[0];
     assert_eq!(check["outcome"], "error");
@@ -358,9 +346,7 @@ fn the_agent_may_run_the_checks_but_only_the_runners_run_counts() {
         &[agent],
         "checks:\n  - { name: tests, shell: 'test -f ../agent-running && echo ok || { echo \"not ok\"; exit 1; }' }\n",
     );
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 1, "{run}");
+    let (id, _) = repo.run_plan("plans/fix.md", 1);
     let told = text(&seen);
     assert!(
         told.contains("passed     tests  agent-checks/tests.stdout.log"),

@@ -39,9 +39,7 @@ fn an_orphan_in_a_session_of_its_own_is_ended_before_the_run_is_recorded() {
         ),
     );
     let repo = repo_running(&[actor], "");
-    let run = repo.baton(["run", "plans/fix.md"]);
-    assert_eq!(run.code, 0, "{run}");
-    let id = run.run_id();
+    let (id, _) = repo.run_plan("plans/fix.md", 0);
     assert_eq!(status(&repo, &id)["status"], "review");
 
     let doc = repo.path(&format!(".baton/worktrees/{id}/docs/a.md"));

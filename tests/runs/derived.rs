@@ -35,9 +35,7 @@ fn a_lazy_resume_of_a_plan_without_targets_is_blocked_on_the_derived_ones() {
     let lazy = Actor::agent("lazy").say("The documents already state the rule. Done.");
     let repo = repo_deriving(&[partial, lazy, worker()]);
 
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 1, "{run}");
+    let (id, _) = repo.run_plan("plans/fix.md", 1);
     let state = status(&repo, &id);
     assert_eq!(
         state["plan"]["targets"],
@@ -107,9 +105,7 @@ fn a_body_that_names_nothing_says_why_the_run_is_unverified() {
         "---\ntitle: vague\n---\nMake it better. See https://example.com/a.md\n",
     );
     repo.commit_all("a vague plan");
-    let run = repo.baton(["run", "plans/fix.md"]);
-    assert_eq!(run.code, 0, "{run}");
-    let id = run.run_id();
+    let (id, _) = repo.run_plan("plans/fix.md", 0);
     let state = status(&repo, &id);
     assert_eq!(state["plan"]["targets_source"], "derived");
     assert_eq!(state["coverage"]["verified"], false);
@@ -131,9 +127,7 @@ fn a_record_whose_derived_targets_were_edited_is_refused() {
         .exit("75")
         .set("rate_limit: { exit_codes: [75] }");
     let repo = repo_deriving(&[partial, worker()]);
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 1, "{run}");
+    let (id, _) = repo.run_plan("plans/fix.md", 1);
 
     let file = run_dir(&repo, &id).join("state.json");
     let mut state: Value = serde_json::from_str(&text(&file)).unwrap();
@@ -192,9 +186,7 @@ fn run_warns_about_paths_the_body_names_beyond_the_targets() {
     );
     repo.write("docs/extra.md", "x\n");
     repo.commit_all("a plan naming one more path");
-    let run = repo.baton(["run", "plans/fix.md"]);
-    assert_eq!(run.code, 0, "{run}");
-    let id = run.run_id();
+    let (id, run) = repo.run_plan("plans/fix.md", 0);
     assert!(
         run.stderr.starts_with(&format!(
             "run {id}\nworktree $TMP/repo/.baton/worktrees/{id}\n\

@@ -9,9 +9,7 @@ use super::*;
 fn full_run_reaches_review() {
     let repo = standard_repo(&[]);
     let base = base(&repo);
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 0, "{run}");
+    let (id, run) = repo.run_plan("plans/fix.md", 0);
     assert_snapshot!(shown(&run, &base), @r"
         exit: 0
         --- stdout

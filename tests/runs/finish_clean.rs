@@ -12,9 +12,7 @@ fn finish_writes_trailers_that_verify_head_accepts() {
         .edit("docs/b.md", "rule: grade B")
         .evidence(reason);
     let repo = repo_running(&[partial], "");
-    let run = repo.baton(["run", "plans/fix.md"]);
-    assert_eq!(run.code, 0, "{run}");
-    let id = run.run_id();
+    let (id, _) = repo.run_plan("plans/fix.md", 0);
     let worktree = repo.path(&format!(".baton/worktrees/{id}"));
 
     let review = repo.baton(["review", &id]);
@@ -95,9 +93,7 @@ fn finish_writes_trailers_that_verify_head_accepts() {
 #[test]
 fn finish_names_the_plan_when_nothing_is_left_to_commit() {
     let repo = standard_repo(&[]);
-    let run = repo.baton(["run", "plans/fix.md"]);
-    assert_eq!(run.code, 0, "{run}");
-    let id = run.run_id();
+    let (id, _) = repo.run_plan("plans/fix.md", 0);
     let worktree = repo.path(&format!(".baton/worktrees/{id}"));
     repo.git_in(&worktree, ["add", "-A"]);
     repo.git_in(&worktree, ["commit", "-q", "-m", "the agent's own commit"]);
@@ -177,9 +173,7 @@ fn control_characters_never_pass_the_gate_nor_break_finish() {
             &pipeline_with("nul", ""),
         ))
         .commit();
-    let run = repo.baton(["run", "plans/fix.md"]);
-    assert_eq!(run.code, 1, "{run}");
-    let id = run.run_id();
+    let (id, run) = repo.run_plan("plans/fix.md", 1);
     let state = status(&repo, &id);
     assert_eq!(state["status"], "blocked", "{run}");
     let problems = state["coverage"]["problems"].as_array().unwrap();
@@ -239,9 +233,7 @@ fn control_characters_never_pass_the_gate_nor_break_finish() {
 #[test]
 fn finish_refuses_a_worktree_that_lost_a_target_since_review() {
     let repo = standard_repo(&[]);
-    let run = repo.baton(["run", "plans/fix.md"]);
-    assert_eq!(run.code, 0, "{run}");
-    let id = run.run_id();
+    let (id, _) = repo.run_plan("plans/fix.md", 0);
     let state = status(&repo, &id);
     assert_eq!(state["status"], "review");
     let worktree = worktree_of(&repo, &state);

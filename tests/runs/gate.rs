@@ -30,9 +30,7 @@ fn the_incident_rate_limit_then_a_lazy_resume_is_blocked() {
     );
     let base = base(&repo);
 
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 1, "{run}");
+    let (id, _) = repo.run_plan("plans/fix.md", 1);
     assert_eq!(status(&repo, &id)["status"], "rate_limited");
 
     let lazy_run = repo.baton(["resume", &id, "--actor", "executor=lazy"]);
@@ -378,9 +376,7 @@ fn a_later_stage_that_undoes_a_gated_target_is_blocked() {
     let reverter = Actor::shell("writer", "git checkout -- docs/b.md && echo reverted");
     let repo = repo_running(&[worker(), reverter], "");
 
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 1, "{run}");
+    let (id, run) = repo.run_plan("plans/fix.md", 1);
     let state = status(&repo, &id);
     assert_eq!(state["status"], "blocked", "{run}");
     assert_eq!(stage(&state, "executor")["status"], "succeeded");
@@ -471,9 +467,7 @@ fn an_agent_that_only_adds_blank_lines_is_blocked() {
     );
     let repo = repo_running(&[blank, diligent], "");
 
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 1, "{run}");
+    let (id, run) = repo.run_plan("plans/fix.md", 1);
     let state = status(&repo, &id);
     assert_eq!(state["status"], "blocked", "{run}");
     assert_eq!(
@@ -519,9 +513,7 @@ fn a_later_stage_that_leaves_a_target_only_touched_is_blocked() {
         "git checkout -- docs/b.md && printf '\\n' >> docs/b.md && echo reverted",
     );
     let repo = repo_running(&[worker(), reverter], "");
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 1, "{run}");
+    let (id, run) = repo.run_plan("plans/fix.md", 1);
     let state = status(&repo, &id);
     assert_eq!(stage(&state, "reporter")["status"], "blocked", "{run}");
     assert_eq!(

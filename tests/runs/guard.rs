@@ -263,9 +263,7 @@ fn an_attempt_that_rewrites_the_recorded_history_or_loses_the_base_fails() {
     let committer = Actor::shell("agent", &format!("{WORK} && git commit -qam work"));
     let resetter = Actor::shell("writer", "git reset -q --hard HEAD~1");
     let repo = repo_with(&config(&[committer, resetter], &pipeline_with("agent", "")));
-    let run = repo.baton(["run", "plans/fix.md"]);
-    assert_eq!(run.code, 1, "{run}");
-    let id = run.run_id();
+    let (id, _) = repo.run_plan("plans/fix.md", 1);
     let state = status(&repo, &id);
     assert_eq!(state["error"]["kind"], "violation", "{state:#}");
     assert_eq!(state["error"]["stage"], "reporter", "{state:#}");

@@ -115,9 +115,7 @@ fn hold_then_release_round_trip() {
 #[test]
 fn a_settled_run_cannot_be_held() {
     let repo = standard_repo(&[]);
-    let run = repo.baton(["run", "plans/fix.md"]);
-    assert_eq!(run.code, 0, "{run}");
-    let id = run.run_id();
+    let (id, _) = repo.run_plan("plans/fix.md", 0);
     let state_file = run_dir(&repo, &id).join("state.json");
     let before = text(&state_file);
     assert_refused(&repo.baton(["hold", &id]), 2, "is review");

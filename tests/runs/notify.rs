@@ -101,9 +101,7 @@ fn a_blocked_run_and_then_its_review_are_each_told_once() {
     let dir = scratch();
     let told = outside(&dir, "told");
     let repo = repo_running(&[lazy(), worker()], &notify_into(&told, &[], &[]));
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 1, "{run}");
+    let (id, run) = repo.run_plan("plans/fix.md", 1);
     assert!(!run.stderr.contains("warning"), "{run}");
     let state = status(&repo, &id);
     assert_eq!(state["status"], "blocked");
@@ -167,9 +165,7 @@ fn a_failed_run_is_told_with_its_error() {
         .warn("segfault in the grader")
         .exit("3");
     let repo = repo_running(&[broken], &notify_into(&told, &[], &[]));
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 1, "{run}");
+    let (id, _) = repo.run_plan("plans/fix.md", 1);
     let state = status(&repo, &id);
     assert_eq!(state["status"], "failed");
     let docs = documents(&told);
@@ -210,9 +206,7 @@ fn a_rate_limited_run_is_on_hold_until_the_reset_its_agent_gave() {
     let dir = scratch();
     let told = outside(&dir, "told");
     let repo = repo_running(&[limited(&dir)], &notify_into(&told, &[], &[]));
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 1, "{run}");
+    let (id, _) = repo.run_plan("plans/fix.md", 1);
     let state = status(&repo, &id);
     assert_eq!(state["status"], "rate_limited");
     let docs = documents(&told);
@@ -266,9 +260,7 @@ fn on_names_the_events_that_are_told() {
         &[lazy(), worker()],
         &notify_into(&told, &[], &["on: [review, hold]"]),
     );
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 1, "{run}");
+    let (id, _) = repo.run_plan("plans/fix.md", 1);
     assert_eq!(status(&repo, &id)["status"], "blocked");
     assert_eq!(documents(&told).len(), 0);
     assert!(!run_dir(&repo, &id).join("notify.log").exists());
@@ -290,9 +282,7 @@ fn a_notify_command_past_its_timeout_is_killed_and_the_run_ends_as_usual() {
         &["timeout: 1"],
     );
     let repo = repo_running(&[worker()], &notify);
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 0, "{run}");
+    let (id, run) = repo.run_plan("plans/fix.md", 0);
     assert_eq!(status(&repo, &id)["status"], "review");
     let pgid = wait_for_line(&pid);
     assert!(
@@ -332,9 +322,7 @@ fn a_failing_or_missing_notify_command_is_a_warning() {
     let dir = scratch();
     let told = outside(&dir, "told");
     let repo = repo_running(&[lazy()], &notify_into(&told, &["exit", "5"], &[]));
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 1, "{run}");
+    let (id, run) = repo.run_plan("plans/fix.md", 1);
     assert_eq!(status(&repo, &id)["status"], "blocked");
     assert_eq!(documents(&told).len(), 1);
     assert!(
@@ -350,9 +338,7 @@ fn a_failing_or_missing_notify_command_is_a_warning() {
     );
 
     let repo = repo_running(&[worker()], "notify: [no-such-notifier, --urgent]\n");
-    let run = repo.baton(["run", "plans/fix.md"]);
-    let id = run.run_id();
-    assert_eq!(run.code, 0, "{run}");
+    let (id, run) = repo.run_plan("plans/fix.md", 0);
     assert_eq!(status(&repo, &id)["status"], "review");
     let warnings: Vec<&str> = run
         .stderr

@@ -22,9 +22,7 @@ fn every_save_is_recorded_and_the_record_rebuilds_the_run() {
         .exit("75")
         .set("rate_limit: { exit_codes: [75] }");
     let repo = repo_running(&[limited, worker()], "");
-    let run = repo.baton(["run", "plans/fix.md"]);
-    assert_eq!(run.code, 1, "{run}");
-    let id = run.run_id();
+    let (id, _) = repo.run_plan("plans/fix.md", 1);
     let resumed = repo.baton(["resume", &id, "--actor", "executor=worker"]);
     assert_eq!(resumed.code, 0, "{resumed}");
 
@@ -88,9 +86,7 @@ fn every_save_is_recorded_and_the_record_rebuilds_the_run() {
 #[test]
 fn a_record_lagging_its_state_is_reported_and_mended() {
     let repo = standard_repo(&[]);
-    let run = repo.baton(["run", "plans/fix.md"]);
-    assert_eq!(run.code, 0, "{run}");
-    let id = run.run_id();
+    let (id, _) = repo.run_plan("plans/fix.md", 0);
     let clean = repo.baton(["doctor", "--json"]);
     assert_eq!(clean.code, 0, "{clean}");
 

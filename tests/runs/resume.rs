@@ -164,9 +164,7 @@ fn recreate_worktree_restores_uncommitted_work_from_the_snapshot() {
         .exit("75")
         .set("rate_limit: { exit_codes: [75] }");
     let repo = repo_running(&[half, worker()], "");
-    let run = repo.baton(["run", "plans/fix.md"]);
-    assert_eq!(run.code, 1, "{run}");
-    let id = run.run_id();
+    let (id, _) = repo.run_plan("plans/fix.md", 1);
     let worktree = repo.path(&format!(".baton/worktrees/{id}"));
     assert!(text(&worktree.join("docs/a.md")).contains("rule: grade A"));
     std::fs::remove_dir_all(&worktree).unwrap();
@@ -215,9 +213,7 @@ fn a_version_1_run_resumes_and_is_saved_in_the_current_version() {
             r#"{"target_coverage": [{"target": "docs/c.md", "status": "unchanged", "reason": "already states the new grading rule in section 3"}]}"#,
         );
     let repo = repo_running(&[limited, finisher], "");
-    let run = repo.baton(["run", "plans/fix.md"]);
-    assert_eq!(run.code, 1, "{run}");
-    let id = run.run_id();
+    let (id, _) = repo.run_plan("plans/fix.md", 1);
     let made_here = status(&repo, &id);
     let snapshot = attempts(&made_here, "executor")[0]["snapshot"]
         .as_str()

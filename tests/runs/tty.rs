@@ -38,9 +38,7 @@ fn on_terminal(repo: &TestRepo, args: &[&str], env: &[(&str, &str)]) -> (i32, St
 #[test]
 fn colour_follows_the_flag_and_the_environment_and_never_reaches_json() {
     let repo = repo_running(&[idle()], "");
-    let run = repo.baton(["run", "plans/fix.md"]);
-    assert_eq!(run.code, 1, "{run}");
-    let id = run.run_id();
+    let (id, run) = repo.run_plan("plans/fix.md", 1);
     // Piped, as in every other test: no colour unless asked for.
     assert!(!run.stderr.contains(ESC), "{run}");
     let plain = repo.baton(["status", &id]);

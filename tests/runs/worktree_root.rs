@@ -149,9 +149,7 @@ fn finish_keeps_a_worktree_holding_an_ignored_file() {
         ])
         .config(&config(&[agent, writer()], &pipeline_with("worker", "")))
         .commit();
-    let run = repo.baton(["run", "plans/fix.md"]);
-    assert_eq!(run.code, 0, "{run}");
-    let id = run.run_id();
+    let (id, _) = repo.run_plan("plans/fix.md", 0);
     let worktree = repo.path(&format!(".baton/worktrees/{id}"));
 
     let finish = repo.baton(["finish", &id]);
@@ -277,9 +275,7 @@ fn changing_the_root_keeps_the_old_runs_ignored() {
 #[test]
 fn status_json_names_one_run_dir_from_any_worktree() {
     let repo = repo_running(&[worker()], "");
-    let run = repo.baton(["run", "plans/fix.md"]);
-    assert_eq!(run.code, 0, "{run}");
-    let id = run.run_id();
+    let (id, _) = repo.run_plan("plans/fix.md", 0);
     let from_main = repo.baton(["status", &id, "--json"]).json();
     // The paths are printed with the temporary directory as `$TMP`.
     let real = |path: &Value| repo.unmask(path.as_str().unwrap());

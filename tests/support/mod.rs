@@ -408,6 +408,14 @@ impl TestRepo {
     {
         self.baton_in(&self.root, args)
     }
+
+    /// `git baton run PLAN`, which must exit `code`: the new run's id, and what it printed.
+    #[track_caller]
+    pub fn run_plan(&self, plan: &str, code: i32) -> (String, Run) {
+        let run = self.baton(["run", plan]);
+        assert_eq!(run.code, code, "{run}");
+        (run.run_id(), run)
+    }
 }
 
 /// One run of the binary, rendered for a snapshot: exit code, stdout and stderr together.
