@@ -178,56 +178,86 @@ fn pull_request(message: &str) -> TestRepo {
     TestRepo::with().two_docs().with_a_edited(message)
 }
 
-/// Runs the action's script in `dir` with `inputs` (as `INPUT_*` variables), for [`TARGET`],
-/// installing under `work`.
-fn action(repo: &TestRepo, dir: &Path, work: &Path, inputs: &[(&str, &str)]) -> Run {
-    action_for(repo, dir, work, inputs, Some(TARGET))
+/// One run of the action's script as a workflow step: in the repository's root, for
+/// [`TARGET`], with `BASE=main` and the `INPUT_*` variables of [`Step::input`], installing
+/// under `work`.
+struct Step<'a> {
+    repo: &'a TestRepo,
+    dir: &'a Path,
+    work: &'a Path,
+    inputs: Vec<(&'a str, &'a str)>,
+    target: Option<&'a str>,
+    env: Vec<(&'a str, &'a Path)>,
 }
 
-/// [`action`] for `target`, or for the platform the script detects when `None`.
-fn action_for(
-    repo: &TestRepo,
-    dir: &Path,
-    work: &Path,
-    inputs: &[(&str, &str)],
-    target: Option<&str>,
-) -> Run {
-    action_with_env(repo, dir, work, inputs, target, &[])
-}
+impl<'a> Step<'a> {
+    fn new(repo: &'a TestRepo, work: &'a Path) -> Step<'a> {
+        Step {
+            repo,
+            dir: &repo.root,
+            work,
+            inputs: vec![("BASE", "main")],
+            target: Some(TARGET),
+            env: Vec::new(),
+        }
+    }
 
-/// [`action_for`] with more environment variables, as the runner sets them (`GITHUB_OUTPUT`).
-fn action_with_env(
-    repo: &TestRepo,
-    dir: &Path,
-    work: &Path,
-    inputs: &[(&str, &str)],
-    target: Option<&str>,
-    env: &[(&str, &Path)],
-) -> Run {
-    let mut cmd = Command::new("bash");
-    cmd.arg(script()).current_dir(dir);
-    Hermetic::new(&repo.home)
-        .identity(
-            Person::new("Test Author", "author@example.com"),
-            Person::new("Test Committer", "committer@example.com"),
-        )
-        .apply(&mut cmd);
-    cmd.env("GIT_BATON_INSTALL_DIR", work.join("install"))
-        .env("GIT_BATON_CARGO", work.join("cargo"));
-    if let Some(target) = target {
-        cmd.env("GIT_BATON_TARGET", target);
+    /// The step's input `name` (`PLANS`, …), replacing any given before.
+    fn input(mut self, name: &'a str, value: &'a str) -> Step<'a> {
+        self.inputs.retain(|(n, _)| *n != name);
+        self.inputs.push((name, value));
+        self
     }
-    for (name, value) in inputs {
-        cmd.env(format!("INPUT_{name}"), value);
+
+    /// Releases downloaded from `url`.
+    fn releases(self, url: &'a str) -> Step<'a> {
+        self.input("RELEASE_URL", url)
     }
-    for (name, value) in env {
-        cmd.env(name, value);
+
+    /// Run in `dir` instead of the repository's root.
+    fn in_dir(mut self, dir: &'a Path) -> Step<'a> {
+        self.dir = dir;
+        self
     }
-    let out = cmd.output().unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+
+    /// For the platform the script detects.
+    fn detected_platform(mut self) -> Step<'a> {
+        self.target = None;
+        self
+    }
+
+    /// An environment variable as the runner sets them (`GITHUB_OUTPUT`).
+    fn env(mut self, name: &'a str, value: &'a Path) -> Step<'a> {
+        self.env.push((name, value));
+        self
+    }
+
+    fn run(&self) -> Run {
+        let mut cmd = Command::new("bash");
+        cmd.arg(script()).current_dir(self.dir);
+        Hermetic::new(&self.repo.home)
+            .identity(
+                Person::new("Test Author", "author@example.com"),
+                Person::new("Test Committer", "committer@example.com"),
+            )
+            .apply(&mut cmd);
+        cmd.env("GIT_BATON_INSTALL_DIR", self.work.join("install"))
+            .env("GIT_BATON_CARGO", self.work.join("cargo"));
+        if let Some(target) = self.target {
+            cmd.env("GIT_BATON_TARGET", target);
+        }
+        for (name, value) in &self.inputs {
+            cmd.env(format!("INPUT_{name}"), value);
+        }
+        for (name, value) in &self.env {
+            cmd.env(name, value);
+        }
+        let out = cmd.output().unwrap();
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
     }
 }
 
@@ -247,9 +277,9 @@ fn a_verified_release_is_installed_and_the_gate_decides() {
     fake_cargo(work.path());
     let server = Server::start(work.path().join("release"));
     let repo = pull_request("Two docs\n\nBaton-Run: 0abc123xyz\nBaton-Plan: plans/p.md\n");
-    let inputs = [("BASE", "main"), ("RELEASE_URL", server.url.as_str())];
+    let step = Step::new(&repo, work.path()).releases(&server.url);
 
-    let run = action(&repo, &repo.root, work.path(), &inputs);
+    let run = step.run();
     assert_eq!(run.code, 1, "the gate's exit code comes through:\n{run}");
     assert!(
         run.stdout
@@ -276,33 +306,25 @@ fn a_verified_release_is_installed_and_the_gate_decides() {
     repo.commit_all(
         "Reason\n\nBaton-Unchanged: docs/b.md: it already states the rule in its first section\n",
     );
-    let run = action(&repo, &repo.root, work.path(), &inputs);
+    let run = step.run();
     assert_eq!(run.code, 0, "{run}");
     assert!(run.stdout.contains("gate passed"), "{run}");
     assert_eq!(server.requests().len(), 2, "installed once");
 
     // Bad input is exit 2, and --require-plans through its input is exit 1.
-    let run = action(
-        &repo,
-        &repo.root,
-        work.path(),
-        &[("BASE", "no-such-branch"), ("RELEASE_URL", &server.url)],
-    );
+    let run = Step::new(&repo, work.path())
+        .input("BASE", "no-such-branch")
+        .releases(&server.url)
+        .run();
     assert_eq!(run.code, 2, "{run}");
     repo.git(["checkout", "-q", "-b", "unrelated", "main"]);
     repo.write("README.md", "hello\n");
     repo.commit_all("unrelated");
-    let run = action(
-        &repo,
-        &repo.root,
-        work.path(),
-        &[
-            ("BASE", "main"),
-            ("RELEASE_URL", &server.url),
-            ("REQUIRE_PLANS", "true"),
-            ("FORMAT", "text"),
-        ],
-    );
+    let run = Step::new(&repo, work.path())
+        .releases(&server.url)
+        .input("REQUIRE_PLANS", "true")
+        .input("FORMAT", "text")
+        .run();
     assert_eq!(run.code, 1, "{run}");
     assert!(
         run.stdout
@@ -311,33 +333,21 @@ fn a_verified_release_is_installed_and_the_gate_decides() {
     );
 
     // Plans and extra arguments reach verify, split on spaces and never globbed.
-    let run = action(
-        &repo,
-        &repo.root,
-        work.path(),
-        &[
-            ("BASE", "main"),
-            ("RELEASE_URL", &server.url),
-            ("PLANS", " plans/p.md "),
-            ("ARGS", "--require-targets  --allow-plan-changes"),
-            ("FORMAT", "json"),
-        ],
-    );
+    let run = Step::new(&repo, work.path())
+        .releases(&server.url)
+        .input("PLANS", " plans/p.md ")
+        .input("ARGS", "--require-targets  --allow-plan-changes")
+        .input("FORMAT", "json")
+        .run();
     assert_eq!(run.code, 1, "{run}");
     let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(json["plans"][0]["path"], "plans/p.md");
     assert_eq!(json["require_targets"], true);
     assert_eq!(json["allow_plan_changes"], true);
-    let run = action(
-        &repo,
-        &repo.root,
-        work.path(),
-        &[
-            ("BASE", "main"),
-            ("RELEASE_URL", &server.url),
-            ("PLANS", "plans/*.md"),
-        ],
-    );
+    let run = Step::new(&repo, work.path())
+        .releases(&server.url)
+        .input("PLANS", "plans/*.md")
+        .run();
     assert_eq!(run.code, 2, "{run}");
     assert!(run.stderr.contains("cannot read plan plans/*.md"), "{run}");
 }
@@ -351,12 +361,7 @@ fn a_wrong_checksum_is_refused() {
     fake_cargo(work.path());
     let server = Server::start(work.path().join("release"));
     let repo = pull_request("Two docs");
-    let run = action(
-        &repo,
-        &repo.root,
-        work.path(),
-        &[("BASE", "main"), ("RELEASE_URL", &server.url)],
-    );
+    let run = Step::new(&repo, work.path()).releases(&server.url).run();
     assert_eq!(run.code, 2, "{run}");
     assert!(
         run.stderr.contains(&format!(
@@ -382,13 +387,10 @@ fn a_missing_release_falls_back_to_cargo_install() {
     fake_cargo(work.path());
     let server = Server::start(work.path().join("release"));
     let repo = pull_request("Two docs\n\nBaton-Plan: plans/p.md\n");
-    let run = action_for(
-        &repo,
-        &repo.root,
-        work.path(),
-        &[("BASE", "main"), ("RELEASE_URL", &server.url)],
-        None,
-    );
+    let run = Step::new(&repo, work.path())
+        .detected_platform()
+        .releases(&server.url)
+        .run();
     assert_eq!(run.code, 1, "{run}");
     // The archive of this platform was asked for, when there is one for it.
     let platform = match (std::env::consts::OS, std::env::consts::ARCH) {
@@ -422,16 +424,10 @@ fn a_missing_release_falls_back_to_cargo_install() {
     // Another version than the action's own is built from crates.io.
     let other = workdir();
     fake_cargo(other.path());
-    let run = action(
-        &repo,
-        &repo.root,
-        other.path(),
-        &[
-            ("BASE", "main"),
-            ("RELEASE_URL", &server.url),
-            ("VERSION", "v9.9.9"),
-        ],
-    );
+    let run = Step::new(&repo, other.path())
+        .releases(&server.url)
+        .input("VERSION", "v9.9.9")
+        .run();
     assert_eq!(run.code, 1, "{run}");
     let args = std::fs::read_to_string(other.path().join("cargo-args")).unwrap();
     assert!(
@@ -450,14 +446,11 @@ fn the_sarif_input_writes_a_log_for_code_scanning() {
     let repo = pull_request("Two docs\n\nBaton-Plan: plans/p.md\n");
     let sarif = work.path().join("out.sarif");
     let output = work.path().join("github-output");
-    let run = action_with_env(
-        &repo,
-        &repo.root,
-        work.path(),
-        &[("BASE", "main"), ("SARIF", sarif.to_str().unwrap())],
-        Some(TARGET),
-        &[("GITHUB_OUTPUT", &output), ("RUNNER_TEMP", work.path())],
-    );
+    let run = Step::new(&repo, work.path())
+        .input("SARIF", sarif.to_str().unwrap())
+        .env("GITHUB_OUTPUT", &output)
+        .env("RUNNER_TEMP", work.path())
+        .run();
     assert_eq!(run.code, 1, "{run}");
     assert!(
         run.stdout.contains("::error file=plans/p.md,line=5"),
@@ -473,25 +466,18 @@ fn the_sarif_input_writes_a_log_for_code_scanning() {
     );
 
     // `true` writes it to the runner's temporary directory; `false` writes nothing.
-    let run = action_with_env(
-        &repo,
-        &repo.root,
-        work.path(),
-        &[("BASE", "main"), ("SARIF", "true"), ("FORMAT", "text")],
-        Some(TARGET),
-        &[("RUNNER_TEMP", work.path())],
-    );
+    let run = Step::new(&repo, work.path())
+        .input("SARIF", "true")
+        .input("FORMAT", "text")
+        .env("RUNNER_TEMP", work.path())
+        .run();
     assert_eq!(run.code, 1, "{run}");
     assert!(work.path().join("git-baton.sarif").is_file(), "{run}");
     std::fs::remove_file(work.path().join("git-baton.sarif")).unwrap();
-    let run = action_with_env(
-        &repo,
-        &repo.root,
-        work.path(),
-        &[("BASE", "main"), ("SARIF", "false")],
-        Some(TARGET),
-        &[("RUNNER_TEMP", work.path())],
-    );
+    let run = Step::new(&repo, work.path())
+        .input("SARIF", "false")
+        .env("RUNNER_TEMP", work.path())
+        .run();
     assert_eq!(run.code, 1, "{run}");
     assert!(!work.path().join("git-baton.sarif").exists(), "{run}");
 }
@@ -515,15 +501,11 @@ fn a_shallow_checkout_fails_clearly() {
         &url,
         shallow.to_str().unwrap(),
     ]);
-    let run = action(
-        &repo,
-        &shallow,
-        work.path(),
-        &[
-            ("BASE", "origin/main"),
-            ("RELEASE_URL", "http://127.0.0.1:9"),
-        ],
-    );
+    let run = Step::new(&repo, work.path())
+        .in_dir(&shallow)
+        .input("BASE", "origin/main")
+        .releases("http://127.0.0.1:9")
+        .run();
     assert_eq!(run.code, 2, "{run}");
     assert_eq!(
         run.stderr,
