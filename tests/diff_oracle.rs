@@ -524,6 +524,17 @@ fn check(repo: &TestRepo, ops: &[Op]) {
     got.assert_git(&repo.oracle(&repo.root, "base"), &ops);
 }
 
+/// `ops` applied to a fresh seeded repository, then every comparison with git: the worktree
+/// against the base in each scope, and the base against the commits the ops made.
+fn replay(ops: &[Op]) {
+    let repo = seeded();
+    for op in ops {
+        apply(&repo, op);
+    }
+    check(&repo, ops);
+    check_tree_vs_tree(&repo, ops);
+}
+
 fn cases() -> u32 {
     crate::support::env_number("PROPTEST_CASES", 300)
 }
@@ -537,12 +548,7 @@ proptest! {
 
     #[test]
     fn cumulative_diff_equals_git(ops in proptest::collection::vec(op(), 1..14)) {
-        let repo = seeded();
-        for op in &ops {
-            apply(&repo, op);
-        }
-        check(&repo, &ops);
-        check_tree_vs_tree(&repo, &ops);
+        replay(&ops);
     }
 }
 
@@ -550,13 +556,8 @@ proptest! {
 /// folds into one sparse directory entry, where the base holds a file of the same name.
 #[test]
 fn staged_directory_folded_by_a_sparse_index_over_a_base_file() {
-    let repo = seeded();
     let ops = [Op::ReplaceWithDir(0), Op::Stage(0), Op::Sparse(0, true)];
-    for op in &ops {
-        apply(&repo, op);
-    }
-    check(&repo, &ops);
-    check_tree_vs_tree(&repo, &ops);
+    replay(&ops);
 }
 
 /// Sibling directories whose names sort around `/` in one scope (`s` and `s-t`, as `grep` and
@@ -564,7 +565,6 @@ fn staged_directory_folded_by_a_sparse_index_over_a_base_file() {
 /// and both differ from the base. The comparison once met them out of order and panicked.
 #[test]
 fn sibling_directories_that_sort_around_a_slash() {
-    let repo = seeded();
     let ops = [
         Op::Write(12, 0),
         Op::Stage(12),
@@ -575,18 +575,13 @@ fn sibling_directories_that_sort_around_a_slash() {
         Op::Write(4, 1),
         Op::Stage(4),
     ];
-    for op in &ops {
-        apply(&repo, op);
-    }
-    check(&repo, &ops);
-    check_tree_vs_tree(&repo, &ops);
+    replay(&ops);
 }
 
 /// Found by the CI seed: a symlink to a directory that became a nested repository is an untracked
 /// file to git, which never follows symlinks; gix's walk followed it and called it a repository.
 #[test]
 fn a_symlink_to_a_nested_repository_is_an_untracked_file() {
-    let repo = seeded();
     let ops = [
         Op::IntentToAdd(8),
         Op::Commit,
@@ -602,10 +597,7 @@ fn a_symlink_to_a_nested_repository_is_an_untracked_file() {
         Op::NestedRepo(2),
         Op::SplitIndex(true),
     ];
-    for op in &ops {
-        apply(&repo, op);
-    }
-    check(&repo, &ops);
+    replay(&ops);
 }
 
 /// The paths of git's NUL-separated list `out`.

@@ -58,6 +58,7 @@ fn hostile_text_is_escaped_in_every_human_format() {
     let text = verify(&repo, &args);
     assert_eq!(text.code, 1, "{text}");
     assert_inert("text", &text.stdout);
+    let report = text.stdout.clone();
     let named = |run| named(run, &repo, &[("main", "<main>")]).to_string();
     assert_snapshot!(named(text), @r#"
         exit: 1
@@ -96,24 +97,17 @@ fn hostile_text_is_escaped_in_every_human_format() {
             "a command in the report: {line}"
         );
     }
-    assert_snapshot!(named(tokenless(github, &repo)), @r#"
+    // What is enclosed is the text report, as it is.
+    assert_eq!(lines[stop + 1..lines.len() - 1], *report.lines().collect::<Vec<_>>());
+    let github = tokenless(github, &repo).replace(&report, "<the text report>\n");
+    assert_snapshot!(named(github), @r#"
         exit: 1
         --- stdout
         ::error file=plans/p.md,line=6,title=uncovered target notes/c.md::`notes/c.md` has no changed path in main...feature and no recorded reason why it needed no change
         ::error file=plans/p.md,line=1,title=invalid evidence::evidence.json: entry 1: target "\u{1b}[31mnotes/zzz.md\n::error::x" is not declared by the plan
         ::error file=plans/p.md,line=6,title=invalid evidence::evidence.json: entry 2: claims "notes/c.md\n::warning::fake" changed for target "notes/c.md", but the diff does not change it
         ::stop-commands::<token>
-        verifying main...feature (merge base <main>)
-
-        plan plans/p.md (p): failed: 1 of 3 targets uncovered, 2 evidence problem(s)
-          changed    docs/       docs/x\n::error file=a::pwned\r#\u{23}[warning]y.md
-          unchanged  notes/b.md  because: the page is fine as it is ::add-mask::secret ::stop-commands::x #\u{23}[set-output name=a;]b | forged | cell | <img src=x onerror=alert(1)> \u{202e}txt.exe\u{2066} (evidence.json: entry 0)
-          uncovered  notes/c.md  no change and no reason (plans/p.md:6)
-          problem    evidence.json: entry 1: target "\u{1b}[31mnotes/zzz.md\n::error::x" is not declared by the plan
-          problem    evidence.json: entry 2: claims "notes/c.md\n::warning::fake" changed for target "notes/c.md", but the diff does not change it
-
-        gate failed: 1 of 1 plan(s) not covered
-        <the covering hint>
+        <the text report>
         ::<token>::
         "#);
 
