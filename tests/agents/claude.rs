@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::capture;
 use super::cli::{self, AgentEnv};
 use super::mock::{MockServer, Script, Turn};
+use super::{capture, of_type, scratch};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -39,17 +39,6 @@ fn claude_json(
         panic!("claude's stdout is not one JSON object ({e}):\n{stdout}\n--- stderr\n{stderr}")
     });
     (out.status.code().unwrap_or(-1), json, stdout)
-}
-
-fn scratch() -> (tempfile::TempDir, std::path::PathBuf) {
-    let tmp = tempfile::Builder::new()
-        .prefix("baton-agent")
-        .tempdir()
-        .unwrap();
-    let base = tmp.path().canonicalize().unwrap();
-    let work = base.join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    (tmp, base)
 }
 
 #[test]
@@ -307,11 +296,6 @@ fn scrub(stdout: &str, base: &std::path::Path) -> String {
         text.replace_range(at..at + len, "$TMP/cc-socks/0.sock");
     }
     text
-}
-
-/// The lines of `lines` of event type `ty`.
-fn of_type<'a>(lines: &'a [Value], ty: &str) -> Vec<&'a Value> {
-    lines.iter().filter(|l| l["type"] == ty).collect()
 }
 
 /// The unified rate-limit headers of a response for a subscriber: the five-hour window in

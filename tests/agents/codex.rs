@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::capture;
 use super::cli::{self, AgentEnv};
 use super::harness::{AgentRepo, attempt};
 use super::mock::{MockServer, Script, Turn, Usage};
+use super::{capture, of_type, scratch};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -41,20 +41,6 @@ fn codex_exec(env: &AgentEnv, codex: &Path, dir: &Path, prompt: &str) -> (i32, V
         })
         .collect();
     (out.status.code().unwrap_or(-1), lines, stdout)
-}
-
-fn of_type<'a>(lines: &'a [Value], ty: &str) -> Vec<&'a Value> {
-    lines.iter().filter(|l| l["type"] == ty).collect()
-}
-
-fn scratch() -> (tempfile::TempDir, std::path::PathBuf) {
-    let tmp = tempfile::Builder::new()
-        .prefix("baton-agent")
-        .tempdir()
-        .unwrap();
-    let base = tmp.path().canonicalize().unwrap();
-    std::fs::create_dir_all(base.join("work")).unwrap();
-    (tmp, base)
 }
 
 #[test]

@@ -8,10 +8,10 @@
 
 use serde_json::{Value, json};
 
-use super::cli;
 use super::e2e::{CACHED_TURN, cached_turn, new_text, u64_of};
 use super::harness::{AgentRepo, TARGETS, attempt};
 use super::mock::{MockServer, Script, Turn};
+use super::{cli, events};
 
 /// A `run_shell_command` turn of [`CACHED_TURN`]: Gemini's prompt count holds the cached tokens
 /// (the mock sends `promptTokenCount` = input + cache reads).
@@ -172,15 +172,6 @@ fn a_429_after_a_turn_keeps_that_turns_usage() {
         std::fs::read_to_string(ar.worktree(&state).join("docs/a.md")).unwrap(),
         new_text("docs/a.md")
     );
-}
-
-/// The JSON events of Gemini's `stream-json` stdout.
-fn events(stdout: &str) -> Vec<Value> {
-    stdout
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
 }
 
 /// Gemini's 429: `RESOURCE_EXHAUSTED`.

@@ -26,6 +26,33 @@ mod incident;
 mod mcp;
 mod sandbox;
 
+/// A scratch directory for one CLI run outside any repository, canonical (macOS's `/var` is a
+/// link): the base that [`cli::AgentEnv`] makes the homes in, holding the empty `work`
+/// directory the CLI runs in.
+fn scratch() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::Builder::new()
+        .prefix("baton-agent")
+        .tempdir()
+        .unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    std::fs::create_dir_all(base.join("work")).unwrap();
+    (tmp, base)
+}
+
+/// The JSON events of a CLI's JSON-lines stdout (`--json`, `stream-json`).
+fn events(stdout: &str) -> Vec<serde_json::Value> {
+    stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// The events of `lines` of type `ty`.
+fn of_type<'a>(lines: &'a [serde_json::Value], ty: &str) -> Vec<&'a serde_json::Value> {
+    lines.iter().filter(|l| l["type"] == ty).collect()
+}
+
 /// Writes a CLI's real output to testdata/agents/<agent>/<name> when `GIT_BATON_AGENT_CAPTURE=1`:
 /// the parser fixtures are re-captured from the pinned CLIs, never written by hand.
 fn capture(agent: &str, name: &str, output: &str) {

@@ -11,10 +11,10 @@
 
 use serde_json::{Value, json};
 
-use super::cli;
 use super::e2e::{CACHED_TURN, cached_turn, f64_of, new_text, same_amount};
 use super::harness::{AgentRepo, TARGETS, assert_prompt, attempt};
 use super::mock::{MockServer, Script, Turn};
+use super::{cli, events};
 
 /// opencode's `write` tool, a turn of [`CACHED_TURN`] (whose cache reads show that opencode's
 /// `input` leaves them out): a path relative to its working directory, the run's worktree.
@@ -54,15 +54,6 @@ pub(super) fn assert_offline(mock: &MockServer) {
             r.path
         );
     }
-}
-
-/// The JSON events of opencode's stdout.
-fn events(stdout: &str) -> Vec<Value> {
-    stdout
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
 }
 
 #[test]

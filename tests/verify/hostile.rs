@@ -98,7 +98,10 @@ fn hostile_text_is_escaped_in_every_human_format() {
         );
     }
     // What is enclosed is the text report, as it is.
-    assert_eq!(lines[stop + 1..lines.len() - 1], *report.lines().collect::<Vec<_>>());
+    assert_eq!(
+        lines[stop + 1..lines.len() - 1],
+        *report.lines().collect::<Vec<_>>()
+    );
     let github = tokenless(github, &repo).replace(&report, "<the text report>\n");
     assert_snapshot!(named(github), @r#"
         exit: 1
