@@ -68,6 +68,17 @@ const MANUAL: Ended = Ended::Interrupted {
 
 /// The fake agent performing `script`: verbs and their arguments as `verb arg; verb arg …`.
 /// A verb's last argument runs to the next `;`, so texts may hold spaces.
+fn limited(exit_code: Option<i32>, matched: &str) -> Ended {
+    Ended::RateLimited {
+        exit_code,
+        matched: matched.into(),
+    }
+}
+
+fn failed(exit_code: Option<i32>, signal: Option<i32>) -> Ended {
+    Ended::Failed { exit_code, signal }
+}
+
 fn case(script: &str) -> Case {
     let mut argv = Vec::new();
     for step in script.split(';').map(str::trim).filter(|s| !s.is_empty()) {
@@ -266,13 +277,7 @@ fn a_non_zero_exit_fails_with_its_code_and_the_stderr_tail() {
         .run(&dir)
         .unwrap();
 
-    assert_eq!(
-        finished.outcome,
-        Ended::Failed {
-            exit_code: Some(3),
-            signal: None
-        }
-    );
+    assert_eq!(finished.outcome, failed(Some(3), None));
     assert_eq!(finished.exit_code, Some(3));
     assert_eq!(finished.stderr_tail, lines[5..].join("\n"));
     assert_eq!(dir.read("stderr.log"), lines.join("\n") + "\n");
@@ -282,13 +287,7 @@ fn a_non_zero_exit_fails_with_its_code_and_the_stderr_tail() {
 fn death_by_a_signal_we_did_not_send_is_a_failure() {
     let dir = Dir::new();
     let finished = case("kill-self KILL").run(&dir).unwrap();
-    assert_eq!(
-        finished.outcome,
-        Ended::Failed {
-            exit_code: None,
-            signal: Some(9)
-        }
-    );
+    assert_eq!(finished.outcome, failed(None, Some(9)));
 }
 
 #[test]
@@ -297,13 +296,7 @@ fn rate_limit_by_exit_code() {
     let mut case = case("warn slow down; exit 75");
     case.actor.rate_limit.exit_codes = vec![75];
     let finished = case.run(&dir).unwrap();
-    assert_eq!(
-        finished.outcome,
-        Ended::RateLimited {
-            exit_code: Some(75),
-            matched: "exit code 75".into()
-        }
-    );
+    assert_eq!(finished.outcome, limited(Some(75), "exit code 75"));
 }
 
 #[test]
@@ -312,13 +305,7 @@ fn rate_limit_by_a_pattern_split_across_writes() {
     let mut case = case("print Error: Rate Li; sleep 0.2; print mit exceeded; exit 1");
     case.actor.rate_limit.patterns = vec!["quota".into(), "rate limit exceeded".into()];
     let finished = case.run(&dir).unwrap();
-    assert_eq!(
-        finished.outcome,
-        Ended::RateLimited {
-            exit_code: Some(1),
-            matched: "rate limit exceeded".into()
-        }
-    );
+    assert_eq!(finished.outcome, limited(Some(1), "rate limit exceeded"));
     assert_eq!(dir.read("stdout.log"), "Error: Rate Limit exceeded");
 }
 
@@ -349,18 +336,13 @@ fn the_structured_verdict_decides_before_the_exit_code() {
     #[rustfmt::skip]
     let cases = [
         // aider exits 0 when it gives up on a 429: only its output says so.
-        ("aider/e2e-429.txt", "0", Format::AiderText,
-            Ended::RateLimited { exit_code: Some(0), matched: aider_429.into() }),
+        ("aider/e2e-429.txt", "0", Format::AiderText, limited(Some(0), aider_429)),
         ("aider/e2e-429.txt", "0", Format::Text, Ended::Succeeded),
         ("aider/e2e-edit.txt", "0", Format::AiderText, Ended::Succeeded),
-        ("codex/rate-limit-429.jsonl", "1", Format::CodexJsonl,
-            Ended::RateLimited { exit_code: Some(1), matched: codex_429.into() }),
-        ("codex/rate-limit-429.jsonl", "0", Format::CodexJsonl,
-            Ended::RateLimited { exit_code: Some(0), matched: codex_429.into() }),
-        ("codex/rate-limit-429.jsonl", "1", Format::Text,
-            Ended::Failed { exit_code: Some(1), signal: None }),
-        ("codex/success.jsonl", "1", Format::CodexJsonl,
-            Ended::Failed { exit_code: Some(1), signal: None }),
+        ("codex/rate-limit-429.jsonl", "1", Format::CodexJsonl, limited(Some(1), codex_429)),
+        ("codex/rate-limit-429.jsonl", "0", Format::CodexJsonl, limited(Some(0), codex_429)),
+        ("codex/rate-limit-429.jsonl", "1", Format::Text, failed(Some(1), None)),
+        ("codex/success.jsonl", "1", Format::CodexJsonl, failed(Some(1), None)),
         ("claude/success.json", "0", Format::ClaudeJson, Ended::Succeeded),
         ("claude/success.json", "0", Format::CodexJsonl, Ended::Succeeded),
     ];
@@ -408,22 +390,13 @@ fn a_structured_failure_with_exit_0_fails_and_meets_the_rules() {
     .unwrap();
     let mut case = case_argv(vec!["cat".into(), path.to_str().unwrap().into()]);
     case.actor.output = Format::CodexJsonl;
-    assert_eq!(
-        case.run(&dir).unwrap().outcome,
-        Ended::Failed {
-            exit_code: Some(0),
-            signal: None
-        }
-    );
+    assert_eq!(case.run(&dir).unwrap().outcome, failed(Some(0), None));
     let mut case = case_argv(vec!["cat".into(), path.to_str().unwrap().into()]);
     case.actor.output = Format::CodexJsonl;
     case.actor.rate_limit.patterns = vec!["slow down".into()];
     assert_eq!(
         case.run(&dir).unwrap().outcome,
-        Ended::RateLimited {
-            exit_code: Some(0),
-            matched: "slow down".into()
-        }
+        limited(Some(0), "slow down")
     );
 }
 
@@ -908,13 +881,7 @@ fn a_long_output_keeps_head_and_tail_and_still_matches_rate_limits() {
     let limit = 1 << 20;
     case.log_limit = limit;
     let finished = case.run(&dir).unwrap();
-    assert_eq!(
-        finished.outcome,
-        Ended::RateLimited {
-            exit_code: Some(1),
-            matched: "rate limit exceeded".into()
-        }
-    );
+    assert_eq!(finished.outcome, limited(Some(1), "rate limit exceeded"));
 
     let log = fs::read(dir.path("stdout.log")).unwrap();
     let total = "HEAD LINE\n".len()
