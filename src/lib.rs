@@ -91,4 +91,6 @@ mod doors;
 #[cfg(test)]
 mod layers;
 #[cfg(test)]
+mod shape;
+#[cfg(test)]
 mod testing;

@@ -58,7 +58,7 @@ use contain::Swept;
 use ended::{outcome, read_agent_output};
 use group::Group;
 use log::CappedLog;
-use output::{Reader, Scanner};
+use output::{Scanner, StreamReader};
 
 /// How often the main loop looks at the child, the stop request and the clock.
 const POLL: Duration = Duration::from_millis(50);
@@ -334,7 +334,7 @@ pub fn run(inv: &Invocation) -> Result<Ran, ExecError> {
         let log = CappedLog::new(inv.stderr_log, stderr_log, inv.log_limit);
         reader(inv, pipe, log, crate::term::Stream::Stderr)
     });
-    let readers: Vec<&Reader> = stdout.iter().chain(&stderr).collect();
+    let readers: Vec<&StreamReader> = stdout.iter().chain(&stderr).collect();
     let mut group = Group::new(child, &token, pipes);
     let wait_error = |source| ExecError::Wait {
         actor: actor.name.clone(),
@@ -345,8 +345,8 @@ pub fn run(inv: &Invocation) -> Result<Ran, ExecError> {
     let stop = watch(inv, &group, &readers, started).map_err(wait_error)?;
     let duration = started.elapsed();
     let (status, swept) = wind_down(&mut group, &readers, &stop, inv.grace).map_err(wait_error)?;
-    let mut stdout = stdout.map(Reader::finish);
-    let mut stderr = stderr.map(Reader::finish);
+    let mut stdout = stdout.map(StreamReader::finish);
+    let mut stderr = stderr.map(StreamReader::finish);
     if let Swept::Survivors(count) = swept {
         // Whatever they do from now on happens after the attempt: it cannot be recorded as
         // the attempt's work, so the attempt is not recorded as having done any.
@@ -454,10 +454,10 @@ fn reader(
     pipe: impl io::Read + Send + 'static,
     log: CappedLog,
     stream: crate::term::Stream,
-) -> Reader {
+) -> StreamReader {
     let echo = (inv.echo)(stream);
     let scanner = Scanner::new(&inv.actor.rate_limit.patterns);
-    Reader::spawn(
+    StreamReader::spawn(
         pipe,
         log,
         echo,
@@ -471,7 +471,7 @@ fn reader(
 fn watch(
     inv: &Invocation,
     group: &Group,
-    readers: &[&Reader],
+    readers: &[&StreamReader],
     started: Instant,
 ) -> io::Result<Option<Stop>> {
     // Past what the clock can hold there is no deadline to keep (the configuration refuses
@@ -507,13 +507,13 @@ fn watch(
 /// ended — with a grace period of its own unless the stop already gave it one.
 fn wind_down(
     group: &mut Group,
-    readers: &[&Reader],
+    readers: &[&StreamReader],
     stop: &Option<Stop>,
     grace: Duration,
 ) -> io::Result<(ExitStatus, Swept)> {
-    Reader::settle(readers, SETTLE);
+    StreamReader::settle(readers, SETTLE);
     let swept = group.sweep(stop.is_none().then_some(grace));
-    Reader::settle(readers, SETTLE);
+    StreamReader::settle(readers, SETTLE);
     let status = group.reap()?;
     Ok((status, swept))
 }

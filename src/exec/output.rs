@@ -22,7 +22,7 @@ const CHUNK: usize = 8192;
 const TAIL_BYTES: usize = 2048;
 const TAIL_LINES: usize = 20;
 
-pub(super) struct Reader {
+pub(super) struct StreamReader {
     thread: JoinHandle<()>,
     shared: Arc<Mutex<Shared>>,
     abandoned: Arc<AtomicBool>,
@@ -47,14 +47,14 @@ pub(super) struct Drained {
     pub cut: bool,
 }
 
-impl Reader {
+impl StreamReader {
     pub(super) fn spawn(
         pipe: impl Read + Send + 'static,
         log: CappedLog,
         echo: Option<Box<dyn Write + Send>>,
         scanner: Scanner,
         keep_tail: bool,
-    ) -> Reader {
+    ) -> StreamReader {
         let shared = Arc::new(Mutex::new(Shared {
             tail: keep_tail.then(VecDeque::new),
             ..Shared::default()
@@ -65,7 +65,7 @@ impl Reader {
             let abandoned = Arc::clone(&abandoned);
             move || copy(pipe, log, echo, scanner, &shared, &abandoned)
         });
-        Reader {
+        StreamReader {
             thread,
             shared,
             abandoned,
@@ -77,7 +77,7 @@ impl Reader {
     }
 
     /// Waits until every reader has reached end-of-file, or `limit` has passed.
-    pub(super) fn settle(readers: &[&Reader], limit: Duration) {
+    pub(super) fn settle(readers: &[&StreamReader], limit: Duration) {
         let deadline = Instant::now() + limit;
         while readers.iter().any(|r| !r.thread.is_finished()) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));

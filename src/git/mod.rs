@@ -55,7 +55,7 @@ pub struct Repo {
     /// `run_dir`) depend on the worktree a command ran in.
     common_dir: std::path::PathBuf,
     /// The index check [`Repo::prepare_worktree_diff`] started, for the next worktree diff.
-    index_check: std::cell::RefCell<Option<diff::index::Verification>>,
+    index_check: std::cell::RefCell<Option<diff::index::IndexVerification>>,
 }
 
 impl Repo {

@@ -41,13 +41,13 @@ impl Identity {
 }
 
 /// A commit made of a worktree, and the paths git could not put in it.
-pub struct Recorded {
+pub struct WorktreeCommit {
     pub commit: CommitId,
     pub unrecorded: Vec<Unrecorded>,
     worktree: std::path::PathBuf,
 }
 
-impl Recorded {
+impl WorktreeCommit {
     /// The commit, when it holds every path of the worktree; otherwise an error naming each
     /// path git could not record, with git's reason.
     pub fn whole(self) -> Result<CommitId> {
@@ -100,14 +100,14 @@ impl Repo {
     /// A commit object of the worktree's files on top of `parent`, made even when its tree is
     /// the parent's; nothing but the object database changes. A path git cannot add (an
     /// unreadable file, a name it refuses) keeps what the worktree's index has there, and is
-    /// named in [`Recorded::unrecorded`].
+    /// named in [`WorktreeCommit::unrecorded`].
     pub fn record_worktree(
         &self,
         worktree: &Path,
         parent: CommitId,
         message: &str,
         identity: Identity,
-    ) -> Result<Recorded> {
+    ) -> Result<WorktreeCommit> {
         let scratch = tempfile::Builder::new()
             .prefix("baton-snapshot-")
             .tempdir_in(self.common_dir())
@@ -155,7 +155,7 @@ impl Repo {
                 message,
             ])
             .output()?;
-        Ok(Recorded {
+        Ok(WorktreeCommit {
             commit: printed_id(&commit, "the commit id git commit-tree printed")?,
             unrecorded,
             worktree: worktree.to_path_buf(),

@@ -20,7 +20,7 @@ pub(in crate::git) enum Worktree {
 
 /// Reads worktree files the way git stores them, for the paths whose stat data cannot vouch for
 /// the index.
-pub(in crate::git) struct Reader<'a> {
+pub(in crate::git) struct WorktreeReader<'a> {
     pipeline: gix::filter::Pipeline<'a>,
     index: &'a gix::index::File,
     file_mode: bool,
@@ -29,7 +29,7 @@ pub(in crate::git) struct Reader<'a> {
     buf: Vec<u8>,
 }
 
-impl<'a> Reader<'a> {
+impl<'a> WorktreeReader<'a> {
     pub fn new(repo: &'a gix::Repository, index: &'a gix::index::File) -> Result<Self> {
         let action = "set up the attribute filters";
         let attributes = repo
@@ -41,7 +41,7 @@ impl<'a> Reader<'a> {
         let pipeline = gix::filter::Pipeline::new(repo, attributes.detach())
             .map_err(|err| GitError::op(action, err))?;
         let config = repo.config_snapshot();
-        Ok(Reader {
+        Ok(WorktreeReader {
             pipeline,
             index,
             file_mode: config.boolean("core.fileMode").unwrap_or(true),

@@ -26,7 +26,7 @@ use gix::index::entry::Flags;
 
 use super::index::IndexError;
 use super::index_vs_base::{IndexVsBase, index_leaf};
-use super::reader::{Reader, Worktree};
+use super::reader::{Worktree, WorktreeReader};
 use super::scope::{Scope, is_within_bytes};
 use super::tree::{Leaf, Trees};
 #[cfg(unix)]
@@ -88,7 +88,7 @@ pub(in crate::git) fn worktree_changes(
     base_tree: ObjectId,
     scope: &Scope,
     engine: DiffEngine,
-    mut started: Option<super::index::Verification>,
+    mut started: Option<super::index::IndexVerification>,
 ) -> Result<Vec<String>> {
     let workdir = repo.workdir().ok_or_else(|| GitError::Bare {
         path: repo.git_dir().display().to_string(),
@@ -345,7 +345,7 @@ struct Decide<'a> {
     repo: &'a gix::Repository,
     workdir: &'a Path,
     index: &'a gix::index::File,
-    reader: Option<Reader<'a>>,
+    reader: Option<WorktreeReader<'a>>,
     submodules: Option<Vec<gix::Submodule<'a>>>,
 }
 
@@ -379,7 +379,9 @@ impl<'a> Decide<'a> {
     fn worktree_differs(&mut self, path: &BStr, base: Option<Leaf>) -> Result<bool> {
         let reader = match &mut self.reader {
             Some(reader) => reader,
-            None => self.reader.insert(Reader::new(self.repo, self.index)?),
+            None => self
+                .reader
+                .insert(WorktreeReader::new(self.repo, self.index)?),
         };
         Ok(match reader.worktree_leaf(self.workdir, path)? {
             Worktree::Leaf(leaf) => Some(leaf) != base,

@@ -21,7 +21,7 @@ use gix::ObjectId;
 use gix::bstr::ByteSlice;
 
 use verify::Checksum;
-pub(in crate::git) use verify::Verification;
+pub(in crate::git) use verify::IndexVerification;
 
 /// What reading the index can fail with; each names the index file.
 #[derive(Debug, thiserror::Error)]
@@ -62,7 +62,7 @@ pub(in crate::git) struct Loaded {
     checksum: Option<ObjectId>,
     /// The decoder kept no entries (which is all a missing file can give).
     empty: bool,
-    verification: Verification,
+    verification: IndexVerification,
 }
 
 impl Loaded {
@@ -79,8 +79,8 @@ impl Loaded {
 
 /// Starts verifying the index of `repo` on another thread, for a [`load`] or [`load_scoped`]
 /// to come.
-pub(in crate::git) fn start(repo: &gix::Repository) -> Verification {
-    Verification::start(repo.index_path(), repo.object_hash(), repo.git_dir())
+pub(in crate::git) fn start(repo: &gix::Repository) -> IndexVerification {
+    IndexVerification::start(repo.index_path(), repo.object_hash(), repo.git_dir())
 }
 
 /// Refuses what git never writes and the diff cannot handle: entries out of (path, stage) order,
@@ -117,7 +117,7 @@ pub(in crate::git) fn damage(repo: &gix::Repository) -> Option<IndexError> {
 /// checksum, which `started` (or a new thread) verifies.
 pub(in crate::git) fn load(
     repo: &gix::Repository,
-    started: Option<Verification>,
+    started: Option<IndexVerification>,
 ) -> Result<Loaded, IndexError> {
     let verification = started.unwrap_or_else(|| start(repo));
     let path = repo.index_path();
@@ -162,7 +162,7 @@ pub(in crate::git) fn load(
 pub(in crate::git) fn load_scoped(
     repo: &gix::Repository,
     prefixes: &[String],
-    started: Option<Verification>,
+    started: Option<IndexVerification>,
 ) -> Result<Option<Loaded>, IndexError> {
     let path = repo.index_path();
     let kind = repo.object_hash();

@@ -26,13 +26,13 @@ pub(super) enum Checksum {
 }
 
 /// The pending check of an index file.
-pub(in crate::git) struct Verification {
+pub(in crate::git) struct IndexVerification {
     thread: JoinHandle<Result<Checksum, IndexError>>,
 }
 
-impl Verification {
+impl IndexVerification {
     /// Starts verifying the index at `path` (of the repository whose git directory is `git_dir`).
-    pub(super) fn start(path: PathBuf, kind: gix::hash::Kind, git_dir: &Path) -> Verification {
+    pub(super) fn start(path: PathBuf, kind: gix::hash::Kind, git_dir: &Path) -> IndexVerification {
         // A split index keeps most entries in a shared file the trailer does not cover; there
         // this thread does gix's full, verifying load instead of hashing one file.
         let split = has_shared_index(git_dir);
@@ -43,7 +43,7 @@ impl Verification {
                 verify_trailer(&path)
             }
         });
-        Verification { thread }
+        IndexVerification { thread }
     }
 
     /// What the thread found, once it is done.
