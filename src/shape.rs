@@ -27,6 +27,8 @@ fn code_only(source: &str) -> String {
     while i < chars.len() {
         let c = chars[i];
         let next = chars.get(i + 1).copied();
+        // A literal's prefix (`b`, `r`, `c`) is one only where no identifier runs into it.
+        let prefix_allowed = !is_ident_char(i.checked_sub(1).map(|p| chars[p]));
         let end = if c == '/' && next == Some('/') {
             chars[i..]
                 .iter()
@@ -34,17 +36,22 @@ fn code_only(source: &str) -> String {
                 .map_or(chars.len(), |n| i + n)
         } else if c == '/' && next == Some('*') {
             block_comment_end(&chars, i)
-        } else if c == '"' || (c == 'b' && next == Some('"')) {
-            let open = if c == 'b' { i + 1 } else { i };
-            string_end(&chars, open)
-        } else if c == 'r' || (c == 'b' && next == Some('r')) {
-            raw_string_end(&chars, if c == 'b' { i + 1 } else { i }).unwrap_or(i)
-        } else if c == '\'' || (c == 'b' && next == Some('\'')) {
-            char_literal_end(&chars, if c == 'b' { i + 1 } else { i }).unwrap_or(i)
+        } else if c == '"' {
+            string_end(&chars, i)
+        } else if c == '\'' {
+            char_literal_end(&chars, i).unwrap_or(i)
+        } else if prefix_allowed && matches!(c, 'b' | 'c') && next == Some('"') {
+            string_end(&chars, i + 1)
+        } else if prefix_allowed && c == 'b' && next == Some('\'') {
+            char_literal_end(&chars, i + 1).unwrap_or(i)
+        } else if prefix_allowed && c == 'r' {
+            raw_string_end(&chars, i).unwrap_or(i)
+        } else if prefix_allowed && matches!(c, 'b' | 'c') && next == Some('r') {
+            raw_string_end(&chars, i + 1).unwrap_or(i)
         } else {
             i
         };
-        if end > i && !is_ident_char(i.checked_sub(1).map(|p| chars[p])) {
+        if end > i {
             out.extend(chars[i..end].iter().map(|&c| blank(c)));
             i = end;
         } else {
@@ -162,34 +169,42 @@ fn functions(code: &str) -> Vec<(String, usize, usize)> {
     found
 }
 
-/// Where `fn ` stands in `line` when the line declares a function.
+/// Where `fn ` stands in `line` when the line declares a function: after any attributes, a
+/// visibility (`pub`, `pub(crate)`, `pub(in path)`, …) and qualifiers.
 fn fn_keyword(line: &str) -> Option<usize> {
     let mut rest = line.trim_start();
-    let indent = line.len() - rest.len();
-    for qualifier in [
-        "pub(crate) ",
-        "pub(super) ",
-        "pub ",
-        "const ",
-        "async ",
-        "unsafe ",
-        "extern ",
-    ] {
+    while let Some(attribute) = rest.strip_prefix("#[") {
+        rest = attribute
+            .split_once(']')
+            .map_or("", |(_, after)| after)
+            .trim_start();
+    }
+    if let Some(public) = rest.strip_prefix("pub") {
+        rest = match public.trim_start().strip_prefix('(') {
+            Some(scoped) => scoped.split_once(')').map_or("", |(_, after)| after),
+            None => public,
+        }
+        .trim_start();
+    }
+    for qualifier in ["const ", "async ", "unsafe ", "extern "] {
         rest = rest.strip_prefix(qualifier).unwrap_or(rest).trim_start();
     }
-    rest.starts_with("fn ")
-        .then(|| indent + line[indent..].len() - rest.len())
+    rest.starts_with("fn ").then(|| line.len() - rest.len())
 }
 
-/// The body's `{` of the function whose `fn` is at `from`: the first `{` outside brackets,
-/// unless a `;` ends a declaration first.
+/// The body's `{` of the function whose `fn` is at `from`: the first `{` outside brackets and
+/// generics (where a const argument's block may stand), unless a `;` ends a declaration first.
 fn body_open(code: &[u8], from: usize) -> Option<usize> {
     let mut depth = 0i32;
     for (i, &b) in code.iter().enumerate().skip(from) {
         match b {
-            b'(' | b'[' => depth += 1,
-            b')' | b']' => depth -= 1,
+            b'(' | b'[' | b'<' => depth += 1,
+            // `->` is no closing angle bracket.
+            b'>' if code[i - 1] == b'-' => {}
+            b')' | b']' | b'>' => depth -= 1,
             b'{' if depth == 0 => return Some(i),
+            b'{' => depth += 1,
+            b'}' => depth -= 1,
             b';' if depth == 0 => return None,
             _ => {}
         }
@@ -312,6 +327,10 @@ pub(super) enum Kind { A }
 pub struct Unit;
 fn declared(&self);
 fn raw_ident(r: u8, br: u8) -> u8 { r + br }
+pub(in crate::git) fn scoped() -> Array<{ N }> where T: Fn() -> u8 {
+    let c = c"}"; let x = 1;// {
+}
+#[test] fn one_line() { cr#"{"#; }
 "##;
     let code = code_only(source);
     assert_eq!(code.lines().count(), source.lines().count());
@@ -325,7 +344,12 @@ fn raw_ident(r: u8, br: u8) -> u8 { r + br }
     );
     assert_eq!(
         functions(&code),
-        [("real".to_string(), 3, 7), ("raw_ident".to_string(), 14, 1)]
+        [
+            ("real".to_string(), 3, 7),
+            ("raw_ident".to_string(), 14, 1),
+            ("scoped".to_string(), 15, 3),
+            ("one_line".to_string(), 18, 1)
+        ]
     );
     let types: Vec<String> = public_types(&code).into_iter().map(|(n, _)| n).collect();
     assert_eq!(types, ["Door", "Kind", "Unit"]);

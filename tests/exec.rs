@@ -66,8 +66,7 @@ const MANUAL: Ended = Ended::Interrupted {
     cause: StopCause::Manual,
 };
 
-/// The fake agent performing `script`: verbs and their arguments as `verb arg; verb arg …`.
-/// A verb's last argument runs to the next `;`, so texts may hold spaces.
+/// A rate limit, `matched` by its rule or the output.
 fn limited(exit_code: Option<i32>, matched: &str) -> Ended {
     Ended::RateLimited {
         exit_code,
@@ -75,10 +74,13 @@ fn limited(exit_code: Option<i32>, matched: &str) -> Ended {
     }
 }
 
+/// A failure: the actor's exit code, or the signal that ended it.
 fn failed(exit_code: Option<i32>, signal: Option<i32>) -> Ended {
     Ended::Failed { exit_code, signal }
 }
 
+/// The fake agent performing `script`: verbs and their arguments as `verb arg; verb arg …`.
+/// A verb's last argument runs to the next `;`, so texts may hold spaces.
 fn case(script: &str) -> Case {
     let mut argv = Vec::new();
     for step in script.split(';').map(str::trim).filter(|s| !s.is_empty()) {

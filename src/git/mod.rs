@@ -44,7 +44,7 @@ pub use id::{BadCommitId, CommitId, blob_id, short_hex};
 pub use ignored::Ignored;
 pub use record::RecordFile;
 pub use remote::{Pushed, RefUpdate};
-pub use snapshot::Identity;
+pub use snapshot::{Identity, WorktreeCommit};
 pub use unrecordable::Unrecorded;
 
 /// A repository opened at one of its worktrees.

@@ -108,6 +108,7 @@ impl AgentRepo {
     /// `git baton run plans/rule.md`, which must exit `code`: the run's id and its attempt's
     /// stdout, captured as the fixture `name` of `agent` (see [`Self::captured_stdout`]) and
     /// shown when the exit code is another.
+    #[track_caller]
     pub fn run_rule(&self, agent: &str, name: &str, code: i32) -> (String, String) {
         let run = self.baton(&["run", "plans/rule.md"]);
         let id = run.run_id();
@@ -117,6 +118,7 @@ impl AgentRepo {
     }
 
     /// Run `id`'s `status --json`, which must say `status`, and its attempt 1.
+    #[track_caller]
     pub fn ended_as(&self, id: &str, status: &str) -> (Value, Value) {
         let state = self.status(id);
         assert_eq!(state["status"], status, "{state:#}");

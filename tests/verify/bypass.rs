@@ -282,8 +282,9 @@ fn deleting_or_hiding_a_plan_fails() {
         ");
 
     // Another extension, or a directory that differs only in case, hides it as `.MD` does.
-    let hidden = |to: &'static str| scenarios(&[("hidden", &mv(to))], RANGE);
+    let hidden = |to: &'static str| scenarios(&[("renamed to .MD", &mv(to))], RANGE);
     let upper = hidden("plans/p.MD");
+    assert!(runs.contains(&upper), "{upper}");
     for to in ["plans/p.markdown", "Plans/p.md"] {
         assert_same(&hidden(to), &upper, &[("plans/p.MD", to)]);
     }
