@@ -190,55 +190,23 @@ mod tests {
             ("commondir", "../..\n"),
             ("HEAD", "ref: refs/heads/x\n"),
         ];
+        let gitdir = [("gitdir", "/w/.git\n")];
+        let (none, lost) = (None, Some("gitdir file does not exist"));
+        // Killed while git wrote the lock itself: the lock is empty. Killed right after git
+        // locked the new entry: what a creation killed then leaves.
+        let (empty_lock, creating) = ([("locked", "")], [("locked", "initializing\n")]);
+        #[rustfmt::skip]
         let cases = [
-            (entry(root, "whole", &whole), true, None),
-            (
-                entry(root, "empty", &[("gitdir", "")]),
-                false,
-                Some("invalid gitdir file"),
-            ),
-            (
-                entry(root, "none", &[]),
-                false,
-                Some("gitdir file does not exist"),
-            ),
-            (
-                entry(root, "nocommon", &[("gitdir", "/w/.git\n")]),
-                true,
-                Some("commondir file does not exist"),
-            ),
-            (
-                entry(root, "foreign", &[("gitdir", "/w/.git\n")]),
-                false,
-                None,
-            ),
-            (
-                entry(root, "nohead", &whole[..2]),
-                true,
-                Some("HEAD file does not exist"),
-            ),
-            (
-                entry(root, "locked", &[("gitdir", ""), ("locked", "")]),
-                false,
-                None,
-            ),
-            // Killed while git wrote the lock itself: the lock is empty.
-            (
-                entry(root, "emptylock", &[("locked", "")]),
-                true,
-                Some("gitdir file does not exist"),
-            ),
-            // What a creation killed right after git locked the new entry leaves.
-            (
-                entry(root, "killed", &[("locked", "initializing\n")]),
-                true,
-                Some("gitdir file does not exist"),
-            ),
-            (
-                entry(root, "theirs", &[("locked", "initializing\n")]),
-                false,
-                None,
-            ),
+            (entry(root, "whole", &whole), true, none),
+            (entry(root, "empty", &[("gitdir", "")]), false, Some("invalid gitdir file")),
+            (entry(root, "none", &[]), false, lost),
+            (entry(root, "nocommon", &gitdir), true, Some("commondir file does not exist")),
+            (entry(root, "foreign", &gitdir), false, none),
+            (entry(root, "nohead", &whole[..2]), true, Some("HEAD file does not exist")),
+            (entry(root, "locked", &[("gitdir", ""), ("locked", "")]), false, none),
+            (entry(root, "emptylock", &empty_lock), true, lost),
+            (entry(root, "killed", &creating), true, lost),
+            (entry(root, "theirs", &creating), false, none),
         ];
         for (path, ours, want) in cases {
             assert_eq!(diagnose(&path, ours), want, "{}", path.display());
