@@ -13,6 +13,8 @@
 //! Each rule names the files where a use is allowed, with the reason; a use anywhere else fails
 //! the test with its file and line.
 
+use crate::testing::{code_only, functions, without_comments};
+
 /// A rule: code that matches `needle` may appear only in files under one of `allowed`.
 struct Door {
     needle: &'static str,
@@ -75,56 +77,33 @@ const PRINTING: &[&str] = &[
     "status::show(",
 ];
 
-/// The code of `source`, comments left out, with the line number of each line.
-fn code_lines(source: &str) -> impl Iterator<Item = (usize, &str)> {
-    source.lines().enumerate().filter_map(|(n, line)| {
-        let code = line.split("//").next().unwrap_or(line);
-        (!code.trim().is_empty()).then_some((n + 1, code))
-    })
-}
-
 /// The `fn hint` and `fn hints` of `source` whose body names a git-baton command, a string
-/// continued across lines (`git \` then `baton`) included. A body runs from the line that opens
-/// it to the line that closes it: a `}` at the function's indentation, or the opening line's own
-/// last `}`; a declaration without a body (`fn hint(&self) -> …;`) opens none.
+/// continued across lines (`git \` then `baton`) included; comments do not count.
 fn hints_naming_commands(file: &str, source: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    // The function's first line, its indentation, and the words of its body so far.
-    let mut open: Option<(usize, usize, String)> = None;
-    for (n, code) in code_lines(source) {
-        let squeezed: String = code.chars().filter(|c| !c.is_whitespace()).collect();
-        let indent = code.len() - code.trim_start().len();
-        let (first, at, words) = match open {
-            Some(ref mut body) => body,
-            None => {
-                let starts = ["fnhint(", "fnhints(", "fnhint<", "fnhints<"]
-                    .iter()
-                    .any(|start| squeezed.contains(start));
-                if !starts || squeezed.ends_with(';') {
-                    continue;
-                }
-                open.insert((n, indent, String::new()))
-            }
-        };
-        words.push(' ');
-        words.push_str(code.trim().trim_end_matches('\\'));
-        let closes = if n == *first {
-            squeezed.ends_with('}')
-        } else {
-            indent == *at && code.trim() == "}"
-        };
-        if closes {
-            let words = words.split_whitespace().collect::<Vec<_>>().join(" ");
-            if words.contains("git baton") {
-                found.push(format!(
-                    "{file}:{first}: a hint that names a git-baton command: only cli chooses \
-                     those (cli/hints.rs)"
-                ));
-            }
-            open = None;
-        }
-    }
-    found
+    let text = without_comments(source);
+    let lines: Vec<&str> = text.lines().collect();
+    functions(&code_only(source))
+        .into_iter()
+        .filter(|(name, _, _)| name == "hint" || name == "hints")
+        .filter(|&(_, first, count)| {
+            let body: Vec<&str> = lines[first - 1..first - 1 + count]
+                .iter()
+                .map(|line| line.trim().trim_end_matches('\\'))
+                .collect();
+            let words = body.join(" ");
+            words
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+                .contains("git baton")
+        })
+        .map(|(_, first, _)| {
+            format!(
+                "{file}:{first}: a hint that names a git-baton command: only cli chooses those \
+                 (cli/hints.rs)"
+            )
+        })
+        .collect()
 }
 
 /// Every use in `source` (the file `file`, relative to `src/`) that a door does not allow.
@@ -135,7 +114,8 @@ fn breaches(file: &str, source: &str) -> Vec<String> {
     } else {
         Vec::new()
     };
-    for (n, code) in code_lines(source) {
+    for (n, code) in without_comments(source).lines().enumerate() {
+        let n = n + 1;
         let squeezed: String = code.chars().filter(|c| !c.is_whitespace()).collect();
         for door in DOORS {
             if squeezed.contains(door.needle)
@@ -177,13 +157,12 @@ mod tests {
             if ["term/mod.rs", "main.rs", "doors.rs"].contains(&file.as_str()) {
                 continue;
             }
-            for (n, line) in source.lines().enumerate() {
-                let code = line.split("//").next().unwrap_or(line);
+            for (n, code) in without_comments(&source).lines().enumerate() {
                 if ["io::stdout()", "io::stderr()", "print!(", "println!("]
                     .iter()
                     .any(|raw| code.contains(raw))
                 {
-                    found.push(format!("{file}:{}: {}", n + 1, line.trim()));
+                    found.push(format!("{file}:{}: {}", n + 1, code.trim()));
                 }
             }
         }

@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 
 use crate::hermetic::Hermetic;
 
+mod source;
+pub(crate) use source::{after_visibility, code_only, functions, without_comments};
+
 /// Runs `git args` in `dir` with the hermetic environment (no global or system configuration,
 /// git-baton's own identity, pinned dates) and returns its stdout; a failure fails the test
 /// with git's stderr.
