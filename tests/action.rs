@@ -252,12 +252,7 @@ impl<'a> Step<'a> {
         for (name, value) in &self.env {
             cmd.env(name, value);
         }
-        let out = cmd.output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Run::new(cmd.output().unwrap(), &[])
     }
 }
 

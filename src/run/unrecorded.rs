@@ -142,7 +142,7 @@ pub fn check_recordable(repo: &Repo, state: &RunState) -> Result<Option<(String,
             "baton: can this worktree be recorded",
             crate::git::Identity::Baton,
         )
-        .and_then(|made| made.whole());
+        .and_then(crate::git::WorktreeCommit::whole);
     match made {
         Ok(_) => Ok(Some(unrecorded)),
         Err(err) => Err(RunError::Drive(DriveError::Unrecordable {

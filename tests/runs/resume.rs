@@ -102,12 +102,7 @@ fn follow_the_hint(repo: &TestRepo, refused: &Run) -> Run {
     if args.first() == Some(&"baton") {
         return repo.baton(&args[1..]);
     }
-    let out = repo.git_output(&repo.root, &args);
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Run::new(repo.git_output(&repo.root, &args), &[])
 }
 
 /// A stale mapping is diagnosed, and the hint's next step repairs it: after it, the run

@@ -453,7 +453,8 @@ impl Run {
         id.to_string()
     }
 
-    fn new(out: Output, replacements: &[(&Path, &str)]) -> Run {
+    /// A finished process's output, each `(path, name)` of `replacements` written as `name`.
+    pub fn new(out: Output, replacements: &[(&Path, &str)]) -> Run {
         let clean = |bytes: &[u8]| {
             let mut text = String::from_utf8_lossy(bytes).into_owned();
             for (path, name) in replacements {
