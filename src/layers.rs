@@ -46,12 +46,7 @@ const LAYERS: &[&[&str]] = &[
 /// crate::a::b`, `use crate::{a, b::c}` over any number of lines, and inline paths such as
 /// `crate::a::f()`.
 fn crate_uses(source: &str) -> Vec<String> {
-    let code: String = source
-        .lines()
-        .filter(|line| !line.trim_start().starts_with("//"))
-        .map(|line| line.split(" //").next().unwrap_or(line))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let code = crate::testing::without_comments(source);
     let mut names = Vec::new();
     let mut rest = code.as_str();
     while let Some(at) = rest.find("crate::") {
