@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::cli::{self, AgentEnv};
 use super::mock::{MockServer, Script, Turn};
-use super::{capture, of_type, scratch};
+use super::{capture, e2e, of_type, scratch};
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -96,10 +96,7 @@ fn claude_exits_1_on_a_429_with_the_status_in_its_json() {
     let Some(claude) = cli::agent("claude") else {
         return;
     };
-    let mock = MockServer::start(Script(vec![Turn::rate_limited(&[
-        ("retry-after", "3600"),
-        ("x-should-retry", "false"),
-    ])]));
+    let mock = MockServer::start(Script(vec![e2e::rate_limited()]));
     let (_tmp, base) = scratch();
     let env = AgentEnv::new(&base, &mock);
     let (code, json, stdout) = claude_json(&env, &claude, &base.join("work"), "say hello");
@@ -354,10 +351,7 @@ fn claude_stream_json_reports_an_api_keys_429_without_a_limit_event() {
     let Some(claude) = cli::agent("claude") else {
         return;
     };
-    let mock = MockServer::start(Script(vec![Turn::rate_limited(&[
-        ("retry-after", "3600"),
-        ("x-should-retry", "false"),
-    ])]));
+    let mock = MockServer::start(Script(vec![e2e::rate_limited()]));
     let (_tmp, base) = scratch();
     let env = AgentEnv::new(&base, &mock);
     let (code, lines, stdout) = claude_stream(&env, &claude, &base.join("work"), "say hello");

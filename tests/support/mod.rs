@@ -258,6 +258,12 @@ impl TestRepo {
         self.git(["commit", "-q", "--allow-empty", "-m", message]);
     }
 
+    /// A commit of what is staged (often nothing), its message a subject and a body: where a
+    /// test's work is the message, as a `Baton-Unchanged` trailer is.
+    pub fn commit_message(&self, subject: &str, body: &str) {
+        self.git(["commit", "-q", "--allow-empty", "-m", subject, "-m", body]);
+    }
+
     /// git's own answer to "what is the cumulative diff against REV":
     /// `git diff --no-renames --name-only REV` ∪ `git ls-files --others --exclude-standard`.
     ///

@@ -472,15 +472,7 @@ fn trailers_of_merge_commits_are_ignored() {
         "{github}"
     );
 
-    repo.git([
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "Explain b",
-        "-m",
-        trailer,
-    ]);
+    repo.commit_message("Explain b", trailer);
     assert_eq!(verify(&repo, &format!("plans/p.md {RANGE}")).code, 0);
 }
 

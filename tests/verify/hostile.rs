@@ -206,15 +206,7 @@ fn overlong_reasons_are_refused_unechoed() {
         {"target": "docs/a.md", "status": "unchanged", "reason": long},
     ]});
     repo.write("evidence.json", &evidence.to_string());
-    repo.git([
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "Explain",
-        "-m",
-        &format!("Baton-Unchanged: docs/b.md: {long}"),
-    ]);
+    repo.commit_message("Explain", &format!("Baton-Unchanged: docs/b.md: {long}"));
 
     let run = verify(
         &repo,
@@ -270,15 +262,10 @@ fn control_characters_in_reasons_are_refused_unechoed() {
     repo.write("evidence.json", &evidence.to_string());
     repo.write("docs/c.md", "changed\n");
     repo.commit_all("change c");
-    repo.git([
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
+    repo.commit_message(
         "Explain",
-        "-m",
         "Baton-Unchanged: docs/b.md: an \u{1b}[2J escape and a bell \u{7} in it",
-    ]);
+    );
 
     let args = "plans/p.md --base main --head feature --evidence evidence.json";
     let run = verify(&repo, args);

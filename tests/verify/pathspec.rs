@@ -75,13 +75,10 @@ fn a_target_without_a_slash_covers_what_is_below_it() {
         "{range}"
     );
     // A trailer names the target as the plan spells it, as before.
-    repo.git([
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "x\n\nBaton-Unchanged: crates-old: the old crates are frozen for this release",
-    ]);
+    repo.commit_message(
+        "x",
+        "Baton-Unchanged: crates-old: the old crates are frozen for this release",
+    );
     let passed = gate(&repo, "plans/p.md --base main --head HEAD");
     assert!(passed.starts_with("exit: 0\n"), "{passed}");
 }

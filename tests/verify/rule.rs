@@ -60,15 +60,10 @@ fn incident_uncovered_targets_then_reasons() {
 ]}
 "#,
     );
-    repo.git([
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
+    repo.commit_message(
         "Record why the FAQ stays",
-        "-m",
         "Baton-Unchanged: docs/faq.md: no FAQ entry mentions the install steps",
-    ]);
+    );
     let run = verify(
         &repo,
         "plans/docs-refresh.md --base main --evidence evidence.json",

@@ -113,15 +113,10 @@ fn paths_with_spaces_and_non_ascii() {
     repo.write("docs/日本語/新しい.md", "new\n");
     repo.write("docs/with space/a b.md", "s2\n");
     repo.commit_all("edit");
-    repo.git([
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
+    repo.commit_message(
         "Explain",
-        "-m",
         "Baton-Unchanged: docs/ünïcödé.md: the Unicode sample text did not change",
-    ]);
+    );
     let names = [("main", "<main>"), ("HEAD", "<trailer>")];
 
     let run = verify(&repo, "plans/p.md --base main");
