@@ -477,11 +477,7 @@ impl Ours {
     /// Each result must be git's answer (`expected`, the whole repository) within its scope.
     fn assert_git(&self, expected: &[String], context: &dyn std::fmt::Debug) {
         for (scope, engine, got) in &self.results {
-            let want: Vec<String> = expected
-                .iter()
-                .filter(|p| scope.contains(p))
-                .cloned()
-                .collect();
+            let want = within(expected, scope);
             assert_eq!(
                 got, &want,
                 "{engine} engine, {scope:?}: differs from git after {context:#?}"
@@ -608,6 +604,15 @@ fn nul_list(out: &str) -> Vec<String> {
         .collect()
 }
 
+/// The paths of `paths` that `scope` holds: git's whole-repository answer, scoped.
+fn within(paths: &[String], scope: &Scope) -> Vec<String> {
+    paths
+        .iter()
+        .filter(|p| scope.contains(p))
+        .cloned()
+        .collect()
+}
+
 /// `git diff --no-renames --name-only -z REVS…` in `dir`: the oracle of the tree and history
 /// diffs.
 fn git_changed(harness: &TestRepo, dir: &Path, revs: &[&str]) -> Vec<String> {
@@ -653,11 +658,7 @@ fn check_tree_vs_tree(repo: &TestRepo, ops: &[Op]) {
     for prefixes in single.into_iter().chain(siblings) {
         let scope = Scope::prefixes(&prefixes);
         let prefix = prefixes.join(", ");
-        let want: Vec<String> = expected
-            .iter()
-            .filter(|p| scope.contains(p))
-            .cloned()
-            .collect();
+        let want = within(&expected, &scope);
         let got = ours.tree_changes(base, head, &scope).unwrap();
         assert_eq!(
             got, want,
@@ -707,22 +708,13 @@ fn packed_trees_with_deltas_diff_like_git() {
     let revs = ["HEAD~3", "HEAD~2", "HEAD~1", "HEAD"];
     for a in revs {
         for b in revs {
-            let out = repo.git(["diff", "--no-renames", "--name-only", "-z", a, b]);
-            let expected: Vec<String> = out
-                .split('\0')
-                .filter(|p| !p.is_empty())
-                .map(String::from)
-                .collect();
+            let expected = git_changed(&repo, &repo.root, &[a, b]);
             let (x, y) = (
                 ours.resolve_commit(a).unwrap(),
                 ours.resolve_commit(b).unwrap(),
             );
             for scope in [Scope::All, Scope::prefixes(["big"])] {
-                let want: Vec<String> = expected
-                    .iter()
-                    .filter(|p| scope.contains(p))
-                    .cloned()
-                    .collect();
+                let want = within(&expected, &scope);
                 assert_eq!(
                     ours.tree_changes(x, y, &scope).unwrap(),
                     want,

@@ -104,14 +104,15 @@ fn real_runs_match_their_schemas() {
     }
 
     let verify = schema("verify.schema.json");
-    let failed = repo.baton([
+    let gate = [
         "verify",
         "plans/fix.md",
         "--base",
         &base,
         "--format",
         "json",
-    ]);
+    ];
+    let failed = repo.baton(gate);
     assert_eq!(failed.code, 1, "{failed}");
     assert_eq!(failed.json()["schema_version"], 1);
     assert_valid(&verify, &failed.json(), "verify --json (failed)");
@@ -120,18 +121,10 @@ fn real_runs_match_their_schemas() {
     let evidence = run_dir(&repo, &blocked.run_id())
         .join(attempt["dir"].as_str().unwrap())
         .join("evidence.json");
-    let args = [
-        "verify",
-        "plans/fix.md",
-        "--base",
-        &base,
-        "--format",
-        "json",
-        "--evidence",
-    ];
     let problems = repo.baton_in(
         &worktree,
-        args.iter().copied().chain([evidence.to_str().unwrap()]),
+        gate.into_iter()
+            .chain(["--evidence", evidence.to_str().unwrap()]),
     );
     assert_eq!(problems.code, 1, "{problems}");
     assert_valid(
