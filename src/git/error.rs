@@ -20,6 +20,14 @@ pub enum GitError {
         .path.display()
     )]
     UnsupportedObjectFormat { path: PathBuf, format: String },
+    #[error(
+        "the repository at '{}' {what}, which git-baton does not support",
+        .path.display()
+    )]
+    UnsupportedRepository {
+        path: PathBuf,
+        what: Box<super::Unsupported>,
+    },
     #[error("`{path}` is a bare repository; git-baton needs a worktree")]
     Bare { path: String },
     #[error("unknown revision `{rev}`")]
@@ -106,6 +114,7 @@ impl GitError {
                  --show-object-format` says which one a repository uses"
                     .into(),
             ),
+            GitError::UnsupportedRepository { what, .. } => Some(what.hint()),
             GitError::UnknownRevision { .. } => {
                 Some("name a branch, tag or commit that exists here; in CI, fetch it first".into())
             }
@@ -218,5 +227,45 @@ mod tests {
                 top.display()
             )
         );
+    }
+
+    /// A repository whose refs are in the reftable format, or that declares an extension git
+    /// does not know, is refused as what it is, for either way git-baton opens one: gix would
+    /// open it and find no ref in it. The config is written by hand, so that the test does not
+    /// depend on the git in use knowing reftable.
+    #[test]
+    fn a_repository_extension_that_cannot_be_honoured_is_named() {
+        for (key, value, says, hint) in [
+            (
+                "extensions.refStorage",
+                "reftable",
+                "stores its refs in the reftable format",
+                "git refs migrate",
+            ),
+            (
+                "extensions.somethingNew",
+                "true",
+                "declares the extension `extensions.somethingNew = true`",
+                "--get-regexp",
+            ),
+        ] {
+            let dir = crate::testing::git_init(&[]);
+            let top = gix::path::realpath(dir.path()).unwrap();
+            crate::testing::git(&top, &["config", "core.repositoryformatversion", "1"]);
+            crate::testing::git(&top, &["config", key, value]);
+            for err in [
+                crate::git::Repo::discover(&top).err().unwrap(),
+                crate::git::Repo::open_worktree(&top).err().unwrap(),
+            ] {
+                assert_eq!(
+                    err.to_string(),
+                    format!(
+                        "the repository at '{}' {says}, which git-baton does not support",
+                        top.display()
+                    )
+                );
+                assert!(err.hint().unwrap().contains(hint), "{:?}", err.hint());
+            }
+        }
     }
 }

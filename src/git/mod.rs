@@ -16,6 +16,7 @@ mod contents;
 mod debris;
 mod diff;
 mod error;
+mod extensions;
 mod id;
 mod ignored;
 mod record;
@@ -40,6 +41,8 @@ pub use diff::scope::Scope;
 pub use diff::worktree::DiffEngine;
 use error::classify_open_error;
 pub use error::{CommandFailed, GitError, Result};
+pub use extensions::Unsupported;
+use extensions::unsupported as unsupported_extension;
 pub use id::{BadCommitId, CommitId, blob_id, short_hex};
 pub use ignored::Ignored;
 pub use record::RecordFile;
@@ -66,9 +69,21 @@ impl Repo {
         let repo = gix::ThreadSafeRepository::discover_with_environment_overrides(dir)
             .map_err(|err| classify_open_error(dir, err))?
             .to_thread_local();
+        Repo::checked(repo)
+    }
+
+    /// The repository as opened, once it is one git-baton may read: trusted as git would trust
+    /// it, with no extension it cannot honour.
+    fn checked(repo: gix::Repository) -> Result<Repo> {
+        let path = || repo.workdir().unwrap_or(repo.git_dir()).to_path_buf();
         if repo.git_dir_trust() != gix::sec::Trust::Full {
-            let path = repo.workdir().unwrap_or(repo.git_dir()).to_path_buf();
-            return Err(GitError::DubiousOwnership { path });
+            return Err(GitError::DubiousOwnership { path: path() });
+        }
+        if let Some(what) = unsupported_extension(&repo) {
+            return Err(GitError::UnsupportedRepository {
+                path: path(),
+                what: Box::new(what),
+            });
         }
         Ok(Repo::new(repo))
     }
@@ -136,11 +151,7 @@ impl Repo {
         } else {
             found
         };
-        if repo.git_dir_trust() != gix::sec::Trust::Full {
-            let path = repo.workdir().unwrap_or(repo.git_dir()).to_path_buf();
-            return Err(GitError::DubiousOwnership { path });
-        }
-        Ok(Repo::new(repo))
+        Repo::checked(repo)
     }
 
     /// The top of the worktree this repository was opened at.
