@@ -179,6 +179,22 @@ impl Repo {
         Ok(())
     }
 
+    /// The record file `path` of the record commit `commit` (`None` when it is no file there),
+    /// refused unread when it is larger than `limit`: a record may come from another machine.
+    pub fn read_record_file_at(
+        &self,
+        commit: CommitId,
+        path: &str,
+        limit: u64,
+    ) -> Result<Option<Vec<u8>>> {
+        match self.entry_at(commit, path)? {
+            Some(entry) if entry.mode().is_blob() => {
+                self.record_file(entry.object_id(), path, limit).map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// The bytes of the record file `path`, refused unread when its header says it is larger
     /// than `limit`.
     fn record_file(&self, oid: ObjectId, path: &str, limit: u64) -> Result<Vec<u8>> {

@@ -25,7 +25,28 @@ fn untrusted(id: &str, remote: &str, broken: trust::Broken) -> RunError {
 /// A remote's state of run `id`, shown or compared: refused unless git-baton could have
 /// written it ([`trust::check_claim`]).
 pub(super) fn check_claim(id: &str, remote: &str, state: &RunState) -> Result<(), RunError> {
-    trust::check_claim(state).map_err(|broken| untrusted(id, remote, broken))
+    names_its_run(id, state)
+        .and_then(|()| trust::check_claim(state))
+        .map_err(|broken| untrusted(id, remote, broken))
+}
+
+/// The record under run `id`'s ref is that run's: a state that names another run would be
+/// listed, compared and driven as that one, and one that names a branch other than the run's
+/// own (`main`) would have this clone move it.
+fn names_its_run(id: &str, state: &RunState) -> Result<(), trust::Broken> {
+    if state.run_id.as_str() != id {
+        return Err(trust::Broken(format!(
+            "it is the record of run `{}`, not of the run its ref names",
+            state.run_id.as_str().escape_debug()
+        )));
+    }
+    if state.branch != format!("baton/{id}") {
+        return Err(trust::Broken(format!(
+            "it names branch `{}`, not baton/{id}",
+            state.branch.escape_debug()
+        )));
+    }
+    Ok(())
 }
 
 /// A remote's record of run `id` — its state and files — before this clone takes it: checked
@@ -64,7 +85,8 @@ pub(super) fn check_record(
             .map(|s| s.stage.as_str())
             .collect(),
     };
-    trust::check_record(state, &record, ours.as_ref(), &configured)
+    names_its_run(id, state)
+        .and_then(|()| trust::check_record(state, &record, ours.as_ref(), &configured))
         .map_err(|broken| untrusted(id, remote, broken))?;
     // Every snapshot is work done on top of the base: a base swapped for another commit would
     // change what the gate counts as changed.
@@ -216,7 +238,8 @@ fn judged_reports(
         .ok()
         .flatten()
         .and_then(|commit| {
-            repo.read_file_at(commit, trust::PLAN_SNAPSHOT)
+            let limit = super::record::read_limit(trust::PLAN_SNAPSHOT);
+            repo.read_record_file_at(commit, trust::PLAN_SNAPSHOT, limit)
                 .ok()
                 .flatten()
         })

@@ -98,7 +98,7 @@ pub fn recorded(repo: &Repo, dir: &Path, id: &str) -> Result<Recorded, RunError>
         return Ok(Recorded::Behind(None));
     };
     let on_disk = read(&dir.join("state.json"))?;
-    let in_record = repo.read_file_at(commit, "state.json")?;
+    let in_record = repo.read_record_file_at(commit, "state.json", read_limit("state.json"))?;
     let current = match in_record {
         Some(bytes) if bytes == on_disk => true,
         // A run taken from a remote keeps the remote's record until its next save, with this

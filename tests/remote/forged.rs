@@ -626,3 +626,73 @@ fn status_and_list_of_a_remote_run_show_the_coverage_judged_here() {
     let text = b.live(["status", &id]);
     assert!(!text.stdout.contains("coverage: "), "{text}");
 }
+
+/// A record under run X's ref whose state names run Y — a run machine B has of its own — is
+/// not taken for either: `list` warns and shows Y once, `cycle` does not drive Y on its word,
+/// and resuming X refuses the record.
+#[test]
+fn a_record_that_names_another_run_is_not_that_run() {
+    let world = World::new(Transport::File, "").unwrap();
+    let (_a, x) = world.rate_limited_and_pushed();
+    let b = world.origin.machine();
+    let run = b.live(["run", "plans/fix.md", "--actor", "executor=failing"]);
+    assert_eq!(run.code, 1, "{run}");
+    let y = run.run_id();
+    forge_record(
+        &world.origin.bare,
+        &x,
+        |s| s["run_id"] = y.as_str().into(),
+        &[],
+    );
+    assert_eq!(b.live(["fetch"]).code, 0);
+
+    let list = b.live(["list"]);
+    assert!(
+        list.stderr.contains(&format!(
+            "run {x}: the record origin holds is refused: it is the record of run `{y}`, not of \
+             the run its ref names"
+        )),
+        "{list}"
+    );
+    assert_eq!(list.stdout.matches(y.as_str()).count(), 1, "{list}");
+    let cycle = b.live(["cycle", "--once", "--remote", "origin"]);
+    assert!(!cycle.stderr.contains("driver died"), "{cycle}");
+    assert_eq!(status(&b, &y)["status"], "failed", "{cycle}");
+    let resumed = b.live(["resume", &x, "--actor", "executor=finisher"]);
+    assert_refused(&resumed, &x, "not of the run its ref names");
+    assert_not_taken(&b, &x);
+}
+
+/// A remote `state.json` past the limit of a record file (here 64 MiB and one byte of JSON
+/// whitespace, a push of a few hundred KiB) is refused by its size before it is read, by every
+/// command that reads a remote's state — not only by `resume`.
+#[test]
+fn an_oversized_remote_state_is_refused_unread() {
+    let world = World::new(Transport::File, "").unwrap();
+    let (_a, x) = world.rate_limited_and_pushed();
+    let original = world.origin.git([
+        "cat-file",
+        "blob",
+        &format!("refs/baton/runs/{x}/record:state.json"),
+    ]);
+    let mut padded = original.into_bytes();
+    padded.resize((64 << 20) + 1, b' ');
+    forge_record(
+        &world.origin.bare,
+        &x,
+        |_| {},
+        &[("state.json", Some(&padded))],
+    );
+    let b = world.origin.machine();
+    assert_eq!(b.live(["fetch"]).code, 0);
+    for args in [vec!["list"], vec!["status", x.as_str()]] {
+        let run = b.live(&args);
+        assert!(
+            run.stderr.contains(&format!(
+                "`state.json` is {} bytes, more than a record file may be",
+                (64 << 20) + 1
+            )),
+            "{args:?}: {run}"
+        );
+    }
+}

@@ -183,17 +183,6 @@ impl RemoteRecord {
             .map(|(_, bytes)| bytes.as_slice())
             .ok_or_else(|| bad("it has no state.json".into()))?;
         let state = store::parse(state_bytes).map_err(bad)?;
-        // A record is data from elsewhere: it may only name its own run and that run's branch,
-        // never a branch of this clone such as `main`.
-        if state.run_id != *id {
-            return Err(bad(format!("it is the record of run {}", state.run_id)));
-        }
-        if state.branch != format!("baton/{id}") {
-            return Err(bad(format!(
-                "it names branch `{}`, not baton/{id}",
-                state.branch
-            )));
-        }
         if repo.resolve_commit(&state.base.to_string()).is_err() {
             return Err(bad(format!(
                 "its base commit {} is not in this repository (fetch the branch it came from)",

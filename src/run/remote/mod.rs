@@ -133,7 +133,8 @@ pub fn tracked_state(repo: &Repo, remote: &str, id: &str) -> Result<Option<RunSt
     let Some(commit) = repo.ref_target(&tracking_record(remote, id))? else {
         return Ok(None);
     };
-    let Some(bytes) = repo.read_file_at(commit, "state.json")? else {
+    let limit = crate::run::record::read_limit("state.json");
+    let Some(bytes) = repo.read_record_file_at(commit, "state.json", limit)? else {
         return Ok(None);
     };
     let state = store::parse(&bytes).map_err(|message| {
