@@ -26,7 +26,7 @@ pub enum GitError {
     )]
     UnsupportedRepository {
         path: PathBuf,
-        what: Box<super::Unsupported>,
+        what: Box<super::UnsupportedFormat>,
     },
     #[error("`{path}` is a bare repository; git-baton needs a worktree")]
     Bare { path: String },

@@ -8,7 +8,7 @@ use std::fmt;
 
 /// What a repository asks that this build cannot give.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Unsupported {
+pub enum UnsupportedFormat {
     /// `extensions.refStorage` names a ref format other than `files` (git's `reftable`).
     RefFormat(String),
     /// `core.repositoryformatversion` above 1, which no git knows either.
@@ -19,29 +19,29 @@ pub enum Unsupported {
     Extension { key: String, value: String },
 }
 
-impl fmt::Display for Unsupported {
+impl fmt::Display for UnsupportedFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Unsupported::RefFormat(format) => {
+            UnsupportedFormat::RefFormat(format) => {
                 write!(f, "stores its refs in the {format} format")
             }
-            Unsupported::Version(version) => {
+            UnsupportedFormat::Version(version) => {
                 write!(f, "has repository format version {version}")
             }
-            Unsupported::Extension { key, value } => {
+            UnsupportedFormat::Extension { key, value } => {
                 write!(f, "declares the extension `extensions.{key} = {value}`")
             }
         }
     }
 }
 
-impl Unsupported {
+impl UnsupportedFormat {
     pub fn hint(&self) -> String {
         match self {
-            Unsupported::RefFormat(_) => "git-baton reads the `files` ref format, git's default; \
+            UnsupportedFormat::RefFormat(_) => "git-baton reads the `files` ref format, git's default; \
                  `git refs migrate --ref-format=files` converts a repository (git 2.46 or later)"
                 .into(),
-            Unsupported::Version(_) | Unsupported::Extension { .. } => {
+            UnsupportedFormat::Version(_) | UnsupportedFormat::Extension { .. } => {
                 "`git config --local --get-regexp '^(core\\.repositoryformatversion|extensions\\.)'` \
                  shows what the repository declares"
                     .into()
@@ -64,13 +64,13 @@ const VERSION_1: &[&str] = &[
 /// The first thing of `extensions` (name and value, as the repository's config has them) that
 /// git-baton cannot honour, in a repository of format `version`; `None` when it can open it.
 /// `objectFormat` passes here: opening the repository refused a format other than SHA-1.
-pub fn refusal(version: i64, extensions: &[(String, String)]) -> Option<Unsupported> {
+pub fn refusal(version: i64, extensions: &[(String, String)]) -> Option<UnsupportedFormat> {
     if version > 1 {
-        return Some(Unsupported::Version(version));
+        return Some(UnsupportedFormat::Version(version));
     }
     for (key, value) in extensions {
         let name = key.to_ascii_lowercase();
-        let refused = || Unsupported::Extension {
+        let refused = || UnsupportedFormat::Extension {
             key: key.clone(),
             value: value.clone(),
         };
@@ -90,7 +90,7 @@ pub fn refusal(version: i64, extensions: &[(String, String)]) -> Option<Unsuppor
         }
         match name.as_str() {
             "refstorage" if !value.eq_ignore_ascii_case("files") => {
-                return Some(Unsupported::RefFormat(value.clone()));
+                return Some(UnsupportedFormat::RefFormat(value.clone()));
             }
             "compatobjectformat" => return Some(refused()),
             _ => {}
@@ -101,7 +101,7 @@ pub fn refusal(version: i64, extensions: &[(String, String)]) -> Option<Unsuppor
 
 /// [`refusal`] of what the repository's own config file declares: git reads the format from
 /// there (the common directory's `config`), never from the global or worktree files.
-pub(super) fn unsupported(repo: &gix::Repository) -> Option<Unsupported> {
+pub(super) fn unsupported(repo: &gix::Repository) -> Option<UnsupportedFormat> {
     let config = repo.config_snapshot();
     let file = config.plumbing();
     let local = |section: &gix::config::file::SectionRef<'_>| {
@@ -161,7 +161,7 @@ mod tests {
 
     #[test]
     fn what_it_cannot_honour_is_named() {
-        let ext = |k: &str, v: &str| Unsupported::Extension {
+        let ext = |k: &str, v: &str| UnsupportedFormat::Extension {
             key: k.into(),
             value: v.into(),
         };
@@ -169,9 +169,9 @@ mod tests {
             (
                 1,
                 of(&[("refStorage", "reftable")]),
-                Unsupported::RefFormat("reftable".into()),
+                UnsupportedFormat::RefFormat("reftable".into()),
             ),
-            (2, of(&[]), Unsupported::Version(2)),
+            (2, of(&[]), UnsupportedFormat::Version(2)),
             (1, of(&[("futureThing", "on")]), ext("futureThing", "on")),
             (
                 0,
@@ -191,7 +191,7 @@ mod tests {
             );
         }
         assert_eq!(
-            Unsupported::RefFormat("reftable".into()).to_string(),
+            UnsupportedFormat::RefFormat("reftable".into()).to_string(),
             "stores its refs in the reftable format"
         );
     }

@@ -41,7 +41,7 @@ pub use diff::scope::Scope;
 pub use diff::worktree::DiffEngine;
 use error::classify_open_error;
 pub use error::{CommandFailed, GitError, Result};
-pub use extensions::Unsupported;
+pub use extensions::UnsupportedFormat;
 use extensions::unsupported as unsupported_extension;
 pub use id::{BadCommitId, CommitId, blob_id, short_hex};
 pub use ignored::Ignored;
