@@ -191,6 +191,10 @@ fn drive(err: &DriveError) -> Option<String> {
                 .to_string(),
         ),
         DriveError::DerivedTargets { .. } | DriveError::BadRecord { .. } => None,
+        DriveError::SnapshotChanged { run, .. } => Some(format!(
+            "something changed it after creation; `git log -p refs/baton/runs/{run}/record -- \
+             plan.md` shows each version the run's record holds"
+        )),
         DriveError::GateFails { run, .. } => Some(format!(
             "`git baton review {run}` shows the work against the plan's targets: a run is \
              finished only when the gate passes on what its attempts recorded"

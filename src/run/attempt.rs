@@ -157,7 +157,7 @@ impl Driver<'_> {
         )?;
         let prompt_file = dir.join("prompt.md");
         let prompt_written = store::write_atomic(&prompt_file, prompt_text.as_bytes());
-        let guarded = guard::before(self.repo, state);
+        let guarded = guard::before(self.repo, state, &plan_file);
         Ok(Opened {
             index,
             stage: stage_name,
@@ -300,7 +300,7 @@ impl Driver<'_> {
         unrecorded::apply(end, unrecorded::snapshot(self.repo, state, &a.stage, a.n));
         if !end.exec_error {
             let protected = guard::Protected::new(&self.config.protect, plan, &state.plan.path);
-            guard::judge(end, self.repo, state, &a.guarded, &protected);
+            guard::judge(end, self.repo, state, &a.guarded, &protected, &a.plan_file);
         }
         end.hook_blocks = agent_side::stop_hook_blocks(&a.dir);
         let evidence = gate::read_evidence(&a.evidence_file(), &a.evidence_shown());

@@ -6,8 +6,13 @@
 //! An attempt that does any of these is `failed`, each violation named in its `violations` and
 //! its `error` (docs/state.md, "Violations").
 //!
+//! Nor may it change the run's plan snapshot, which the run follows and which `BATON_PLAN_FILE`
+//! names: a snapshot with fewer targets would gate less from the next attempt on. One that was
+//! changed is put back as it was ([`judge`]).
+//!
 //! Nothing here trusts the agent: [`before`] records the facts git-baton needs before the actor
-//! starts (the branch's tip, a digest of the git configuration), [`after`] reads the same facts
+//! starts (the branch's tip, a digest of the git configuration, the plan snapshot's bytes),
+//! [`after`] reads the same facts
 //! from the repository once the snapshot is made, and [`violations`] — pure — compares them.
 //! Protected paths are judged on the run's changes (its snapshot against the base), not on
 //! this attempt's alone: a change an earlier attempt made and the worktree still holds is no
@@ -17,6 +22,7 @@
 //! ([`off_branch`], [`base_left`]).
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use crate::config::DEFAULT_PROTECTED;
 use crate::git::{CommitId, Repo, Scope};
@@ -104,6 +110,8 @@ pub struct Before {
     pub tip: Option<CommitId>,
     /// Each git configuration file and its digest (`Repo::git_config_digest`).
     pub git_config: BTreeMap<String, String>,
+    /// The run's plan snapshot, as the run follows it.
+    pub plan_snapshot: Option<Vec<u8>>,
 }
 
 /// What git-baton finds once the attempt's snapshot is made.
@@ -117,17 +125,26 @@ pub struct After {
     /// The tip and the worktree's HEAD contain the base.
     pub has_base: bool,
     pub git_config: BTreeMap<String, String>,
+    pub plan_snapshot: Option<Vec<u8>>,
     /// The protected scope's paths the snapshot changes against the base, or why they could
     /// not be read; `None` without a snapshot.
     pub changed: Option<Result<Vec<String>, String>>,
 }
 
-/// Reads [`Before`]: the branch's tip and the git configuration of the run's worktree.
-pub fn before(repo: &Repo, state: &RunState) -> Before {
+/// Reads [`Before`]: the branch's tip, the git configuration of the run's worktree, and the
+/// plan snapshot at `plan_file`.
+pub fn before(repo: &Repo, state: &RunState, plan_file: &Path) -> Before {
     Before {
         tip: repo.branch_tip(&state.branch).ok().flatten(),
         git_config: config_digest(repo, state),
+        plan_snapshot: read_snapshot(plan_file),
     }
+}
+
+fn read_snapshot(plan_file: &Path) -> Option<Vec<u8>> {
+    crate::files::read_regular_string(plan_file)
+        .ok()
+        .map(String::into_bytes)
 }
 
 /// Reads [`After`], the snapshot (when one was made) against the base in `protected`'s scope.
@@ -137,6 +154,7 @@ pub fn after(
     before: &Before,
     protected: &Protected<'_>,
     snapshot: Option<CommitId>,
+    plan_file: &Path,
 ) -> After {
     let theirs = super::open_run_worktree(repo, state).ok();
     let head_branch = theirs.as_ref().and_then(|r| r.head_branch().ok().flatten());
@@ -160,6 +178,7 @@ pub fn after(
         keeps_recorded,
         has_base,
         git_config: theirs.as_ref().unwrap_or(repo).git_config_digest(),
+        plan_snapshot: read_snapshot(plan_file),
         changed,
     }
 }
@@ -263,6 +282,13 @@ pub fn violations(
             ),
         });
     }
+    if after.plan_snapshot != before.plan_snapshot {
+        out.push(Violation {
+            kind: ViolationKind::PlanSnapshot,
+            subject: crate::state::trust::PLAN_SNAPSHOT.into(),
+            message: "it changes the run's plan snapshot, which the run follows".into(),
+        });
+    }
     if !after.has_base {
         out.push(Violation {
             kind: ViolationKind::Base,
@@ -302,19 +328,28 @@ pub fn record(end: &mut AttemptEnd, violations: Vec<Violation>) {
 }
 
 /// Judges the attempt `end` is the end of: the facts [`before`] recorded against what the
-/// repository holds now.
+/// repository holds now. A plan snapshot the attempt changed is written back as it was, so
+/// that the run goes on following the plan it was created with; the attempt fails for it.
 pub fn judge(
     end: &mut AttemptEnd,
     repo: &Repo,
     state: &RunState,
     before: &Before,
     protected: &Protected<'_>,
+    plan_file: &Path,
 ) {
-    let after = after(repo, state, before, protected, end.snapshot);
-    record(
-        end,
-        violations(protected, &state.branch, state.base, before, &after),
-    );
+    let after = after(repo, state, before, protected, end.snapshot, plan_file);
+    let found = violations(protected, &state.branch, state.base, before, &after);
+    if let Some(original) = &before.plan_snapshot
+        && after.plan_snapshot.as_ref() != Some(original)
+        && let Err(err) = crate::files::write_atomic(plan_file, original)
+    {
+        end.error = Some(format!(
+            "cannot restore the plan snapshot {}: {err}",
+            plan_file.display()
+        ));
+    }
+    record(end, found);
 }
 
 #[cfg(test)]

@@ -33,6 +33,8 @@ pub fn for_new_run(
 }
 
 /// The plan a run follows: its snapshot, parsed, with the targets the run gates.
+/// A snapshot that no longer says what the RunState says of the plan (its id, its declared
+/// targets, its stages) is refused: the run follows the plan it was created with or none.
 pub fn of_run(repo: &Repo, state: &RunState, run_dir: &Path) -> Result<Plan, RunError> {
     let path = state.plan_snapshot_in(run_dir)?;
     let text =
@@ -41,6 +43,13 @@ pub fn of_run(repo: &Repo, state: &RunState, run_dir: &Path) -> Result<Plan, Run
             path: path.clone(),
             source,
         })?;
+    if let Err(broken) = crate::state::trust::check_snapshot(state, text.as_bytes()) {
+        return Err(RunError::Drive(DriveError::SnapshotChanged {
+            run: state.run_id.to_string(),
+            path,
+            problem: broken.0,
+        }));
+    }
     of_snapshot(repo, state, &text)
 }
 

@@ -335,7 +335,7 @@ pub fn check_record(
     let Some(plan) = files.plan else {
         return Err(Broken(format!("it has no plan snapshot `{PLAN_SNAPSHOT}`")));
     };
-    check_plan(state, plan)?;
+    check_snapshot(state, plan)?;
     match ours {
         Some(ours) => check_against_ours(state, plan, ours)?,
         None => check_configured(state, configured)?,
@@ -365,8 +365,9 @@ fn check_configured(state: &RunState, configured: &Configured) -> Result<(), Bro
     Ok(())
 }
 
-/// The plan snapshot says what the state says of the plan.
-fn check_plan(state: &RunState, plan: &[u8]) -> Result<(), Broken> {
+/// The plan snapshot says what the state says of the plan: its id, its declared targets (or
+/// none, where the run derives them) and its stages.
+pub fn check_snapshot(state: &RunState, plan: &[u8]) -> Result<(), Broken> {
     let text = std::str::from_utf8(plan)
         .map_err(|_| Broken(format!("its plan snapshot `{PLAN_SNAPSHOT}` is not UTF-8")))?;
     let parsed = crate::plan::parse(&state.plan.path, text)

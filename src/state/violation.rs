@@ -13,7 +13,7 @@ pub struct Violation {
     pub kind: ViolationKind,
     /// What it concerns: the protected path (repo-relative), the git file (relative to the
     /// repository's common git directory), the branch HEAD is on (empty when detached), or the
-    /// commit that is no longer in the branch's history.
+    /// commit that is no longer in the branch's history, or `plan.md` for the plan snapshot.
     pub subject: String,
     /// The sentence the attempt's `error` holds for it.
     pub message: String,
@@ -34,6 +34,9 @@ pub enum ViolationKind {
     History,
     /// The run's branch (or HEAD) no longer contains the run's base.
     Base,
+    /// The run's plan snapshot (`plan.md` of the run directory) differs from what it was
+    /// before the actor; git-baton writes it back.
+    PlanSnapshot,
 }
 
 /// The error an attempt with `violations` records, after any other reason.

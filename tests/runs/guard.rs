@@ -297,3 +297,48 @@ fn an_attempt_that_rewrites_the_recorded_history_or_loses_the_base_fails() {
     let kinds: Vec<String> = violations(&state).into_iter().map(|(k, _)| k).collect();
     assert_eq!(kinds, ["history", "base"]);
 }
+
+/// The plan snapshot `BATON_PLAN_FILE` names is the plan the run follows: an attempt that
+/// rewrites it (here without two of the three targets, so that the next attempt would gate
+/// less) fails naming it, and the snapshot is written back as it was. A snapshot changed while
+/// no attempt runs is refused when the run is next loaded: the run follows the plan it was
+/// created with or none.
+#[test]
+fn the_plan_snapshot_is_the_plan_the_run_was_created_with() {
+    let fewer = "printf -- '---\\ntitle: Fix the grading documents\\ntargets:\\n  - docs/a.md\\n---\\nDo it.\\n' > \"$BATON_PLAN_FILE\"";
+    let (repo, run) = ran(working_then(fewer), "");
+    let id = run.run_id();
+    let state = assert_violated(
+        &repo,
+        &run,
+        "it changes the run's plan snapshot, which the run follows",
+    );
+    assert_eq!(
+        violations(&state),
+        [("plan_snapshot".to_owned(), "plan.md".to_owned())]
+    );
+    let snapshot = repo.path(&format!(".git/baton/runs/{id}/plan.md"));
+    assert_eq!(text(&snapshot), text(&repo.path("plans/fix.md")));
+
+    std::fs::write(
+        &snapshot,
+        "---\ntitle: Fix\ntargets: [docs/a.md]\n---\nDo it.\n",
+    )
+    .unwrap();
+    let resumed = repo.baton(["resume", &id]);
+    assert_eq!(
+        resumed.the_error(2),
+        format!(
+            "error: run {id}: its plan snapshot $TMP/repo/.git/baton/runs/{id}/plan.md is not the \
+             plan the run was created with: plan.id or plan.targets is not what its plan \
+             snapshot declares"
+        ),
+        "{resumed}"
+    );
+    assert!(
+        resumed
+            .stderr
+            .contains("hint: something changed it after creation"),
+        "{resumed}"
+    );
+}

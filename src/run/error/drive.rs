@@ -10,6 +10,13 @@ pub enum DriveError {
     /// A run under `derive_targets: body` whose record and snapshot disagree on its targets.
     #[error("run {run} gates targets derived from its plan's body, but {problem}")]
     DerivedTargets { run: String, problem: String },
+    /// A run whose plan snapshot no longer says what its RunState says of the plan.
+    #[error("run {run}: its plan snapshot {} is not the plan the run was created with: {problem}", .path.display())]
+    SnapshotChanged {
+        run: String,
+        path: std::path::PathBuf,
+        problem: String,
+    },
     /// `finish` (or the push of a run in review) judged the gate again, on the final snapshot
     /// and the recorded reasons, and it does not pass.
     #[error("run {run}: the coverage gate of stage {stage} does not pass on the run's final snapshot{}{}",

@@ -26,8 +26,11 @@ fn before() -> Before {
     Before {
         tip: Some(commit(TIP)),
         git_config: config_files("blob aaa"),
+        plan_snapshot: Some(SNAPSHOT.into()),
     }
 }
+
+const SNAPSHOT: &str = "---\ntargets: [docs/a.md, docs/b.md]\n---\nbody\n";
 
 /// What an attempt that only did its work leaves: `changed` in the protected scope.
 fn clean(changed: &[&str]) -> After {
@@ -37,6 +40,7 @@ fn clean(changed: &[&str]) -> After {
         keeps_recorded: true,
         has_base: true,
         git_config: config_files("blob aaa"),
+        plan_snapshot: Some(SNAPSHOT.into()),
         changed: Some(Ok(changed.iter().map(|p| p.to_string()).collect())),
     }
 }
@@ -228,4 +232,28 @@ fn a_violation_fails_any_outcome_and_keeps_its_reason() {
     };
     record(&mut end, Vec::new());
     assert_eq!((end.outcome, end.error), (Outcome::Succeeded, None));
+}
+
+/// A plan snapshot that differs after the actor, or is gone, is a violation; the same bytes
+/// are none.
+#[test]
+fn a_changed_plan_snapshot_is_a_violation() {
+    let plan = plan("targets: [docs/a.md]\n");
+    for (now, violated) in [
+        (Some(SNAPSHOT.as_bytes().to_vec()), false),
+        (Some(b"---\ntargets: [docs/a.md]\n---\nbody\n".to_vec()), true),
+        (None, true),
+    ] {
+        let after = After {
+            plan_snapshot: now,
+            ..clean(&["docs/a.md"])
+        };
+        let found = judged(&plan, &[], &after);
+        let expected = if violated {
+            vec![(ViolationKind::PlanSnapshot, "plan.md".to_string())]
+        } else {
+            vec![]
+        };
+        assert_eq!(found, expected);
+    }
 }
