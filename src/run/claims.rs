@@ -108,7 +108,24 @@ pub(super) fn check_record(
             ));
         }
     }
-    Ok(())
+    // Every coverage report the record holds, derived here again: a record whose gate passed
+    // (a run in review, or finished) on a report this clone would not derive is not taken —
+    // taken, it would be shown and finished as this clone's own verdict.
+    let plan = record.plan.map(String::from_utf8_lossy).unwrap_or_default();
+    let problem = match rejudged(repo, state, &plan) {
+        Ok((_, disagreement)) => disagreement,
+        Err(problem) => Some(problem),
+    };
+    match problem {
+        Some(problem) => Err(untrusted(
+            id,
+            remote,
+            trust::Broken(format!(
+                "its coverage is not what the gate derives here: {problem}"
+            )),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Judges the gate of a run in review again, as `finish` and the push of such a run do: the
@@ -246,7 +263,16 @@ fn judged_reports(
         .ok_or_else(|| format!("the record has no plan snapshot `{}`", trust::PLAN_SNAPSHOT))?;
     let text =
         String::from_utf8(snapshot).map_err(|_| "its plan snapshot is not UTF-8".to_owned())?;
-    let plan = super::targets::of_snapshot(repo, state, &text).map_err(|e| e.to_string())?;
+    rejudged(repo, state, &text)
+}
+
+/// [`judged_reports`] with the record's plan snapshot `text` in hand.
+fn rejudged(
+    repo: &Repo,
+    state: &RunState,
+    text: &str,
+) -> Result<(Vec<Option<Report>>, Option<String>), String> {
+    let plan = super::targets::of_snapshot(repo, state, text).map_err(|e| e.to_string())?;
     if !plan.targets.is_empty() && !state.stages().iter().any(|s| s.gated) {
         return Err("the plan has targets and no stage of the run is gated".into());
     }

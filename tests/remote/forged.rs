@@ -243,8 +243,8 @@ fn a_forged_review_is_not_finished() {
     assert_refused(&b.live(["finish", &id]), &id, "is not covered");
     assert_not_taken(&b, &id);
 
-    // A report rewritten to pass in every detail: taken (a record cannot be checked against
-    // the diff), but `finish` judges the gate again on the final snapshot and refuses.
+    // A report rewritten to pass in every detail: the gate derived here on the attempt's
+    // snapshot fails, so the record is not taken — not shown, not finished.
     forge_record(
         bare,
         &id,
@@ -255,25 +255,40 @@ fn a_forged_review_is_not_finished() {
     );
     assert_eq!(b.live(["fetch"]).code, 0);
     let finished = b.live(["finish", &id]);
-    assert_eq!(finished.code, 1, "{finished}");
-    let error = finished
-        .stderr
-        .lines()
-        .find(|l| l.starts_with("error:"))
-        .unwrap_or_default();
-    assert!(
-        error.contains(&format!(
-            "run {id}: the coverage gate of stage executor does not pass"
-        )) && error.contains("uncovered docs/a.md, docs/c.md"),
-        "{finished}"
+    assert_refused(
+        &finished,
+        &id,
+        "its coverage is not what the gate derives here: the record says the gate of attempt 1 \
+         of stage `executor` passed; judged here it fails",
     );
-    assert_eq!(status(&b, &id)["status"], "review");
-    assert_unfinished_branch(&b, &id);
+    assert_not_taken(&b, &id);
     assert_eq!(
         world.state_on_origin(&id)["status"],
         "review",
         "nothing finished was published"
     );
+
+    // The same report with the run claimed `finished`: `resume`, which has nothing to resume,
+    // still does not take it, and `status` shows the verdict derived here, not the record's.
+    forge_record(
+        bare,
+        &id,
+        |s| {
+            claim_review(s, every_target_changed);
+            s["status"] = "finished".into();
+        },
+        &[],
+    );
+    assert_eq!(b.live(["fetch"]).code, 0);
+    assert_refused(
+        &b.live(["resume", &id]),
+        &id,
+        "its coverage is not what the gate derives here",
+    );
+    assert_not_taken(&b, &id);
+    let shown = status(&b, &id);
+    assert_eq!(shown["claim"]["verified"], false, "{shown:#}");
+    assert_eq!(shown["coverage"]["passed"], false, "{shown:#}");
 }
 
 #[test]

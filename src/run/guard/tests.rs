@@ -241,7 +241,10 @@ fn a_changed_plan_snapshot_is_a_violation() {
     let plan = plan("targets: [docs/a.md]\n");
     for (now, violated) in [
         (Some(SNAPSHOT.as_bytes().to_vec()), false),
-        (Some(b"---\ntargets: [docs/a.md]\n---\nbody\n".to_vec()), true),
+        (
+            Some(b"---\ntargets: [docs/a.md]\n---\nbody\n".to_vec()),
+            true,
+        ),
         (None, true),
     ] {
         let after = After {
