@@ -76,6 +76,27 @@ pub(super) fn check_record(
         state,
         plan: our_plan.as_deref(),
     });
+    // The checks each stage's attempts run here, with the record's plan's own where the stage
+    // is gated: a record that does not parse is refused below, before these are used.
+    let plan = record
+        .plan
+        .and_then(|bytes| std::str::from_utf8(bytes).ok())
+        .and_then(|text| crate::plan::parse(&state.plan.path, text).ok());
+    let checks = config
+        .pipeline
+        .iter()
+        .map(|stage| {
+            let names = match &plan {
+                Some(plan) => config
+                    .checks_for(&stage.stage, stage.gated, plan, &state.plan.path)
+                    .into_iter()
+                    .map(|c| c.name)
+                    .collect(),
+                None => Vec::new(),
+            };
+            (stage.stage.as_str(), names)
+        })
+        .collect();
     let configured = trust::Configured {
         coverage: config.coverage,
         gated: config
@@ -84,6 +105,8 @@ pub(super) fn check_record(
             .filter(|s| s.gated)
             .map(|s| s.stage.as_str())
             .collect(),
+        require_targets: config.require_targets,
+        checks,
     };
     names_its_run(id, state)
         .and_then(|()| trust::check_record(state, &record, ours.as_ref(), &configured))

@@ -65,11 +65,16 @@ pub struct RecordFiles<'a> {
     pub plan: Option<&'a [u8]>,
 }
 
-/// What this repository's configuration says a run is created with: its coverage mode and the
-/// stages it gates. A record may not be weaker than that.
+/// What this repository's configuration says a run is created with: its coverage mode, the
+/// stages it gates, whether a plan must have targets, and the runner checks an attempt of each
+/// stage runs. A record may not be weaker than that.
 pub struct Configured<'a> {
     pub coverage: CoverageMode,
     pub gated: Vec<&'a str>,
+    pub require_targets: bool,
+    /// Per stage, the names of the checks an attempt of it runs (the repository's, and the
+    /// plan snapshot's where the stage is gated).
+    pub checks: Vec<(&'a str, Vec<String>)>,
 }
 
 /// This clone's own copy of a run, when it has one: its state and its plan snapshot's bytes.
@@ -361,6 +366,36 @@ fn check_configured(state: &RunState, configured: &Configured) -> Result<(), Bro
             "its stage `{}` is not gated, while .baton.yml gates it",
             stage.name
         )));
+    }
+    if configured.require_targets && state.plan.targets.is_empty() {
+        return Err(Broken(
+            "its plan has no targets, while .baton.yml requires them (`require_targets: true`)"
+                .into(),
+        ));
+    }
+    // Creation runs the configured checks on every attempt that can succeed where they are
+    // enforced; a success without a result for one is a check that was never run.
+    for stage in &state.stages {
+        let required = configured
+            .checks
+            .iter()
+            .find(|(name, _)| *name == stage.name)
+            .map_or(&[][..], |(_, names)| names.as_slice());
+        for attempt in &stage.attempts {
+            if attempt.outcome != Some(super::Outcome::Succeeded) || !state.gate_enforced(attempt.n)
+            {
+                continue;
+            }
+            if let Some(missing) = required
+                .iter()
+                .find(|name| !attempt.checks.iter().any(|c| c.name == **name))
+            {
+                return Err(Broken(format!(
+                    "attempt {} of stage `{}` succeeded without a result of its runner check `{missing}`",
+                    attempt.n, stage.name
+                )));
+            }
+        }
     }
     Ok(())
 }

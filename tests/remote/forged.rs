@@ -711,3 +711,58 @@ fn an_oversized_remote_state_is_refused_unread() {
         );
     }
 }
+
+/// A run this clone never had runs the checks this repository's `.baton.yml` runs, and has
+/// targets where it requires them: a record whose successful attempt has no result of a
+/// configured check, or whose plan lost its targets, was made weaker than creation here would
+/// make it, and is not taken.
+#[test]
+fn a_record_weaker_than_the_configuration_is_not_adopted() {
+    let checks = "checks:\n  - { name: tests, shell: \"echo TESTS FAIL; exit 1\" }\n";
+    let world = World::new(Transport::File, checks).unwrap();
+    let a = world.origin.machine();
+    // The work covers every target; the check blocks it.
+    let run = a.live(["run", "plans/fix.md", "--actor", "executor=worker"]);
+    assert_eq!(run.code, 1, "{run}");
+    let id = run.run_id();
+    assert_eq!(a.live(["push", &id]).code, 0);
+    forge_record(
+        &world.origin.bare,
+        &id,
+        |s| {
+            s["stages"][0]["attempts"][0]["checks"] = serde_json::json!([]);
+            claim_review(s, |_| {});
+        },
+        &[],
+    );
+    let b = world.origin.machine();
+    assert_eq!(b.live(["fetch"]).code, 0);
+    assert_refused(
+        &b.live(["finish", &id]),
+        &id,
+        "attempt 1 of stage `executor` succeeded without a result of its runner check `tests`",
+    );
+    assert_not_taken(&b, &id);
+
+    let world = World::new(Transport::File, "require_targets: true\n").unwrap();
+    let (_a, id) = blocked_and_pushed(&world);
+    let untargeted = "---\ntitle: Fix the grading documents\n---\nState the rule.\n";
+    forge_record(
+        &world.origin.bare,
+        &id,
+        |s| {
+            claim_review(s, |report| {
+                report["targets"] = serde_json::json!([]);
+                report["passed"] = true.into();
+                report["verified"] = false.into();
+                report["problems"] = serde_json::json!([]);
+            });
+            s["plan"]["targets"] = serde_json::json!([]);
+        },
+        &[("plan.md", Some(untargeted.as_bytes()))],
+    );
+    let b = world.origin.machine();
+    assert_eq!(b.live(["fetch"]).code, 0);
+    assert_refused(&b.live(["finish", &id]), &id, "require_targets: true");
+    assert_not_taken(&b, &id);
+}

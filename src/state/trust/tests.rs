@@ -77,6 +77,8 @@ fn configured() -> Configured<'static> {
     Configured {
         coverage: crate::state::CoverageMode::Always,
         gated: vec!["executor"],
+        require_targets: false,
+        checks: Vec::new(),
     }
 }
 
@@ -366,7 +368,7 @@ fn a_run_from_elsewhere_gates_at_least_what_the_configuration_gates() {
     assert!(err.contains("coverage: resume"), "{err}");
     let lenient = Configured {
         coverage: crate::state::CoverageMode::Resume,
-        gated: vec!["executor"],
+        ..configured()
     };
     check_record(&state, &files(&[]), None, &lenient).unwrap();
 
@@ -501,4 +503,33 @@ fn an_attempt_with_a_violation_is_failed_and_says_what_it_changed() {
     let mut silent = state.clone();
     silent.stages[0].attempts[0].violations[0].message.clear();
     assert!(broken(check_claim(&silent)).contains("says nothing"));
+}
+
+/// A run from elsewhere ran the checks this repository's configuration runs: a success without
+/// a result for one is a check that was never run (the record was made weaker later).
+#[test]
+fn a_run_from_elsewhere_ran_the_configured_checks() {
+    let state = passed();
+    let with_checks = Configured {
+        checks: vec![("executor", vec!["tests".to_string()])],
+        ..configured()
+    };
+    let err = broken(check_record(&state, &files(&[]), None, &with_checks));
+    assert_eq!(
+        err,
+        "attempt 1 of stage `executor` succeeded without a result of its runner check `tests`"
+    );
+    // Checks of another stage ask nothing of this one.
+    let elsewhere = Configured {
+        checks: vec![("reporter", vec!["tests".to_string()])],
+        ..configured()
+    };
+    check_record(&state, &files(&[]), None, &elsewhere).unwrap();
+
+    // A plan with targets meets `require_targets`.
+    let strict = Configured {
+        require_targets: true,
+        ..configured()
+    };
+    check_record(&state, &files(&[]), None, &strict).unwrap();
 }
