@@ -287,7 +287,9 @@ pub fn finish_removal(
         // directory made there): it stays, whatever it holds, and the caller says so.
         Some(worktree) if worktree.exists() && !is_run_worktree(repo, worktree, id) => {
             left = Some(worktree.to_path_buf());
-            repo.prune_worktrees();
+            // Only a registration that names this path and whose `.git` is gone: the run's
+            // own, when the directory there is not its worktree.
+            repo.forget_worktree(worktree)?;
         }
         // git removes only a worktree registered with this repository, also one a killed removal
         // left half-deleted.
@@ -305,10 +307,12 @@ pub fn finish_removal(
                     path: worktree.to_path_buf(),
                     source,
                 })?;
-                repo.prune_worktrees();
+                repo.forget_worktree(worktree)?;
             }
         }
-        _ => repo.prune_worktrees(),
+        // Removed by hand: its registration, and no other worktree's.
+        Some(worktree) => repo.forget_worktree(worktree)?,
+        None => {}
     }
     super::create::fail_at("clean:worktree")?;
     // Nothing else writes a run's refs while its lock is held: a lock file there is a killed
@@ -401,7 +405,8 @@ pub fn recreate_worktree(repo: &Repo, state: &RunState) -> Result<(), RunError> 
             branch: state.branch.clone(),
         }));
     }
-    repo.prune_worktrees();
+    // The registration the missing worktree left, and no other worktree's.
+    repo.forget_worktree(worktree)?;
     if let Some(parent) = worktree.parent() {
         std::fs::create_dir_all(parent).map_err(|source| RunError::CreateDir {
             path: parent.to_path_buf(),

@@ -300,3 +300,46 @@ fn clean_force_leaves_a_directory_that_is_not_the_runs_worktree() {
     assert!(!forced.stderr.contains("warning:"), "{forced}");
     assert!(!worktree.exists());
 }
+
+/// Removing a run's worktree forgets that worktree's registration and no other: a worktree of
+/// the user's whose directory is away for a moment (an unmounted disk) keeps its registration,
+/// index and HEAD, where a repository-wide `git worktree prune` would have deleted them. A run
+/// worktree deleted by hand still loses its stale registration.
+#[test]
+fn removing_a_run_worktree_forgets_only_its_own_registration() {
+    let repo = standard_repo(&[]);
+    let kept = repo
+        .baton(["run", "plans/fix.md", "--stop-after", "executor"])
+        .run_id();
+    let by_hand = repo
+        .baton(["run", "plans/fix.md", "--stop-after", "executor"])
+        .run_id();
+    let disk = repo.tmp().join("usb");
+    let feature = disk.join("feature");
+    repo.git([
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "feature",
+        feature.to_str().unwrap(),
+    ]);
+    std::fs::write(feature.join("new.md"), "staged\n").unwrap();
+    repo.git_in(&feature, ["add", "new.md"]);
+    let unmounted = repo.tmp().join("usb.unmounted");
+    std::fs::rename(&disk, &unmounted).unwrap();
+    let by_hand_tree = worktree_of(&repo, &status(&repo, &by_hand));
+    std::fs::remove_dir_all(&by_hand_tree).unwrap();
+
+    for id in [&kept, &by_hand] {
+        let forced = repo.baton(["clean", "--force", id]);
+        assert_eq!(forced.code, 0, "{forced}");
+    }
+    let list = repo.git(["worktree", "list", "--porcelain"]);
+    assert!(!list.contains(&kept) && !list.contains(&by_hand), "{list}");
+    std::fs::rename(&unmounted, &disk).unwrap();
+    assert_eq!(
+        repo.git_in(&feature, ["status", "--porcelain"]).trim(),
+        "A  new.md"
+    );
+}
