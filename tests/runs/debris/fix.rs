@@ -442,3 +442,124 @@ fn a_run_directory_without_its_state_is_reported_and_removed() {
     );
     nothing_left_over(&repo, "after doctor --fix");
 }
+
+/// The orphaned worktree finding about `path`, if doctor reports one.
+fn orphaned_worktree<'a>(findings: &'a [Value], path: &Path) -> Option<&'a Value> {
+    let shown = path.file_name().unwrap().to_str().unwrap().to_owned();
+    findings.iter().find(|f| {
+        f["kind"] == "orphaned_worktree" && f["message"].as_str().unwrap().contains(&shown)
+    })
+}
+
+/// A directory under the worktree root is git-baton's to remove only when its name is a run id
+/// and its branch provably one git-baton made: a user's worktree `my-scratch` there is not even
+/// reported, and one named like a run on a branch made by hand (or with no branch at all) is
+/// reported and left, even by `--fix --force`. A killed creation's worktree still goes.
+#[test]
+fn doctor_fix_removes_only_worktrees_git_baton_made() {
+    let repo = standard_repo(&[]);
+    assert!(killed(&repo, &["run", "plans/fix.md"], &Kill::At("state")));
+    let root = repo.path(".baton/worktrees");
+    let ours = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .next()
+        .expect("the killed creation's worktree");
+    let scratch = root.join("my-scratch");
+    let hand_made = root.join("0zzzzzzzzz");
+    repo.git([
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "scratch",
+        scratch.to_str().unwrap(),
+    ]);
+    repo.git([
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "baton/0zzzzzzzzz",
+        hand_made.to_str().unwrap(),
+    ]);
+    let plain = root.join("0yyyyyyyyy");
+    std::fs::create_dir_all(&plain).unwrap();
+
+    let findings = doctor_findings(&repo);
+    assert!(
+        orphaned_worktree(&findings, &scratch).is_none(),
+        "{findings:#?}"
+    );
+    for path in [&hand_made, &plain] {
+        let finding = orphaned_worktree(&findings, path).unwrap_or_else(|| panic!("{findings:#?}"));
+        assert_eq!(finding["safe"], false, "{finding:#}");
+        assert!(
+            finding["message"]
+                .as_str()
+                .unwrap()
+                .contains("does not show git-baton creating it"),
+            "{finding:#}"
+        );
+    }
+    for args in [&["doctor", "--fix"][..], &["doctor", "--fix", "--force"]] {
+        let fixed = repo.baton(args);
+        assert!(fixed.code == 0 || fixed.code == 1, "{fixed}");
+        for path in [&scratch, &hand_made, &plain] {
+            assert!(
+                path.is_dir(),
+                "{args:?} removed {}: {fixed}",
+                path.display()
+            );
+        }
+    }
+    assert!(!ours.exists(), "the killed creation's worktree stays");
+    assert!(repo.git(["worktree", "list"]).contains("my-scratch"));
+}
+
+/// An orphaned run worktree whose HEAD is a detached commit no ref reaches holds that commit
+/// (and the work in it) alone: `doctor` says so and `--fix` leaves it. Detached at a commit
+/// its branch has, it holds nothing and goes.
+#[test]
+fn doctor_fix_keeps_a_worktree_whose_head_no_ref_reaches() {
+    let repo = standard_repo(&[]);
+    let id = reviewed(&repo);
+    let worktree = repo.path(&format!(".baton/worktrees/{id}"));
+    // Everything the run did committed on its branch: only the detached HEAD can hold work.
+    repo.git_in(&worktree, ["add", "-A"]);
+    repo.git_in(
+        &worktree,
+        ["commit", "-q", "--allow-empty", "-m", "the run's work"],
+    );
+    repo.git_in(&worktree, ["switch", "-q", "--detach"]);
+    std::fs::remove_dir_all(run_dir(&repo, &id)).unwrap();
+    let findings = doctor_findings(&repo);
+    let finding =
+        orphaned_worktree(&findings, &worktree).unwrap_or_else(|| panic!("{findings:#?}"));
+    assert_eq!(
+        finding["safe"], true,
+        "detached at its branch's tip: {finding:#}"
+    );
+
+    std::fs::write(worktree.join("docs/precious.md"), "precious\n").unwrap();
+    repo.git_in(&worktree, ["add", "docs/precious.md"]);
+    repo.git_in(&worktree, ["commit", "-q", "-m", "precious detached work"]);
+    let commit = repo
+        .git_in(&worktree, ["rev-parse", "HEAD"])
+        .trim()
+        .to_owned();
+    let findings = doctor_findings(&repo);
+    let finding =
+        orphaned_worktree(&findings, &worktree).unwrap_or_else(|| panic!("{findings:#?}"));
+    assert_eq!(finding["safe"], false, "{finding:#}");
+    assert!(
+        finding["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("HEAD (commit {commit}, which no ref reaches)")),
+        "{finding:#}"
+    );
+    let fixed = repo.baton(["doctor", "--fix"]);
+    assert_eq!(fixed.code, 1, "{fixed}");
+    assert_eq!(repo.git_in(&worktree, ["rev-parse", "HEAD"]).trim(), commit);
+}
