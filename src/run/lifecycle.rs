@@ -151,7 +151,8 @@ pub fn finish(
 }
 
 /// What the worktree at `worktree` holds that `commit` does not: changed and untracked paths,
-/// then ignored ones (an ignored directory as one entry).
+/// then ignored ones (an ignored directory as one entry), then what else its removal would take
+/// ([`Repo::held_beyond_files`]: submodule work, a HEAD no ref reaches).
 fn left_behind(
     repo: &Repo,
     worktree: &Path,
@@ -159,6 +160,7 @@ fn left_behind(
 ) -> Result<Vec<String>, RunError> {
     let mut paths = Repo::open_worktree(worktree)?.worktree_changes(commit, &Scope::All)?;
     paths.extend(repo.ignored_files(worktree)?);
+    paths.extend(repo.held_beyond_files(worktree)?);
     Ok(paths)
 }
 
@@ -193,8 +195,10 @@ pub fn clean(
         let mut unkept = super::open_run_worktree(repo, state)
             .map_err(|err| RunError::Worktree(WorktreeError::Stale(Box::new(err))))?
             .worktree_changes(kept, &Scope::All)?;
-        // Removal deletes ignored files too; they may be an agent's work.
+        // Removal deletes ignored files too; they may be an agent's work. So it does a HEAD no
+        // ref reaches, and its submodules' work and repositories.
         unkept.extend(repo.ignored_files(worktree)?);
+        unkept.extend(repo.held_beyond_files(worktree)?);
         if !unkept.is_empty() {
             return Err(RunError::Worktree(WorktreeError::WorktreeHoldsWork {
                 run: state.run_id.to_string(),

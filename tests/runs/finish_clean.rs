@@ -343,3 +343,69 @@ fn removing_a_run_worktree_forgets_only_its_own_registration() {
         "A  new.md"
     );
 }
+
+/// Submodule work in a run's worktree is work: an untracked file inside a submodule, and a
+/// commit made in it whose objects live only in the worktree's own git directory
+/// (`.git/worktrees/<id>/modules/sub`), even once `finish` recorded the submodule's new commit
+/// on the run's branch. `finish` keeps the worktree and names both, `clean` refuses without
+/// `--force`, and `doctor --fix` leaves the worktree once its run is gone.
+#[test]
+fn submodule_work_in_a_run_worktree_is_never_removed() {
+    let repo = standard_repo(&[]);
+    let inner = repo.tmp().join("inner");
+    std::fs::create_dir_all(&inner).unwrap();
+    repo.git_in(&inner, ["init", "-q", "-b", "main"]);
+    std::fs::write(inner.join("i"), "i\n").unwrap();
+    repo.git_in(&inner, ["add", "i"]);
+    repo.git_in(&inner, ["commit", "-q", "-m", "i"]);
+    let file = ["-c", "protocol.file.allow=always"];
+    repo.git(file.iter().copied().chain([
+        "submodule",
+        "-q",
+        "add",
+        inner.to_str().unwrap(),
+        "sub",
+    ]));
+    repo.git(["commit", "-q", "-m", "sub"]);
+    let run = repo.baton(["run", "plans/fix.md"]);
+    assert_eq!(run.code, 0, "{run}");
+    let id = run.run_id();
+    let worktree = repo.path(&format!(".baton/worktrees/{id}"));
+    repo.git_in(
+        &worktree,
+        file.iter()
+            .copied()
+            .chain(["submodule", "-q", "update", "--init"]),
+    );
+    let sub = worktree.join("sub");
+    std::fs::write(sub.join("n"), "n\n").unwrap();
+    repo.git_in(&sub, ["add", "n"]);
+    repo.git_in(&sub, ["commit", "-q", "-m", "subwork"]);
+    let commit = repo.git_in(&sub, ["rev-parse", "HEAD"]).trim().to_owned();
+    std::fs::write(sub.join("notes.txt"), "notes\n").unwrap();
+
+    let finish = repo.baton(["finish", &id]);
+    assert_eq!(finish.code, 0, "{finish}");
+    assert!(finish.stdout.contains("kept the worktree"), "{finish}");
+    assert!(
+        finish.stdout.contains("sub (submodule: untracked content)"),
+        "{finish}"
+    );
+    assert!(
+        finish
+            .stdout
+            .contains(&format!("sub (submodule: commit {commit} ")),
+        "{finish}"
+    );
+    let clean = repo.baton(["clean", &id]);
+    assert_eq!(clean.code, 2, "{clean}");
+    assert!(clean.stderr.starts_with("error: "), "{clean}");
+    assert!(clean.stderr.contains("sub (submodule: "), "{clean}");
+    assert!(run_dir(&repo, &id).exists());
+
+    std::fs::remove_dir_all(run_dir(&repo, &id)).unwrap();
+    let fixed = repo.baton(["doctor", "--fix"]);
+    assert!(!fixed.stdout.contains("fixed orphaned_worktree"), "{fixed}");
+    assert_eq!(text(&sub.join("notes.txt")), "notes\n");
+    assert_eq!(repo.git_in(&sub, ["rev-parse", "HEAD"]).trim(), commit);
+}
