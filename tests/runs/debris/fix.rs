@@ -111,7 +111,9 @@ fn doctor_fix_applies_only_what_cannot_lose_work() {
 /// branch only when its name is a run id and its reflog shows git-baton creating it (a user's
 /// `baton/my-experiment` is not even reported; a run-id-like branch made by hand is reported,
 /// never deleted), and in the store and `.git/info` only files named exactly as an atomic write
-/// names its temporary file (never a directory, a link, or another `.tmp-` name).
+/// names its temporary file (`.git-baton-<pid>-XXXXXX.tmp`; never a directory, a link, any
+/// `.tmp-` name — git-baton's own older shape included, which is what another tool's mktemp or a
+/// hand gives too — nor the fresh file of a writer that is alive).
 #[test]
 fn doctor_fix_removes_only_what_git_baton_made() {
     let repo = standard_repo(&[]);
@@ -144,6 +146,11 @@ fn doctor_fix_removes_only_what_git_baton_made() {
     std::fs::create_dir_all(info.join(".tmp-abcdef")).unwrap();
     std::fs::write(info.join(".tmp-abcdef/keep"), "x").unwrap();
     let foreign_files = [
+        info.join(".tmp-sparse"),
+        info.join(".tmp-backup"),
+        info.join(".tmp-Q1w2E3"),
+        info.join(format!(".git-baton-{}-Q1w2E3.tmp", std::process::id())),
+        info.join(format!(".git-baton-{DEAD_PID}-R1w2E3")),
         info.join(".tmp-foo"),
         info.join(".tmp-abcdefg"),
         info.join(".tmp-ab-def"),
@@ -154,7 +161,10 @@ fn doctor_fix_removes_only_what_git_baton_made() {
         std::fs::write(file, "not git-baton's\n").unwrap();
     }
     std::os::unix::fs::symlink(&foreign_files[0], info.join(".tmp-l1nk00")).unwrap();
-    let debris = [info.join(".tmp-Q1w2E3"), store.join(".tmp-000aaa")];
+    let debris = [
+        info.join(temp_name("Q1w2E3")),
+        store.join(temp_name("000aaa")),
+    ];
     for file in &debris {
         std::fs::write(file, "half").unwrap();
     }
@@ -180,6 +190,10 @@ fn doctor_fix_removes_only_what_git_baton_made() {
         ".tmp-l1nk00",
     ] {
         assert_eq!(about(foreign), 0, "{foreign}: {findings:#?}");
+    }
+    for file in &foreign_files {
+        let name = file.file_name().unwrap().to_str().unwrap();
+        assert_eq!(about(name), 0, "{name}: {findings:#?}");
     }
     for hand_made in ["baton/0qqqqqqqqq", "baton/0rrrrrrrrr"] {
         let finding = findings
@@ -240,7 +254,7 @@ fn doctor_leaves_what_a_live_process_holds_alone() {
     let child = spawn(&repo, &["run", "plans/fix.md"]);
     wait_for_line(&pid_file);
     let id = wait_for_run(&repo);
-    let planted = run_dir(&repo, &id).join("attempts/executor-1/.tmp-pLant3");
+    let planted = run_dir(&repo, &id).join(format!("attempts/executor-1/{}", temp_name("pLant3")));
     std::fs::write(&planted, "half").unwrap();
 
     let fixed = repo.baton(["doctor", "--fix"]);
