@@ -49,26 +49,45 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), AtomicWriteError> {
         .map_err(failed("sync", dir))
 }
 
-/// How the temporary file of an atomic write is named: this prefix, then exactly
-/// [`TEMP_RANDOM`] ASCII letters and digits, nothing after (tempfile's names, its length pinned
-/// here). `doctor` takes for debris only what has this exact shape.
-pub const TEMP_PREFIX: &str = ".tmp-";
+/// How the temporary file of an atomic write is named: [`TEMP_PREFIX`], the writer's pid, `-`,
+/// exactly [`TEMP_RANDOM`] ASCII letters and digits, then [`TEMP_SUFFIX`]
+/// (`.git-baton-4242-a1B2c3.tmp`): a name no other tool gives a file, which says who wrote it.
+/// `doctor` takes for debris only what has this exact shape, and only once that writer is gone
+/// (or the file is older than [`TEMP_SAFE_AGE`], when its pid names another process now).
+pub const TEMP_PREFIX: &str = ".git-baton-";
+pub const TEMP_SUFFIX: &str = ".tmp";
 pub const TEMP_RANDOM: usize = 6;
+/// An atomic write lasts milliseconds: a temporary file this old is no live write's, whatever
+/// process its pid names now.
+pub const TEMP_SAFE_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
 
-/// A new temporary file in `dir`, named as [`is_temporary_name`] recognises: every file
+/// A new temporary file in `dir`, named as [`temporary_writer`] recognises: every file
 /// git-baton writes in place of another starts as one of these.
 pub fn temporary_in(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
     tempfile::Builder::new()
-        .prefix(TEMP_PREFIX)
+        .prefix(&format!("{TEMP_PREFIX}{}-", std::process::id()))
         .rand_bytes(TEMP_RANDOM)
+        .suffix(TEMP_SUFFIX)
         .tempfile_in(dir)
+}
+
+/// The pid of the process that made the temporary file `name`, when `name` is exactly the name
+/// of one of git-baton's temporary files ([`temporary_in`]); `None` for any other name.
+pub fn temporary_writer(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix(TEMP_PREFIX)?.strip_suffix(TEMP_SUFFIX)?;
+    let (pid, random) = rest.split_once('-')?;
+    let digits =
+        !pid.is_empty() && !pid.starts_with('0') && pid.bytes().all(|b| b.is_ascii_digit());
+    let pid: u32 = pid.parse().ok().filter(|_| digits)?;
+    (i32::try_from(pid).is_ok()
+        && random.len() == TEMP_RANDOM
+        && random.bytes().all(|b| b.is_ascii_alphanumeric()))
+    .then_some(pid)
 }
 
 /// Whether `name` is exactly the name of one of git-baton's temporary files ([`temporary_in`]).
 pub fn is_temporary_name(name: &str) -> bool {
-    name.strip_prefix(TEMP_PREFIX).is_some_and(|random| {
-        random.len() == TEMP_RANDOM && random.bytes().all(|b| b.is_ascii_alphanumeric())
-    })
+    temporary_writer(name).is_some()
 }
 
 /// Debug builds only: whether `GIT_BATON_FAIL_AT=<point>` asks for a failure at `point`, for

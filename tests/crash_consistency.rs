@@ -228,7 +228,7 @@ fn check_consistent(fx: &Fixture, context: &str) -> Vec<String> {
         assert_eq!(state.run_id, name, "{context}");
         for file in std::fs::read_dir(runs_dir.join(&name)).unwrap() {
             let file = file.unwrap().file_name().into_string().unwrap();
-            if file.starts_with(".tmp") {
+            if git_baton::files::is_temporary_name(&file) {
                 tmp_files.push(file);
             }
         }

@@ -17,6 +17,7 @@ mod debris;
 mod diff;
 mod error;
 mod extensions;
+mod held;
 mod id;
 mod ignored;
 mod record;

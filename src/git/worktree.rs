@@ -107,17 +107,63 @@ impl Repo {
         {
             return Err(err);
         }
-        // A directory removed by hand leaves its registration behind; prune it.
-        self.prune_worktrees();
+        // A directory removed by hand leaves its registration behind: that one goes, never
+        // another worktree's (`git worktree prune` would forget every worktree whose directory
+        // is away for a moment, an unmounted disk, with its index and HEAD).
+        self.forget_worktree(path)
+    }
+
+    /// Removes the registration (`<common-dir>/worktrees/<name>/`) of the linked worktree at
+    /// `path` when its directory is gone: exactly the entries whose `gitdir` file names
+    /// `path/.git`, while no `.git` is there. A registration someone locked (other than git's
+    /// own "initializing" lock of a killed creation) stays, as `git worktree prune` keeps it.
+    /// Every other registration is left as it is, whatever state its directory is in.
+    pub fn forget_worktree(&self, path: &Path) -> Result<()> {
+        let link = path.join(".git");
+        if std::fs::symlink_metadata(&link).is_ok() {
+            return Ok(());
+        }
+        for admin in self.registrations_of(path) {
+            let lock = std::fs::read_to_string(admin.join("locked")).ok();
+            if lock.is_some_and(|reason| reason.trim() != "initializing") {
+                continue;
+            }
+            std::fs::remove_dir_all(&admin).map_err(|err| {
+                GitError::op(
+                    format!("remove the worktree registration {}", admin.display()),
+                    err,
+                )
+            })?;
+        }
         Ok(())
     }
 
-    /// Forgets registrations of worktrees whose directories are gone. Best effort: a failure
-    /// leaves a registration `git worktree prune` removes later.
-    pub fn prune_worktrees(&self) {
-        let _ = Git::at_git_dir(self.common_dir())
-            .args(["worktree", "prune"])
-            .run();
+    /// The registrations under `<common-dir>/worktrees/` whose `gitdir` file names the `.git`
+    /// of a worktree at `path` (compared with their existing parts resolved, since `path` may be
+    /// gone).
+    fn registrations_of(&self, path: &Path) -> Vec<std::path::PathBuf> {
+        // A registration's files are one line each; anything else is not git's.
+        const LIMIT: u64 = 64 << 10;
+        let wanted = resolved(&path.join(".git"));
+        let Ok(entries) = std::fs::read_dir(self.common_dir().join("worktrees")) else {
+            return Vec::new();
+        };
+        let mut found: Vec<std::path::PathBuf> = entries
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|admin| {
+                crate::files::read_limited_regular(&admin.join("gitdir"), LIMIT)
+                    .ok()
+                    .flatten()
+                    .and_then(|bytes| String::from_utf8(bytes).ok())
+                    .is_some_and(|gitdir| {
+                        let gitdir = gitdir.trim_end_matches(['\n', '\r']);
+                        !gitdir.is_empty() && resolved(Path::new(gitdir)) == wanted
+                    })
+            })
+            .collect();
+        found.sort();
+        found
     }
 
     /// Local branches whose names start with `prefix` (e.g. `baton/`).
@@ -223,6 +269,26 @@ impl Repo {
             .filter(|p| !p.is_empty())
             .map(String::from)
             .collect())
+    }
+}
+
+/// `path` absolute, with its longest existing ancestor resolved (links, `..`) and the rest
+/// appended as it is: the same place whether or not it exists now.
+fn resolved(path: &Path) -> std::path::PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut rest = Vec::new();
+    let mut existing = absolute.as_path();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            return rest.iter().rev().fold(real, |acc, part| acc.join(part));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return absolute,
+        }
     }
 }
 

@@ -151,7 +151,8 @@ pub fn finish(
 }
 
 /// What the worktree at `worktree` holds that `commit` does not: changed and untracked paths,
-/// then ignored ones (an ignored directory as one entry).
+/// then ignored ones (an ignored directory as one entry), then what else its removal would take
+/// ([`Repo::held_beyond_files`]: submodule work, a HEAD no ref reaches).
 fn left_behind(
     repo: &Repo,
     worktree: &Path,
@@ -159,6 +160,7 @@ fn left_behind(
 ) -> Result<Vec<String>, RunError> {
     let mut paths = Repo::open_worktree(worktree)?.worktree_changes(commit, &Scope::All)?;
     paths.extend(repo.ignored_files(worktree)?);
+    paths.extend(repo.held_beyond_files(worktree)?);
     Ok(paths)
 }
 
@@ -193,8 +195,10 @@ pub fn clean(
         let mut unkept = super::open_run_worktree(repo, state)
             .map_err(|err| RunError::Worktree(WorktreeError::Stale(Box::new(err))))?
             .worktree_changes(kept, &Scope::All)?;
-        // Removal deletes ignored files too; they may be an agent's work.
+        // Removal deletes ignored files too; they may be an agent's work. So it does a HEAD no
+        // ref reaches, and its submodules' work and repositories.
         unkept.extend(repo.ignored_files(worktree)?);
+        unkept.extend(repo.held_beyond_files(worktree)?);
         if !unkept.is_empty() {
             return Err(RunError::Worktree(WorktreeError::WorktreeHoldsWork {
                 run: state.run_id.to_string(),
@@ -287,7 +291,9 @@ pub fn finish_removal(
         // directory made there): it stays, whatever it holds, and the caller says so.
         Some(worktree) if worktree.exists() && !is_run_worktree(repo, worktree, id) => {
             left = Some(worktree.to_path_buf());
-            repo.prune_worktrees();
+            // Only a registration that names this path and whose `.git` is gone: the run's
+            // own, when the directory there is not its worktree.
+            repo.forget_worktree(worktree)?;
         }
         // git removes only a worktree registered with this repository, also one a killed removal
         // left half-deleted.
@@ -305,10 +311,12 @@ pub fn finish_removal(
                     path: worktree.to_path_buf(),
                     source,
                 })?;
-                repo.prune_worktrees();
+                repo.forget_worktree(worktree)?;
             }
         }
-        _ => repo.prune_worktrees(),
+        // Removed by hand: its registration, and no other worktree's.
+        Some(worktree) => repo.forget_worktree(worktree)?,
+        None => {}
     }
     super::create::fail_at("clean:worktree")?;
     // Nothing else writes a run's refs while its lock is held: a lock file there is a killed
@@ -401,7 +409,8 @@ pub fn recreate_worktree(repo: &Repo, state: &RunState) -> Result<(), RunError> 
             branch: state.branch.clone(),
         }));
     }
-    repo.prune_worktrees();
+    // The registration the missing worktree left, and no other worktree's.
+    repo.forget_worktree(worktree)?;
     if let Some(parent) = worktree.parent() {
         std::fs::create_dir_all(parent).map_err(|source| RunError::CreateDir {
             path: parent.to_path_buf(),

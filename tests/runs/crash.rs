@@ -187,7 +187,7 @@ fn random_below(n: u64) -> u64 {
 /// over and over: whatever was killed when, every `state.json` on disk parses as a whole
 /// RunState, `list` and `status` work, and every published run can be resumed to review.
 /// Leftovers of runs killed during creation (hidden staging directories, their branches and
-/// worktrees) and `.tmp-*` files are counted and printed, not failed on.
+/// worktrees) and temporary files (`.git-baton-*.tmp`) are counted and printed, not failed on.
 #[test]
 fn kill_9_at_random_moments_never_leaves_a_half_written_state() {
     let repo = repo_running(&[Actor::agent("quick").edit_all()], "");
@@ -258,7 +258,7 @@ fn kill_9_at_random_moments_never_leaves_a_half_written_state() {
         ));
         for entry in std::fs::read_dir(run_dir(&repo, &name)).unwrap() {
             let entry = entry.unwrap().file_name().into_string().unwrap();
-            if entry.starts_with(".tmp-") {
+            if entry.starts_with(".git-baton-") && entry.ends_with(".tmp") {
                 tmp_files.push(format!("{name}/{entry}"));
             }
         }
@@ -278,7 +278,7 @@ fn kill_9_at_random_moments_never_leaves_a_half_written_state() {
     }
     eprintln!(
         "kill -9 loop: published runs: {statuses:?}; hidden entries left under runs/: {hidden:?}; \
-         .tmp-* files left: {tmp_files:?}; half-written worktree registrations discarded: {}; \
+         temporary files left: {tmp_files:?}; half-written worktree registrations discarded: {}; \
          baton branches: {}",
         broken.len(),
         branches(&repo).lines().count()

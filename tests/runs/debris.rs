@@ -63,6 +63,29 @@ fn killed(repo: &TestRepo, args: &[&str], how: &Kill) -> bool {
     }
 }
 
+/// Whether `name` has the shape of git-baton's temporary files: `.git-baton-<pid>-`, six
+/// letters or digits, `.tmp`.
+fn is_temporary_name(name: &str) -> bool {
+    name.strip_prefix(".git-baton-")
+        .and_then(|rest| rest.strip_suffix(".tmp"))
+        .and_then(|rest| rest.split_once('-'))
+        .is_some_and(|(pid, random)| {
+            !pid.is_empty()
+                && pid.bytes().all(|b| b.is_ascii_digit())
+                && random.len() == 6
+                && random.bytes().all(|b| b.is_ascii_alphanumeric())
+        })
+}
+
+/// Above the kernel's largest pid (2^22): the pid of no live process.
+const DEAD_PID: u32 = 4_194_305;
+
+/// The name git-baton's atomic write gives its temporary file, as a killed writer (a dead pid)
+/// leaves it.
+fn temp_name(random: &str) -> String {
+    format!(".git-baton-{DEAD_PID}-{random}.tmp")
+}
+
 /// `doctor --json`, which must say something or nothing (exit 1 or 0), as findings.
 fn doctor_findings(repo: &TestRepo) -> Vec<Value> {
     let doctor = repo.baton(["doctor", "--json"]);
@@ -70,19 +93,15 @@ fn doctor_findings(repo: &TestRepo) -> Vec<Value> {
     doctor.json()["findings"].as_array().unwrap().clone()
 }
 
-/// Every `.tmp-*` file under the store and in `.git/info`.
+/// Every file under the store and in `.git/info` named like git-baton's temporary files
+/// (`.git-baton-<pid>-XXXXXX.tmp`).
 fn temporary_files(repo: &TestRepo) -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).into_iter().flatten() {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 walk(&path, out);
-            } else if path
-                .file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with(".tmp-")
-            {
+            } else if is_temporary_name(&path.file_name().unwrap().to_string_lossy()) {
                 out.push(path);
             }
         }
@@ -139,7 +158,7 @@ fn nothing_invisible(repo: &TestRepo, context: &str) -> Vec<Value> {
     // A temporary file directly in `runs/` is checked with the others below.
     for name in run_entries(repo)
         .iter()
-        .filter(|n| n.starts_with('.') && !n.starts_with(".tmp-"))
+        .filter(|n| n.starts_with('.') && !is_temporary_name(n))
     {
         let kind = if name.starts_with(".clean-") {
             "orphaned_removal"
@@ -417,7 +436,7 @@ fn make_debris(repo: &TestRepo, rng: &mut Rng) -> BTreeMap<String, usize> {
     // the runs directory.
     let headless = reviewed(repo);
     std::fs::remove_file(run_dir(repo, &headless).join("state.json")).unwrap();
-    std::fs::write(runs_dir(repo).join(".tmp-012345"), "half").unwrap();
+    std::fs::write(runs_dir(repo).join(temp_name("012345")), "half").unwrap();
     let registration = repo.path(".git/worktrees/0abcdefghj");
     std::fs::create_dir_all(&registration).unwrap();
     std::fs::write(registration.join("gitdir"), "").unwrap();

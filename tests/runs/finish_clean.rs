@@ -300,3 +300,112 @@ fn clean_force_leaves_a_directory_that_is_not_the_runs_worktree() {
     assert!(!forced.stderr.contains("warning:"), "{forced}");
     assert!(!worktree.exists());
 }
+
+/// Removing a run's worktree forgets that worktree's registration and no other: a worktree of
+/// the user's whose directory is away for a moment (an unmounted disk) keeps its registration,
+/// index and HEAD, where a repository-wide `git worktree prune` would have deleted them. A run
+/// worktree deleted by hand still loses its stale registration.
+#[test]
+fn removing_a_run_worktree_forgets_only_its_own_registration() {
+    let repo = standard_repo(&[]);
+    let kept = repo
+        .baton(["run", "plans/fix.md", "--stop-after", "executor"])
+        .run_id();
+    let by_hand = repo
+        .baton(["run", "plans/fix.md", "--stop-after", "executor"])
+        .run_id();
+    let disk = repo.tmp().join("usb");
+    let feature = disk.join("feature");
+    repo.git([
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "feature",
+        feature.to_str().unwrap(),
+    ]);
+    std::fs::write(feature.join("new.md"), "staged\n").unwrap();
+    repo.git_in(&feature, ["add", "new.md"]);
+    let unmounted = repo.tmp().join("usb.unmounted");
+    std::fs::rename(&disk, &unmounted).unwrap();
+    let by_hand_tree = worktree_of(&repo, &status(&repo, &by_hand));
+    std::fs::remove_dir_all(&by_hand_tree).unwrap();
+
+    for id in [&kept, &by_hand] {
+        let forced = repo.baton(["clean", "--force", id]);
+        assert_eq!(forced.code, 0, "{forced}");
+    }
+    let list = repo.git(["worktree", "list", "--porcelain"]);
+    assert!(!list.contains(&kept) && !list.contains(&by_hand), "{list}");
+    std::fs::rename(&unmounted, &disk).unwrap();
+    assert_eq!(
+        repo.git_in(&feature, ["status", "--porcelain"]).trim(),
+        "A  new.md"
+    );
+}
+
+/// Submodule work in a run's worktree is work: an untracked file inside a submodule, and a
+/// commit made in it whose objects live only in the worktree's own git directory
+/// (`.git/worktrees/<id>/modules/sub`), even once `finish` recorded the submodule's new commit
+/// on the run's branch. `finish` keeps the worktree and names both, `clean` refuses without
+/// `--force`, and `doctor --fix` leaves the worktree once its run is gone.
+#[test]
+fn submodule_work_in_a_run_worktree_is_never_removed() {
+    let repo = standard_repo(&[]);
+    let inner = repo.tmp().join("inner");
+    std::fs::create_dir_all(&inner).unwrap();
+    repo.git_in(&inner, ["init", "-q", "-b", "main"]);
+    std::fs::write(inner.join("i"), "i\n").unwrap();
+    repo.git_in(&inner, ["add", "i"]);
+    repo.git_in(&inner, ["commit", "-q", "-m", "i"]);
+    let file = ["-c", "protocol.file.allow=always"];
+    repo.git(file.iter().copied().chain([
+        "submodule",
+        "-q",
+        "add",
+        inner.to_str().unwrap(),
+        "sub",
+    ]));
+    repo.git(["commit", "-q", "-m", "sub"]);
+    let run = repo.baton(["run", "plans/fix.md"]);
+    assert_eq!(run.code, 0, "{run}");
+    let id = run.run_id();
+    let worktree = repo.path(&format!(".baton/worktrees/{id}"));
+    repo.git_in(
+        &worktree,
+        file.iter()
+            .copied()
+            .chain(["submodule", "-q", "update", "--init"]),
+    );
+    let sub = worktree.join("sub");
+    std::fs::write(sub.join("n"), "n\n").unwrap();
+    repo.git_in(&sub, ["add", "n"]);
+    repo.git_in(&sub, ["commit", "-q", "-m", "subwork"]);
+    let commit = repo.git_in(&sub, ["rev-parse", "HEAD"]).trim().to_owned();
+    std::fs::write(sub.join("notes.txt"), "notes\n").unwrap();
+
+    let finish = repo.baton(["finish", &id]);
+    assert_eq!(finish.code, 0, "{finish}");
+    assert!(finish.stdout.contains("kept the worktree"), "{finish}");
+    assert!(
+        finish.stdout.contains("sub (submodule: untracked content)"),
+        "{finish}"
+    );
+    assert!(
+        finish
+            .stdout
+            .contains(&format!("sub (submodule: commit {commit} ")),
+        "{finish}"
+    );
+    let clean = repo.baton(["clean", &id]);
+    assert_eq!(clean.code, 2, "{clean}");
+    assert!(clean.stderr.starts_with("error: "), "{clean}");
+    assert!(clean.stderr.contains("sub (submodule: "), "{clean}");
+    assert!(run_dir(&repo, &id).exists());
+
+    std::fs::remove_dir_all(run_dir(&repo, &id)).unwrap();
+    let fixed = repo.baton(["doctor", "--fix"]);
+    assert!(!fixed.stdout.contains("fixed orphaned_worktree"), "{fixed}");
+    assert_eq!(text(&sub.join("notes.txt")), "notes\n");
+    assert_eq!(repo.git_in(&sub, ["rev-parse", "HEAD"]).trim(), commit);
+}

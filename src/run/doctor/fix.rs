@@ -109,7 +109,7 @@ fn apply(
                 repo.remove_worktree(path, true)?;
             } else {
                 remove(std::fs::remove_dir_all(path), path)?;
-                repo.prune_worktrees();
+                repo.forget_worktree(path)?;
             }
             Ok(Applied::Done)
         }

@@ -17,6 +17,7 @@
 
 mod branches;
 mod fix;
+mod worktrees;
 
 use std::path::{Path, PathBuf};
 
@@ -24,7 +25,7 @@ use serde::Serialize;
 
 pub use fix::{Fixed, fix};
 
-use crate::git::{CommitId, GitError, Repo, Scope};
+use crate::git::{GitError, Repo};
 use crate::run::WorktreeError;
 use crate::state::store::{self, Store, TempOwner, Unfinished};
 use crate::state::{RunId, RunState, RunStatus};
@@ -343,16 +344,7 @@ fn orphans(
         .map(|id| id.as_str())
         .collect();
     // Worktrees that stay until someone looks at them keep their branches checked out.
-    let mut kept_worktrees = Vec::new();
-    for (name, path) in crate::state::store::sorted_entries(worktree_root) {
-        if !worktree_owners.contains(&name.as_str()) {
-            let finding = orphaned_worktree(repo, &path);
-            if !finding.safe {
-                kept_worktrees.push((name, path));
-            }
-            found.push(finding);
-        }
-    }
+    let kept_worktrees = worktrees::orphaned(repo, worktree_root, &worktree_owners, found);
     // A cleaned run keeps its branch on purpose.
     let cleaned = store.cleaned();
     let branch_owners: Vec<&str> = worktree_owners
@@ -517,113 +509,6 @@ fn repair(err: &RunError, state: &RunState) -> (String, String) {
             ),
         ),
     }
-}
-
-/// A directory under the worktree root that no run owns. Removing it is safe when it holds no
-/// content that a commit does not: for a worktree git knows, nothing its HEAD lacks (files a
-/// killed checkout never wrote are no loss); for a directory whose registration is gone or never
-/// completed, no file but ones equal to the same path on its branch.
-fn orphaned_worktree(repo: &Repo, path: &Path) -> Finding {
-    let registered = super::worktree_at(repo, path);
-    let (unkept, fix) = match &registered {
-        // Twice forced: a creation killed inside git leaves its worktree locked ("initializing").
-        Some(worktree) => (
-            unkept_in_worktree(worktree, path),
-            format!("git worktree remove --force --force {}", quote(path)),
-        ),
-        None => {
-            let branch = format!(
-                "baton/{}",
-                path.file_name().unwrap_or_default().to_string_lossy()
-            );
-            let tip = repo.branch_tip(&branch).ok().flatten();
-            (
-                unkept_in_directory(repo, path, tip),
-                format!("rm -rf {}", quote(path)),
-            )
-        }
-    };
-    let mut message = format!("{} belongs to no run", path.display());
-    if registered.is_none() {
-        message.push_str(
-            " and is no worktree git knows (its registration is gone or was never completed)",
-        );
-    }
-    if !unkept.is_empty() {
-        message.push_str(&format!(
-            "; it holds what no commit has ({}): removing it loses that",
-            unkept.join(", ")
-        ));
-    }
-    // Someone locked it on purpose (a worktree on removable media, say): not debris to us.
-    let lock = registered
-        .as_ref()
-        .and_then(|wt| std::fs::read_to_string(wt.git_dir().join("locked")).ok())
-        .filter(|reason| reason.trim() != "initializing");
-    if let Some(reason) = &lock {
-        message.push_str(&format!("; it is locked ({})", reason.trim()));
-    }
-    let finding = Finding::new(Kind::OrphanedWorktree, None, message, fix);
-    if !unkept.is_empty() || lock.is_some() {
-        return finding;
-    }
-    finding.applied(
-        Action::RemoveWorktree {
-            path: path.to_path_buf(),
-            registered: registered.is_some(),
-        },
-        true,
-    )
-}
-
-/// The paths of a worktree whose content its HEAD does not have: changed or untracked files
-/// that are there (a deletion loses nothing).
-fn unkept_in_worktree(worktree: &Repo, path: &Path) -> Vec<String> {
-    let Some(head) = worktree.head_commit() else {
-        return vec!["(no commit checked out)".into()];
-    };
-    // Removal deletes ignored files too; they may be an agent's work.
-    let changes = worktree
-        .worktree_changes(head, &Scope::All)
-        .and_then(|changes| Ok((changes, worktree.ignored_files(path)?)));
-    match changes {
-        Ok((changes, ignored)) => changes
-            .into_iter()
-            .filter(|rel| std::fs::symlink_metadata(path.join(rel)).is_ok())
-            .chain(ignored)
-            .collect(),
-        Err(err) => vec![format!("(cannot tell: {err})")],
-    }
-}
-
-/// The files of a directory (its `.git` link aside) that are not the same file at the same path
-/// in commit `tip`.
-fn unkept_in_directory(repo: &Repo, dir: &Path, tip: Option<CommitId>) -> Vec<String> {
-    fn walk(repo: &Repo, dir: &Path, rel: &str, tip: Option<CommitId>, out: &mut Vec<String>) {
-        for (name, path) in crate::state::store::sorted_entries(dir) {
-            if rel.is_empty() && name == ".git" && path.is_file() {
-                continue;
-            }
-            let rel = if rel.is_empty() {
-                name
-            } else {
-                format!("{rel}/{name}")
-            };
-            match std::fs::symlink_metadata(&path) {
-                Ok(meta) if meta.is_dir() => walk(repo, &path, &rel, tip, out),
-                Ok(meta) if meta.is_file() => {
-                    let committed = tip.and_then(|tip| repo.read_file_at(tip, &rel).ok().flatten());
-                    if committed.is_none() || std::fs::read(&path).ok() != committed {
-                        out.push(rel);
-                    }
-                }
-                _ => out.push(rel),
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(repo, dir, "", tip, &mut out);
-    out
 }
 
 /// A path as one shell word.

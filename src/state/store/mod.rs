@@ -15,9 +15,10 @@
 //! baton/create.lock                   serializes creations and changes to `cleaned`
 //! ```
 //!
-//! Every file is replaced through an atomic write, whose temporary file (`.tmp-` and six letters
-//! or digits, beside the file) a kill can leave behind; [`Store::temporary_files`] finds those,
-//! and nothing else, with the lock that says whether their writer still lives.
+//! Every file is replaced through an atomic write, whose temporary file
+//! (`.git-baton-<pid>-` and six letters or digits, then `.tmp`, beside the file) a kill can leave
+//! behind; [`Store::temporary_files`] finds those whose writer is gone, and nothing else, with
+//! the lock that says whether another writer may still live.
 //!
 //! The OS lock (`File::try_lock`, released by the kernel when the holder dies) is the truth
 //! about liveness, so a crashed runner is detected without trusting pids, which get reused.
@@ -408,11 +409,32 @@ impl Store {
 }
 
 /// Whether the entry `name` at `path` is the temporary file of one of git-baton's atomic writes
-/// ([`crate::files::temporary_in`]): a regular file, not a link to one, of exactly that name's
-/// shape. `.git/info` is shared with git and other tools; nothing else there is ours.
+/// ([`crate::files::temporary_in`]) that no live write will rename: a regular file, not a link
+/// to one, of exactly that name's shape, whose writer (the pid its name carries) is no live
+/// process, or that is older than [`crate::files::TEMP_SAFE_AGE`] (its pid then names another
+/// process). `.git/info` is shared with git and other tools; nothing else there is ours, and a
+/// fresh file of a live git-baton is its write in progress.
 fn is_temporary(name: &str, path: &Path) -> bool {
-    crate::files::is_temporary_name(name)
-        && std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_file())
+    let Some(pid) = crate::files::temporary_writer(name) else {
+        return false;
+    };
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    meta.is_file() && abandoned(pid, &meta)
+}
+
+/// Whether the temporary file `meta` describes, written by process `pid`, is no live write's.
+fn abandoned(pid: u32, meta: &std::fs::Metadata) -> bool {
+    let gone = i32::try_from(pid).map_or(true, |pid| {
+        crate::procs::stat(pid).is_none_or(|now| now.zombie)
+    });
+    let old = meta
+        .modified()
+        .ok()
+        .and_then(|at| at.elapsed().ok())
+        .is_some_and(|age| age >= crate::files::TEMP_SAFE_AGE);
+    gone || old
 }
 
 /// A run whose creation or removal started and did not finish.
@@ -459,7 +481,7 @@ fn temporaries_under(dir: &Path, out: &mut Vec<PathBuf>) {
         };
         if meta.is_dir() {
             temporaries_under(&path, out);
-        } else if meta.is_file() && crate::files::is_temporary_name(&name) {
+        } else if is_temporary(&name, &path) {
             out.push(path);
         }
     }

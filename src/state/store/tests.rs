@@ -134,6 +134,18 @@ fn unfinished_creations_and_removals_are_found_by_name() {
     );
 }
 
+/// A temporary file's name as [`crate::files::temporary_in`] gives it, by process `pid`.
+fn temp_name(pid: u32, random: &str) -> String {
+    format!(
+        "{}{pid}-{random}{}",
+        crate::files::TEMP_PREFIX,
+        crate::files::TEMP_SUFFIX
+    )
+}
+
+/// Above the kernel's largest pid (`PID_MAX_LIMIT`, 2^22): never a live process.
+const DEAD: u32 = 4_194_305;
+
 #[test]
 fn temporary_files_are_found_with_the_lock_their_writer_held() {
     let tmp = tempfile::tempdir().unwrap();
@@ -142,30 +154,60 @@ fn temporary_files_are_found_with_the_lock_their_writer_held() {
     let attempt = store.run_dir(&id).join("attempts/executor-1");
     let info = tmp.path().join(".git/info");
     let files = [
-        store.runs_dir().parent().unwrap().join(".tmp-a1B2c3"),
-        store.runs_dir().join(".tmp-012345"),
-        info.join(".tmp-XyZ789"),
-        store.run_dir(&id).join(".tmp-aaaaaa"),
-        attempt.join(".tmp-Prompt"),
+        store
+            .runs_dir()
+            .parent()
+            .unwrap()
+            .join(temp_name(DEAD, "a1B2c3")),
+        store.runs_dir().join(temp_name(DEAD, "012345")),
+        info.join(temp_name(DEAD, "XyZ789")),
+        store.run_dir(&id).join(temp_name(DEAD, "aaaaaa")),
+        attempt.join(temp_name(DEAD, "Prompt")),
         // Removed with their directories, so not listed:
-        store.staging_dir("1abd000000").join(".tmp-plan00"),
-        store.removal_dir("1abe000000").join(".tmp-lock00"),
+        store
+            .staging_dir("1abd000000")
+            .join(temp_name(DEAD, "plan00")),
+        store
+            .removal_dir("1abe000000")
+            .join(temp_name(DEAD, "lock00")),
     ];
-    // Not the name an atomic write gives (somebody else's), or no file: not listed either.
+    // Not the name an atomic write gives (somebody else's, git-baton's older `.tmp-XXXXXX`
+    // shape included), or no file, or the fresh file of a live writer: not listed either.
+    let me = std::process::id();
     let foreign = [
-        ".tmp-foo",
-        ".tmp-sparse-drafts",
-        ".tmp-abcdefg",
-        ".tmp-abc.ef",
-        ".tmp-",
+        ".tmp-foo".to_owned(),
+        ".tmp-sparse-drafts".to_owned(),
+        ".tmp-abcdef".to_owned(),
+        ".tmp-backup".to_owned(),
+        ".tmp-abc.ef".to_owned(),
+        ".tmp-".to_owned(),
+        temp_name(DEAD, "abcdefg"),
+        temp_name(DEAD, "abc.ef"),
+        format!(".git-baton-{DEAD}-abcdef"),
+        ".git-baton--abcdef.tmp".to_owned(),
+        format!(".git-baton-0{DEAD}-abcdef.tmp"),
+        format!(".git-baton-x{DEAD}-abcdef.tmp"),
+        temp_name(me, "fresh1"),
     ];
-    for file in files.iter().chain(&foreign.map(|name| info.join(name))) {
+    for file in files
+        .iter()
+        .chain(&foreign.clone().map(|name| info.join(name)))
+    {
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(file, "half").unwrap();
     }
-    std::fs::create_dir_all(info.join(".tmp-d1r000/inside")).unwrap();
-    std::os::unix::fs::symlink(&files[0], info.join(".tmp-l1nk00")).unwrap();
+    std::fs::create_dir_all(info.join(temp_name(DEAD, "d1r000")).join("inside")).unwrap();
+    std::os::unix::fs::symlink(&files[0], info.join(temp_name(DEAD, "l1nk00"))).unwrap();
     std::fs::write(attempt.join("prompt.md"), "whole").unwrap();
+    // A live writer's file an hour old is no write in progress: its pid names another process.
+    let stale = info.join(temp_name(me, "stale1"));
+    std::fs::write(&stale, "half").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&stale)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - crate::files::TEMP_SAFE_AGE * 2)
+        .unwrap();
     let real = crate::files::temporary_in(&info).unwrap();
     let name = real
         .path()
@@ -173,20 +215,25 @@ fn temporary_files_are_found_with_the_lock_their_writer_held() {
         .unwrap()
         .to_string_lossy()
         .into_owned();
-    assert!(crate::files::is_temporary_name(&name), "{name}");
-    drop(real);
+    assert_eq!(crate::files::temporary_writer(&name), Some(me), "{name}");
+    // Its writer lives and it is fresh: a write in progress, not listed.
     let run = TempOwner::Run(id);
-    assert_eq!(
-        store.temporary_files(),
-        [
-            (files[0].clone(), TempOwner::Store),
-            (files[1].clone(), TempOwner::Store),
-            (files[2].clone(), TempOwner::Store),
-            (files[3].clone(), run.clone()),
-            (files[4].clone(), run),
-        ]
-        .map(|(path, owner)| TempFile { path, owner })
-    );
+    let expected = [
+        (files[0].clone(), TempOwner::Store),
+        (files[1].clone(), TempOwner::Store),
+        (files[2].clone(), TempOwner::Store),
+        (stale.clone(), TempOwner::Store),
+        (files[3].clone(), run.clone()),
+        (files[4].clone(), run),
+    ]
+    .map(|(path, owner)| TempFile { path, owner });
+    // Within a directory they come by name, and the pids' digits decide that order here.
+    let mut found = store.temporary_files();
+    let mut expected = expected.to_vec();
+    found.sort_by(|a, b| a.path.cmp(&b.path));
+    expected.sort_by(|a, b| a.path.cmp(&b.path));
+    assert_eq!(found, expected);
+    drop(real);
 }
 
 /// A run directory without its state is no run, but it is found; a directory being created

@@ -111,7 +111,9 @@ fn doctor_fix_applies_only_what_cannot_lose_work() {
 /// branch only when its name is a run id and its reflog shows git-baton creating it (a user's
 /// `baton/my-experiment` is not even reported; a run-id-like branch made by hand is reported,
 /// never deleted), and in the store and `.git/info` only files named exactly as an atomic write
-/// names its temporary file (never a directory, a link, or another `.tmp-` name).
+/// names its temporary file (`.git-baton-<pid>-XXXXXX.tmp`; never a directory, a link, any
+/// `.tmp-` name — git-baton's own older shape included, which is what another tool's mktemp or a
+/// hand gives too — nor the fresh file of a writer that is alive).
 #[test]
 fn doctor_fix_removes_only_what_git_baton_made() {
     let repo = standard_repo(&[]);
@@ -144,6 +146,11 @@ fn doctor_fix_removes_only_what_git_baton_made() {
     std::fs::create_dir_all(info.join(".tmp-abcdef")).unwrap();
     std::fs::write(info.join(".tmp-abcdef/keep"), "x").unwrap();
     let foreign_files = [
+        info.join(".tmp-sparse"),
+        info.join(".tmp-backup"),
+        info.join(".tmp-Q1w2E3"),
+        info.join(format!(".git-baton-{}-Q1w2E3.tmp", std::process::id())),
+        info.join(format!(".git-baton-{DEAD_PID}-R1w2E3")),
         info.join(".tmp-foo"),
         info.join(".tmp-abcdefg"),
         info.join(".tmp-ab-def"),
@@ -154,7 +161,10 @@ fn doctor_fix_removes_only_what_git_baton_made() {
         std::fs::write(file, "not git-baton's\n").unwrap();
     }
     std::os::unix::fs::symlink(&foreign_files[0], info.join(".tmp-l1nk00")).unwrap();
-    let debris = [info.join(".tmp-Q1w2E3"), store.join(".tmp-000aaa")];
+    let debris = [
+        info.join(temp_name("Q1w2E3")),
+        store.join(temp_name("000aaa")),
+    ];
     for file in &debris {
         std::fs::write(file, "half").unwrap();
     }
@@ -180,6 +190,10 @@ fn doctor_fix_removes_only_what_git_baton_made() {
         ".tmp-l1nk00",
     ] {
         assert_eq!(about(foreign), 0, "{foreign}: {findings:#?}");
+    }
+    for file in &foreign_files {
+        let name = file.file_name().unwrap().to_str().unwrap();
+        assert_eq!(about(name), 0, "{name}: {findings:#?}");
     }
     for hand_made in ["baton/0qqqqqqqqq", "baton/0rrrrrrrrr"] {
         let finding = findings
@@ -240,7 +254,7 @@ fn doctor_leaves_what_a_live_process_holds_alone() {
     let child = spawn(&repo, &["run", "plans/fix.md"]);
     wait_for_line(&pid_file);
     let id = wait_for_run(&repo);
-    let planted = run_dir(&repo, &id).join("attempts/executor-1/.tmp-pLant3");
+    let planted = run_dir(&repo, &id).join(format!("attempts/executor-1/{}", temp_name("pLant3")));
     std::fs::write(&planted, "half").unwrap();
 
     let fixed = repo.baton(["doctor", "--fix"]);
@@ -441,4 +455,125 @@ fn a_run_directory_without_its_state_is_reported_and_removed() {
         "{fixed}"
     );
     nothing_left_over(&repo, "after doctor --fix");
+}
+
+/// The orphaned worktree finding about `path`, if doctor reports one.
+fn orphaned_worktree<'a>(findings: &'a [Value], path: &Path) -> Option<&'a Value> {
+    let shown = path.file_name().unwrap().to_str().unwrap().to_owned();
+    findings.iter().find(|f| {
+        f["kind"] == "orphaned_worktree" && f["message"].as_str().unwrap().contains(&shown)
+    })
+}
+
+/// A directory under the worktree root is git-baton's to remove only when its name is a run id
+/// and its branch provably one git-baton made: a user's worktree `my-scratch` there is not even
+/// reported, and one named like a run on a branch made by hand (or with no branch at all) is
+/// reported and left, even by `--fix --force`. A killed creation's worktree still goes.
+#[test]
+fn doctor_fix_removes_only_worktrees_git_baton_made() {
+    let repo = standard_repo(&[]);
+    assert!(killed(&repo, &["run", "plans/fix.md"], &Kill::At("state")));
+    let root = repo.path(".baton/worktrees");
+    let ours = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .next()
+        .expect("the killed creation's worktree");
+    let scratch = root.join("my-scratch");
+    let hand_made = root.join("0zzzzzzzzz");
+    repo.git([
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "scratch",
+        scratch.to_str().unwrap(),
+    ]);
+    repo.git([
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "baton/0zzzzzzzzz",
+        hand_made.to_str().unwrap(),
+    ]);
+    let plain = root.join("0yyyyyyyyy");
+    std::fs::create_dir_all(&plain).unwrap();
+
+    let findings = doctor_findings(&repo);
+    assert!(
+        orphaned_worktree(&findings, &scratch).is_none(),
+        "{findings:#?}"
+    );
+    for path in [&hand_made, &plain] {
+        let finding = orphaned_worktree(&findings, path).unwrap_or_else(|| panic!("{findings:#?}"));
+        assert_eq!(finding["safe"], false, "{finding:#}");
+        assert!(
+            finding["message"]
+                .as_str()
+                .unwrap()
+                .contains("does not show git-baton creating it"),
+            "{finding:#}"
+        );
+    }
+    for args in [&["doctor", "--fix"][..], &["doctor", "--fix", "--force"]] {
+        let fixed = repo.baton(args);
+        assert!(fixed.code == 0 || fixed.code == 1, "{fixed}");
+        for path in [&scratch, &hand_made, &plain] {
+            assert!(
+                path.is_dir(),
+                "{args:?} removed {}: {fixed}",
+                path.display()
+            );
+        }
+    }
+    assert!(!ours.exists(), "the killed creation's worktree stays");
+    assert!(repo.git(["worktree", "list"]).contains("my-scratch"));
+}
+
+/// An orphaned run worktree whose HEAD is a detached commit no ref reaches holds that commit
+/// (and the work in it) alone: `doctor` says so and `--fix` leaves it. Detached at a commit
+/// its branch has, it holds nothing and goes.
+#[test]
+fn doctor_fix_keeps_a_worktree_whose_head_no_ref_reaches() {
+    let repo = standard_repo(&[]);
+    let id = reviewed(&repo);
+    let worktree = repo.path(&format!(".baton/worktrees/{id}"));
+    // Everything the run did committed on its branch: only the detached HEAD can hold work.
+    repo.git_in(&worktree, ["add", "-A"]);
+    repo.git_in(
+        &worktree,
+        ["commit", "-q", "--allow-empty", "-m", "the run's work"],
+    );
+    repo.git_in(&worktree, ["switch", "-q", "--detach"]);
+    std::fs::remove_dir_all(run_dir(&repo, &id)).unwrap();
+    let findings = doctor_findings(&repo);
+    let finding =
+        orphaned_worktree(&findings, &worktree).unwrap_or_else(|| panic!("{findings:#?}"));
+    assert_eq!(
+        finding["safe"], true,
+        "detached at its branch's tip: {finding:#}"
+    );
+
+    std::fs::write(worktree.join("docs/precious.md"), "precious\n").unwrap();
+    repo.git_in(&worktree, ["add", "docs/precious.md"]);
+    repo.git_in(&worktree, ["commit", "-q", "-m", "precious detached work"]);
+    let commit = repo
+        .git_in(&worktree, ["rev-parse", "HEAD"])
+        .trim()
+        .to_owned();
+    let findings = doctor_findings(&repo);
+    let finding =
+        orphaned_worktree(&findings, &worktree).unwrap_or_else(|| panic!("{findings:#?}"));
+    assert_eq!(finding["safe"], false, "{finding:#}");
+    assert!(
+        finding["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("HEAD (commit {commit}, which no ref reaches)")),
+        "{finding:#}"
+    );
+    let fixed = repo.baton(["doctor", "--fix"]);
+    assert_eq!(fixed.code, 1, "{fixed}");
+    assert_eq!(repo.git_in(&worktree, ["rev-parse", "HEAD"]).trim(), commit);
 }
