@@ -30,6 +30,41 @@ pub(super) fn check_claim(id: &str, remote: &str, state: &RunState) -> Result<()
         .map_err(|broken| untrusted(id, remote, broken))
 }
 
+/// The runner checks of a run this clone never had are commands it would run here: they must
+/// be the ones the plan file has at the run's base commit, which this clone holds, and not
+/// ones a record alone carries (anyone who can push there could have written them).
+fn checks_committed(
+    repo: &Repo,
+    state: &RunState,
+    plan: &crate::plan::Plan,
+) -> Result<(), trust::Broken> {
+    if plan.checks.is_empty() {
+        return Ok(());
+    }
+    let limit = super::record::read_limit(trust::PLAN_SNAPSHOT);
+    let at_base = repo
+        .read_record_file_at(state.base, &state.plan.path, limit)
+        .ok()
+        .flatten()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .and_then(|text| crate::plan::parse(&state.plan.path, &text).ok());
+    let commands = |plan: &crate::plan::Plan| -> Vec<_> {
+        plan.checks
+            .iter()
+            .map(|c| (c.name.clone(), c.command.clone(), c.timeout))
+            .collect()
+    };
+    if at_base.is_some_and(|committed| commands(&committed) == commands(plan)) {
+        return Ok(());
+    }
+    Err(trust::Broken(format!(
+        "its plan snapshot has runner checks that `{}` does not have at the run's base {}: \
+         commands no commit holds",
+        state.plan.path.escape_debug(),
+        state.base.short()
+    )))
+}
+
 /// The record under run `id`'s ref is that run's: a state that names another run would be
 /// listed, compared and driven as that one, and one that names a branch other than the run's
 /// own (`main`) would have this clone move it.
@@ -130,6 +165,11 @@ pub(super) fn check_record(
                 )),
             ));
         }
+    }
+    if ours.is_none()
+        && let Some(plan) = &plan
+    {
+        checks_committed(repo, state, plan).map_err(|broken| untrusted(id, remote, broken))?;
     }
     // Every coverage report the record holds, derived here again: a record whose gate passed
     // (a run in review, or finished) on a report this clone would not derive is not taken —

@@ -88,6 +88,11 @@ fn side(file: &FileAt) -> Side<'_> {
 /// directory now — a submodule's checkout is one, and its change is real either way).
 fn worktree_file(root: &Path, path: &str) -> Result<Option<FileAt>, VerifyError> {
     let full = root.join(path);
+    // Behind a symbolic link to a directory, the path is not in the worktree as git sees it (a
+    // tracked file there is deleted); what the link leads to is outside the repository's files.
+    if behind_a_symlink(root, path) {
+        return Ok(None);
+    }
     let meta = match std::fs::symlink_metadata(&full) {
         Ok(meta) => meta,
         Err(err) if is_gone(&err) => return Ok(None),
@@ -114,6 +119,17 @@ fn worktree_file(root: &Path, path: &str) -> Result<Option<FileAt>, VerifyError>
         executable: meta.is_file() && crate::files::git_executable(&meta),
         contents,
     }))
+}
+
+/// Whether a directory on the way to `path` (below `root`) is a symbolic link, or no directory.
+fn behind_a_symlink(root: &Path, path: &str) -> bool {
+    let mut dir = root.to_path_buf();
+    let mut components: Vec<&str> = path.split('/').collect();
+    components.pop();
+    components.into_iter().any(|component| {
+        dir.push(component);
+        !std::fs::symlink_metadata(&dir).is_ok_and(|meta| meta.is_dir())
+    })
 }
 
 /// A binary file read whole, within the bound: it is compared byte for byte.

@@ -157,3 +157,42 @@ fn a_submodule_ignored_entirely_still_counts_its_new_commit() {
         &"a new commit under ignore = all",
     );
 }
+
+/// A gitlink that no `.gitmodules` declares — an embedded repository `git add`ed, as vendoring
+/// scripts and agents do — is compared as git compares it: a moved checkout and modified
+/// tracked content count, untracked content alone does not, and `diff.ignoreSubmodules=dirty`
+/// leaves only the checkout.
+#[test]
+fn a_gitlink_without_gitmodules_matches_git() {
+    let repo = seeded();
+    let embedded = repo.path("emb");
+    std::fs::create_dir_all(&embedded).unwrap();
+    repo.git_in(&embedded, ["init", "-q", "-b", "main"]);
+    std::fs::write(embedded.join("e.txt"), "1\n").unwrap();
+    repo.git_in(&embedded, ["add", "e.txt"]);
+    repo.git_in(&embedded, ["commit", "-q", "-m", "one"]);
+    // git warns of the embedded repository, and records it as a gitlink all the same.
+    repo.git(["add", "emb"]);
+    repo.commit_all("embed");
+    repo.git(["tag", "-f", "base"]);
+    assert!(!repo.git(["ls-files", "-s", "emb"]).is_empty());
+    assert_eq!(
+        matches_git(&repo, &repo.root, &["emb"]),
+        Vec::<String>::new()
+    );
+
+    std::fs::write(embedded.join("new.txt"), "untracked\n").unwrap();
+    assert_eq!(
+        matches_git(&repo, &repo.root, &["emb"]),
+        Vec::<String>::new()
+    );
+    std::fs::write(embedded.join("e.txt"), "2\n").unwrap();
+    assert_eq!(matches_git(&repo, &repo.root, &["emb"]), ["emb"]);
+    repo.git(["config", "diff.ignoreSubmodules", "dirty"]);
+    assert_eq!(
+        matches_git(&repo, &repo.root, &["emb"]),
+        Vec::<String>::new()
+    );
+    repo.git_in(&embedded, ["commit", "-q", "-am", "two"]);
+    assert_eq!(matches_git(&repo, &repo.root, &["emb"]), ["emb"]);
+}

@@ -766,3 +766,43 @@ fn a_record_weaker_than_the_configuration_is_not_adopted() {
     assert_refused(&b.live(["finish", &id]), &id, "require_targets: true");
     assert_not_taken(&b, &id);
 }
+
+/// The runner checks of a run this clone never had are commands it would run: a record whose
+/// plan snapshot gained a check the plan file does not have at the run's base is not taken, and
+/// the command never runs. A check the plan has at its base is the plan's own, and taken.
+#[test]
+fn a_check_only_the_record_holds_never_runs() {
+    let world = World::new(Transport::File, "").unwrap();
+    let (_a, id) = world.rate_limited_and_pushed();
+    let ran = world.scratch("check-ran");
+    let snapshot = world.origin.git([
+        "cat-file",
+        "blob",
+        &format!("refs/baton/runs/{id}/record:plan.md"),
+    ]);
+    let forged = snapshot.replacen(
+        "targets:",
+        &format!(
+            "checks:\n  - {{ name: lint, shell: \"touch {}\" }}\ntargets:",
+            ran.display()
+        ),
+        1,
+    );
+    assert_ne!(forged, snapshot);
+    forge_record(
+        &world.origin.bare,
+        &id,
+        |_| {},
+        &[("plan.md", Some(forged.as_bytes()))],
+    );
+    let b = world.origin.machine();
+    assert_eq!(b.live(["fetch"]).code, 0);
+    let resumed = b.live(["resume", &id, "--actor", "executor=worker"]);
+    assert_refused(
+        &resumed,
+        &id,
+        "its plan snapshot has runner checks that `plans/fix.md` does not have at the run's base",
+    );
+    assert_not_taken(&b, &id);
+    assert!(!ran.exists(), "the forged check ran");
+}

@@ -161,6 +161,26 @@ fn added_deleted_and_binary_files() {
     );
 }
 
+/// A tracked file whose directory became a symbolic link (to a copy elsewhere, here with only
+/// its whitespace changed) is deleted as git sees it: a change, never read through the link.
+#[test]
+fn a_file_behind_a_symlinked_directory_is_deleted() {
+    let repo = repo_with(&plan("Work", &["src/y/f.c"]), &[("src/y/f.c", "int a;\n")]);
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("f.c"), "int  a;\n").unwrap();
+    std::fs::remove_dir_all(repo.path("src/y")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), repo.path("src/y")).unwrap();
+    assert_eq!(
+        repo.git(["status", "--porcelain", "src/y/f.c"]),
+        " D src/y/f.c\n"
+    );
+    let json = verify(&repo, "plans/p.md --base main --json").json();
+    assert_eq!(
+        statuses(&json),
+        [("src/y/f.c".to_owned(), "changed".to_owned())]
+    );
+}
+
 /// `trivial: counts` for the plan, or for one target; a target's own word wins over the plan's.
 #[test]
 fn trivial_counts_lets_such_changes_be_the_work() {

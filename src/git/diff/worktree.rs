@@ -360,7 +360,7 @@ impl<'a> Decide<'a> {
             state::REMOVED => Ok(base.is_some()),
             state::UNADDABLE => Ok(true),
             state::SUBMODULE | state::SUBMODULE_MODIFIED => {
-                let modified = self.submodule_modified(path)?;
+                let modified = self.submodule_modified(path, index_leaf(entry))?;
                 match (modified, staged) {
                     (false, _) => Ok(staged),
                     (true, false) => Ok(true),
@@ -392,7 +392,7 @@ impl<'a> Decide<'a> {
 
     /// Whether the submodule at `path` is modified as `git diff` sees it: its checked-out
     /// commit differs from the index's, or it has dirty content that its ignore rule counts.
-    fn submodule_modified(&mut self, path: &BStr) -> Result<bool> {
+    fn submodule_modified(&mut self, path: &BStr, indexed: Option<Leaf>) -> Result<bool> {
         let action = || format!("compute the status of submodule `{path}`");
         let diff_ignore = self.diff_ignore_submodules()?;
         let submodules = match &mut self.submodules {
@@ -409,7 +409,7 @@ impl<'a> Decide<'a> {
             .iter()
             .find(|sm| sm.path().is_ok_and(|p| p.as_bstr() == path))
         else {
-            return Ok(false);
+            return self.gitlink_modified(path, indexed, diff_ignore);
         };
         let configured = submodule
             .ignore()
@@ -419,6 +419,34 @@ impl<'a> Decide<'a> {
             .status(ignore, true)
             .map_err(|err| GitError::op(action(), err))?;
         Ok(status.is_dirty() == Some(true))
+    }
+
+    /// [`Self::submodule_modified`] of a gitlink that no `.gitmodules` entry declares (an
+    /// embedded repository `git add`ed, as vendoring scripts and agents do): git compares its
+    /// checkout with the index all the same, and its tracked content under
+    /// `diff.ignoreSubmodules` (by default, untracked content alone does not count).
+    fn gitlink_modified(
+        &mut self,
+        path: &BStr,
+        indexed: Option<Leaf>,
+        diff_ignore: Option<SubmoduleIgnore>,
+    ) -> Result<bool> {
+        if self.worktree_differs(path, indexed)? {
+            return Ok(true);
+        }
+        if submodule_ignore(None, diff_ignore) == SubmoduleIgnore::Dirty {
+            return Ok(false);
+        }
+        let rel = gix::path::from_bstr(path)
+            .map_err(|err| GitError::op(format!("use the path `{path}` on this system"), err))?;
+        let dir = self.workdir.join(rel);
+        // Not a repository (any more): the comparison above said what git says of it.
+        let Ok(embedded) = gix::open(&dir) else {
+            return Ok(false);
+        };
+        embedded
+            .is_dirty()
+            .map_err(|err| GitError::op(format!("compute the status of `{path}`"), err))
     }
 
     /// `diff.ignoreSubmodules`, which a submodule's own `ignore` overrides.
@@ -523,6 +551,13 @@ fn gix_status_changes(pass: Pass<'_>, index: &gix::index::File) -> Result<Vec<St
                 }
             }
             Item::Rewrite { .. } => unreachable!("rewrite tracking is disabled above"),
+        }
+    }
+    // gix's status looks into the submodules `.gitmodules` declares; a gitlink it does not
+    // declare is left for the decision, which compares it as git does.
+    for (entry, state) in index.entries().iter().zip(states.iter_mut()) {
+        if *state == state::CLEAN && entry.mode.is_submodule() && !entry.flags.intersects(trusted) {
+            *state = state::SUBMODULE;
         }
     }
     // gix reports one conflict per path, on its first stage, which is the one decided.
