@@ -132,6 +132,7 @@ impl Repo {
                 .args(args)
                 .output()
         };
+        unrecordable::refuse_unreadable_control_files(worktree)?;
         // Past a path it cannot add, git goes on with the others and exits 1; what it left out
         // is then read back from git (see `unrecordable`). Any other failure is one.
         let (command, at, out) = Git::at_worktree(&git_dir, worktree)

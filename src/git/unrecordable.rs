@@ -94,6 +94,32 @@ fn reason_in(stderr: &str, path: &str) -> String {
         .map_or_else(|| "git did not add it".to_string(), str::to_string)
 }
 
+/// The files git opens as it walks a worktree: its ignore and attributes files, wherever they
+/// are, and the submodules' list at the top.
+const CONTROL_FILES: [&str; 3] = [".gitignore", ".gitattributes", ".gitmodules"];
+
+/// Refuses a worktree where one of git's [`CONTROL_FILES`] is a FIFO, socket or device file:
+/// git opens each one it meets to read it, and a FIFO keeps it (and whatever waits on it: the
+/// snapshot at an attempt's end, `clean`, `finish`) waiting for ever. Nothing else reads the
+/// worktree this way before git does.
+pub(super) fn refuse_unreadable_control_files(worktree: &Path) -> Result<()> {
+    let found = special_files(worktree, &Default::default())?;
+    let Some((path, kind)) = found.into_iter().find(|(path, _)| {
+        path.file_name()
+            .is_some_and(|name| CONTROL_FILES.iter().any(|c| name == *c))
+    }) else {
+        return Ok(());
+    };
+    Err(GitError::op(
+        format!("run git in the worktree {}", worktree.display()),
+        format!(
+            "`{}` is a {kind}, which git would open as one of its own files and wait on for ever; \
+             remove it",
+            slashed(&path)
+        ),
+    ))
+}
+
 /// Every FIFO, socket or device file under `worktree`, relative to it, with what it is. Nested
 /// repositories are not entered (git records them as a whole, or names them itself), nor is
 /// any `.git`, nor a directory in `skip` (relative, `/`-separated); symlinks are not followed.

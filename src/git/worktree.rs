@@ -261,6 +261,7 @@ impl Repo {
     /// so whoever removes a worktree that may hold work asks this first.
     pub fn ignored_files(&self, worktree: &Path) -> Result<Vec<String>> {
         let git_dir = Repo::git_dir_of(worktree)?;
+        super::unrecordable::refuse_unreadable_control_files(worktree)?;
         let out = Git::at_worktree(&git_dir, worktree)
             .args(super::ignored::LS_IGNORED)
             .output()?;

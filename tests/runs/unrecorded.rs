@@ -174,3 +174,32 @@ fn an_unrecorded_attempt_keeps_the_outcome_it_had() {
     assert!(error.contains("; its snapshot does not hold"), "{error}");
     assert!(error.contains("docs/.GIT"), "{error}");
 }
+
+/// A FIFO where git reads one of its own files (an ignore file in a directory of the work) would
+/// keep every git command that walks the worktree waiting for ever: the attempt's snapshot is
+/// refused at once instead, naming it, and the run ends failed with its work in the worktree;
+/// once it is gone, a resume records the work and the run goes on.
+#[test]
+fn a_fifo_where_git_reads_its_ignore_rules_is_named_not_waited_on() {
+    let idle = Actor::agent("idle");
+    let repo = repo_running(&[worker_then("mkfifo docs/.gitignore"), idle], "");
+    let child = repo.baton_spawn(&repo.root, ["run", "plans/fix.md"], &[]);
+    let run = repo.baton_wait(child, LIVENESS);
+    assert_eq!(run.code, 1, "{run}");
+    let id = run.run_id();
+    let state = status(&repo, &id);
+    let error = state["error"]["message"].as_str().unwrap();
+    assert!(
+        error.ends_with(
+            "`docs/.gitignore` is a FIFO, which git would open as one of its own files and wait \
+             on for ever; remove it"
+        ),
+        "{error}"
+    );
+    let worktree = worktree_of(&repo, &state);
+    assert!(text(&worktree.join("docs/a.md")).contains("rule: new"));
+    std::fs::remove_file(worktree.join("docs/.gitignore")).unwrap();
+    let resumed = repo.baton(["resume", &id, "--actor", "executor=idle"]);
+    assert_eq!(resumed.code, 0, "{resumed}");
+    assert_eq!(status(&repo, &id)["status"], "review");
+}
