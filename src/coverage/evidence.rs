@@ -249,7 +249,29 @@ trait Described {
 
 impl Described for RawEvidence {
     const EXPECTING: &'static str = "an evidence object like {\"target_coverage\": [...]}";
+
+    /// `usage` is carried into every attempt's record, which stays bounded: its names are
+    /// names, not documents.
+    fn validate(&self) -> Result<(), String> {
+        let Some(usage) = &self.usage else {
+            return Ok(());
+        };
+        for (field, value) in [("model", &usage.model), ("provider", &usage.provider)] {
+            if let Some(value) = value
+                && value.chars().count() > USAGE_NAME_LIMIT
+            {
+                return Err(format!(
+                    "usage.{field} is {} characters long, more than the {USAGE_NAME_LIMIT} a name may have",
+                    value.chars().count()
+                ));
+            }
+        }
+        Ok(())
+    }
 }
+
+/// The most characters of a name in `usage` (`model`, `provider`).
+pub const USAGE_NAME_LIMIT: usize = 200;
 
 impl Described for RawEntry {
     const EXPECTING: &'static str =
@@ -471,6 +493,22 @@ mod tests {
             evidence.json:1:29: invalid value: integer `-5`, expected u64
             evidence.json:1:23: EOF while parsing an object
             "#);
+    }
+
+    /// `usage` names go into every attempt's record: one longer than a name is refused.
+    #[test]
+    fn an_overlong_usage_name_is_refused() {
+        let at_limit = "m".repeat(USAGE_NAME_LIMIT);
+        let fine = format!("{{\"usage\": {{\"model\": \"{at_limit}\"}}}}");
+        assert_eq!(
+            parse_evidence("evidence.json", &fine).unwrap().usage.unwrap().model,
+            Some(at_limit)
+        );
+        let long = format!("{{\"usage\": {{\"provider\": \"{}\"}}}}", "ü".repeat(201));
+        assert_eq!(
+            shape_error(&long),
+            "evidence.json:1:228: usage.provider is 201 characters long, more than the 200 a name may have"
+        );
     }
 
     #[test]

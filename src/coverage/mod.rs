@@ -50,8 +50,8 @@ pub use bounded::KEPT_PATHS;
 #[cfg(test)]
 pub(crate) use evidence::json_schema as evidence_schema;
 pub use evidence::{
-    Claim, Evidence, EvidenceEntry, EvidenceError, MAX_EVIDENCE_BYTES, Source, Usage,
-    parse_evidence, too_large_message,
+    Claim, Evidence, EvidenceEntry, EvidenceError, MAX_EVIDENCE_BYTES, Source, USAGE_NAME_LIMIT,
+    Usage, parse_evidence, too_large_message,
 };
 pub use missing::closest_name;
 pub use reasons::{

@@ -98,7 +98,7 @@ fn agent_record(
         input_tokens: tokens.input,
         output_tokens: tokens.output,
         cost_usd: report.cost_usd,
-        model: report.model.clone(),
+        model: report.model.as_deref().map(clipped),
         provider: None,
     });
     let reset = match &report.verdict {
@@ -107,7 +107,7 @@ fn agent_record(
     };
     let agent = AgentOutput {
         format,
-        session_id: report.session_id.clone(),
+        session_id: report.session_id.as_deref().map(clipped),
         cache_read_input_tokens: tokens.cache_read,
         cache_creation_input_tokens: tokens.cache_creation,
         reasoning_output_tokens: tokens.reasoning,
@@ -116,6 +116,16 @@ fn agent_record(
         cut: report.cut,
     };
     (usage, Some(Box::new(agent)), reset)
+}
+
+/// A name the agent's output gives (its model, its session), as the attempt records it: at
+/// most [`coverage::USAGE_NAME_LIMIT`] characters, so that the RunState stays bounded whatever
+/// an agent prints.
+fn clipped(name: &str) -> String {
+    match name.char_indices().nth(coverage::USAGE_NAME_LIMIT) {
+        Some((cut, _)) => format!("{}…", &name[..cut]),
+        None => name.to_owned(),
+    }
 }
 
 /// The reset as recorded: its words, and its instant when the output named one (an epoch), a
@@ -127,4 +137,20 @@ pub(super) fn reset_record(reset: LimitReset, ended_at: Timestamp) -> RateLimitR
     let local = jiff::tz::TimeZone::try_system().ok();
     let (at, text) = reset.instant(ended_at, local.as_ref());
     RateLimitReset { text, at }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A name the agent prints is recorded whole up to the limit, and cut past it on a
+    /// character's boundary, marked.
+    #[test]
+    fn agent_names_are_clipped_to_the_limit() {
+        let limit = coverage::USAGE_NAME_LIMIT;
+        assert_eq!(clipped("claude-sonnet-4"), "claude-sonnet-4");
+        assert_eq!(clipped(&"a".repeat(limit)), "a".repeat(limit));
+        let cut = clipped(&"é".repeat(limit + 1));
+        assert_eq!(cut, format!("{}…", "é".repeat(limit)));
+    }
 }
