@@ -69,6 +69,10 @@ pub(super) fn run_hints(err: &RunError) -> Vec<String> {
 /// The hint of creating a run.
 fn create(err: &CreateError) -> Option<String> {
     match err {
+        CreateError::NoIdentity => Some(
+            "git config --global user.name 'Your Name' && git config --global user.email you@example.com"
+                .into(),
+        ),
         CreateError::NoPipeline => Some(
             "for example:\n\nactors:\n  agent: { command: [my-agent, \"{prompt_file}\"] }\n\
              pipeline:\n  - { stage: executor, actor: agent, gate: coverage }"

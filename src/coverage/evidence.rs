@@ -501,7 +501,11 @@ mod tests {
         let at_limit = "m".repeat(USAGE_NAME_LIMIT);
         let fine = format!("{{\"usage\": {{\"model\": \"{at_limit}\"}}}}");
         assert_eq!(
-            parse_evidence("evidence.json", &fine).unwrap().usage.unwrap().model,
+            parse_evidence("evidence.json", &fine)
+                .unwrap()
+                .usage
+                .unwrap()
+                .model,
             Some(at_limit)
         );
         let long = format!("{{\"usage\": {{\"provider\": \"{}\"}}}}", "ü".repeat(201));

@@ -33,6 +33,12 @@ impl Repo {
             .map_err(|err| GitError::op(format!("create branch `{branch}`"), err))
     }
 
+    /// Whether git has a committer to record ref updates and commits in the name of: from
+    /// `GIT_COMMITTER_*`, `committer.*` or `user.*`, as git finds one.
+    pub fn has_committer(&self) -> bool {
+        self.repo.committer().is_some_and(|found| found.is_ok())
+    }
+
     /// Whether `refs/heads/<branch>` is provably the branch [`Self::create_branch`] made: its
     /// reflog begins with that creation (from nothing, with git-baton's message). A branch made
     /// by any other means, or whose reflog is gone or was never kept

@@ -168,6 +168,10 @@ pub fn check(repo: &Repo, config: &Config, options: &CreateOptions) -> Result<()
 }
 
 fn checked(repo: &Repo, config: &Config, options: &CreateOptions) -> Result<Checked, RunError> {
+    // Before anything is written: git would leave a branch's reflog begun and not finished.
+    if !repo.has_committer() {
+        return Err(RunError::Create(CreateError::NoIdentity));
+    }
     let (plan, targets_source) = super::targets::for_new_run(
         repo,
         options.base,

@@ -195,3 +195,33 @@ fn a_half_written_worktree_registration_does_not_block_later_runs() {
     assert!(!registrations.join("0abcdefghj").exists());
     assert!(!registrations.join("0abcdefghk").exists());
 }
+
+/// Without a committer identity (a fresh container), `run` says so before it writes anything —
+/// no branch, no reflog begun, no run — and names the commands that give one.
+#[test]
+fn a_run_without_a_committer_identity_is_refused_before_anything_is_written() {
+    let repo = repo_running(&[Actor::agent("idle")], "");
+    let mut cmd = repo.baton_command(&repo.root, &[], ["run", "plans/fix.md"]);
+    for var in [
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+    ] {
+        cmd.env_remove(var);
+    }
+    let run = Run::new(cmd.output().unwrap(), &[]);
+    assert_eq!(
+        run.the_error(2),
+        "error: no committer identity: the run's branch and commits are recorded in your name, \
+         and neither user.name and user.email nor GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL are \
+         set",
+        "{run}"
+    );
+    assert!(
+        run.stderr.contains("hint: git config --global user.name"),
+        "{run}"
+    );
+    assert_nothing_created(&repo, "no identity");
+    assert!(!repo.path(".git/logs/refs/heads/baton").exists());
+}

@@ -20,6 +20,12 @@ pub enum CreateError {
 
     #[error("no pipeline is configured: .baton.yml has no `pipeline`")]
     NoPipeline,
+    /// git records a branch's creation, and a commit, in someone's name.
+    #[error(
+        "no committer identity: the run's branch and commits are recorded in your name, and neither \
+         user.name and user.email nor GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL are set"
+    )]
+    NoIdentity,
     #[error("{plan}:{line}:{column}: plan stage `{stage}` is not in the configured pipeline")]
     UnknownPlanStage {
         plan: String,
