@@ -118,7 +118,7 @@ fn run_one(check: &CheckSpec, cx: &Context) -> CheckResult {
         tail: String::new(),
         error: None,
     };
-    if let Err(err) = std::fs::create_dir_all(cx.attempt_dir.join(cx.log_dir)) {
+    if let Err(err) = log_dir(&cx.attempt_dir.join(cx.log_dir)) {
         result.error = Some(bounded(format!(
             "{}: cannot create the checks' log directory: {}",
             check.origin,
@@ -250,6 +250,15 @@ fn join_tails(stdout: &str, stderr: &str) -> String {
         start += 1;
     }
     joined[start..].to_string()
+}
+
+/// The checks' log directory `dir` of the attempt, a directory of its own: a link the actor put
+/// there (to a directory elsewhere, where the logs would land) is removed first.
+fn log_dir(dir: &Path) -> std::io::Result<()> {
+    if std::fs::symlink_metadata(dir).is_ok_and(|meta| !meta.is_dir()) {
+        std::fs::remove_file(dir)?;
+    }
+    std::fs::create_dir_all(dir)
 }
 
 #[cfg(test)]

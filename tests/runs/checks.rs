@@ -360,3 +360,42 @@ fn the_agent_may_run_the_checks_but_only_the_runners_run_counts() {
     assert_eq!(checks[0]["outcome"], "failed");
     assert_eq!(tail(&checks[0]), "not ok");
 }
+
+/// The checks' logs are made by git-baton in the attempt's directory after the actor exits, and
+/// an agent can reach that directory: links it planted there — at a log, or at the log
+/// directory — are replaced, and what they point at is neither written nor created.
+#[test]
+fn links_an_agent_planted_at_the_check_logs_write_nothing_outside() {
+    for (what, plant) in [
+        (
+            "a log",
+            "mkdir -p $DIR/checks && ln -s $OUTSIDE/victim $DIR/checks/tests.stdout.log",
+        ),
+        ("the log directory", "ln -s $OUTSIDE $DIR/checks"),
+    ] {
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("victim");
+        std::fs::write(&victim, "precious\n").unwrap();
+        let planter = Actor::shell(
+            "planter",
+            &format!(
+                "for f in docs/a.md docs/b.md docs/c.md; do echo 'rule: new' >> $f; done; \
+                 OUTSIDE={}; DIR=$(dirname \"$BATON_EVIDENCE_FILE\"); {plant} || exit 7",
+                outside.path().display()
+            ),
+        );
+        let repo = repo_checking(
+            &[planter],
+            "checks:\n  - { name: tests, command: [sh, -c, 'echo checked'] }\n",
+        );
+        let (id, _) = repo.run_plan("plans/fix.md", 0);
+        assert_eq!(text(&victim), "precious\n", "{what}");
+        let names: Vec<_> = std::fs::read_dir(outside.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["victim"], "{what}");
+        let log = run_dir(&repo, &id).join("attempts/executor-1/checks/tests.stdout.log");
+        assert_eq!(text(&log), "checked\n", "{what}");
+    }
+}
