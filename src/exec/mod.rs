@@ -575,23 +575,12 @@ fn check_workdir(inv: &Invocation) -> Result<(), ExecError> {
     Ok(())
 }
 
-/// A new log file at `path`. Whatever an actor left there (a link to a file elsewhere, which
-/// creating through it would overwrite) is removed first, and the file is created anew, never
-/// opened through a link.
 fn create_log(actor: &ActorSpec, path: &Path) -> Result<File, ExecError> {
-    let failed = |source| ExecError::Log {
+    File::create(path).map_err(|source| ExecError::Log {
         actor: actor.name.clone(),
         path: path.to_owned(),
         source,
-    };
-    if std::fs::symlink_metadata(path).is_ok_and(|meta| !meta.is_dir()) {
-        std::fs::remove_file(path).map_err(failed)?;
-    }
-    File::options()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(failed)
+    })
 }
 
 fn spawn_error(actor: &ActorSpec, program: &str, err: io::Error) -> ExecError {

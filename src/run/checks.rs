@@ -137,6 +137,17 @@ fn run_one(check: &CheckSpec, cx: &Context) -> CheckResult {
     };
     let stdout_path = cx.attempt_dir.join(&result.stdout_log);
     let stderr_path = cx.attempt_dir.join(&result.stderr_log);
+    if let Err(err) = [&stdout_path, &stderr_path]
+        .into_iter()
+        .try_for_each(|p| fresh_log(p))
+    {
+        result.error = Some(bounded(format!(
+            "{}: cannot make way for the check's logs: {}",
+            check.origin,
+            crate::files::io_reason(&err)
+        )));
+        return result;
+    }
     let invocation = exec::Invocation {
         actor: &spec,
         workdir: cx.worktree,
@@ -252,13 +263,23 @@ fn join_tails(stdout: &str, stderr: &str) -> String {
     joined[start..].to_string()
 }
 
-/// The checks' log directory `dir` of the attempt, a directory of its own: a link the actor put
-/// there (to a directory elsewhere, where the logs would land) is removed first.
+/// The checks' log directory `dir` of the attempt, a directory of its own: the actor, which can
+/// reach the attempt's directory and has exited by now, may have left a link there (to a
+/// directory elsewhere, where the logs would land), which is removed first.
 fn log_dir(dir: &Path) -> std::io::Result<()> {
     if std::fs::symlink_metadata(dir).is_ok_and(|meta| !meta.is_dir()) {
         std::fs::remove_file(dir)?;
     }
     std::fs::create_dir_all(dir)
+}
+
+/// Makes way for a check's log at `path`: a link or a file the actor left there is removed, so
+/// that the log is created anew rather than written through the link to a file elsewhere.
+fn fresh_log(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_file() || meta.file_type().is_symlink() => std::fs::remove_file(path),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]
