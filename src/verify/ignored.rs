@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::missing::Dirs;
-use crate::git::{CommitId, GitError, Repo};
+use crate::git::{CommitId, GitError, PathKind, Repo};
 use crate::plan::{Plan, TargetKind};
 
 /// A target the ignore rules exclude.
@@ -46,6 +46,21 @@ impl IgnoredTarget {
     }
 }
 
+/// Whether a directory on the way to `path` is a submodule at `commit`: what is inside is the
+/// submodule's, which no rule of this repository ignores (and git refuses to be asked).
+fn in_a_submodule(dirs: &mut Dirs<'_>, commit: CommitId, path: &str) -> Result<bool, GitError> {
+    let mut end = 0;
+    while let Some(slash) = path[end..].find('/') {
+        end += slash;
+        match dirs.kind_at(commit, &path[..end])? {
+            Some(PathKind::Submodule) => return Ok(true),
+            Some(PathKind::Dir) => end += 1,
+            _ => return Ok(false),
+        }
+    }
+    Ok(false)
+}
+
 /// The targets of `plan` (its file named `plan_path`) that the worktree's ignore rules exclude.
 /// Globs are left alone: what they match is not one path. So is a target that `commit` (the
 /// worktree's base or HEAD) has: a tracked path is not subject to ignore rules, and a plan of
@@ -65,6 +80,7 @@ pub fn ignored_targets(
         if target.kind != TargetKind::Glob
             && target.spec.len() < 4096
             && dirs.kind_at(commit, target.scope())?.is_none()
+            && !in_a_submodule(&mut dirs, commit, target.scope())?
         {
             targets.push(target);
         }

@@ -142,3 +142,36 @@ fn paths_with_spaces_and_non_ascii() {
         &[("the worktree against main", "main...HEAD")],
     );
 }
+
+/// A target inside a submodule names the submodule's file, which no change of this repository
+/// holds: the gate says it is not covered (git refuses to be asked whether such a path is
+/// ignored, which must not end the command).
+#[test]
+fn a_target_inside_a_submodule_is_judged_not_a_git_error() {
+    let sub = TestRepo::new();
+    sub.write("i.txt", "i\n");
+    sub.commit_all("i");
+    let repo = TestRepo::new();
+    repo.write("r.txt", "r\n");
+    repo.git([
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        sub.root.to_str().unwrap(),
+        "sub",
+    ]);
+    repo.write(
+        "plans/p.md",
+        &plan("In the submodule", &["sub/i.txt", "r.txt"]),
+    );
+    repo.commit_all("init");
+    repo.write("r.txt", "r changed\n");
+    let run = verify(&repo, "plans/p.md --base main --json");
+    assert_eq!(run.code, 1, "{run}");
+    let targets = &run.json()["plans"][0]["coverage"]["targets"];
+    assert_eq!(targets[0]["target"], "sub/i.txt");
+    assert_ne!(targets[0]["status"], "changed", "{targets:#}");
+    assert_eq!(targets[1]["status"], "changed", "{targets:#}");
+}
