@@ -35,6 +35,33 @@ pub const STOP_HOOK_FILE: &str = "stop-hook.json";
 pub const DEFAULT_MAX_BLOCKS: u32 = 3;
 /// The most of the hook's input read from stdin.
 pub const MAX_HOOK_INPUT: u64 = 1024 * 1024;
+/// How long a call waits for another to release [`AGENT_LOCK`]: the calls hold it for the few
+/// milliseconds a write takes, so only a process that holds it and never lets go (the agent
+/// can `flock` the file) waits this long — and then the call fails instead of hanging.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Takes `file`'s exclusive lock, waiting at most `wait` for another holder to release it.
+fn lock_within(file: &File, wait: std::time::Duration) -> std::io::Result<()> {
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::Error(err)) => return Err(err),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::WouldBlock,
+                    format!(
+                        "another process has held it for {} s",
+                        wait.as_secs_f64().round()
+                    ),
+                ));
+            }
+        }
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum AgentSideError {
@@ -155,13 +182,10 @@ impl Current {
                 source,
             }
         };
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(io("open"))?;
-        file.lock().map_err(io("lock"))?;
+        // The agent can write its attempt's directory: a named pipe, a device or a link put
+        // there is refused at once, never opened in a way that waits.
+        let file = crate::files::open_lock_file(&path).map_err(io("open"))?;
+        lock_within(&file, LOCK_WAIT).map_err(io("lock"))?;
         Ok(file)
     }
 
@@ -424,6 +448,62 @@ fn reason_message(kind: ProblemKind, reason: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A lock another process holds and never releases makes the call fail after the wait, not
+    /// hang; one that is free is taken at once.
+    #[test]
+    fn a_lock_held_for_ever_fails_after_the_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(AGENT_LOCK);
+        let holder = crate::files::open_lock_file(&path).unwrap();
+        holder.lock().unwrap();
+        let other = crate::files::open_lock_file(&path).unwrap();
+        let err = lock_within(&other, std::time::Duration::from_millis(50)).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::WouldBlock, "{err}");
+        drop(holder);
+        lock_within(&other, std::time::Duration::from_millis(50)).unwrap();
+    }
+
+    /// `agent.lock` as a named pipe, a directory or a symbolic link is refused by its kind at
+    /// once (a thread deadline turns a regression into a failure, not a hang).
+    #[cfg(unix)]
+    #[test]
+    fn a_lock_that_is_not_a_regular_file_is_refused_without_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        let sub = dir.path().join("dir");
+        std::fs::create_dir(&sub).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&fifo, &link).unwrap();
+        let (send, receive) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let refused = [fifo, sub, link].map(|path| {
+                crate::files::open_lock_file(&path)
+                    .map(|_| ())
+                    .map_err(|err| err.to_string())
+            });
+            let _ = send.send(refused);
+        });
+        let refused = receive
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("refused without waiting on the pipe");
+        assert_eq!(
+            refused,
+            [
+                Err("is a named pipe (FIFO), not a regular file".to_string()),
+                Err("is a directory, not a regular file".to_string()),
+                Err("is a symbolic link, not a regular file".to_string()),
+            ]
+        );
+    }
 
     #[test]
     fn hook_input_is_read_leniently_but_must_be_json() {

@@ -228,3 +228,38 @@ fn the_stop_hook_allows_a_covered_attempt() {
         [Value::Null]
     );
 }
+
+/// The agent can write its attempt's directory: an `agent.lock` it made a named pipe is refused
+/// at once by the hook (exit 1, the non-blocking "cannot decide") and by `unchanged`, where
+/// opening it blocked both for ever; with the pipe gone both work again.
+#[test]
+fn an_agent_lock_that_is_a_named_pipe_is_refused_without_waiting() {
+    let w = Waiting::start();
+    let lock = run_dir(&w.repo, &w.id).join("attempts/executor-1/agent.lock");
+    let made = std::process::Command::new("mkfifo").arg(&lock).status();
+    assert!(made.unwrap().success(), "mkfifo {}", lock.display());
+    let input = r#"{"session_id": "s", "stop_hook_active": false}"#;
+    let hook = w.hook(input, &[]);
+    assert_eq!(hook.code, 1, "{hook}");
+    assert_eq!(hook.stdout, "", "{hook}");
+    assert!(
+        hook.stderr.starts_with("error: cannot open ")
+            && hook.stderr.contains("agent.lock")
+            && hook.stderr.contains("named pipe (FIFO)"),
+        "{hook}"
+    );
+    let unchanged = w.baton(&["unchanged", "docs/b.md", REASON]);
+    assert_ne!(unchanged.code, 0, "{unchanged}");
+    assert!(
+        unchanged.stderr.contains("named pipe (FIFO)"),
+        "{unchanged}"
+    );
+    std::fs::remove_file(&lock).unwrap();
+    let hook = w.hook(input, &[]);
+    assert_eq!(hook.code, 0, "{hook}");
+    assert!(hook.stdout.contains(r#""decision":"block""#), "{hook}");
+    let unchanged = w.baton(&["unchanged", "docs/b.md", REASON]);
+    assert_eq!(unchanged.code, 0, "{unchanged}");
+    let (_repo, _id, run) = w.release();
+    assert_eq!(run.code, 1, "docs/c.md is still uncovered: {run}");
+}
