@@ -266,6 +266,17 @@ impl Current {
         } else {
             Err(format!("stage `{}` has no coverage gate", stage.name))
         };
+        // The attempt's end fails an attempt whose snapshot leaves paths out, gated or not:
+        // the check applies the same rule, found the same way.
+        let (unrecorded, unrecordable) = match super::unrecorded::would_leave_out(repo, &self.state)
+        {
+            Ok(paths) => (paths, None),
+            Err(why) => (Vec::new(), Some(why)),
+        };
+        let covered = match &result {
+            Ok(report) => report.passed || !enforced,
+            Err(_) => !enforced,
+        };
         Check {
             schema_version: crate::report::check::CHECK_SCHEMA_VERSION,
             run_id: self.state.run_id.to_string(),
@@ -273,12 +284,11 @@ impl Current {
             attempt: self.attempt,
             gated: stage.gated,
             enforced,
-            passed: match &result {
-                Ok(report) => report.passed || !enforced,
-                Err(_) => !enforced,
-            },
+            passed: covered && unrecorded.is_empty() && unrecordable.is_none(),
             coverage: result.as_ref().ok().cloned(),
             error: result.err(),
+            unrecorded,
+            unrecordable,
         }
     }
 
@@ -383,7 +393,31 @@ pub enum Hook {
 
 /// The instruction Claude Code gets when the hook blocks: which targets, and how to cover them.
 fn block_reason(check: &Check) -> String {
-    let mut text = String::from("git-baton: the coverage gate would block this attempt. ");
+    let covered = check.coverage.as_ref().is_some_and(|r| r.passed) || !check.enforced;
+    let mut text = String::from(if covered {
+        "git-baton: this attempt would fail. "
+    } else {
+        "git-baton: the coverage gate would block this attempt. "
+    });
+    if !check.unrecorded.is_empty() {
+        text.push_str(&format!(
+            "If it ended now, {}. ",
+            crate::state::unrecorded_message(&check.unrecorded)
+        ));
+    }
+    if let Some(why) = &check.unrecordable {
+        text.push_str(&format!("git cannot record the worktree now: {why}. "));
+    }
+    if !check.recordable() {
+        text.push_str(&format!(
+            "Before you stop, {}. ",
+            crate::report::check::UNRECORDABLE_HINT
+        ));
+        if covered {
+            text.push_str("Run `git baton check` to see what the gate will say, then finish.");
+            return text;
+        }
+    }
     match &check.coverage {
         Some(report) => {
             for (status, targets) in report.failing_by_status() {
@@ -535,6 +569,8 @@ mod tests {
             passed: false,
             coverage: Some(report),
             error: None,
+            unrecorded: Vec::new(),
+            unrecordable: None,
         };
         assert_eq!(
             block_reason(&check),
@@ -548,6 +584,45 @@ mod tests {
              change, run `git baton unchanged <TARGET> \"<specific reason>\"`. Run `git baton \
              check` to see what the gate will say, then finish."
         );
+    }
+
+    /// Covered, but the snapshot would leave a path out: the block names the path and git's
+    /// reason, and says what to do, with nothing about uncovered targets.
+    #[test]
+    fn a_block_for_an_unrecordable_path_names_it() {
+        let plan = crate::plan::parse("plans/p.md", "---\ntargets: [a.md]\n---\n").unwrap();
+        let report = coverage::evaluate(&plan.targets, &["a.md".into()], &[], &[]);
+        assert!(report.passed);
+        let check = Check {
+            schema_version: crate::report::check::CHECK_SCHEMA_VERSION,
+            run_id: "r".into(),
+            stage: "executor".into(),
+            attempt: 1,
+            gated: true,
+            enforced: true,
+            passed: false,
+            coverage: Some(report),
+            error: None,
+            unrecorded: vec![crate::state::UnrecordedPath {
+                path: "docs/p".into(),
+                reason: "a named pipe (FIFO): git records only regular files".into(),
+            }],
+            unrecordable: None,
+        };
+        let reason = block_reason(&check);
+        assert!(
+            reason.starts_with(
+                "git-baton: this attempt would fail. If it ended now, its snapshot does not hold \
+                 1 path(s) git cannot record"
+            ),
+            "{reason}"
+        );
+        assert!(
+            reason.contains("docs/p (a named pipe (FIFO): git records only regular files)"),
+            "{reason}"
+        );
+        assert!(reason.contains("remove or replace each path"), "{reason}");
+        assert!(!reason.contains("uncovered"), "{reason}");
     }
 
     #[test]
