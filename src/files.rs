@@ -246,6 +246,48 @@ fn open_nonblocking(path: &Path) -> std::io::Result<File> {
     }
 }
 
+/// Opens (creating it, empty, when absent) a lock file for writing without ever waiting, for a
+/// lock in a directory an agent can write (an attempt's `agent.lock`): only a regular file is
+/// taken. A named pipe, a socket, a device, a directory or a symbolic link there is refused with
+/// a [`NotAFile`] error that names its kind — before it is opened, and again from the opened
+/// file in case it was replaced in between. The open is non-blocking (a named pipe without a
+/// reader fails at once instead of blocking until one comes) and does not follow a last
+/// symbolic link.
+pub fn open_lock_file(path: &Path) -> std::io::Result<File> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if !meta.is_file() => return Err(not_a_file(&meta.file_type())),
+        Ok(_) => {}
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+        Err(err) => return Err(err),
+    }
+    #[cfg(unix)]
+    let file = {
+        use rustix::fs::{Mode, OFlags};
+        let fd = rustix::fs::open(
+            path,
+            OFlags::WRONLY
+                | OFlags::CREATE
+                | OFlags::CLOEXEC
+                | OFlags::NONBLOCK
+                | OFlags::NOCTTY
+                | OFlags::NOFOLLOW,
+            Mode::from_raw_mode(0o644),
+        )?;
+        File::from(fd)
+    };
+    #[cfg(not(unix))]
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_a_file(&meta.file_type()));
+    }
+    Ok(file)
+}
+
 /// Opens `path` for reading if it is a regular file (symbolic links followed): a named pipe, a
 /// socket, a device or a directory is refused with a [`NotAFile`] error that names its kind,
 /// before it is opened, and again from the opened file in case it was replaced in between. An

@@ -41,7 +41,8 @@ pub struct CommitTrailers {
 ///
 /// Commits that `finish` made before it wrote `Baton-Plan` name their plan only in the body line
 /// `Work of git-baton run <id> for plan <path>.`; for a run named without a plan, that line of
-/// the same run names it.
+/// the same run names it — when its path is one inside the repository ([`is_repo_path`]): a
+/// plan outside it gets no `Baton-Plan`, and the line then names none either.
 #[must_use]
 pub fn parse_commit_trailers(commit: &str, message: &str) -> CommitTrailers {
     let mut found = CommitTrailers::default();
@@ -71,7 +72,10 @@ pub fn parse_commit_trailers(commit: &str, message: &str) -> CommitTrailers {
             let plan = prose
                 .lines()
                 .find_map(|l| l.strip_prefix(line.as_str())?.strip_suffix('.'));
-            if let Some(plan) = plan.filter(|p| !p.is_empty()) {
+            // `finish` writes that line for every plan, and a `Baton-Plan` only for one inside the
+            // repository: a line naming a plan outside it (`../x.md`, `/tmp/x.md`) says where
+            // the run's plan was, and names no plan for `verify`, as the absent trailer says.
+            if let Some(plan) = plan.filter(|p| is_repo_path(p)) {
                 found.plans.push(plan.to_owned());
             }
         }
@@ -257,6 +261,19 @@ Baton-Unchanged: docs/b.md:
         );
         let no_run = "Subject\n\nWork of git-baton run 0abc123xyz for plan plans/a.md.\n";
         assert!(parse_commit_trailers("c", no_run).plans.is_empty());
+        // A plan outside the repository: finish writes the line but no Baton-Plan, and the line
+        // names no plan (verify would refuse the path).
+        for outside in [
+            "../outside.md",
+            "/tmp/plan.md",
+            "plans/../../x.md",
+            "./x.md",
+        ] {
+            let message = older.replace("plans/a.b.md", outside);
+            let found = parse_commit_trailers("c", &message);
+            assert!(found.plans.is_empty(), "{outside}: {found:?}");
+            assert_eq!(found.runs, ["0abc123xyz"], "{outside}");
+        }
     }
 
     #[test]

@@ -272,7 +272,9 @@ pub fn kill_leftovers(
     workdir: &Path,
     grace: Duration,
 ) -> Result<usize, super::ExecError> {
-    let token = match std::fs::read_to_string(token_file) {
+    // The attempt's directory is the agent's to write: its files are read only when they are
+    // regular files, never waiting on a named pipe left there.
+    let token = match crate::files::read_regular_string(token_file) {
         Ok(text) => text.trim().to_string(),
         Err(err) if err.kind() == io::ErrorKind::NotFound => {
             return Ok(legacy_leftovers(pid_file, workdir));
@@ -303,7 +305,7 @@ pub fn kill_leftovers(
 /// The pids of what an attempt whose driver died left running, without touching them: what
 /// [`kill_leftovers`] would end now (for `doctor`). Empty when nothing can be found or looked for.
 pub fn live_leftovers(token_file: &Path, pid_file: &Path, workdir: &Path) -> Vec<i32> {
-    let token = std::fs::read_to_string(token_file).map(|text| text.trim().to_string());
+    let token = crate::files::read_regular_string(token_file).map(|text| text.trim().to_string());
     let procs: Vec<Proc> = match token {
         Ok(token) if !token.is_empty() => Marker::new(&token).members().unwrap_or_default(),
         Ok(_) => Vec::new(),
@@ -324,7 +326,7 @@ fn legacy_leftovers(pid_file: &Path, workdir: &Path) -> usize {
 
 /// The live processes of the recorded group whose working directory is inside `workdir`.
 fn legacy_group(pid_file: &Path, workdir: &Path) -> Vec<Proc> {
-    let Some(pgid) = std::fs::read_to_string(pid_file)
+    let Some(pgid) = crate::files::read_regular_string(pid_file)
         .ok()
         .and_then(|text| text.trim().parse::<i32>().ok())
     else {
@@ -346,6 +348,44 @@ fn legacy_group(pid_file: &Path, workdir: &Path) -> Vec<Proc> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The attempt's token and pid files as named pipes (the agent can write its attempt's
+    /// directory): refused or taken as absent at once, never waited on (a thread deadline turns
+    /// a regression into a failure, not a hang).
+    #[test]
+    fn a_token_or_pid_file_that_is_a_named_pipe_is_never_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let (token, pid) = (
+            dir.path().join("attempt.token"),
+            dir.path().join("actor.pid"),
+        );
+        for path in [&token, &pid] {
+            rustix::fs::mknodat(
+                rustix::fs::CWD,
+                path,
+                rustix::fs::FileType::Fifo,
+                rustix::fs::Mode::from_raw_mode(0o644),
+                0,
+            )
+            .unwrap();
+        }
+        let workdir = dir.path().to_path_buf();
+        let (send, receive) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let live = live_leftovers(&token, &pid, &workdir);
+            let killed = kill_leftovers(&token, &pid, &workdir, Duration::from_millis(10));
+            let _ = send.send((live, killed.map_err(|e| e.to_string())));
+        });
+        let (live, killed) = receive
+            .recv_timeout(Duration::from_secs(60))
+            .expect("read without waiting on a named pipe");
+        assert!(live.is_empty(), "{live:?}");
+        let err = killed.unwrap_err();
+        assert!(
+            err.contains("attempt.token: is a named pipe (FIFO)"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn tokens_differ() {

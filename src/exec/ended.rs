@@ -1,7 +1,6 @@
 //! How an attempt ended: the agent's output read back from the logs, and the outcome that
 //! it, the exit status and the rate-limit rules make.
 
-use std::fs::File;
 use std::io;
 use std::path::Path;
 use std::process::ExitStatus;
@@ -91,7 +90,7 @@ const MAX_PARSED: u64 = 64 * 1024 * 1024;
 /// A log's text: whole, or — past `max` bytes — its first and last `max / 2` bytes.
 fn read_ends(path: &Path, max: u64) -> io::Result<(String, Option<String>)> {
     use std::io::{Read, Seek, SeekFrom};
-    let mut file = File::open(path)?;
+    let mut file = crate::files::open_regular(path)?;
     let len = file.metadata()?.len();
     let text = |bytes: Vec<u8>| String::from_utf8_lossy(&bytes).into_owned();
     if len <= max {
@@ -133,6 +132,34 @@ fn stream<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The attempt's directory is the agent's to write: a log it replaced by a named pipe is
+    /// refused by its kind at once, never waited on (under a thread deadline).
+    #[cfg(unix)]
+    #[test]
+    fn a_log_replaced_by_a_named_pipe_is_refused_without_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stdout.log");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &path,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        let (send, receive) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = send.send(read_ends(&path, 100).map_err(|e| e.to_string()));
+        });
+        let read = receive
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("refused without waiting on the pipe");
+        assert_eq!(
+            read,
+            Err("is a named pipe (FIFO), not a regular file".to_string())
+        );
+    }
 
     #[test]
     fn a_log_past_the_read_bound_is_read_by_its_ends() {

@@ -79,7 +79,7 @@ impl CappedLog {
     /// Rewrites the file as head, marker, tail.
     fn cut(&mut self) -> io::Result<()> {
         self.dropped += self.len - self.region - self.tail;
-        let mut old = File::open(&self.path)?;
+        let mut old = crate::files::open_regular(&self.path)?;
         let head_ends_line = self.head == 0 || {
             let mut last = [0u8];
             old.seek(SeekFrom::Start(self.head - 1))?;
@@ -227,7 +227,7 @@ fn decode_lossy(
     path: &Path,
     mut each: impl FnMut(&str, usize) -> io::Result<()>,
 ) -> io::Result<()> {
-    let mut file = File::open(path)?;
+    let mut file = crate::files::open_regular(path)?;
     let mut buf = vec![0u8; READ_CHUNK];
     let mut carried = 0;
     loop {

@@ -21,7 +21,8 @@ const MAX_DEPTH: usize = 8;
 impl Repo {
     /// Each configuration file named by its path relative to the common directory (`config`,
     /// `hooks/pre-commit`, `worktrees/<name>/config.worktree`), with a digest of what it is:
-    /// `absent`, `blob <id>`, `link <target>`, `dir`, or `unreadable: <reason>`.
+    /// `absent`, `blob <id>`, `link <target>`, `dir`, `special <kind>` (a named pipe, a socket, a
+    /// device: never opened), or `unreadable: <reason>`.
     pub fn git_config_digest(&self) -> BTreeMap<String, String> {
         let common = self.common_dir();
         let mut out = BTreeMap::new();
@@ -66,7 +67,12 @@ fn digest(path: &Path) -> String {
             Err(err) => format!("unreadable: {err}"),
         },
         Ok(meta) if meta.is_dir() => "dir".into(),
-        Ok(meta) => match std::fs::read(path) {
+        // An agent can leave a named pipe or a socket in `hooks/` or `info/`: named by its kind,
+        // never opened (opening a pipe waits for a writer for ever).
+        Ok(meta) if !meta.is_file() => {
+            format!("special {}", crate::files::kind_name(&meta.file_type()))
+        }
+        Ok(meta) => match crate::files::read_regular(path) {
             Ok(bytes) => format!(
                 "blob {}{}",
                 blob_id(&bytes).unwrap_or_default(),
@@ -121,6 +127,42 @@ fn walk(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A named pipe in `hooks/`, `info/` or as `config` is named by its kind and never opened:
+    /// the digest is taken at once (bounded by a deadline, so that a regression fails, not hangs).
+    #[cfg(unix)]
+    #[test]
+    fn a_named_pipe_among_the_config_files_is_named_not_opened() {
+        let dir = crate::testing::git_init(&[]);
+        let git_dir = dir.path().join(".git");
+        std::fs::create_dir_all(git_dir.join("hooks")).unwrap();
+        std::fs::create_dir_all(git_dir.join("info")).unwrap();
+        for rel in ["hooks/pre-commit", "info/attributes", "config.worktree"] {
+            rustix::fs::mknodat(
+                rustix::fs::CWD,
+                git_dir.join(rel),
+                rustix::fs::FileType::Fifo,
+                rustix::fs::Mode::from_raw_mode(0o644),
+                0,
+            )
+            .unwrap();
+        }
+        let root = dir.path().to_path_buf();
+        let (send, receive) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let repo = Repo::discover(&root).unwrap();
+            let _ = send.send(repo.git_config_digest());
+        });
+        let digest = receive
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the digest is taken without waiting on a named pipe");
+        for rel in ["hooks/pre-commit", "info/attributes", "config.worktree"] {
+            assert_eq!(
+                digest[rel], "special named pipe (FIFO)",
+                "{rel}: {digest:?}"
+            );
+        }
+    }
 
     #[test]
     fn a_changed_hook_or_config_changes_its_digest_and_only_its_own() {

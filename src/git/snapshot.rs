@@ -66,6 +66,19 @@ impl WorktreeCommit {
     }
 }
 
+/// A worktree added to a scratch index: the index lives as long as this does.
+struct Staged {
+    scratch: tempfile::TempDir,
+    git_dir: std::path::PathBuf,
+    unrecorded: Vec<Unrecorded>,
+}
+
+impl Staged {
+    fn index(&self) -> std::path::PathBuf {
+        self.scratch.path().join("index")
+    }
+}
+
 /// A commit id git printed.
 fn printed_id(hex: &str, what: &str) -> Result<CommitId> {
     hex.parse()
@@ -108,6 +121,44 @@ impl Repo {
         message: &str,
         identity: Identity,
     ) -> Result<WorktreeCommit> {
+        let staged = self.stage_in_scratch(worktree)?;
+        let (git_dir, index) = (&staged.git_dir, staged.index());
+        let scratch_git = |args: &[&str]| {
+            Git::at_worktree(git_dir, worktree)
+                .env("GIT_INDEX_FILE", &index)
+                .args(args)
+                .output()
+        };
+        let tree = scratch_git(&["write-tree"])?;
+        let commit = identity
+            .apply(Git::at_worktree(git_dir, worktree))
+            .args([
+                "commit-tree",
+                &tree,
+                "-p",
+                &parent.to_string(),
+                "-m",
+                message,
+            ])
+            .output()?;
+        Ok(WorktreeCommit {
+            commit: printed_id(&commit, "the commit id git commit-tree printed")?,
+            unrecorded: staged.unrecorded,
+            worktree: worktree.to_path_buf(),
+        })
+    }
+
+    /// The paths of `worktree` that a record of it ([`Repo::record_worktree`], an attempt's
+    /// snapshot) would leave out now, each with git's reason: the same `git add` into a scratch
+    /// index, with no tree, commit or ref made (only the blobs git hashes reach the object
+    /// database), and the worktree and its index untouched.
+    pub fn unrecordable(&self, worktree: &Path) -> Result<Vec<Unrecorded>> {
+        Ok(self.stage_in_scratch(worktree)?.unrecorded)
+    }
+
+    /// `git add -A --ignore-errors` of `worktree` into a scratch index (in a temporary directory
+    /// of the common directory, removed when the result is dropped), and what it left out.
+    fn stage_in_scratch(&self, worktree: &Path) -> Result<Staged> {
         let scratch = tempfile::Builder::new()
             .prefix("baton-snapshot-")
             .tempdir_in(self.common_dir())
@@ -126,12 +177,6 @@ impl Repo {
                 )
             })?;
         }
-        let scratch_git = |args: &[&str]| {
-            Git::at_worktree(&git_dir, worktree)
-                .env("GIT_INDEX_FILE", &index)
-                .args(args)
-                .output()
-        };
         unrecordable::refuse_unreadable_control_files(worktree)?;
         // Past a path it cannot add, git goes on with the others and exits 1; what it left out
         // is then read back from git (see `unrecordable`). Any other failure is one.
@@ -144,22 +189,10 @@ impl Repo {
         }
         let stderr = String::from_utf8_lossy(&out.stderr);
         let unrecorded = unrecordable::left_out(&git_dir, worktree, &index, &stderr)?;
-        let tree = scratch_git(&["write-tree"])?;
-        let commit = identity
-            .apply(Git::at_worktree(&git_dir, worktree))
-            .args([
-                "commit-tree",
-                &tree,
-                "-p",
-                &parent.to_string(),
-                "-m",
-                message,
-            ])
-            .output()?;
-        Ok(WorktreeCommit {
-            commit: printed_id(&commit, "the commit id git commit-tree printed")?,
+        Ok(Staged {
+            scratch,
+            git_dir,
             unrecorded,
-            worktree: worktree.to_path_buf(),
         })
     }
 

@@ -273,6 +273,11 @@ fn reference_definition(line: &str) -> Option<(&str, usize)> {
 fn take_code_spans(line: &mut String) -> Vec<(String, usize)> {
     let mut spans = Vec::new();
     let bytes = line.as_bytes().to_vec();
+    let mut columns = Columns::new(line);
+    // Lengths of backtick runs that no run after some point closes: none after any later point
+    // either, so an opener of that length is skipped without scanning the rest of the line
+    // again (a line of many lone backticks stays linear).
+    let mut unclosed = std::collections::HashSet::new();
     let mut i = 0;
     let mut blank = Vec::new();
     while i < bytes.len() {
@@ -282,6 +287,10 @@ fn take_code_spans(line: &mut String) -> Vec<(String, usize)> {
         }
         let run = bytes[i..].iter().take_while(|b| **b == b'`').count();
         let open_end = i + run;
+        if unclosed.contains(&run) {
+            i = open_end;
+            continue;
+        }
         let mut j = open_end;
         let mut close = None;
         while j < bytes.len() {
@@ -297,12 +306,13 @@ fn take_code_spans(line: &mut String) -> Vec<(String, usize)> {
             }
         }
         let Some(close) = close else {
+            unclosed.insert(run);
             i = open_end;
             continue;
         };
         let content = &line[open_end..close];
         let lead = content.len() - content.trim_start().len();
-        spans.push((content.trim().to_owned(), column_of(line, open_end + lead)));
+        spans.push((content.trim().to_owned(), columns.at(open_end + lead)));
         blank.push((i, close + run));
         i = close + run;
     }
@@ -315,6 +325,7 @@ fn take_code_spans(line: &mut String) -> Vec<(String, usize)> {
 fn take_links(line: &mut String) -> Vec<(String, usize)> {
     let mut links = Vec::new();
     let mut blank = Vec::new();
+    let mut columns = Columns::new(line);
     let mut search = 0;
     while let Some(found) = line[search..].find("](") {
         let open = search + found + 2;
@@ -337,7 +348,7 @@ fn take_links(line: &mut String) -> Vec<(String, usize)> {
             .unwrap_or(dest);
         if !image && !dest.is_empty() {
             let lead = inside.len() - inside.trim_start().len();
-            links.push((dest.to_owned(), column_of(line, open + lead)));
+            links.push((dest.to_owned(), columns.at(open + lead)));
         }
         // The destination goes; the link text stays, since prose may name a path there too.
         blank.push((open - 2, open + len + 1));
@@ -354,6 +365,7 @@ fn take_links(line: &mut String) -> Vec<(String, usize)> {
 /// removed.
 fn words(line: &str) -> Vec<(&str, usize)> {
     let mut out = Vec::new();
+    let mut columns = Columns::new(line);
     let mut offset = 0;
     for word in line.split_whitespace() {
         let at = offset + line[offset..].find(word).unwrap_or(0);
@@ -367,7 +379,7 @@ fn words(line: &str) -> Vec<(&str, usize)> {
             core = &core[1..core.len() - 1];
         }
         if !core.is_empty() {
-            out.push((core, column_of(line, at + lead)));
+            out.push((core, columns.at(at + lead)));
         }
     }
     out
@@ -383,19 +395,63 @@ fn is_edge_punct(c: char) -> bool {
         || c == '’'
 }
 
-/// Replaces each byte range by one space per character, so that columns stay where they were.
-/// Last range first: a range of wide characters shrinks, which would move the ranges after it.
+/// Replaces each byte range by one space per character, so that columns stay where they were:
+/// the line is rebuilt once, in one pass (replacing each range in place moved the rest of the
+/// line each time, quadratic for a long line of many spans). The ranges do not overlap.
 fn blank_ranges(line: &mut String, ranges: &[(usize, usize)]) {
-    let mut ranges = ranges.to_vec();
-    ranges.sort_unstable_by_key(|r| std::cmp::Reverse(r.0));
-    for (start, end) in ranges {
-        let width = line[start..end].chars().count();
-        line.replace_range(start..end, &" ".repeat(width));
+    if ranges.is_empty() {
+        return;
     }
+    let mut ranges = ranges.to_vec();
+    ranges.sort_unstable_by_key(|r| r.0);
+    let mut out = String::with_capacity(line.len());
+    let mut kept = 0;
+    for (start, end) in ranges {
+        let start = start.max(kept);
+        if end <= start {
+            continue;
+        }
+        out.push_str(&line[kept..start]);
+        out.extend(std::iter::repeat_n(' ', line[start..end].chars().count()));
+        kept = end;
+    }
+    out.push_str(&line[kept..]);
+    *line = out;
 }
 
+/// The 1-based column (in characters) of a byte offset of `line`.
 fn column_of(line: &str, byte: usize) -> usize {
     line[..byte].chars().count() + 1
+}
+
+/// The columns of offsets in one line, each counted on from the one asked before: asked in
+/// increasing order, as the scans of a line ask, the whole line is counted once, so a line of
+/// megabytes costs its length, not its length times its words. An earlier offset is counted
+/// from the start again.
+struct Columns<'a> {
+    line: &'a str,
+    byte: usize,
+    chars: usize,
+}
+
+impl<'a> Columns<'a> {
+    fn new(line: &'a str) -> Self {
+        Columns {
+            line,
+            byte: 0,
+            chars: 0,
+        }
+    }
+
+    /// The 1-based column of byte `byte`, as [`column_of`] gives it.
+    fn at(&mut self, byte: usize) -> usize {
+        if byte < self.byte {
+            (self.byte, self.chars) = (0, 0);
+        }
+        self.chars += self.line[self.byte..byte].chars().count();
+        self.byte = byte;
+        self.chars + 1
+    }
 }
 
 /// A mention as a repository-relative path, or `None` when it is no path of the repository.

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::escape;
 use crate::coverage::Report;
+use crate::state::UnrecordedPath;
 
 /// The version of `check --json`'s layout: raised when a field changes meaning or goes away
 /// (adding one does not).
@@ -27,11 +28,29 @@ pub struct Check {
     pub gated: bool,
     /// The gate will decide this attempt (`coverage: resume` leaves first attempts alone).
     pub enforced: bool,
-    /// The attempt would pass now: covered, or not enforced.
+    /// The attempt would pass now: covered (or not enforced), and its snapshot would hold every
+    /// path of the worktree.
     pub passed: bool,
     pub coverage: Option<Report>,
     /// Why there is no report: the evidence is invalid, the diff failed, the stage has no gate.
     pub error: Option<String>,
+    /// The paths the attempt's snapshot would not hold if it ended now (a named pipe, a socket,
+    /// a name git refuses), each with git's reason: an attempt that leaves any ends `failed`,
+    /// whatever its coverage. Left out when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unrecorded: Vec<UnrecordedPath>,
+    /// Why git could not record the worktree at all now (the attempt would then fail too).
+    /// Left out when it could.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unrecordable: Option<String>,
+}
+
+impl Check {
+    /// Whether the attempt's snapshot would hold all of its work.
+    #[must_use]
+    pub fn recordable(&self) -> bool {
+        self.unrecorded.is_empty() && self.unrecordable.is_none()
+    }
 }
 
 /// The text form: a verdict line, one row per target, problems, and what to do next.
@@ -49,6 +68,23 @@ pub fn text(check: &Check) -> String {
     if let Some(error) = &check.error {
         let _ = writeln!(out, "{}", escape::line(error));
     }
+    if !check.unrecorded.is_empty() {
+        let _ = writeln!(
+            out,
+            "{}",
+            escape::line(&format!(
+                "if the attempt ended now, {}",
+                crate::state::unrecorded_message(&check.unrecorded)
+            ))
+        );
+    }
+    if let Some(why) = &check.unrecordable {
+        let _ = writeln!(
+            out,
+            "{}",
+            escape::line(&format!("git cannot record the worktree now: {why}"))
+        );
+    }
     let covered = check.coverage.as_ref().is_some_and(|r| r.passed);
     let verdict = match (check.gated, check.enforced, covered) {
         (false, _, _) => "no gate: this stage is not checked".to_string(),
@@ -60,6 +96,12 @@ pub fn text(check: &Check) -> String {
         (true, true, false) => "the gate would block this attempt".to_string(),
     };
     let _ = writeln!(out, "\n{verdict}");
+    if !check.recordable() {
+        let _ = writeln!(
+            out,
+            "the attempt would fail: its snapshot cannot hold all of the worktree"
+        );
+    }
     if check.gated && !covered {
         let _ = writeln!(
             out,
@@ -67,8 +109,15 @@ pub fn text(check: &Check) -> String {
              hint:   git baton unchanged <TARGET> \"<specific reason>\""
         );
     }
+    if !check.recordable() {
+        let _ = writeln!(out, "hint: {UNRECORDABLE_HINT}");
+    }
     out
 }
+
+/// What to do about paths git cannot record.
+pub const UNRECORDABLE_HINT: &str = "remove or replace each path git cannot record: git records \
+     only regular files, symbolic links and directories, under names it accepts";
 
 /// What `git baton check --checks` ran of the runner checks: one line per check, with the end of
 /// the output of one that did not pass.

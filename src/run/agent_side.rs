@@ -35,6 +35,33 @@ pub const STOP_HOOK_FILE: &str = "stop-hook.json";
 pub const DEFAULT_MAX_BLOCKS: u32 = 3;
 /// The most of the hook's input read from stdin.
 pub const MAX_HOOK_INPUT: u64 = 1024 * 1024;
+/// How long a call waits for another to release [`AGENT_LOCK`]: the calls hold it for the few
+/// milliseconds a write takes, so only a process that holds it and never lets go (the agent
+/// can `flock` the file) waits this long — and then the call fails instead of hanging.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Takes `file`'s exclusive lock, waiting at most `wait` for another holder to release it.
+fn lock_within(file: &File, wait: std::time::Duration) -> std::io::Result<()> {
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::Error(err)) => return Err(err),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::WouldBlock,
+                    format!(
+                        "another process has held it for {} s",
+                        wait.as_secs_f64().round()
+                    ),
+                ));
+            }
+        }
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum AgentSideError {
@@ -155,13 +182,10 @@ impl Current {
                 source,
             }
         };
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(io("open"))?;
-        file.lock().map_err(io("lock"))?;
+        // The agent can write its attempt's directory: a named pipe, a device or a link put
+        // there is refused at once, never opened in a way that waits.
+        let file = crate::files::open_lock_file(&path).map_err(io("open"))?;
+        lock_within(&file, LOCK_WAIT).map_err(io("lock"))?;
         Ok(file)
     }
 
@@ -242,6 +266,17 @@ impl Current {
         } else {
             Err(format!("stage `{}` has no coverage gate", stage.name))
         };
+        // The attempt's end fails an attempt whose snapshot leaves paths out, gated or not:
+        // the check applies the same rule, found the same way.
+        let (unrecorded, unrecordable) = match super::unrecorded::would_leave_out(repo, &self.state)
+        {
+            Ok(paths) => (paths, None),
+            Err(why) => (Vec::new(), Some(why)),
+        };
+        let covered = match &result {
+            Ok(report) => report.passed || !enforced,
+            Err(_) => !enforced,
+        };
         Check {
             schema_version: crate::report::check::CHECK_SCHEMA_VERSION,
             run_id: self.state.run_id.to_string(),
@@ -249,12 +284,11 @@ impl Current {
             attempt: self.attempt,
             gated: stage.gated,
             enforced,
-            passed: match &result {
-                Ok(report) => report.passed || !enforced,
-                Err(_) => !enforced,
-            },
+            passed: covered && unrecorded.is_empty() && unrecordable.is_none(),
             coverage: result.as_ref().ok().cloned(),
             error: result.err(),
+            unrecorded,
+            unrecordable,
         }
     }
 
@@ -359,7 +393,31 @@ pub enum Hook {
 
 /// The instruction Claude Code gets when the hook blocks: which targets, and how to cover them.
 fn block_reason(check: &Check) -> String {
-    let mut text = String::from("git-baton: the coverage gate would block this attempt. ");
+    let covered = check.coverage.as_ref().is_some_and(|r| r.passed) || !check.enforced;
+    let mut text = String::from(if covered {
+        "git-baton: this attempt would fail. "
+    } else {
+        "git-baton: the coverage gate would block this attempt. "
+    });
+    if !check.unrecorded.is_empty() {
+        text.push_str(&format!(
+            "If it ended now, {}. ",
+            crate::state::unrecorded_message(&check.unrecorded)
+        ));
+    }
+    if let Some(why) = &check.unrecordable {
+        text.push_str(&format!("git cannot record the worktree now: {why}. "));
+    }
+    if !check.recordable() {
+        text.push_str(&format!(
+            "Before you stop, {}. ",
+            crate::report::check::UNRECORDABLE_HINT
+        ));
+        if covered {
+            text.push_str("Run `git baton check` to see what the gate will say, then finish.");
+            return text;
+        }
+    }
     match &check.coverage {
         Some(report) => {
             for (status, targets) in report.failing_by_status() {
@@ -425,6 +483,62 @@ fn reason_message(kind: ProblemKind, reason: &str) -> String {
 mod tests {
     use super::*;
 
+    /// A lock another process holds and never releases makes the call fail after the wait, not
+    /// hang; one that is free is taken at once.
+    #[test]
+    fn a_lock_held_for_ever_fails_after_the_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(AGENT_LOCK);
+        let holder = crate::files::open_lock_file(&path).unwrap();
+        holder.lock().unwrap();
+        let other = crate::files::open_lock_file(&path).unwrap();
+        let err = lock_within(&other, std::time::Duration::from_millis(50)).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::WouldBlock, "{err}");
+        drop(holder);
+        lock_within(&other, std::time::Duration::from_millis(50)).unwrap();
+    }
+
+    /// `agent.lock` as a named pipe, a directory or a symbolic link is refused by its kind at
+    /// once (a thread deadline turns a regression into a failure, not a hang).
+    #[cfg(unix)]
+    #[test]
+    fn a_lock_that_is_not_a_regular_file_is_refused_without_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        let sub = dir.path().join("dir");
+        std::fs::create_dir(&sub).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&fifo, &link).unwrap();
+        let (send, receive) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let refused = [fifo, sub, link].map(|path| {
+                crate::files::open_lock_file(&path)
+                    .map(|_| ())
+                    .map_err(|err| err.to_string())
+            });
+            let _ = send.send(refused);
+        });
+        let refused = receive
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("refused without waiting on the pipe");
+        assert_eq!(
+            refused,
+            [
+                Err("is a named pipe (FIFO), not a regular file".to_string()),
+                Err("is a directory, not a regular file".to_string()),
+                Err("is a symbolic link, not a regular file".to_string()),
+            ]
+        );
+    }
+
     #[test]
     fn hook_input_is_read_leniently_but_must_be_json() {
         let input =
@@ -455,6 +569,8 @@ mod tests {
             passed: false,
             coverage: Some(report),
             error: None,
+            unrecorded: Vec::new(),
+            unrecordable: None,
         };
         assert_eq!(
             block_reason(&check),
@@ -468,6 +584,45 @@ mod tests {
              change, run `git baton unchanged <TARGET> \"<specific reason>\"`. Run `git baton \
              check` to see what the gate will say, then finish."
         );
+    }
+
+    /// Covered, but the snapshot would leave a path out: the block names the path and git's
+    /// reason, and says what to do, with nothing about uncovered targets.
+    #[test]
+    fn a_block_for_an_unrecordable_path_names_it() {
+        let plan = crate::plan::parse("plans/p.md", "---\ntargets: [a.md]\n---\n").unwrap();
+        let report = coverage::evaluate(&plan.targets, &["a.md".into()], &[], &[]);
+        assert!(report.passed);
+        let check = Check {
+            schema_version: crate::report::check::CHECK_SCHEMA_VERSION,
+            run_id: "r".into(),
+            stage: "executor".into(),
+            attempt: 1,
+            gated: true,
+            enforced: true,
+            passed: false,
+            coverage: Some(report),
+            error: None,
+            unrecorded: vec![crate::state::UnrecordedPath {
+                path: "docs/p".into(),
+                reason: "a named pipe (FIFO): git records only regular files".into(),
+            }],
+            unrecordable: None,
+        };
+        let reason = block_reason(&check);
+        assert!(
+            reason.starts_with(
+                "git-baton: this attempt would fail. If it ended now, its snapshot does not hold \
+                 1 path(s) git cannot record"
+            ),
+            "{reason}"
+        );
+        assert!(
+            reason.contains("docs/p (a named pipe (FIFO): git records only regular files)"),
+            "{reason}"
+        );
+        assert!(reason.contains("remove or replace each path"), "{reason}");
+        assert!(!reason.contains("uncovered"), "{reason}");
     }
 
     #[test]

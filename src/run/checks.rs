@@ -227,7 +227,7 @@ fn bounded(mut text: String) -> String {
 /// cannot be read. Never reads the log whole.
 fn tail_of(path: &Path) -> String {
     let read = || -> std::io::Result<Vec<u8>> {
-        let mut file = std::fs::File::open(path)?;
+        let mut file = crate::files::open_regular(path)?;
         let len = file.metadata()?.len();
         file.seek(SeekFrom::Start(len.saturating_sub(TAIL_BYTES as u64)))?;
         let mut bytes = Vec::with_capacity(TAIL_BYTES);

@@ -46,6 +46,23 @@ pub fn snapshot(
     Ok((commit, paths))
 }
 
+/// What the snapshot at the attempt's end would leave out if the attempt ended now, found the
+/// way that snapshot finds it (no commit or ref is made; the worktree and its index stay as they
+/// are): for `git baton check` and the Stop hook, so that they apply the rule the attempt's end
+/// applies. `Err` says why git could not record the worktree at all.
+pub fn would_leave_out(repo: &Repo, state: &RunState) -> Result<Vec<UnrecordedPath>, String> {
+    let left_out = repo
+        .unrecordable(Path::new(&state.worktree))
+        .map_err(|err| err.to_string().lines().collect::<Vec<_>>().join("; "))?;
+    Ok(left_out
+        .into_iter()
+        .map(|u| UnrecordedPath {
+            path: u.path,
+            reason: u.reason,
+        })
+        .collect())
+}
+
 /// Makes `end` record the snapshot attempt `n` ended with: its commit, or why none could be
 /// made, and the paths it does not hold.
 pub fn apply(end: &mut AttemptEnd, made: Result<(CommitId, Vec<UnrecordedPath>), String>) {

@@ -66,7 +66,8 @@ pub fn targets(cwd: &Path, options: &Options) -> Result<TargetsReport, VerifyErr
     let full = cwd.join(&options.plan);
     let shown =
         repo_relative(&workdir, &full).unwrap_or_else(|| options.plan.display().to_string());
-    let bytes = std::fs::read(&full).map_err(|source| VerifyError::ReadNamed {
+    // As `run` and `verify` read it: a named pipe or a device is refused at once, never waited on.
+    let bytes = crate::files::read_regular(&full).map_err(|source| VerifyError::ReadNamed {
         what: "plan",
         path: options.plan.clone(),
         source,

@@ -409,3 +409,58 @@ fn submodule_work_in_a_run_worktree_is_never_removed() {
     assert_eq!(text(&sub.join("notes.txt")), "notes\n");
     assert_eq!(repo.git_in(&sub, ["rev-parse", "HEAD"]).trim(), commit);
 }
+
+/// A plan kept outside the repository gets no `Baton-Plan` (docs/plan-format.md), and the body
+/// line `finish` still writes for the reader (`… for plan ../<dir>/fix.md.`) names no plan for
+/// `verify` either: the run branch's pull request is verified (here: no plans, exit 0), never
+/// refused because the line names a path outside the repository (exit 2).
+#[test]
+fn a_finish_of_a_plan_outside_the_repository_names_no_plan_to_verify() {
+    let scratch = scratch();
+    let repo = standard_repo(&[]);
+    let plan = outside(&scratch, "fix.md");
+    std::fs::write(&plan, PLAN).unwrap();
+    // The plan as the repository's root reaches it: `../…/fix.md`.
+    let (root, file) = (
+        repo.root.canonicalize().unwrap(),
+        plan.canonicalize().unwrap(),
+    );
+    let common = root
+        .components()
+        .zip(file.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut relative = "../".repeat(root.components().count() - common);
+    let rest: Vec<String> = file
+        .components()
+        .skip(common)
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    relative.push_str(&rest.join("/"));
+    assert!(repo.root.join(&relative).exists(), "{relative}");
+    let (id, _) = repo.run_plan(&relative, 0);
+    let finish = repo.baton(["finish", &id]);
+    assert_eq!(finish.code, 0, "{finish}");
+    let message = repo.git(["log", "-1", "--format=%B", &format!("baton/{id}")]);
+    assert!(
+        message.contains(&format!("Work of git-baton run {id} for plan {relative}.")),
+        "{message}"
+    );
+    assert!(message.contains(&format!("Baton-Run: {id}")), "{message}");
+    assert!(!message.contains("Baton-Plan"), "{message}");
+
+    let head = format!("baton/{id}");
+    let gate = repo.baton(["verify", "--base", "main", "--head", &head, "--json"]);
+    assert_eq!(gate.code, 0, "{gate}");
+    assert_eq!(gate.json()["plans"], serde_json::json!([]), "{gate}");
+    // Named on the command line, it is checked as any plan argument is.
+    let named = repo.baton([
+        "verify",
+        &plan.to_string_lossy(),
+        "--base",
+        "main",
+        "--head",
+        &head,
+    ]);
+    assert_ne!(named.code, 2, "{named}");
+}

@@ -94,6 +94,22 @@ fn a_plan_evidence_configuration_or_index_that_is_a_named_pipe_is_refused_by_its
         --- stderr
         error: cannot read evidence evidence.json: is a named pipe (FIFO), not a regular file
         ");
+    // `targets` reads the plan as `verify` does (it used a plain read and blocked for ever).
+    let targets = bounded(&repo, &["targets", "plans/pipe.md"]);
+    assert_snapshot!(targets.to_string(), @r"
+        exit: 2
+        --- stderr
+        error: cannot read plan plans/pipe.md: is a named pipe (FIFO), not a regular file
+        ");
+    // A device never ends: refused by its kind, unread.
+    let device = bounded(&repo, &["targets", "/dev/zero"]);
+    assert_eq!(device.code, 2, "{device}");
+    assert!(
+        device
+            .stderr
+            .contains("/dev/zero: is a character device, not a regular file"),
+        "{device}"
+    );
     std::fs::remove_file(repo.path("plans/pipe.md")).unwrap();
     mkfifo(&repo.path(".baton.yml"));
     let config = bounded(&repo, &["verify", "--base", "main"]);

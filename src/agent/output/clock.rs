@@ -39,10 +39,13 @@ pub struct Resolved {
 }
 
 /// `words` as a wall-clock time, or `None` unless every word is understood.
+///
+/// The words are the agent's, untrusted and cut anywhere (a clause past the kept length ends in
+/// `…`): they are only ever split where a character starts, so that no text panics.
 pub fn parse(words: &str) -> Option<WallTime> {
     let mut rest = words.trim().trim_end_matches('.').trim();
-    if rest.len() >= 3 && rest[..3].eq_ignore_ascii_case("at ") {
-        rest = rest[3..].trim_start();
+    if let Some(after) = strip_prefix_ignore_ascii_case(rest, "at ") {
+        rest = after.trim_start();
     }
     let mut zone = None;
     if let Some(open) = rest.strip_suffix(')').and_then(|r| r.rfind('(')) {
@@ -62,12 +65,15 @@ pub fn parse(words: &str) -> Option<WallTime> {
         tokens.pop();
     }
     let mut time = tokens.pop()?;
-    if meridiem.is_none() && time.len() > 2 {
-        let (clock, suffix) = time.split_at(time.len() - 2);
-        if let Some(m) = half(suffix) {
-            meridiem = Some(m);
-            time = clock;
-        }
+    // `5pm`, `10:00AM`: a meridiem glued to the time. `split_at_checked` refuses an index inside
+    // a character (`5“`, `upgrade…`), which is then no meridiem.
+    if meridiem.is_none()
+        && time.len() > 2
+        && let Some((clock, suffix)) = time.split_at_checked(time.len() - 2)
+        && let Some(m) = half(suffix)
+    {
+        meridiem = Some(m);
+        time = clock;
     }
     let (hour, minute) = hour_minute(time, meridiem)?;
     let (date, year) = match tokens.as_slice() {
@@ -129,6 +135,13 @@ pub fn next_after(
         at: found,
         local: clock.zone.is_none(),
     })
+}
+
+/// `text` without a leading `prefix` (ASCII, in any case), or `None` when it does not start so.
+fn strip_prefix_ignore_ascii_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = text.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &text[prefix.len()..])
 }
 
 /// `am` / `pm`, in any case, with or without dots: `true` for the afternoon.
@@ -356,7 +369,53 @@ mod tests {
         assert!(next_after(&clock, Timestamp::MIN, Some(&TimeZone::UTC)).is_some());
     }
 
+    /// The agent's words are cut anywhere and hold any character: a multi-byte one where the
+    /// meridiem or the leading `at ` would be is no time, and no panic.
+    #[test]
+    fn multi_byte_and_cut_words_give_no_instant_and_no_panic() {
+        for words in [
+            // A clause cut at the kept length ends in `…` (three bytes).
+            "at 4:00 PM if you are on the Plus plan, or upgrade\u{2026}",
+            "upgrade\u{2026}",
+            "5\u{2026}",
+            // Curly quotes around the time.
+            "\u{201c}5pm\u{201d}",
+            "5\u{201d}",
+            "\u{201c}5pm",
+            "at \u{201c}10:00 AM\u{201d}",
+            // A multi-byte character inside the first three bytes.
+            "a\u{e9}",
+            "\u{e9}t 5pm",
+            "\u{2026}",
+            "\u{1f600}",
+            "5p\u{e9}",
+            "(\u{e9})",
+        ] {
+            assert_eq!(parse(words), None, "{words:?}");
+        }
+        // A zone name is taken as written; an unknown one gives no instant later.
+        let clock = parse("5pm (\u{e9}/\u{2026})").unwrap();
+        let after: Timestamp = "2026-12-02T00:00:00Z".parse().unwrap();
+        assert_eq!(next_after(&clock, after, Some(&TimeZone::UTC)), None);
+        // Still read when the multi-byte text is only around a time that is whole.
+        assert_eq!(parse("AT 5PM").map(|c| (c.hour, c.minute)), Some((17, 0)));
+    }
+
     proptest::proptest! {
+        /// Any text at all, not only time-like text: an answer or none, never a panic.
+        #[test]
+        fn any_text_is_parsed_without_a_panic(words in "\\PC{0,40}") {
+            let _ = parse(&words);
+        }
+
+        /// Time-like words with multi-byte characters anywhere in them.
+        #[test]
+        fn time_like_words_with_multi_byte_characters_without_a_panic(
+            words in "(at |\u{e9}t )?[0-9]{1,2}(:[0-9]{2})?[ \u{2026}\u{201c}\u{201d}\u{e9}]{0,2}([aApP][mM\u{e9}])?[\u{2026}\u{201d}]?"
+        ) {
+            let _ = parse(&words);
+        }
+
         /// Any words, any instant: an answer or none, never a panic.
         #[test]
         fn any_words_at_any_time_without_a_panic(

@@ -223,6 +223,19 @@ mod tests {
             let _ = from_message(&message);
         }
 
+        /// Any text at all, read and then dated: never a panic (the words kept are cut at
+        /// [`MAX_TEXT`] characters and end in `…`, which the clock parser must take whole).
+        #[test]
+        fn any_text_is_read_and_dated_without_a_panic(
+            key in "(try again (in|at) |resets (at )?|usage limit reached\\||suggested retry after )?",
+            words in "\\PC{0,200}",
+        ) {
+            let message = format!("{key}{words}");
+            if let Some(reset) = from_message(&message) {
+                let _ = reset.instant(Timestamp::UNIX_EPOCH, Some(&TimeZone::UTC));
+            }
+        }
+
         /// Any epoch, wait or end of the attempt: an instant or none, never a panic.
         #[test]
         fn any_reset_is_dated_without_a_panic(
@@ -233,6 +246,37 @@ mod tests {
             let reset = LimitReset { text: "3pm (Europe/Berlin)".into(), epoch, after_secs };
             let _ = reset.instant(Timestamp::from_second(ended).unwrap(), Some(&TimeZone::UTC));
         }
+    }
+
+    /// A reset clause past [`MAX_TEXT`] characters is kept cut, ending in `…`, and a time in
+    /// curly quotes is kept as written: both are words no clock reads, so no instant and no
+    /// panic (Codex's "try again at 4:00 PM if you are on the Plus plan, …" panicked here).
+    #[test]
+    fn long_and_curly_quoted_resets_are_kept_as_words_without_an_instant() {
+        let ended: Timestamp = "2026-12-02T03:30:00Z".parse().unwrap();
+        let long = format!(
+            "You've hit your usage limit. Try again at 4:00 PM if you are on the Plus plan, or \
+             upgrade to Pro for higher limits and priority access {}.",
+            "and more words ".repeat(10)
+        );
+        let r = from_message(&long).unwrap();
+        assert_eq!(r.text.chars().count(), MAX_TEXT + 1, "{:?}", r.text);
+        assert!(r.text.starts_with("at 4:00 PM if you"), "{:?}", r.text);
+        assert!(r.text.ends_with('\u{2026}'), "{:?}", r.text);
+        assert_eq!(r.instant(ended, Some(&TimeZone::UTC)).0, None);
+        for message in [
+            "You've hit your limit \u{b7} resets \u{201c}5pm\u{201d}",
+            "resets 5\u{201d}",
+            "try again at \u{201c}10:00 AM\u{201d}",
+            "resets \u{e9}\u{e9}\u{2026}",
+            "resets 5\u{1f600}",
+        ] {
+            let r = from_message(message).unwrap();
+            assert_eq!(r.instant(ended, Some(&TimeZone::UTC)).0, None, "{message}");
+        }
+        // Multi-byte text before the words changes nothing of what is read.
+        let r = from_message("\u{201c}Limit\u{201d} \u{2014} resets 3pm (Europe/Berlin)").unwrap();
+        assert_eq!(r.text, "3pm (Europe/Berlin)");
     }
 
     #[test]

@@ -288,3 +288,70 @@ proptest::proptest! {
         }
     }
 }
+
+/// A body of one long line (a pasted log, minified text) names what its pieces name, each at
+/// its own column: the columns are counted on along the line, not from its start for every word,
+/// and they are the ones each piece alone gives, shifted by the pieces before it.
+#[test]
+fn a_long_line_names_what_its_pieces_name_at_their_columns() {
+    let piece = "Fix `docs/a.md` and [the “check”](../docs/b.md) — ünïcode docs/c.md, \
+                 ![shot](img/x.png) `` src/lib.rs `` “docs/d.md”. <!-- docs/e.md --> ";
+    let width = piece.chars().count();
+    let alone = mentions(piece, 1, "plans");
+    assert_eq!(
+        alone
+            .iter()
+            .map(|m| format!("{} {}", m.path, m.column))
+            .collect::<Vec<_>>(),
+        [
+            "docs/a.md 6",
+            "docs/b.md 35",
+            "docs/c.md 59",
+            "src/lib.rs 92",
+            "docs/d.md 107"
+        ]
+    );
+    let repeats = 2_000;
+    let line = piece.repeat(repeats);
+    let long = mentions(&line, 1, "plans");
+    let expected: Vec<(String, usize, Form)> = (0..repeats)
+        .flat_map(|r| {
+            alone
+                .iter()
+                .map(move |m| (m.path.clone(), m.column + r * width, m.form))
+        })
+        .collect();
+    let got: Vec<(String, usize, Form)> = long
+        .into_iter()
+        .map(|m| (m.path, m.column, m.form))
+        .collect();
+    assert_eq!(got.len(), expected.len());
+    assert_eq!(got, expected);
+}
+
+/// Backtick runs that nothing closes are skipped, and the runs after them still pair.
+#[test]
+fn unclosed_backtick_runs_leave_later_spans_alone() {
+    assert_eq!(
+        paths("a ``` docs/x.md `` y ` docs/b.md `\n"),
+        ["docs/x.md 1:7 Prose", "docs/b.md 1:24 CodeSpan"]
+    );
+    let many = format!("{}`docs/a.md`", "`` ".repeat(5_000));
+    assert_eq!(named(&many), ["docs/a.md"]);
+}
+
+proptest::proptest! {
+    /// Columns counted on from offset to offset, in any order, are those counted from the start.
+    #[test]
+    fn columns_counted_on_are_columns_counted_from_the_start(
+        line in "\\PC{0,60}",
+        picks in proptest::collection::vec(0usize..64, 0..12),
+    ) {
+        let bounds: Vec<usize> = (0..=line.len()).filter(|&b| line.is_char_boundary(b)).collect();
+        let mut columns = Columns::new(&line);
+        for pick in picks {
+            let byte = bounds[pick % bounds.len()];
+            proptest::prop_assert_eq!(columns.at(byte), column_of(&line, byte));
+        }
+    }
+}

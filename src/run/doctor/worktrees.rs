@@ -136,7 +136,7 @@ fn unkept_in_directory(repo: &Repo, dir: &Path, tip: Option<CommitId>) -> Vec<St
                 Ok(meta) if meta.is_dir() => walk(repo, &path, &rel, tip, out),
                 Ok(meta) if meta.is_file() => {
                     let committed = tip.and_then(|tip| repo.read_file_at(tip, &rel).ok().flatten());
-                    if committed.is_none() || std::fs::read(&path).ok() != committed {
+                    if committed.is_none() || crate::files::read_regular(&path).ok() != committed {
                         out.push(rel);
                     }
                 }

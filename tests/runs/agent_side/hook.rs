@@ -228,3 +228,101 @@ fn the_stop_hook_allows_a_covered_attempt() {
         [Value::Null]
     );
 }
+
+/// The agent can write its attempt's directory: an `agent.lock` it made a named pipe is refused
+/// at once by the hook (exit 1, the non-blocking "cannot decide") and by `unchanged`, where
+/// opening it blocked both for ever; with the pipe gone both work again.
+#[test]
+fn an_agent_lock_that_is_a_named_pipe_is_refused_without_waiting() {
+    let w = Waiting::start();
+    let lock = run_dir(&w.repo, &w.id).join("attempts/executor-1/agent.lock");
+    let made = std::process::Command::new("mkfifo").arg(&lock).status();
+    assert!(made.unwrap().success(), "mkfifo {}", lock.display());
+    let input = r#"{"session_id": "s", "stop_hook_active": false}"#;
+    let hook = w.hook(input, &[]);
+    assert_eq!(hook.code, 1, "{hook}");
+    assert_eq!(hook.stdout, "", "{hook}");
+    assert!(
+        hook.stderr.starts_with("error: cannot open ")
+            && hook.stderr.contains("agent.lock")
+            && hook.stderr.contains("named pipe (FIFO)"),
+        "{hook}"
+    );
+    let unchanged = w.baton(&["unchanged", "docs/b.md", REASON]);
+    assert_ne!(unchanged.code, 0, "{unchanged}");
+    assert!(
+        unchanged.stderr.contains("named pipe (FIFO)"),
+        "{unchanged}"
+    );
+    std::fs::remove_file(&lock).unwrap();
+    let hook = w.hook(input, &[]);
+    assert_eq!(hook.code, 0, "{hook}");
+    assert!(hook.stdout.contains(r#""decision":"block""#), "{hook}");
+    let unchanged = w.baton(&["unchanged", "docs/b.md", REASON]);
+    assert_eq!(unchanged.code, 0, "{unchanged}");
+    let (_repo, _id, run) = w.release();
+    assert_eq!(run.code, 1, "docs/c.md is still uncovered: {run}");
+}
+
+/// Every target covered, but the worktree holds a named pipe the attempt's snapshot cannot
+/// record (so its end would record it `failed`): `check` says it would not pass (exit 1, naming
+/// the path, also in `--json`) and the hook blocks naming it; with the pipe gone both let the
+/// agent stop, and the attempt passes.
+#[test]
+fn a_path_the_snapshot_cannot_record_fails_the_check_and_blocks_the_hook() {
+    let w = Waiting::start();
+    for target in ["docs/b.md", "docs/c.md"] {
+        let run = w.baton(&["unchanged", target, REASON]);
+        assert_eq!(run.code, 0, "{run}");
+    }
+    let pipe = w.worktree.join("docs/scratch.pipe");
+    let made = std::process::Command::new("mkfifo").arg(&pipe).status();
+    assert!(made.unwrap().success(), "mkfifo {}", pipe.display());
+
+    let check = w.baton(&["check"]);
+    assert_eq!(check.code, 1, "{check}");
+    assert!(
+        check.stdout.contains(
+            "if the attempt ended now, its snapshot does not hold 1 path(s) git cannot record, \
+             which are only in the worktree: docs/scratch.pipe (a FIFO: git records only regular \
+             files, symbolic links and directories)"
+        ) && check.stdout.contains("the attempt would fail: ")
+            && check
+                .stdout
+                .contains("hint: remove or replace each path git cannot record"),
+        "{check}"
+    );
+    let json = w.baton(&["check", "--json"]);
+    assert_eq!(json.code, 1, "{json}");
+    let value: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(value["passed"], false, "{json}");
+    assert_eq!(value["coverage"]["passed"], true, "{json}");
+    assert_eq!(
+        value["unrecorded"][0]["path"], "docs/scratch.pipe",
+        "{json}"
+    );
+
+    let input = r#"{"session_id": "s", "stop_hook_active": false}"#;
+    let hook = w.hook(input, &[]);
+    assert_eq!(hook.code, 0, "{hook}");
+    let answer: Value = serde_json::from_str(&hook.stdout).unwrap();
+    assert_eq!(answer["decision"], "block", "{hook}");
+    let reason = answer["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("git-baton: this attempt would fail. ")
+            && reason.contains("docs/scratch.pipe"),
+        "{reason}"
+    );
+
+    std::fs::remove_file(&pipe).unwrap();
+    let check = w.baton(&["check"]);
+    assert_eq!(check.code, 0, "{check}");
+    assert!(!check.stdout.contains("would fail"), "{check}");
+    let json = w.baton(&["check", "--json"]);
+    assert!(!json.stdout.contains("unrecorded"), "{json}");
+    let hook = w.hook(input, &[]);
+    assert_eq!(hook.code, 0, "{hook}");
+    assert_eq!(hook.stdout, "{}\n");
+    let (_repo, _id, run) = w.release();
+    assert_eq!(run.code, 0, "{run}");
+}
