@@ -372,9 +372,49 @@ fn read_bounded(file: File, len: u64, limit: u64) -> std::io::Result<Option<Vec<
     Ok((bytes.len() as u64 <= limit).then_some(bytes))
 }
 
+/// `path` made absolute and free of `.` and `..`, with symbolic links resolved in the part of
+/// it that exists and the rest appended as it is: two spellings of one place compare equal,
+/// whether or not it exists now.
+pub fn resolved(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut lexical = PathBuf::new();
+    for component in absolute.components() {
+        match component {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                lexical.pop();
+            }
+            other => lexical.push(other),
+        }
+    }
+    let mut existing = lexical.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            return rest.iter().rev().fold(real, |acc, part| acc.join(part));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return lexical,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dots_are_resolved_whether_or_not_the_path_exists() {
+        let base = std::env::temp_dir().join("no-such-dir-git-baton");
+        assert_eq!(resolved(&base.join("./a/../b")), resolved(&base.join("b")));
+        let real = tempfile::tempdir().unwrap();
+        let here = real.path().canonicalize().unwrap();
+        assert_eq!(resolved(&real.path().join("x/../y")), here.join("y"));
+    }
 
     #[test]
     fn atomic_write_replaces_whole_files() {
@@ -412,14 +452,9 @@ mod tests {
     fn special_files_are_refused_without_blocking() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &fifo,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o644),
-            0,
-        )
-        .unwrap();
+        // `files` is below the test helpers: the pipe is made by mkfifo(1).
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|status| status.success()));
         let socket = dir.path().join("socket");
         let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
         let link = dir.path().join("link-to-fifo");

@@ -38,6 +38,19 @@ pub(crate) fn git_init(args: &[&str]) -> tempfile::TempDir {
     dir
 }
 
+/// Makes a named pipe at `path`: what an agent can leave where git-baton reads a file.
+#[cfg(unix)]
+pub(crate) fn fifo(path: impl AsRef<Path>) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path.as_ref(),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .expect("a named pipe");
+}
+
 /// Every `.rs` file of the crate's `src/`, in path order, as its path below `src/` and its text:
 /// what the tests that read the crate's own source walk.
 pub(crate) fn sources() -> Vec<(String, String)> {

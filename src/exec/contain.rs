@@ -360,14 +360,7 @@ mod tests {
             dir.path().join("actor.pid"),
         );
         for path in [&token, &pid] {
-            rustix::fs::mknodat(
-                rustix::fs::CWD,
-                path,
-                rustix::fs::FileType::Fifo,
-                rustix::fs::Mode::from_raw_mode(0o644),
-                0,
-            )
-            .unwrap();
+            crate::testing::fifo(path);
         }
         let workdir = dir.path().to_path_buf();
         let (send, receive) = std::sync::mpsc::channel();

@@ -140,14 +140,7 @@ mod tests {
     fn a_log_replaced_by_a_named_pipe_is_refused_without_waiting() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("stdout.log");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &path,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o644),
-            0,
-        )
-        .unwrap();
+        crate::testing::fifo(&path);
         let (send, receive) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let _ = send.send(read_ends(&path, 100).map_err(|e| e.to_string()));

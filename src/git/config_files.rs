@@ -138,14 +138,7 @@ mod tests {
         std::fs::create_dir_all(git_dir.join("hooks")).unwrap();
         std::fs::create_dir_all(git_dir.join("info")).unwrap();
         for rel in ["hooks/pre-commit", "info/attributes", "config.worktree"] {
-            rustix::fs::mknodat(
-                rustix::fs::CWD,
-                git_dir.join(rel),
-                rustix::fs::FileType::Fifo,
-                rustix::fs::Mode::from_raw_mode(0o644),
-                0,
-            )
-            .unwrap();
+            crate::testing::fifo(git_dir.join(rel));
         }
         let root = dir.path().to_path_buf();
         let (send, receive) = std::sync::mpsc::channel();

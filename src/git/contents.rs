@@ -327,14 +327,7 @@ mod tests {
     #[test]
     fn special_files_are_named_never_opened() {
         let dir = tempfile::tempdir().unwrap();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            dir.path().join("fifo"),
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o644),
-            0,
-        )
-        .unwrap();
+        crate::testing::fifo(dir.path().join("fifo"));
         let _socket = std::os::unix::net::UnixListener::bind(dir.path().join("socket")).unwrap();
         std::os::unix::fs::symlink("fifo", dir.path().join("link")).unwrap();
         assert_eq!(

@@ -150,7 +150,7 @@ impl Repo {
     fn registrations_of(&self, path: &Path) -> Vec<std::path::PathBuf> {
         // A registration's files are one line each; anything else is not git's.
         const LIMIT: u64 = 64 << 10;
-        let wanted = resolved(&path.join(".git"));
+        let wanted = crate::files::resolved(&path.join(".git"));
         let Ok(entries) = std::fs::read_dir(self.common_dir().join("worktrees")) else {
             return Vec::new();
         };
@@ -164,7 +164,7 @@ impl Repo {
                     .and_then(|bytes| String::from_utf8(bytes).ok())
                     .is_some_and(|gitdir| {
                         let gitdir = gitdir.trim_end_matches(['\n', '\r']);
-                        !gitdir.is_empty() && resolved(Path::new(gitdir)) == wanted
+                        !gitdir.is_empty() && crate::files::resolved(Path::new(gitdir)) == wanted
                     })
             })
             .collect();
@@ -276,26 +276,6 @@ impl Repo {
             .filter(|p| !p.is_empty())
             .map(String::from)
             .collect())
-    }
-}
-
-/// `path` absolute, with its longest existing ancestor resolved (links, `..`) and the rest
-/// appended as it is: the same place whether or not it exists now.
-fn resolved(path: &Path) -> std::path::PathBuf {
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut rest = Vec::new();
-    let mut existing = absolute.as_path();
-    loop {
-        if let Ok(real) = existing.canonicalize() {
-            return rest.iter().rev().fold(real, |acc, part| acc.join(part));
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent;
-            }
-            _ => return absolute,
-        }
     }
 }
 

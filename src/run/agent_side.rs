@@ -505,14 +505,7 @@ mod tests {
     fn a_lock_that_is_not_a_regular_file_is_refused_without_waiting() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("fifo");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &fifo,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o644),
-            0,
-        )
-        .unwrap();
+        crate::testing::fifo(&fifo);
         let sub = dir.path().join("dir");
         std::fs::create_dir(&sub).unwrap();
         let link = dir.path().join("link");

@@ -8,7 +8,7 @@
 //! `worktree_root` no longer names keeps its line while it holds run worktrees
 //! ([`holds_run_worktrees`]), so that changing the setting never un-ignores them.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use crate::config::Config;
 use crate::git::Repo;
@@ -34,9 +34,9 @@ pub fn check(
             .worktree_root_error(format!("`worktree_root: {written}` {why}"), hint.into())
             .into()
     };
-    let root = resolved(&main_worktree.join(written));
-    let main = resolved(main_worktree);
-    let git_dir = resolved(repo.common_dir());
+    let root = crate::files::resolved(&main_worktree.join(written));
+    let main = crate::files::resolved(main_worktree);
+    let git_dir = crate::files::resolved(repo.common_dir());
     if root.starts_with(&git_dir) {
         return Err(refuse(
             "is inside the git directory".into(),
@@ -118,35 +118,6 @@ fn unescape(pattern: &str) -> String {
     out
 }
 
-/// `path` made absolute and free of `.` and `..`, with symbolic links resolved in the part of
-/// it that exists, so that two spellings of one directory compare equal.
-fn resolved(path: &Path) -> PathBuf {
-    let mut lexical = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                lexical.pop();
-            }
-            other => lexical.push(other),
-        }
-    }
-    let mut existing = lexical.as_path();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = existing.canonicalize() {
-            return rest.iter().rev().fold(real, |acc, part| acc.join(part));
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent;
-            }
-            _ => return lexical,
-        }
-    }
-}
-
 /// A path component as a literal gitignore pattern.
 fn escape(part: &str) -> String {
     let mut out = String::new();
@@ -177,11 +148,5 @@ mod tests {
             assert_eq!(escape(part), pattern);
             assert_eq!(unescape(pattern), part);
         }
-    }
-
-    #[test]
-    fn dots_are_resolved() {
-        let base = std::env::temp_dir().join("no-such-dir-git-baton");
-        assert_eq!(resolved(&base.join("./a/../b")), resolved(&base.join("b")));
     }
 }

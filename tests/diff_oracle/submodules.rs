@@ -10,15 +10,7 @@ fn with_submodule(config: &[(&str, &str)]) -> (TestRepo, TestRepo) {
     sub.write("s.txt", "1\n");
     sub.commit_all("one");
     let repo = seeded();
-    repo.git([
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        sub.root.to_str().unwrap(),
-        "vendored",
-    ]);
+    repo.add_submodule(&sub.root, "vendored");
     for (key, value) in config {
         repo.git(["config", key, value]);
     }

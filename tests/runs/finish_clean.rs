@@ -358,14 +358,7 @@ fn submodule_work_in_a_run_worktree_is_never_removed() {
     std::fs::write(inner.join("i"), "i\n").unwrap();
     repo.git_in(&inner, ["add", "i"]);
     repo.git_in(&inner, ["commit", "-q", "-m", "i"]);
-    let file = ["-c", "protocol.file.allow=always"];
-    repo.git(file.iter().copied().chain([
-        "submodule",
-        "-q",
-        "add",
-        inner.to_str().unwrap(),
-        "sub",
-    ]));
+    repo.add_submodule(&inner, "sub");
     repo.git(["commit", "-q", "-m", "sub"]);
     let run = repo.baton(["run", "plans/fix.md"]);
     assert_eq!(run.code, 0, "{run}");
@@ -373,9 +366,14 @@ fn submodule_work_in_a_run_worktree_is_never_removed() {
     let worktree = repo.path(&format!(".baton/worktrees/{id}"));
     repo.git_in(
         &worktree,
-        file.iter()
-            .copied()
-            .chain(["submodule", "-q", "update", "--init"]),
+        [
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "-q",
+            "update",
+            "--init",
+        ],
     );
     let sub = worktree.join("sub");
     std::fs::write(sub.join("n"), "n\n").unwrap();

@@ -258,6 +258,20 @@ impl TestRepo {
         self.git(["commit", "-q", "--allow-empty", "-m", message]);
     }
 
+    /// Adds the repository at `sub` as a submodule at `path` (`git submodule add`, the file
+    /// transport allowed for it), staged, not committed.
+    pub fn add_submodule(&self, sub: &Path, path: &str) {
+        self.git([
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            sub.to_str().unwrap(),
+            path,
+        ]);
+    }
+
     /// A commit of what is staged (often nothing), its message a subject and a body: where a
     /// test's work is the message, as a `Baton-Unchanged` trailer is.
     pub fn commit_message(&self, subject: &str, body: &str) {

@@ -153,15 +153,7 @@ fn a_target_inside_a_submodule_is_judged_not_a_git_error() {
     sub.commit_all("i");
     let repo = TestRepo::new();
     repo.write("r.txt", "r\n");
-    repo.git([
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        sub.root.to_str().unwrap(),
-        "sub",
-    ]);
+    repo.add_submodule(&sub.root, "sub");
     repo.write(
         "plans/p.md",
         &plan("In the submodule", &["sub/i.txt", "r.txt"]),

@@ -46,14 +46,7 @@ fn a_named_pipe_for_a_state_or_lock_file_is_refused_unread() {
     let dir = store.run_dir(&r);
     std::fs::create_dir_all(&dir).unwrap();
     for name in ["state.json", "lock.json"] {
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            dir.join(name),
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o644),
-            0,
-        )
-        .unwrap();
+        crate::testing::fifo(dir.join(name));
     }
     let (tx, rx) = std::sync::mpsc::channel();
     let state_path = dir.join("state.json");
