@@ -51,6 +51,18 @@ pub(crate) fn fifo(path: impl AsRef<Path>) {
     .expect("a named pipe");
 }
 
+/// `f`'s result, computed on a thread of its own: a test of a reader that must never wait (on
+/// a named pipe, say) fails after a minute instead of hanging the suite.
+pub(crate) fn without_waiting<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = send.send(f());
+    });
+    receive
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("done within a minute, without waiting on anything")
+}
+
 /// Every `.rs` file of the crate's `src/`, in path order, as its path below `src/` and its text:
 /// what the tests that read the crate's own source walk.
 pub(crate) fn sources() -> Vec<(String, String)> {

@@ -363,15 +363,11 @@ mod tests {
             crate::testing::fifo(path);
         }
         let workdir = dir.path().to_path_buf();
-        let (send, receive) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
+        let (live, killed) = crate::testing::without_waiting(move || {
             let live = live_leftovers(&token, &pid, &workdir);
             let killed = kill_leftovers(&token, &pid, &workdir, Duration::from_millis(10));
-            let _ = send.send((live, killed.map_err(|e| e.to_string())));
+            (live, killed.map_err(|e| e.to_string()))
         });
-        let (live, killed) = receive
-            .recv_timeout(Duration::from_secs(60))
-            .expect("read without waiting on a named pipe");
         assert!(live.is_empty(), "{live:?}");
         let err = killed.unwrap_err();
         assert!(
