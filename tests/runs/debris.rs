@@ -63,20 +63,6 @@ fn killed(repo: &TestRepo, args: &[&str], how: &Kill) -> bool {
     }
 }
 
-/// Whether `name` has the shape of git-baton's temporary files: `.git-baton-<pid>-`, six
-/// letters or digits, `.tmp`.
-fn is_temporary_name(name: &str) -> bool {
-    name.strip_prefix(".git-baton-")
-        .and_then(|rest| rest.strip_suffix(".tmp"))
-        .and_then(|rest| rest.split_once('-'))
-        .is_some_and(|(pid, random)| {
-            !pid.is_empty()
-                && pid.bytes().all(|b| b.is_ascii_digit())
-                && random.len() == 6
-                && random.bytes().all(|b| b.is_ascii_alphanumeric())
-        })
-}
-
 /// Above the kernel's largest pid (2^22): the pid of no live process.
 const DEAD_PID: u32 = 4_194_305;
 
@@ -101,7 +87,9 @@ fn temporary_files(repo: &TestRepo) -> Vec<PathBuf> {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 walk(&path, out);
-            } else if is_temporary_name(&path.file_name().unwrap().to_string_lossy()) {
+            } else if git_baton::files::is_temporary_name(
+                &path.file_name().unwrap().to_string_lossy(),
+            ) {
                 out.push(path);
             }
         }
@@ -158,7 +146,7 @@ fn nothing_invisible(repo: &TestRepo, context: &str) -> Vec<Value> {
     // A temporary file directly in `runs/` is checked with the others below.
     for name in run_entries(repo)
         .iter()
-        .filter(|n| n.starts_with('.') && !is_temporary_name(n))
+        .filter(|n| n.starts_with('.') && !git_baton::files::is_temporary_name(n))
     {
         let kind = if name.starts_with(".clean-") {
             "orphaned_removal"
